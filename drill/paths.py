@@ -1,0 +1,47 @@
+"""Where the bundled decks, kernels and answers live, and where learner data goes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _bundled(name: str) -> Path:
+    """A bundled folder: inside an installed wheel, else the checkout's top level."""
+    installed = _PACKAGE / "_bundled" / name
+    if installed.is_dir():
+        return installed
+    return _PACKAGE.parent / name
+
+
+def cards_dir() -> Path:
+    return _bundled("cards")
+
+
+def data_files_dir() -> Path:
+    """Model configurations, GPU specifications and the topic list."""
+    return cards_dir() / "data"
+
+
+def kernels_dir() -> Path:
+    return _bundled("kernels")
+
+
+def answers_dir() -> Path:
+    return _bundled("answers")
+
+
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The learner's data directory: --data-dir, else DRILL_HOME, else the platform's."""
+    if override:
+        path = Path(override).expanduser()
+    elif os.environ.get("DRILL_HOME"):
+        path = Path(os.environ["DRILL_HOME"]).expanduser()
+    else:
+        from platformdirs import user_data_dir
+
+        path = Path(user_data_dir("drill", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
