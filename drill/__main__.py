@@ -1,0 +1,3 @@
+from drill.cli import main
+
+raise SystemExit(main())

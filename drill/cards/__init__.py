@@ -1,0 +1,1 @@
+"""Cards: the schema of each kind, the YAML loader and answer checking."""

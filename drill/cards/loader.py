@@ -1,0 +1,236 @@
+"""Load YAML decks into validated Cards, with `path:line` on every problem."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from drill import paths
+from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
+from drill.cards.model import Card, Problem
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class DeckSet:
+    """Cards from one or more decks, and every problem found on the way."""
+
+    cards: dict[str, Card] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def known_topics() -> dict[str, dict[str, Any]]:
+    path = paths.data_files_dir() / "topics.yaml"
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    return {t["id"]: t for t in data.get("topics", [])}
+
+
+def deck_files(roots: Iterable[Path]) -> list[Path]:
+    """YAML deck files under the given files or folders; `data/` folders hold no decks."""
+    found: list[Path] = []
+    for root in roots:
+        root = Path(root)
+        if root.is_file():
+            found.append(root)
+        elif root.is_dir():
+            for p in sorted(root.rglob("*.y*ml")):
+                if p.suffix in (".yaml", ".yml") and "data" not in p.relative_to(root).parts[:-1]:
+                    found.append(p)
+    return found
+
+
+def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> DeckSet:
+    """Load every deck under `roots` (default: the bundled decks).
+
+    `deep` also runs each kind's own check (templates render, kernels compile...),
+    which `drill check` wants and the app's start-up does not.
+    """
+    roots = [paths.cards_dir()] if roots is None else list(roots)
+    result = DeckSet()
+    seen: dict[str, Card] = {}
+    for root in roots:
+        if not Path(root).exists():
+            result.problems.append(Problem(str(root), 0, "-", "no such file or folder"))
+    for path in deck_files(roots):
+        for item in _load_file(path, result.problems):
+            if isinstance(item, Problem):
+                result.problems.append(item)
+                continue
+            card = item
+            if card.id in seen:
+                first = seen[card.id]
+                result.problems.append(
+                    Problem(str(card.path), card.line, card.id, f"duplicate id: also defined at {first.where}")
+                )
+                continue
+            seen[card.id] = card
+            if deep:
+                try:
+                    messages = KINDS[card.kind].check(card)
+                except Exception as exc:  # a checker bug must not hide the deck's other problems
+                    messages = [f"could not be checked: {type(exc).__name__}: {exc}"]
+                result.problems.extend(Problem(str(card.path), card.line, card.id, m) for m in messages)
+    result.cards = seen
+    return result
+
+
+def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem(where, 0, "-", f"cannot read: {exc}")]
+    loader = _Loader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            return [Problem(where, _line(exc), "-", f"YAML syntax error: {_yaml_message(exc)}")]
+        except yaml.YAMLError as exc:
+            return [Problem(where, 0, "-", f"YAML error: {exc}")]
+        if root is None:
+            return [Problem(where, 1, "-", "empty deck")]
+        if not isinstance(root, yaml.MappingNode):
+            return [Problem(where, root.start_mark.line + 1, "-", "a deck is a mapping with `deck:` and `cards:`")]
+        top = {k.value: (k, v) for k, v in root.value if isinstance(k, yaml.ScalarNode)}
+        out: list[Card | Problem] = []
+        for key, (knode, _) in top.items():
+            if key not in ("deck", "cards"):
+                out.append(Problem(where, knode.start_mark.line + 1, "-", f"unknown deck key `{key}` (expected deck, cards)"))
+        deck_title = path.stem
+        if "deck" in top:
+            deck_title = str(_construct(loader, top["deck"][1], where, "-", out) or path.stem)
+        if "cards" not in top:
+            out.append(Problem(where, 1, "-", "deck has no `cards:` list"))
+            return out
+        cards_node = top["cards"][1]
+        if not isinstance(cards_node, yaml.SequenceNode):
+            out.append(Problem(where, cards_node.start_mark.line + 1, "-", "`cards:` must be a list"))
+            return out
+        for node in cards_node.value:
+            out.extend(_card_from_node(loader, node, path, deck_title))
+        return out
+    finally:
+        loader.dispose()
+
+
+def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list) -> Any:
+    try:
+        return loader.construct_object(node, deep=True)
+    except yaml.MarkedYAMLError as exc:
+        out.append(Problem(where, _line(exc, node), card_id, f"YAML error: {_yaml_message(exc)}"))
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        out.append(Problem(where, node.start_mark.line + 1, card_id, f"YAML error: {exc}"))
+    return None
+
+
+def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str) -> list[Card | Problem]:
+    where, line = str(path), node.start_mark.line + 1
+    if not isinstance(node, yaml.MappingNode):
+        return [Problem(where, line, "-", "a card must be a mapping of keys to values")]
+    key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    id_node = next((v for k, v in node.value if getattr(k, "value", None) == "id"), None)
+    card_id = id_node.value if isinstance(id_node, yaml.ScalarNode) and id_node.value else "-"
+    problems: list[Card | Problem] = []
+    raw = _construct(loader, node, where, card_id, problems)
+    if problems or not isinstance(raw, dict):
+        return problems or [Problem(where, line, card_id, "a card must be a mapping")]
+
+    def bad(key: str | None, message: str) -> None:
+        problems.append(Problem(where, key_lines.get(key, line) if key else line, card_id, message))
+
+    for key in raw:
+        if not isinstance(key, str):
+            bad(None, f"keys must be text, got {key!r}")
+    if "id" not in raw:
+        bad(None, "missing required field `id`")
+        return problems
+    if not isinstance(raw["id"], str) or not ID_PATTERN.match(raw["id"]):
+        bad("id", f"id must be lowercase letters, digits, '.', '_' or '-' (got {raw['id']!r})")
+        return problems
+    kind = raw.get("kind")
+    if kind is None:
+        bad(None, "missing required field `kind`")
+        return problems
+    if kind not in KINDS:
+        bad("kind", f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+        return problems
+    spec = KINDS[kind]
+    allowed = {**COMMON_FIELDS, **spec.fields}
+    for key in raw:
+        if isinstance(key, str) and key not in allowed:
+            hint = _closest(key, allowed)
+            bad(key, f"unknown key `{key}`" + (f" (did you mean `{hint}`?)" if hint else ""))
+    for name, (typ, required) in allowed.items():
+        if name not in raw or raw[name] is None:
+            if required:
+                bad(None, f"missing required field `{name}`")
+            continue
+        value = raw[name]
+        if not isinstance(value, typ) or isinstance(value, bool) and typ is not bool:
+            bad(name, f"`{name}` must be {type_name(typ)}, got {describe(value)}")
+        elif isinstance(value, str) and not value.strip() and required:
+            bad(name, f"`{name}` is empty")
+    for name in ("tags", "rubric", "sources"):
+        value = raw.get(name)
+        if isinstance(value, list) and not all(isinstance(v, str) and v.strip() for v in value):
+            bad(name, f"every item of `{name}` must be non-empty text")
+    if isinstance(raw.get("sources"), list) and not raw["sources"]:
+        bad("sources", "`sources` needs at least one source")
+    topic = raw.get("topic")
+    if isinstance(topic, str) and topic not in known_topics():
+        bad("topic", f"unknown topic {topic!r} (see cards/data/topics.yaml)")
+    if problems:
+        return problems
+    common = set(COMMON_FIELDS)
+    return [
+        Card(
+            id=raw["id"],
+            kind=kind,
+            topic=raw["topic"],
+            prompt=raw["prompt"],
+            answer=raw["answer"],
+            tags=tuple(raw.get("tags") or ()),
+            rubric=tuple(raw.get("rubric") or ()),
+            sources=tuple(raw["sources"]),
+            fields={k: v for k, v in raw.items() if k not in common},
+            deck=deck,
+            path=path,
+            line=line,
+            content_hash=content_hash(raw),
+        )
+    ]
+
+
+def content_hash(raw: dict[str, Any]) -> str:
+    blob = json.dumps(raw, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _closest(key: str, names: Iterable[str]) -> str | None:
+    import difflib
+
+    match = difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _line(exc: yaml.MarkedYAMLError, node: yaml.Node | None = None) -> int:
+    mark = exc.problem_mark or exc.context_mark
+    if mark is not None:
+        return mark.line + 1
+    return node.start_mark.line + 1 if node is not None else 0
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    parts = [p for p in (exc.context, exc.problem) if p]
+    return "; ".join(parts) or str(exc).splitlines()[0]

@@ -1,0 +1,43 @@
+"""The card and problem records the loader produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Card:
+    """One validated card. `fields` holds the kind-specific keys (steps, params, evidence...)."""
+
+    id: str
+    kind: str
+    topic: str
+    prompt: str
+    answer: str
+    tags: tuple[str, ...] = ()
+    rubric: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    deck: str = ""
+    path: Path = Path("?")
+    line: int = 0
+    content_hash: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem in a deck, printed as `path:line: card-id: message`."""
+
+    path: str
+    line: int
+    card_id: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.card_id or '-'}: {self.message}"

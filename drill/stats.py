@@ -1,0 +1,71 @@
+"""Progress figures: counts, due cards, retention and weak topics, as JSON or a text report."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from typing import Any, Mapping
+
+from drill.cards.model import Card
+from drill.session import build_queue, study_day
+
+_REPORT = """\
+drill: {{ cards }} cards, {{ reviews }} reviews logged
+due today: {{ due_today }} (plus {{ new_available }} new available)
+{% if forecast %}next 7 days: {% for day, n in forecast.items() %}{{ day[5:] }}:{{ n }} {% endfor %}
+{% endif %}
+{{ "%-22s %6s %8s %9s"|format("topic", "cards", "reviews", "retention") }}
+{% for t in topics %}{{ "%-22s %6d %8d %9s"|format(t.topic, t.cards, t.reviews, t.retention_text) }}
+{% endfor %}
+{% if weak_topics %}weakest: {{ weak_topics|join(", ") }}{% else %}weakest: not enough reviews yet{% endif %}
+"""
+
+
+def collect(cards: Mapping[str, Card], store: Any, now: dt.datetime | None = None, rollover_hour: int = 4) -> dict[str, Any]:
+    now = now or dt.datetime.now()
+    today = study_day(now, rollover_hour)
+    states = store.states()
+    queue = build_queue(cards.values(), states, today, new_limit=10**9)
+    due_today = sum(1 for cid in queue if cid in states and not states[cid].is_new)
+    per_topic: dict[str, dict[str, Any]] = defaultdict(lambda: {"cards": 0, "reviews": 0, "passed": 0})
+    for card in cards.values():
+        per_topic[card.topic]["cards"] += 1
+    for card_id, grades in store.grades_by_card().items():
+        card = cards.get(card_id)
+        if card is None:
+            continue
+        t = per_topic[card.topic]
+        t["reviews"] += len(grades)
+        t["passed"] += sum(1 for g in grades if g >= 3)
+    topics = []
+    for name, t in sorted(per_topic.items()):
+        retention = t["passed"] / t["reviews"] if t["reviews"] else None
+        topics.append({"topic": name, "cards": t["cards"], "reviews": t["reviews"], "retention": retention})
+    rated = [t for t in topics if t["reviews"] >= 3 and t["retention"] is not None]
+    weak = [t["topic"] for t in sorted(rated, key=lambda t: t["retention"])[:3]]
+    forecast = Counter(
+        s.sm2.due.isoformat()
+        for s in states.values()
+        if s.sm2.due and today < s.sm2.due <= today + dt.timedelta(days=7) and not s.suspended and s.card_id in cards
+    )
+    return {
+        "cards": len(cards),
+        "reviews": store.review_count(),
+        "due_today": due_today,
+        "new_available": sum(1 for cid in queue if cid not in states or states[cid].is_new),
+        "suspended": sum(1 for s in states.values() if s.suspended),
+        "leeches": sorted(s.card_id for s in states.values() if s.leech),
+        "topics": topics,
+        "weak_topics": weak,
+        "forecast": dict(sorted(forecast.items())),
+    }
+
+
+def render_text(report: dict[str, Any]) -> str:
+    from jinja2 import Environment
+
+    topics = [
+        {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"} for t in report["topics"]
+    ]
+    env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    return env.from_string(_REPORT).render({**report, "topics": topics}).rstrip()

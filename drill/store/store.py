@@ -1,0 +1,223 @@
+"""The Store: the one place that reads and writes the database."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlalchemy import delete, event, func, text
+from sqlmodel import Session, create_engine, select
+
+from drill.store import migrations
+from drill.store.fast import DB_NAME, state_from_row
+from drill.store.records import CardState
+from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _iso(day: dt.date | None) -> str | None:
+    return day.isoformat() if day else None
+
+
+class Store:
+    """SQLite through SQLModel: WAL, busy timeout, every write committed at once."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / DB_NAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        raw = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            raw.execute("PRAGMA journal_mode=WAL")
+            self.migrated_from, self.version = migrations.migrate(raw)
+        finally:
+            raw.close()
+        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        event.listen(self.engine, "connect", _pragmas)
+        self._session = Session(self.engine, expire_on_commit=False)
+
+    def close(self) -> None:
+        self._session.close()
+        self.engine.dispose()
+
+    # -- card state -------------------------------------------------------
+    def states(self) -> dict[str, CardState]:
+        rows = self._session.exec(select(CardRow)).all()
+        return {r.card_id: state_from_row(r.model_dump()) for r in rows}
+
+    def sync_hashes(self, hashes: dict[str, str]) -> list[str]:
+        """Record each card's content hash; cards whose text changed since are marked and returned."""
+        changed = []
+        for row in self._session.exec(select(CardRow)).all():
+            new = hashes.get(row.card_id)
+            if new is None or new == row.content_hash:
+                continue
+            if row.content_hash:
+                row.changed = True
+                changed.append(row.card_id)
+            row.content_hash = new
+            self._session.add(row)
+        self._session.commit()
+        return changed
+
+    def _put_state(self, state: CardState, content_hash: str | None = None) -> None:
+        row = self._session.get(CardRow, state.card_id) or CardRow(card_id=state.card_id)
+        row.repetitions = state.sm2.repetitions
+        row.ef = state.sm2.ef
+        row.interval = state.sm2.interval
+        row.due = _iso(state.sm2.due)
+        row.lapses = state.lapses
+        row.suspended = state.suspended
+        row.buried_until = _iso(state.buried_until)
+        row.leech = state.leech
+        row.last_review_day = _iso(state.last_review_day)
+        row.repeat_pending = state.repeat_pending
+        row.introduced_on = _iso(state.introduced_on)
+        if content_hash is not None:
+            if row.content_hash and row.content_hash != content_hash:
+                row.changed = True
+            row.content_hash = content_hash
+        self._session.add(row)
+
+    def record_review(
+        self,
+        before: CardState,
+        after: CardState,
+        *,
+        grade: int,
+        at: dt.datetime,
+        day: dt.date,
+        duration_ms: int,
+        mode: str,
+        answer: dict[str, Any] | None = None,
+        content_hash: str | None = None,
+    ) -> int:
+        """Store the new state and append to the review log in one transaction; returns the log id."""
+        log = ReviewRow(
+            card_id=after.card_id,
+            reviewed_at=at.isoformat(timespec="seconds"),
+            day=day.isoformat(),
+            grade=grade,
+            duration_ms=duration_ms,
+            mode=mode,
+            state_before=json.dumps(before.as_json()),
+            state_after=json.dumps(after.as_json()),
+            answer=json.dumps(answer) if answer is not None else None,
+        )
+        self._put_state(after, content_hash)
+        self._session.add(log)
+        self._session.commit()
+        assert log.id is not None
+        return log.id
+
+    def undo_review(self, log_id: int) -> CardState:
+        """Remove a log row and put back the state it recorded as `before`."""
+        log = self._session.get(ReviewRow, log_id)
+        if log is None:
+            raise KeyError(f"no review {log_id}")
+        current = self._session.get(CardRow, log.card_id)
+        base = state_from_row(current.model_dump()) if current else CardState(log.card_id)
+        before = CardState.from_json(log.card_id, json.loads(log.state_before), base)
+        self._put_state(before)
+        self._session.delete(log)
+        self._session.commit()
+        return before
+
+    def set_suspended(self, state: CardState, suspended: bool) -> None:
+        state.suspended = suspended
+        self._put_state(state)
+        self._session.commit()
+
+    def bury(self, state: CardState, until: dt.date) -> None:
+        state.buried_until = until
+        self._put_state(state)
+        self._session.commit()
+
+    # -- queries for the queue and stats -----------------------------------
+    def new_introduced_on(self, day: dt.date) -> int:
+        stmt = select(func.count()).select_from(CardRow).where(CardRow.introduced_on == day.isoformat())
+        return int(self._session.exec(stmt).one())
+
+    def review_count(self) -> int:
+        return int(self._session.exec(select(func.count()).select_from(ReviewRow)).one())
+
+    def reviews(self, card_id: str | None = None) -> list[ReviewRow]:
+        stmt = select(ReviewRow).order_by(ReviewRow.id)
+        if card_id:
+            stmt = stmt.where(ReviewRow.card_id == card_id)
+        return list(self._session.exec(stmt).all())
+
+    def next_due_after(self, day: dt.date) -> dt.date | None:
+        stmt = select(func.min(CardRow.due)).where(CardRow.due > day.isoformat(), CardRow.suspended == False)  # noqa: E712
+        value = self._session.exec(stmt).one()
+        return dt.date.fromisoformat(value) if value else None
+
+    def grades_by_card(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for card_id, grade in self._session.exec(select(ReviewRow.card_id, ReviewRow.grade)).all():
+            out.setdefault(card_id, []).append(grade)
+        return out
+
+    # -- kernel attempts, settings ------------------------------------------
+    def record_kernel_attempt(self, card_id: str, source: str, result: dict[str, Any]) -> int:
+        row = KernelAttemptRow(
+            card_id=card_id,
+            at=dt.datetime.now().isoformat(timespec="seconds"),
+            source=source,
+            result=json.dumps(result, default=str),
+        )
+        self._session.add(row)
+        self._session.commit()
+        assert row.id is not None
+        return row.id
+
+    def kernel_attempts(self, card_id: str) -> list[KernelAttemptRow]:
+        stmt = select(KernelAttemptRow).where(KernelAttemptRow.card_id == card_id).order_by(KernelAttemptRow.id)
+        return list(self._session.exec(stmt).all())
+
+    def start_session(self, mode: str, at: dt.datetime) -> int:
+        row = SessionRow(mode=mode, started_at=at.isoformat(timespec="seconds"))
+        self._session.add(row)
+        self._session.commit()
+        assert row.id is not None
+        return row.id
+
+    def end_session(self, session_id: int, at: dt.datetime, summary: dict[str, Any]) -> None:
+        row = self._session.get(SessionRow, session_id)
+        if row is not None:
+            row.ended_at = at.isoformat(timespec="seconds")
+            row.summary = json.dumps(summary)
+            self._session.add(row)
+            self._session.commit()
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        row = self._session.get(SettingRow, key)
+        return row.value if row else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        row = self._session.get(SettingRow, key) or SettingRow(key=key, value=value)
+        row.value = value
+        self._session.add(row)
+        self._session.commit()
+
+    def settings(self) -> dict[str, str]:
+        return {r.key: r.value for r in self._session.exec(select(SettingRow)).all()}
+
+    def journal_mode(self) -> str:
+        return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
+
+    def delete_reviews(self, ids: Iterable[int]) -> None:
+        self._session.exec(delete(ReviewRow).where(ReviewRow.id.in_(list(ids))))  # type: ignore[attr-defined,call-overload]
+        self._session.commit()
+
+
+def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
