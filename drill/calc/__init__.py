@@ -1,0 +1,1 @@
+"""Calculators behind the numeric cards: parameter counts, memory ledgers, traffic and time bounds."""

@@ -1,0 +1,52 @@
+"""Argument checks shared by the calculators: each raises ValueError naming the argument."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+
+def number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False) -> float:
+    """A finite real number >= minimum (> minimum when strict)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if value < minimum or (strict and value == minimum):
+        relation = ">" if strict else ">="
+        raise ValueError(f"{name} must be {relation} {minimum:g}, got {value!r}")
+    return value
+
+
+def positive(name: str, value: Any) -> float:
+    return number(name, value, strict=True)
+
+
+def non_negative(name: str, value: Any) -> float:
+    return number(name, value)
+
+
+def count(name: str, value: Any, *, minimum: int = 1) -> int:
+    """A whole number >= minimum; floats such as 64.0 pass, 6.5 does not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def choice(name: str, value: Any, options: tuple[str, ...] | list[str]) -> str:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}")
+    return value
+
+
+def field(mapping: Mapping[str, Any], key: str, what: str = "model") -> Any:
+    """A key of a model or GPU mapping, with a message naming the entry when it is missing."""
+    try:
+        return mapping[key]
+    except (KeyError, TypeError):
+        label = mapping.get("name", "?") if hasattr(mapping, "get") else "?"
+        raise ValueError(f"{what} {label!r} has no {key!r}") from None

@@ -1,0 +1,42 @@
+"""Bytes each rank moves in a collective, with the bus-bandwidth factors of nccl-tests doc/PERFORMANCE.md."""
+
+from __future__ import annotations
+
+from drill.calc import checks
+
+OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce")
+_ALIASES = {op.replace("-", ""): op for op in OPS} | {op.replace("-", "_"): op for op in OPS}
+
+
+def op_name(op: str) -> str:
+    """The canonical op name: 'allreduce' and 'all_reduce' mean 'all-reduce'."""
+    key = str(op).strip().lower()
+    key = _ALIASES.get(key, key)
+    return checks.choice("op", key, OPS)
+
+
+def bus_factor(gpus: int, op: str = "all-reduce") -> float:
+    """busbw / algbw: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 for broadcast and reduce."""
+    n = checks.count("gpus", gpus)
+    op = op_name(op)
+    if op == "all-reduce":
+        return 2 * (n - 1) / n
+    if op in ("reduce-scatter", "all-gather", "all-to-all"):
+        return (n - 1) / n
+    return 1.0
+
+
+def collective_bytes_per_rank(gpus: int, size: float, op: str = "all-reduce") -> float:
+    """Bytes each rank sends (and receives) for a collective over a buffer of `size` bytes.
+
+    `size` is the full buffer: the all-reduced tensor, the gathered output, the
+    scattered input. A ring all-reduce is a reduce-scatter then an all-gather,
+    hence twice (n-1)/n.
+    """
+    size = checks.non_negative("size", size)
+    return bus_factor(gpus, op) * size
+
+
+def transfer_time(size_bytes: float, bytes_per_s: float) -> float:
+    """Seconds to move `size_bytes` at `bytes_per_s`, ignoring latency."""
+    return checks.non_negative("size_bytes", size_bytes) / checks.positive("bytes_per_s", bytes_per_s)

@@ -1,0 +1,125 @@
+"""Model configurations and GPU specifications from cards/data, loaded once and looked up by name."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from drill import paths
+
+MODEL_KEYS = (
+    "name", "title", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+    "tied_embeddings", "ffn_type", "norm", "bias", "learned_positions", "position_offset", "max_positions",
+)
+# Keys that must hold numbers (null allowed where the hardware lacks the feature or the value is unverified).
+MODEL_COUNTS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
+GPU_NUMBERS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "tf32_flops", "fp32_flops", "sms", "l2_bytes",
+               "smem_per_sm_bytes")
+GPU_NULLABLE = ("fp8_flops", "nvlink_bandwidth")
+GPU_KEYS = (
+    "name", "title", "hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "tf32_flops", "fp32_flops",
+    "sms", "l2_bytes", "smem_per_sm_bytes", "nvlink_bandwidth",
+)
+
+
+class UnknownName(ValueError):
+    """A model or GPU name that the data files do not define."""
+
+    def __init__(self, what: str, name: object, known: list[str]):
+        self.what = what
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {what} {name!r}; known: {', '.join(known)}")
+
+
+class DataFileError(ValueError):
+    """A data file that is missing a key or holds a bad value."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _load(path: Path, section: str, required: tuple[str, ...], numbers: tuple[str, ...] = (),
+          nullable: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        doc = yaml.safe_load(handle) or {}
+    entries = doc.get(section)
+    if not isinstance(entries, list):
+        raise DataFileError(f"{path}: expected a list under '{section}:'")
+    out: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not name:
+            raise DataFileError(f"{path}: an entry under '{section}:' has no name")
+        missing = [key for key in required if key not in entry]
+        if missing:
+            raise DataFileError(f"{path}: {name}: missing {', '.join(missing)}")
+        bad = [key for key in numbers if not _is_number(entry[key])]
+        bad += [key for key in nullable if entry[key] is not None and not _is_number(entry[key])]
+        if bad:
+            # YAML 1.1 reads 3.35e12 as text; write 3.35e+12
+            raise DataFileError(f"{path}: {name}: not a positive number: {', '.join(bad)}")
+        if not entry.get("sources"):
+            raise DataFileError(f"{path}: {name}: no sources")
+        if name in out:
+            raise DataFileError(f"{path}: {name}: defined twice")
+        out[name] = dict(entry)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _models(directory: Path) -> dict[str, dict[str, Any]]:
+    return _load(directory / "models.yaml", "models", MODEL_KEYS, MODEL_COUNTS)
+
+
+@lru_cache(maxsize=None)
+def _gpus(directory: Path) -> dict[str, dict[str, Any]]:
+    return _load(directory / "gpus.yaml", "gpus", GPU_KEYS, GPU_NUMBERS, GPU_NULLABLE)
+
+
+def load_models() -> dict[str, dict[str, Any]]:
+    """Every model configuration, keyed by name (a fresh copy: callers may not change the cache)."""
+    return {name: dict(entry) for name, entry in _models(paths.data_files_dir()).items()}
+
+
+def load_gpus() -> dict[str, dict[str, Any]]:
+    """Every GPU specification, keyed by name."""
+    return {name: dict(entry) for name, entry in _gpus(paths.data_files_dir()).items()}
+
+
+def model(name: str) -> dict[str, Any]:
+    """One model configuration; UnknownName lists the known ones."""
+    models = _models(paths.data_files_dir())
+    if name not in models:
+        raise UnknownName("model", name, sorted(models))
+    return dict(models[name])
+
+
+def gpu(name: str) -> dict[str, Any]:
+    """One GPU specification; UnknownName lists the known ones."""
+    gpus = _gpus(paths.data_files_dir())
+    if name not in gpus:
+        raise UnknownName("gpu", name, sorted(gpus))
+    return dict(gpus[name])
+
+
+def as_model(value: Mapping[str, Any] | str) -> Mapping[str, Any]:
+    """A model mapping, given either the mapping itself or its name."""
+    if isinstance(value, str):
+        return model(value)
+    if not hasattr(value, "get"):
+        raise ValueError(f"expected a model (a mapping from models.yaml or its name), got {value!r}")
+    return value
+
+
+def as_gpu(value: Mapping[str, Any] | str) -> Mapping[str, Any]:
+    """A GPU mapping, given either the mapping itself or its name."""
+    if isinstance(value, str):
+        return gpu(value)
+    if not hasattr(value, "get"):
+        raise ValueError(f"expected a GPU (a mapping from gpus.yaml or its name), got {value!r}")
+    return value

@@ -1,0 +1,178 @@
+"""The functions parameterised cards may call: every documented name, signature and error."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+from jinja2.sandbox import SandboxedEnvironment
+
+from drill.calc.data import load_gpus, load_models
+from drill.calc.expressions import CONSTANTS, FUNCTIONS, NAMES
+
+MODELS = load_models()
+GPUS = load_gpus()
+L3 = MODELS["llama-3-8b"]
+OPT = MODELS["opt-13b"]
+H100 = GPUS["h100-sxm"]
+
+# name -> (args, kwargs, expected result type) with the signatures the card format documents.
+DOCUMENTED_CALLS = {
+    "params": ((L3,), {}, int),
+    "weight_bytes": ((L3,), {"dtype": "fp8"}, (int, float)),
+    "dtype_bytes": (("int4",), {}, (int, float)),
+    "kv_bytes_per_token": ((L3,), {"dtype": "fp16"}, (int, float)),
+    "kv_bytes": ((L3, 4096), {"batch": 2, "dtype": "fp8"}, (int, float)),
+    "zero_bytes_per_gpu": ((7.5e9, 64, 2), {"k": 12}, float),
+    "zero_terms": ((7.5e9, 64, 3), {"k": 12}, dict),
+    "collective_bytes_per_rank": ((8, 1e9), {"op": "reduce-scatter"}, float),
+    "transfer_time": ((1e9, 900e9), {}, float),
+    "activation_bytes_per_layer": ((2048, 1, 12288, 96), {"tp": 8, "sp": True, "recompute": "selective"}, float),
+    "bubble_fraction_of_ideal": ((4, 8), {"chunks": 2}, float),
+    "bubble_fraction_of_total": ((4, 8), {"chunks": 1}, float),
+    "peak_flops": ((H100,), {"dtype": "fp8"}, float),
+    "ridge": ((H100,), {"dtype": "bf16"}, float),
+    "roofline_time": ((H100, 1e12, 1e9), {"dtype": "bf16"}, float),
+    "training_flops": ((8e9, 15e12), {}, float),
+    "forward_flops_per_token": ((8e9,), {}, float),
+    "training_ledger": ((L3, 4096, 1), {"optimizer": "adam", "gpus": 8, "zero": 3}, dict),
+    "decode_time_lower_bound": ((L3, H100, 8, 4096), {"dtype": "bf16", "kv_dtype": "fp8"}, float),
+    "max_concurrent_sequences": ((L3, H100, 4096), {"dtype": "bf16", "kv_dtype": "bf16", "reserve_bytes": 1e9}, int),
+    # additions beyond the documented list
+    "zero_comm_volume": ((7.5e9, 3), {}, float),
+    "activation_bytes": ((L3, 4096, 1), {"recompute": "full"}, float),
+    "bus_factor": ((8,), {"op": "all-gather"}, float),
+    "roofline_bound": ((H100, 1e12, 1e9), {}, str),
+    "ceil": ((2.1,), {}, int),
+    "floor": ((2.9,), {}, int),
+    "log2": ((1024,), {}, float),
+    "sqrt": ((16,), {}, float),
+    "min": ((3, 2), {}, int),
+    "max": ((3, 2), {}, int),
+    "abs": ((-3,), {}, int),
+    "round": ((2.567, 2), {}, float),
+}
+
+# name -> a call with an impossible argument
+IMPOSSIBLE_CALLS = {
+    "params": (({"name": "broken", "layers": 0, "hidden": 4096},), {}),
+    "weight_bytes": ((L3,), {"dtype": "fp7"}),
+    "dtype_bytes": (("int3",), {}),
+    "kv_bytes_per_token": ((L3,), {"dtype": "bogus"}),
+    "kv_bytes": ((L3, -1), {}),
+    "zero_bytes_per_gpu": ((7.5e9, 64, 4), {}),
+    "zero_terms": ((7.5e9, 0, 1), {}),
+    "zero_comm_volume": ((-1, 1), {}),
+    "collective_bytes_per_rank": ((8, 1e9), {"op": "all-shuffle"}),
+    "bus_factor": ((0,), {}),
+    "transfer_time": ((1e9, 0), {}),
+    "activation_bytes_per_layer": ((2048, 1, 12288, 96), {"recompute": "some"}),
+    "activation_bytes": ((L3, 0, 1), {}),
+    "bubble_fraction_of_ideal": ((4, 0), {}),
+    "bubble_fraction_of_total": ((0, 8), {}),
+    "peak_flops": ((GPUS["a100-80gb"],), {"dtype": "fp8"}),
+    "ridge": ((H100,), {"dtype": "int3"}),
+    "roofline_time": ((H100, -1.0, 1e9), {}),
+    "roofline_bound": ((H100, 1e12, -5), {}),
+    "training_flops": ((8e9, -1), {}),
+    "forward_flops_per_token": ((float("nan"),), {}),
+    "training_ledger": ((L3, 4096, 1), {"optimizer": "lion"}),
+    "decode_time_lower_bound": ((L3, H100, 0, 4096), {}),
+    "max_concurrent_sequences": ((L3, H100, 0), {}),
+    "log2": ((0,), {}),
+}
+
+ARITHMETIC = {"ceil", "floor", "sqrt", "min", "max", "abs", "round"}
+
+
+def test_documented_names_are_all_exported():
+    documented = {
+        "params", "weight_bytes", "dtype_bytes", "kv_bytes_per_token", "kv_bytes", "zero_bytes_per_gpu",
+        "zero_terms", "collective_bytes_per_rank", "transfer_time", "activation_bytes_per_layer",
+        "bubble_fraction_of_ideal", "bubble_fraction_of_total", "peak_flops", "ridge", "roofline_time",
+        "training_flops", "forward_flops_per_token", "training_ledger", "decode_time_lower_bound",
+        "max_concurrent_sequences", "ceil", "floor", "log2", "min", "max", "round",
+    }
+    assert documented <= set(FUNCTIONS)
+    assert {"GB", "GiB", "MB", "MiB", "KB", "KiB", "TB"} <= set(CONSTANTS)
+
+
+def test_every_function_has_a_signature_case():
+    assert set(FUNCTIONS) == set(DOCUMENTED_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED_CALLS))
+def test_documented_signature_returns_a_value_of_the_stated_type(name):
+    args, kwargs, kind = DOCUMENTED_CALLS[name]
+    result = FUNCTIONS[name](*args, **kwargs)
+    assert isinstance(result, kind)
+    if isinstance(result, float):
+        assert math.isfinite(result)
+
+
+@pytest.mark.parametrize("name", sorted(IMPOSSIBLE_CALLS))
+def test_impossible_values_raise_value_error_with_a_message(name):
+    args, kwargs = IMPOSSIBLE_CALLS[name]
+    with pytest.raises(ValueError) as info:
+        FUNCTIONS[name](*args, **kwargs)
+    assert str(info.value)
+
+
+def test_every_calculator_has_an_impossible_case():
+    assert set(FUNCTIONS) - ARITHMETIC == set(IMPOSSIBLE_CALLS)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("GB", 1e9), ("GiB", 2**30), ("MB", 1e6), ("MiB", 2**20), ("KB", 1e3), ("KiB", 1024), ("TB", 1e12)],
+)
+def test_size_constants(value, expected):
+    assert CONSTANTS[value] == expected
+
+
+@pytest.mark.parametrize(
+    ("dtype", "size"),
+    [("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("int4", 0.5)],
+)
+def test_dtype_bytes(dtype, size):
+    assert FUNCTIONS["dtype_bytes"](dtype) == size
+
+
+def test_names_resolve_like_mappings():
+    assert FUNCTIONS["params"]("llama-3-8b") == FUNCTIONS["params"](L3)
+    assert FUNCTIONS["ridge"]("h100-sxm") == FUNCTIONS["ridge"](H100)
+
+
+def test_unknown_model_name_lists_known_names():
+    with pytest.raises(ValueError, match="llama-3-8b"):
+        FUNCTIONS["params"]("llama-9-1b")
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("kv_bytes_per_token(model)", 819_200),
+        ("kv_bytes(model, tokens=s) / GiB", 819_200 * 2048 / 2**30),
+        ("zero_terms(7.5e9, 64, 1)['optimizer'] / GB", 12 * 7.5 / 64),
+        ("training_ledger(model, s, 1).total > training_ledger(model, s, 1).weights", True),
+        ("ceil(log2(s + 1))", 12),
+        ("round(ridge(gpu))", 295),
+    ],
+)
+def test_cards_call_functions_through_the_jinja_sandbox(expression, expected):
+    env = SandboxedEnvironment()
+    env.globals.update(NAMES)
+    result = env.compile_expression(expression)(model=OPT, gpu=H100, s=2048)
+    assert result == pytest.approx(expected)
+
+
+def test_importing_expressions_pulls_in_no_ui_and_no_gpu_library():
+    code = (
+        "import sys, drill.calc.expressions\n"
+        "heavy = [m for m in ('textual', 'torch', 'triton', 'cupy', 'sqlmodel') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
