@@ -1,0 +1,142 @@
+"""Benchmarks for the review loop: cold start to the first painted card, and grade -> next card.
+
+    python bench/core_loop.py [--runs 7] [--cards 10000] [--reviews 1000000]
+
+Prints the median cold start (a fresh `drill` process in a pseudo-terminal, timed
+until the first card's text appears on screen) and the p50/p95 of grade -> next
+card on a database of the given size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import pty
+import random
+import select
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def cold_start_once(data_dir: Path, marker: bytes) -> float:
+    env = {**os.environ, "DRILL_HOME": str(data_dir), "COLUMNS": "80", "LINES": "24", "TERM": "xterm-256color"}
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe(sys.executable, [sys.executable, "-m", "drill"], env)
+    start = time.perf_counter()
+    seen = b""
+    try:
+        while time.perf_counter() - start < 20:
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+                if marker in seen:
+                    return time.perf_counter() - start
+        raise RuntimeError("the first card never appeared")
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def bench_cold_start(runs: int) -> list[float]:
+    from drill.cards.loader import load_decks
+    from drill.session import build_queue, study_day
+
+    decks = load_decks()
+    with tempfile.TemporaryDirectory() as tmp:
+        first = build_queue(decks.cards.values(), {}, study_day(dt.datetime.now()))[0]
+        marker = decks.cards[first].prompt.split()[0].encode()
+        cold_start_once(Path(tmp), marker)  # warm the OS file cache once, like a daily user
+        return [cold_start_once(Path(tmp), marker) for _ in range(runs)]
+
+
+def fill_database(data_dir: Path, n_cards: int, n_reviews: int) -> None:
+    from drill.store.store import Store
+
+    Store(data_dir).close()
+    conn = sqlite3.connect(data_dir / "drill.sqlite3")
+    rng = random.Random(7)
+    today = dt.date.today()
+    conn.executemany(
+        "INSERT INTO card_state(card_id, content_hash, repetitions, ef, interval, due, introduced_on, last_review_day)"
+        " VALUES(?, '', 3, 2.5, 10, ?, ?, ?)",
+        [
+            (f"b{i:05d}", (today - dt.timedelta(rng.randint(0, 30))).isoformat(), "2026-01-01", "2026-01-01")
+            for i in range(n_cards)
+        ],
+    )
+    state = json.dumps({"repetitions": 3, "ef": 2.5, "interval": 10, "due": "2026-01-01"})
+    conn.executemany(
+        "INSERT INTO review_log(card_id, reviewed_at, day, grade, duration_ms, mode, state_before, state_after)"
+        " VALUES(?, '2026-01-01T10:00:00', '2026-01-01', ?, 4000, 'review', ?, ?)",
+        ((f"b{rng.randrange(n_cards):05d}", rng.randint(0, 5), state, state) for _ in range(n_reviews)),
+    )
+    conn.commit()
+    conn.close()
+
+
+async def bench_grade(n_cards: int, n_reviews: int, grades: int) -> list[float]:
+    from drill.cards.model import Card
+    from drill.ui.app import DrillApp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        fill_database(data, n_cards, n_reviews)
+        deck = data / "deck.yaml"
+        lines = ["cards:"]
+        for i in range(n_cards):
+            lines.append(
+                f"  - {{id: b{i:05d}, kind: concept, topic: gpu-arch, prompt: 'Question {i}', answer: 'Answer {i}', sources: [s]}}"
+            )
+        deck.write_text("\n".join(lines))
+        app = DrillApp(data, [deck])
+        assert isinstance(next(iter(app.session.cards.values())), Card)
+        times = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for _ in range(grades):
+                await pilot.press("space")
+                await pilot.pause()
+                start = time.perf_counter()
+                await pilot.press("5")
+                await pilot.pause()
+                times.append(time.perf_counter() - start)
+        return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--cards", type=int, default=10_000)
+    parser.add_argument("--reviews", type=int, default=1_000_000)
+    parser.add_argument("--grades", type=int, default=60)
+    args = parser.parse_args()
+    starts = bench_cold_start(args.runs)
+    print(f"cold start to first card: median {statistics.median(starts):.3f} s "
+          f"(min {min(starts):.3f}, max {max(starts):.3f}, {len(starts)} runs; goal <= 0.6 s)")
+    times = asyncio.run(bench_grade(args.cards, args.reviews, args.grades))
+    times.sort()
+    p50 = times[len(times) // 2] * 1000
+    p95 = times[int(len(times) * 0.95) - 1] * 1000
+    print(f"grade -> next card ({args.cards} cards, {args.reviews} log rows): p50 {p50:.1f} ms, "
+          f"p95 {p95:.1f} ms over {len(times)} grades (goal p95 <= 20 ms)")
+
+
+if __name__ == "__main__":
+    main()

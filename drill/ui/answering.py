@@ -1,0 +1,174 @@
+"""Answer forms for the checked kinds: shape traces, memory ledgers, diagnoses."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Label, OptionList
+
+from drill.cards.model import Card
+
+if TYPE_CHECKING:
+    from drill.ui.app import DrillApp
+
+
+@dataclass
+class FormVerdict:
+    suggested_grade: int
+    summary: str
+    record: dict[str, Any]
+
+
+class AnswerForm(Vertical):
+    """A form the learner fills in before the answer is shown."""
+
+    DEFAULT_CSS = "AnswerForm { height: auto; }"
+
+    def __init__(self, card: Card) -> None:
+        super().__init__()
+        self.card = card
+
+    def prompt_markdown(self) -> str:
+        return self.card.prompt
+
+    def answer_markdown(self) -> str:
+        return self.card.answer
+
+    def inputs(self) -> list[Input]:
+        return list(self.query(Input))
+
+    def focus_first(self) -> None:
+        focusable = [w for w in self.query("Input, OptionList") if w.focusable]
+        if focusable:
+            focusable[0].focus()
+
+    def submitted_last(self) -> bool:
+        inputs = self.inputs()
+        return not inputs or self.screen.focused is inputs[-1]
+
+    def lock(self) -> None:
+        for widget in self.query("Input, OptionList"):
+            widget.disabled = True
+
+    def check(self, seconds: float) -> FormVerdict:
+        raise NotImplementedError
+
+
+class ShapeTraceForm(AnswerForm):
+    def prompt_markdown(self) -> str:
+        return f"{self.card.prompt}\n\n**Given:** `{self.card.fields['given']}`"
+
+    def compose(self) -> ComposeResult:
+        for i, step in enumerate(self.card.fields["steps"], 1):
+            yield Label(f"{i}. {escape(str(step['label']))}", classes="step-label")
+            yield Input(placeholder="shape, e.g. (B, S, D)", id=f"step{i}")
+
+    def check(self, seconds: float) -> FormVerdict:
+        from drill.cards.checking import check_shape_steps, suggest_grade
+
+        given = [i.value for i in self.inputs()]
+        results = check_shape_steps(self.card, given)
+        lines = []
+        for i, r in enumerate(results, 1):
+            mark = "[green]✓[/green]" if r.ok else "[red]✗[/red]"
+            extra = "" if r.ok else f"  expected [b]{escape(r.expected)}[/b]"
+            lines.append(f"{mark} {i}. {escape(r.given or '(blank)')}{extra}")
+            self.query_one(f"#step{i}", Input).set_class(not r.ok, "wrong")
+        right = sum(r.ok for r in results)
+        grade = suggest_grade(right / len(results), seconds)
+        return FormVerdict(grade, f"{right}/{len(results)} steps right\n" + "\n".join(lines), {"steps": given, "right": right})
+
+
+class LedgerForm(AnswerForm):
+    def __init__(self, card: Card, rng: random.Random) -> None:
+        super().__init__(card)
+        from drill.cards.templating import draw_params, render
+
+        self.draw = draw_params(card, rng)
+        self.rendered = render(card, self.draw)
+
+    def prompt_markdown(self) -> str:
+        return self.rendered.prompt
+
+    def compose(self) -> ComposeResult:
+        for i, expected in enumerate(self.rendered.answers, 1):
+            yield Label(f"{escape(expected.label)} ({expected.unit})", classes="step-label")
+            yield Input(placeholder="a number, units welcome: 2.5 GiB, 2.7e9, 320 KiB", id=f"ans{i}")
+
+    def answer_markdown(self) -> str:
+        from drill.cards.units import format_quantity
+
+        rows = ["| term | formula | value |", "| --- | --- | --- |"]
+        for t in self.rendered.ledger:
+            rows.append(f"| {t.term} | {t.formula} | {format_quantity(t.value, t.unit)} |")
+        for a in self.rendered.answers:
+            rows.append(f"| **{a.label}** |  | **{format_quantity(a.value, a.unit)}** |")
+        return "\n".join(rows) + "\n\n" + self.rendered.answer
+
+    def check(self, seconds: float) -> FormVerdict:
+        from drill.cards.checking import suggest_grade
+        from drill.cards.units import check_number, format_quantity
+
+        lines, given, right = [], [], 0
+        for i, expected in enumerate(self.rendered.answers, 1):
+            text = self.query_one(f"#ans{i}", Input).value
+            verdict = check_number(text, expected.value, expected.unit, expected.tolerance)
+            given.append(text)
+            right += verdict.ok
+            mark = "[green]✓[/green]" if verdict.ok else "[red]✗[/red]"
+            note = f"  {escape(verdict.message)}" if verdict.message else ""
+            lines.append(
+                f"{mark} {escape(expected.label)}: {escape(text or '(blank)')} · "
+                f"expected {escape(format_quantity(expected.value, expected.unit))}{note}"
+            )
+        n = len(self.rendered.answers)
+        grade = suggest_grade(right / n, seconds)
+        record = {"draw": self.draw, "given": given, "right": right}
+        return FormVerdict(grade, f"{right}/{n} right\n" + "\n".join(lines), record)
+
+
+class DiagnosisForm(AnswerForm):
+    def prompt_markdown(self) -> str:
+        return f"```text\n{self.card.fields['evidence'].rstrip()}\n```\n\n{self.card.prompt}"
+
+    def compose(self) -> ComposeResult:
+        yield Label("What bounds it? (arrows, enter)", classes="step-label")
+        yield OptionList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.card.fields["choices"])], id="choices")
+        yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
+        yield Input(placeholder="change X, hold Y, measure Z", id="experiment")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.query_one("#experiment", Input).focus()
+
+    def check(self, seconds: float) -> FormVerdict:
+        from drill.cards.checking import check_choice, suggest_grade
+
+        options = self.query_one("#choices", OptionList)
+        choices = self.card.fields["choices"]
+        index = options.highlighted
+        choice = choices[index] if index is not None else ""
+        ok = bool(choice) and check_choice(self.card, choice)
+        experiment = self.query_one("#experiment", Input).value
+        grade = suggest_grade(1.0 if ok else 0.0, seconds)
+        mark = "[green]✓[/green]" if ok else "[red]✗[/red]"
+        summary = f"{mark} you chose {escape(choice or '(nothing)')}"
+        if not ok:
+            summary += f"; the evidence points to [b]{escape(self.card.fields['correct'])}[/b]"
+        summary += "\nNow compare your next experiment with the rubric below."
+        return FormVerdict(grade, summary, {"choice": choice, "correct": ok, "experiment": experiment})
+
+
+def form_for(card: Card, app: "DrillApp") -> AnswerForm | None:
+    if card.kind == "shape_trace":
+        return ShapeTraceForm(card)
+    if card.kind == "memory_ledger":
+        rng = random.Random(app.seed) if app.seed is not None else random.Random()
+        return LedgerForm(card, rng)
+    if card.kind == "diagnosis":
+        return DiagnosisForm(card)
+    return None

@@ -1,0 +1,303 @@
+"""The review screen: today's queue, one card at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+
+from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
+from drill.ui.messages import AnswerChecked, CardGraded, StoreOpened
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.store.store import Store
+    from drill.ui.app import DrillApp
+
+CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
+GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
+
+
+class ReviewScreen(Screen[None]):
+    BINDINGS = [
+        Binding("space", "reveal", "Reveal", id="review.reveal"),
+        Binding("enter", "accept", "Accept grade", id="review.accept", show=False),
+        *[
+            Binding(str(g), f"grade({g})", f"{g} {GRADE_MEANINGS[g]}", id=f"review.grade{g}", show=False)
+            for g in range(6)
+        ],
+        Binding("u", "undo", "Undo", id="review.undo"),
+        Binding("s", "suspend", "Suspend", id="review.suspend"),
+        Binding("b", "bury", "Bury", id="review.bury"),
+        Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
+        Binding("q", "quit_app", "Quit", id="review.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: Store | None = None
+        self._store_ready = asyncio.Event()
+        self._store_error: str | None = None
+        self.revealed = False
+        self.suggested: int | None = None
+        self.answer_record: dict[str, Any] | None = None
+        self.shown_at = time.monotonic()
+        self.form: Any = None
+
+    @property
+    def drill(self) -> "DrillApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="top")
+        with VerticalScroll(id="body"):
+            yield Markdown(id="prompt")
+            yield Vertical(id="work")
+            yield Static(id="verdict")
+            yield Markdown(id="answer")
+        yield Static(id="gradebar")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        self.open_store()
+        if self.drill.deck_problems:
+            n = len(self.drill.deck_problems)
+            self.notify(f"{n} deck problem(s) skipped; run `drill check` to see them", severity="warning", timeout=6)
+        await self.show_current()
+
+    # -- store -------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="store")
+    def open_store(self) -> None:
+        try:
+            from drill.store.store import Store
+
+            store = Store(self.drill.data_dir)
+            for key, value in self.drill.settings_to_save.items():
+                store.set_setting(key, value)
+            changed = store.sync_hashes({c.id: c.content_hash for c in self.drill.session.cards.values()})
+        except Exception as exc:  # shown to the learner; nothing is graded without a store
+            self._store_error = f"cannot open the database in {self.drill.data_dir}: {exc}"
+            self.app.call_from_thread(self._store_ready.set)
+            return
+        self.store = store
+        self.post_message(StoreOpened(len(changed)))
+
+    def on_store_opened(self, message: StoreOpened) -> None:
+        self._store_ready.set()
+        if message.changed_cards:
+            self.notify(f"{message.changed_cards} card(s) edited since you last saw them", timeout=4)
+
+    async def ready_store(self) -> "Store | None":
+        await self._store_ready.wait()
+        if self.store is None:
+            self.notify(self._store_error or "no database", severity="error", timeout=10)
+        return self.store
+
+    def on_unmount(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    # -- showing cards -----------------------------------------------------
+    @property
+    def card(self) -> "Card | None":
+        return self.drill.session.current
+
+    def update_top(self) -> None:
+        session = self.drill.session
+        card = self.card
+        where = f"{card.deck} · {card.topic} · {card.kind}" if card else "drill"
+        state = session.states.get(card.id) if card else None
+        flags = "".join(
+            [
+                "  [reverse] leech [/reverse]" if state and state.leech else "",
+                "  [i](edited)[/i]" if state and state.changed else "",
+            ]
+        )
+        progress = f"done {session.done} · left {session.left}"
+        self.query_one("#top", Static).update(f"{where}{flags}   [dim]{progress}[/dim]")
+
+    async def show_current(self) -> None:
+        self.revealed = False
+        self.suggested = None
+        self.answer_record = None
+        self.shown_at = time.monotonic()
+        self.update_top()
+        work_area = self.query_one("#work", Vertical)
+        await work_area.remove_children()
+        self.form = None
+        self.query_one("#verdict", Static).update("")
+        answer = self.query_one("#answer", Markdown)
+        answer.remove_class("shown")
+        await answer.update("")
+        card = self.card
+        prompt = self.query_one("#prompt", Markdown)
+        if card is None:
+            await prompt.update(self.empty_text())
+            self.query_one("#gradebar", Static).update("[b]q[/b] quit")
+            return
+        from drill.ui.answering import form_for
+
+        self.form = form_for(card, self.drill)
+        await prompt.update(self.form.prompt_markdown() if self.form else card.prompt)
+        if self.form is not None:
+            await work_area.mount(self.form)
+            self.form.focus_first()
+            self.query_one("#gradebar", Static).update("type your answers · [b]enter[/b] check · [b]esc[/b] keys")
+        elif card.kind == "kernel":
+            self.query_one("#gradebar", Static).update("[b]space[/b] open the editor / reveal")
+        else:
+            self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer")
+        self.query_one("#body", VerticalScroll).scroll_home(animate=False)
+
+    def empty_text(self) -> str:
+        session = self.drill.session
+        upcoming = [
+            s.sm2.due
+            for cid, s in session.states.items()
+            if s.sm2.due and s.sm2.due > session.today and not s.suspended and cid in session.cards
+        ]
+        head = f"# All done for today\n\nYou reviewed {session.done} card(s) this session.\n\n"
+        if upcoming:
+            nxt = min(upcoming)
+            days = (nxt - session.today).days
+            when = "tomorrow" if days == 1 else f"in {days} days"
+            return head + f"The next card is due **{when}** ({nxt.isoformat()})."
+        return head + "No card is scheduled yet."
+
+    async def reveal_answer(self) -> None:
+        card = self.card
+        if card is None:
+            return
+        self.revealed = True
+        body = self.form.answer_markdown() if self.form else card.answer
+        if card.rubric:
+            body += "\n\n**A strong answer names:**\n" + "\n".join(f"- {r}" for r in card.rubric)
+        if card.sources:
+            body += "\n\n*Sources: " + "; ".join(card.sources) + "*"
+        answer = self.query_one("#answer", Markdown)
+        await answer.update(body)
+        answer.add_class("shown")
+        hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
+        self.query_one("#gradebar", Static).update(hint + GRADE_BAR)
+
+    # -- actions -----------------------------------------------------------
+    async def action_reveal(self) -> None:
+        card = self.card
+        if card is None or self.revealed:
+            return
+        if self.form is not None:
+            await self.check_form()
+            return
+        if card.kind == "kernel" and await self.open_kernel_screen(card):
+            return
+        await self.reveal_answer()
+
+    async def check_form(self) -> None:
+        if self.form is None or self.revealed:
+            return
+        seconds = time.monotonic() - self.shown_at
+        verdict = self.form.check(seconds)
+        self.suggested = verdict.suggested_grade
+        self.answer_record = verdict.record
+        self.query_one("#verdict", Static).update(verdict.summary)
+        self.form.lock()
+        self.set_focus(None)
+        self.post_message(AnswerChecked(verdict.suggested_grade, verdict.summary))
+        await self.reveal_answer()
+
+    @on(Markdown.LinkClicked)
+    def ignore_links(self, event: Markdown.LinkClicked) -> None:
+        event.prevent_default()
+
+    async def on_input_submitted(self) -> None:
+        if self.form is not None and self.form.submitted_last():
+            await self.check_form()
+        else:
+            self.focus_next()
+
+    async def action_accept(self) -> None:
+        if self.form is not None and not self.revealed:
+            await self.check_form()
+        elif self.suggested is not None and self.revealed:
+            await self.action_grade(self.suggested)
+
+    def action_leave_input(self) -> None:
+        self.set_focus(None)
+
+    async def action_grade(self, grade: int) -> None:
+        if self.card is None or not self.revealed:
+            return
+        store = await self.ready_store()
+        if store is None:
+            return
+        card = self.card
+        graded = self.drill.session.grade(
+            store,
+            grade,
+            now=self.drill.clock(),
+            duration_ms=int((time.monotonic() - self.shown_at) * 1000),
+            answer=self.answer_record,
+        )
+        self.post_message(CardGraded(card.id, grade, graded.repeat_scheduled))
+        if graded.after.leech and not graded.before.leech:
+            self.notify(f"{card.id} is a leech: it has lapsed {graded.after.lapses} times", severity="warning")
+        await self.show_current()
+
+    async def action_undo(self) -> None:
+        store = await self.ready_store()
+        if store is None:
+            return
+        last = self.drill.session.undo(store)
+        if last is None:
+            self.notify("nothing to undo")
+            return
+        self.notify(f"undid grade of {last.card_id}")
+        await self.show_current()
+
+    async def action_suspend(self) -> None:
+        if self.card is None:
+            return
+        store = await self.ready_store()
+        if store is not None:
+            card_id = self.drill.session.suspend(store)
+            self.notify(f"suspended {card_id}")
+            await self.show_current()
+
+    async def action_bury(self) -> None:
+        if self.card is None:
+            return
+        store = await self.ready_store()
+        if store is not None:
+            card_id = self.drill.session.bury(store)
+            self.notify(f"buried {card_id} until tomorrow")
+            await self.show_current()
+
+    async def action_quit_app(self) -> None:
+        self.app.exit(0)
+
+    # -- kernel cards --------------------------------------------------------
+    async def open_kernel_screen(self, card: "Card") -> bool:
+        try:
+            from drill.ui.kernel_screen import KernelScreen
+        except ImportError:
+            return False
+        store = await self.ready_store()
+        if store is None:
+            return True
+
+        async def graded(grade: int | None) -> None:
+            if grade is None:
+                return
+            self.revealed = True
+            await self.action_grade(grade)
+
+        self.app.push_screen(KernelScreen(card, store=store, data_dir=self.drill.data_dir), graded)
+        return True

@@ -1,0 +1,103 @@
+import pytest
+
+from drill.cards.loader import load_decks
+from drill.cli import main
+
+
+def problems_of(path):
+    return [str(p) for p in load_decks([path]).problems]
+
+
+def test_good_deck_loads(concept_deck):
+    decks = load_decks([concept_deck(3)])
+    assert decks.problems == []
+    assert sorted(decks.cards) == ["c00", "c01", "c02"]
+    card = decks.cards["c01"]
+    assert card.deck == "Test deck" and card.topic == "gpu-arch" and card.rubric == ("point one",)
+    assert card.line == 10  # the line of the card's first key
+
+
+def test_yaml_syntax_error_names_the_line(write_deck):
+    path = write_deck("cards:\n  - id: a\n    prompt: [unclosed\n    kind: concept\n")
+    (msg,) = problems_of(path)
+    assert msg.startswith(f"{path}:") and "YAML syntax error" in msg
+    line = int(msg.split(":")[1])
+    assert 3 <= line <= 5
+
+
+def test_duplicate_ids_name_both_places(concept_deck):
+    a = concept_deck(2, "a.yaml")
+    b = concept_deck(1, "b.yaml")
+    msgs = [str(p) for p in load_decks([a.parent]).problems]
+    assert msgs == [f"{b}:3: c00: duplicate id: also defined at {a}:3"]
+
+
+@pytest.mark.parametrize(
+    "card, expected",
+    [
+        ("kind: poem", "unknown kind 'poem'"),
+        ("kind: concept\n    promt: hi", "unknown key `promt` (did you mean `prompt`?)"),
+        ("kind: concept\n    topic: cooking", "unknown topic 'cooking'"),
+        ("kind: concept\n    sources: FACTS.md", "`sources` must be a list, got text"),
+        ("kind: concept\n    tags: [1, 2]", "every item of `tags` must be non-empty text"),
+        ("kind: concept\n    sources: []", "`sources` needs at least one source"),
+    ],
+)
+def test_field_problems(write_deck, card, expected):
+    base = {"topic": "gpu-arch", "prompt": "p", "answer": "a", "sources": "[x]"}
+    extra_keys = {line.split(":")[0].strip() for line in card.splitlines()}
+    rest = "".join(f"    {k}: {v}\n" for k, v in base.items() if k not in extra_keys)
+    path = write_deck(f"cards:\n  - id: bad-card\n    {card}\n{rest}")
+    msgs = problems_of(path)
+    assert any(expected in m and ": bad-card: " in m for m in msgs), msgs
+
+
+def test_missing_required_field(write_deck):
+    path = write_deck("cards:\n  - id: x\n    kind: concept\n    topic: gpu-arch\n    answer: a\n    sources: [s]\n")
+    assert problems_of(path) == [f"{path}:2: x: missing required field `prompt`"]
+
+
+def test_missing_id_reports_dash(write_deck):
+    path = write_deck("cards:\n  - kind: concept\n    prompt: p\n")
+    assert problems_of(path) == [f"{path}:2: -: missing required field `id`"]
+
+
+def test_python_tags_are_errors_never_run(write_deck, tmp_path):
+    marker = tmp_path / "pwned"
+    path = write_deck(
+        "cards:\n  - id: evil\n    kind: concept\n    topic: gpu-arch\n"
+        f"    prompt: !!python/object/apply:os.system ['touch {marker}']\n"
+        "    answer: a\n    sources: [s]\n"
+    )
+    (msg,) = problems_of(path)
+    assert msg.startswith(f"{path}:5: evil: YAML error") and "python/object/apply" in msg
+    assert not marker.exists()
+
+
+def test_not_a_deck(write_deck):
+    path = write_deck("- just\n- a list\n")
+    assert problems_of(path) == [f"{path}:1: -: a deck is a mapping with `deck:` and `cards:`"]
+
+
+def test_edited_text_changes_hash_but_not_id(write_deck):
+    p1 = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p, answer: a, sources: [s]}\n", "1.yaml")
+    p2 = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p2, answer: a, sources: [s]}\n", "2.yaml")
+    h1 = load_decks([p1]).cards["x"].content_hash
+    h2 = load_decks([p2]).cards["x"].content_hash
+    assert h1 and h2 and h1 != h2
+
+
+def test_check_command_exit_codes_and_no_traceback(concept_deck, write_deck, capsys):
+    good = concept_deck(2)
+    assert main(["check", str(good)]) == 0
+    bad = write_deck("cards:\n  - id: x\n    kind: concept\n    promt: p\n", "bad.yaml")
+    assert main(["check", str(bad)]) == 1
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    assert f"{bad}:4: x: unknown key `promt`" in out.out
+
+
+def test_bundled_decks_pass_check():
+    decks = load_decks(deep=False)
+    assert decks.problems == [], "\n".join(map(str, decks.problems[:20]))
+    assert len(decks.cards) >= 20
