@@ -89,11 +89,32 @@ ARITHMETIC = {"ceil", "floor", "sqrt", "min", "max", "abs", "round"}
 
 def test_documented_names_are_all_exported():
     documented = {
-        "params", "weight_bytes", "dtype_bytes", "kv_bytes_per_token", "kv_bytes", "zero_bytes_per_gpu",
-        "zero_terms", "collective_bytes_per_rank", "transfer_time", "activation_bytes_per_layer",
-        "bubble_fraction_of_ideal", "bubble_fraction_of_total", "peak_flops", "ridge", "roofline_time",
-        "training_flops", "forward_flops_per_token", "training_ledger", "decode_time_lower_bound",
-        "max_concurrent_sequences", "ceil", "floor", "log2", "min", "max", "round",
+        "params",
+        "weight_bytes",
+        "dtype_bytes",
+        "kv_bytes_per_token",
+        "kv_bytes",
+        "zero_bytes_per_gpu",
+        "zero_terms",
+        "collective_bytes_per_rank",
+        "transfer_time",
+        "activation_bytes_per_layer",
+        "bubble_fraction_of_ideal",
+        "bubble_fraction_of_total",
+        "peak_flops",
+        "ridge",
+        "roofline_time",
+        "training_flops",
+        "forward_flops_per_token",
+        "training_ledger",
+        "decode_time_lower_bound",
+        "max_concurrent_sequences",
+        "ceil",
+        "floor",
+        "log2",
+        "min",
+        "max",
+        "round",
     }
     assert documented <= set(FUNCTIONS)
     assert {"GB", "GiB", "MB", "MiB", "KB", "KiB", "TB"} <= set(CONSTANTS)

@@ -7,8 +7,9 @@ from drill.calc import checks
 RECOMPUTE = ("none", "selective", "full")
 
 
-def activation_bytes_per_layer(seq: int, batch: int, hidden: int, heads: int, tp: int = 1,
-                               sp: bool = False, recompute: str = "none") -> float:
+def activation_bytes_per_layer(
+    seq: int, batch: int, hidden: int, heads: int, tp: int = 1, sp: bool = False, recompute: str = "none"
+) -> float:
     """Bytes one layer keeps for the backward pass.
 
     none:      s b h (34 + 5 a s / h) with t = 1; with tensor parallel t

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False) -> float:

@@ -16,7 +16,7 @@ def op_name(op: str) -> str:
 
 
 def bus_factor(gpus: int, op: str = "all-reduce") -> float:
-    """busbw / algbw: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 for broadcast and reduce."""
+    """busbw / algbw: 2(n-1)/n for all-reduce; (n-1)/n for reduce-scatter, all-gather, all-to-all; 1 otherwise."""
     n = checks.count("gpus", gpus)
     op = op_name(op)
     if op == "all-reduce":

@@ -2,26 +2,59 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
 from drill import paths
 
 MODEL_KEYS = (
-    "name", "title", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
-    "tied_embeddings", "ffn_type", "norm", "bias", "learned_positions", "position_offset", "max_positions",
+    "name",
+    "title",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn",
+    "vocab",
+    "tied_embeddings",
+    "ffn_type",
+    "norm",
+    "bias",
+    "learned_positions",
+    "position_offset",
+    "max_positions",
 )
 # Keys that must hold numbers (null allowed where the hardware lacks the feature or the value is unverified).
 MODEL_COUNTS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
-GPU_NUMBERS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "tf32_flops", "fp32_flops", "sms", "l2_bytes",
-               "smem_per_sm_bytes")
+GPU_NUMBERS = (
+    "hbm_bytes",
+    "hbm_bandwidth",
+    "bf16_flops",
+    "tf32_flops",
+    "fp32_flops",
+    "sms",
+    "l2_bytes",
+    "smem_per_sm_bytes",
+)
 GPU_NULLABLE = ("fp8_flops", "nvlink_bandwidth")
 GPU_KEYS = (
-    "name", "title", "hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "tf32_flops", "fp32_flops",
-    "sms", "l2_bytes", "smem_per_sm_bytes", "nvlink_bandwidth",
+    "name",
+    "title",
+    "hbm_bytes",
+    "hbm_bandwidth",
+    "bf16_flops",
+    "fp8_flops",
+    "tf32_flops",
+    "fp32_flops",
+    "sms",
+    "l2_bytes",
+    "smem_per_sm_bytes",
+    "nvlink_bandwidth",
 )
 
 
@@ -43,8 +76,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
-def _load(path: Path, section: str, required: tuple[str, ...], numbers: tuple[str, ...] = (),
-          nullable: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+def _load(
+    path: Path, section: str, required: tuple[str, ...], numbers: tuple[str, ...] = (), nullable: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         doc = yaml.safe_load(handle) or {}
     entries = doc.get(section)
@@ -71,12 +105,12 @@ def _load(path: Path, section: str, required: tuple[str, ...], numbers: tuple[st
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _models(directory: Path) -> dict[str, dict[str, Any]]:
     return _load(directory / "models.yaml", "models", MODEL_KEYS, MODEL_COUNTS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gpus(directory: Path) -> dict[str, dict[str, Any]]:
     return _load(directory / "gpus.yaml", "gpus", GPU_KEYS, GPU_NUMBERS, GPU_NULLABLE)
 

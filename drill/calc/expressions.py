@@ -8,7 +8,8 @@ arguments and raises ValueError with a message on impossible values.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from drill.calc import activations, collectives, flops, inference, kv, ledger, pipeline, roofline, zero
 from drill.calc.data import as_gpu, as_model
@@ -36,8 +37,9 @@ def kv_bytes(model: Model, tokens: int, batch: int = 1, dtype: str = "bf16") -> 
     return kv.kv_bytes(as_model(model), tokens, batch, dtype)
 
 
-def activation_bytes(model: Model, seq: int, batch: int, tp: int = 1, sp: bool = False,
-                     recompute: str = "none") -> float:
+def activation_bytes(
+    model: Model, seq: int, batch: int, tp: int = 1, sp: bool = False, recompute: str = "none"
+) -> float:
     """Korthikanti activations of all layers of `model` for one micro-batch."""
     m = as_model(model)
     per_layer = activations.activation_bytes_per_layer(seq, batch, m["hidden"], m["heads"], tp, sp, recompute)
@@ -61,21 +63,25 @@ def roofline_bound(gpu: Gpu, flops: float, bytes: float, dtype: str = "bf16") ->
     return roofline.roofline(as_gpu(gpu), flops, bytes, dtype)["bound"]
 
 
-def training_ledger(model: Model, seq: int, batch: int, optimizer: str = "adam", gpus: int = 1,
-                    zero: int = 0, recompute: str = "none") -> dict[str, float]:
+def training_ledger(
+    model: Model, seq: int, batch: int, optimizer: str = "adam", gpus: int = 1, zero: int = 0, recompute: str = "none"
+) -> dict[str, float]:
     """weights, grads (also as gradients), optimizer, activations and total bytes per GPU."""
     return ledger.training_ledger(as_model(model), seq, batch, optimizer, gpus, zero, recompute=recompute)
 
 
-def decode_time_lower_bound(model: Model, gpu: Gpu, batch: int, context: int, dtype: str = "bf16",
-                            kv_dtype: str = "bf16") -> float:
+def decode_time_lower_bound(
+    model: Model, gpu: Gpu, batch: int, context: int, dtype: str = "bf16", kv_dtype: str = "bf16"
+) -> float:
     return inference.decode_time_lower_bound(as_model(model), as_gpu(gpu), batch, context, dtype, kv_dtype)
 
 
-def max_concurrent_sequences(model: Model, gpu: Gpu, tokens_per_seq: int, dtype: str = "bf16",
-                             kv_dtype: str = "bf16", reserve_bytes: float = 0) -> int:
-    return inference.max_concurrent_sequences(as_model(model), as_gpu(gpu), tokens_per_seq, dtype, kv_dtype,
-                                              reserve_bytes)
+def max_concurrent_sequences(
+    model: Model, gpu: Gpu, tokens_per_seq: int, dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0
+) -> int:
+    return inference.max_concurrent_sequences(
+        as_model(model), as_gpu(gpu), tokens_per_seq, dtype, kv_dtype, reserve_bytes
+    )
 
 
 def log2(x: float) -> float:
@@ -126,12 +132,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 CONSTANTS: dict[str, float] = {
-    "KB": KB, "MB": MB, "GB": GB, "TB": TB,
-    "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB,
+    "KB": KB,
+    "MB": MB,
+    "GB": GB,
+    "TB": TB,
+    "KiB": KiB,
+    "MiB": MiB,
+    "GiB": GiB,
+    "TiB": TiB,
 }
 
 # Everything a card expression can name: functions first, then the size constants.
 NAMES: dict[str, Any] = {**FUNCTIONS, **CONSTANTS}
 
 # Module-level constants too, so `from drill.calc.expressions import GB` works.
-__all__ = ["FUNCTIONS", "CONSTANTS", "NAMES", "GB", "GiB", "MB", "MiB", "KB", "KiB", "TB", "TiB"]
+__all__ = ["CONSTANTS", "FUNCTIONS", "GB", "KB", "MB", "NAMES", "TB", "GiB", "KiB", "MiB", "TiB"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from drill.calc import checks
 from drill.calc.kv import kv_bytes, kv_bytes_per_token
@@ -16,8 +17,14 @@ def weight_bytes(model: Mapping[str, Any], dtype: str = "bf16") -> float:
     return count_params(model) * dtype_bytes(dtype)
 
 
-def decode_time_lower_bound(model: Mapping[str, Any], gpu: Mapping[str, Any], batch: int, context: int,
-                            dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
+def decode_time_lower_bound(
+    model: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    batch: int,
+    context: int,
+    dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+) -> float:
     """Seconds per decode step at least: every weight and every cached K/V is read once from HBM.
 
     `context` is the tokens already cached per sequence; the batch shares one
@@ -30,8 +37,14 @@ def decode_time_lower_bound(model: Mapping[str, Any], gpu: Mapping[str, Any], ba
     return traffic / bandwidth
 
 
-def max_concurrent_sequences(model: Mapping[str, Any], gpu: Mapping[str, Any], tokens_per_seq: int,
-                             dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0) -> int:
+def max_concurrent_sequences(
+    model: Mapping[str, Any],
+    gpu: Mapping[str, Any],
+    tokens_per_seq: int,
+    dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    reserve_bytes: float = 0,
+) -> int:
     """Whole sequences of `tokens_per_seq` whose KV cache fits in HBM after the weights and a reserve; 0 if none."""
     tokens = checks.count("tokens_per_seq", tokens_per_seq)
     reserve = checks.non_negative("reserve_bytes", reserve_bytes)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from drill.calc import checks
 from drill.calc.activations import activation_bytes_per_layer
@@ -20,10 +21,20 @@ OPTIMIZER_BYTES: dict[str, float] = {
 }
 
 
-def training_ledger(model: Mapping[str, Any], seq: int | None = None, batch: int | None = None,
-                    optimizer: str = "adam", gpus: int = 1, zero: int = 0, *,
-                    recompute: str = "none", tp: int = 1, sp: bool = False,
-                    weight_bytes: float = 2, grad_bytes: float = 2) -> dict[str, float]:
+def training_ledger(
+    model: Mapping[str, Any],
+    seq: int | None = None,
+    batch: int | None = None,
+    optimizer: str = "adam",
+    gpus: int = 1,
+    zero: int = 0,
+    *,
+    recompute: str = "none",
+    tp: int = 1,
+    sp: bool = False,
+    weight_bytes: float = 2,
+    grad_bytes: float = 2,
+) -> dict[str, float]:
     """Bytes per GPU of each term of mixed-precision training, and their total.
 
     Weights and gradients are 16-bit; the optimizer keeps OPTIMIZER_BYTES per
@@ -36,15 +47,14 @@ def training_ledger(model: Mapping[str, Any], seq: int | None = None, batch: int
     """
     optimizer = checks.choice("optimizer", optimizer, tuple(OPTIMIZER_BYTES))
     psi = count_params(model)
-    terms = zero_terms(psi, gpus, zero, OPTIMIZER_BYTES[optimizer],
-                       weight_bytes=weight_bytes, grad_bytes=grad_bytes)
+    terms = zero_terms(psi, gpus, zero, OPTIMIZER_BYTES[optimizer], weight_bytes=weight_bytes, grad_bytes=grad_bytes)
     if (seq is None) != (batch is None):
         raise ValueError("give both seq and batch for activations, or neither")
     activations = 0.0
     if seq is not None:
-        per_layer = activation_bytes_per_layer(seq, batch, checks.field(model, "hidden"),
-                                               checks.field(model, "heads"), tp=tp, sp=sp,
-                                               recompute=recompute)
+        per_layer = activation_bytes_per_layer(
+            seq, batch, checks.field(model, "hidden"), checks.field(model, "heads"), tp=tp, sp=sp, recompute=recompute
+        )
         activations = per_layer * checks.count("layers", checks.field(model, "layers"))
     ledger = {
         "params": float(psi),

@@ -1,4 +1,4 @@
-"""Pipeline bubble fractions for GPipe/1F1B schedules and the interleaved schedule (Narayanan et al., arXiv:2104.04473)."""
+"""Pipeline bubble fractions of GPipe/1F1B and interleaved schedules (Narayanan et al., arXiv:2104.04473)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from drill.calc import checks
 
 
 def _args(stages: int, microbatches: int, chunks: int) -> tuple[int, int, int]:
-    return (checks.count("stages", stages), checks.count("microbatches", microbatches),
-            checks.count("chunks", chunks))
+    return (checks.count("stages", stages), checks.count("microbatches", microbatches), checks.count("chunks", chunks))
 
 
 def bubble_fraction_of_ideal(stages: int, microbatches: int, chunks: int = 1) -> float:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from drill.calc import checks
 from drill.calc.units import dtype_name
 
 # dtype -> the GPU spec key of its dense tensor-core (or, for fp32, CUDA-core) peak.
-PEAK_KEYS = {"bf16": "bf16_flops", "fp16": "bf16_flops", "fp8": "fp8_flops", "tf32": "tf32_flops",
-             "fp32": "fp32_flops"}
+PEAK_KEYS = {"bf16": "bf16_flops", "fp16": "bf16_flops", "fp8": "fp8_flops", "tf32": "tf32_flops", "fp32": "fp32_flops"}
 
 
 def peak_flops(gpu: Mapping[str, Any], dtype: str = "bf16") -> float:

@@ -81,7 +81,7 @@ def dtype_bytes(dtype: str) -> float:
     return int(value) if float(value).is_integer() else value
 
 
-def parse_quantity(text: str | float | int, *, count: bool = False) -> float:
+def parse_quantity(text: str | float, *, count: bool = False) -> float:
     """Read "2.5e9", "1GiB", "800 KB" or "1,024" as a number.
 
     With `count=True` (parameters, tokens) a trailing "B" means billions, as in

@@ -7,8 +7,9 @@ from drill.calc import checks
 STAGES = (0, 1, 2, 3)
 
 
-def zero_terms(params: float, gpus: int, stage: int, k: float = 12, *,
-               weight_bytes: float = 2, grad_bytes: float = 2) -> dict[str, float]:
+def zero_terms(
+    params: float, gpus: int, stage: int, k: float = 12, *, weight_bytes: float = 2, grad_bytes: float = 2
+) -> dict[str, float]:
     """Bytes per GPU of weights, gradients and optimizer states under ZeRO stage 0..3.
 
     Stage 1 shards the optimizer states (K bytes/param), stage 2 also the
