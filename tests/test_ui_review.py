@@ -1,7 +1,9 @@
 import datetime as dt
 import sqlite3
 
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
+
+from drill.ui.markdown_view import MarkdownView
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
@@ -33,24 +35,24 @@ async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
     app = DrillApp(data, [deck], clock=FixedClock(NOW))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert "Question c00?" in app.screen.query_one("#prompt", Markdown).source
+        assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
         assert "done 0 · left 3" in top_text(app)
         await pilot.press("4")  # grading before reveal does nothing
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]
         await pilot.press("space")
-        assert "Answer c00." in app.screen.query_one("#answer", Markdown).source
-        assert "point one" in app.screen.query_one("#answer", Markdown).source
+        assert "Answer c00." in app.screen.query_one("#answer", MarkdownView).source
+        assert "point one" in app.screen.query_one("#answer", MarkdownView).source
         await pilot.press("4")
         await settle(pilot)
         assert db_rows(data, "SELECT card_id, grade, mode FROM review_log") == [("c00", 4, "review")]
         assert db_rows(data, "SELECT due FROM card_state WHERE card_id='c00'") == [("2026-05-11",)]
-        assert "Question c01?" in app.screen.query_one("#prompt", Markdown).source
+        assert "Question c01?" in app.screen.query_one("#prompt", MarkdownView).source
         assert "done 1 · left 2" in top_text(app)
         await pilot.press("u")
         await settle(pilot)
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]
         assert db_rows(data, "SELECT repetitions, due FROM card_state WHERE card_id='c00'") == [(0, None)]
-        assert "Question c00?" in app.screen.query_one("#prompt", Markdown).source
+        assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
         await pilot.press("space", "1")
         await settle(pilot)
         assert db_rows(data, "SELECT repeat_pending FROM card_state WHERE card_id='c00'") == [(1,)]
@@ -66,7 +68,7 @@ async def test_empty_queue_says_when_the_next_card_is_due(tmp_path, concept_deck
         await settle(pilot)
         await pilot.press("space", "5")
         await settle(pilot)
-        text = app.screen.query_one("#prompt", Markdown).source
+        text = app.screen.query_one("#prompt", MarkdownView).source
         assert "All done for today" in text and "tomorrow" in text and "2026-05-11" in text
 
 
@@ -80,7 +82,7 @@ async def test_suspend_and_bury_from_the_screen(tmp_path, concept_deck):
         await settle(pilot)
         await pilot.press("b")
         await settle(pilot)
-        assert "Question c02?" in app.screen.query_one("#prompt", Markdown).source
+        assert "Question c02?" in app.screen.query_one("#prompt", MarkdownView).source
     assert db_rows(data, "SELECT card_id, suspended, buried_until FROM card_state ORDER BY card_id") == [
         ("c00", 1, None),
         ("c01", 0, "2026-05-11"),

@@ -12,7 +12,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Static
+
+from drill.ui.markdown_view import MarkdownView
 
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.messages import AnswerChecked, CardGraded, StoreOpened
@@ -59,10 +61,10 @@ class ReviewScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="top")
         with VerticalScroll(id="body"):
-            yield Markdown(id="prompt")
+            yield MarkdownView(id="prompt")
             yield Vertical(id="work")
             yield Static(id="verdict")
-            yield Markdown(id="answer")
+            yield MarkdownView(id="answer")
         yield Static(id="gradebar")
         yield Footer(compact=True)
 
@@ -131,22 +133,23 @@ class ReviewScreen(Screen[None]):
         self.shown_at = time.monotonic()
         self.update_top()
         work_area = self.query_one("#work", Vertical)
-        await work_area.remove_children()
+        if work_area.children:
+            await work_area.remove_children()
         self.form = None
         self.query_one("#verdict", Static).update("")
-        answer = self.query_one("#answer", Markdown)
+        answer = self.query_one("#answer", MarkdownView)
         answer.remove_class("shown")
-        await answer.update("")
+        answer.show("")
         card = self.card
-        prompt = self.query_one("#prompt", Markdown)
+        prompt = self.query_one("#prompt", MarkdownView)
         if card is None:
-            await prompt.update(self.empty_text())
+            prompt.show(self.empty_text())
             self.query_one("#gradebar", Static).update("[b]q[/b] quit")
             return
         from drill.ui.answering import form_for
 
         self.form = form_for(card, self.drill)
-        await prompt.update(self.form.prompt_markdown() if self.form else card.prompt)
+        prompt.show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work_area.mount(self.form)
             self.form.focus_first()
@@ -182,8 +185,8 @@ class ReviewScreen(Screen[None]):
             body += "\n\n**A strong answer names:**\n" + "\n".join(f"- {r}" for r in card.rubric)
         if card.sources:
             body += "\n\n*Sources: " + "; ".join(card.sources) + "*"
-        answer = self.query_one("#answer", Markdown)
-        await answer.update(body)
+        answer = self.query_one("#answer", MarkdownView)
+        answer.show(body)
         answer.add_class("shown")
         hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
         self.query_one("#gradebar", Static).update(hint + GRADE_BAR)
@@ -212,10 +215,6 @@ class ReviewScreen(Screen[None]):
         self.set_focus(None)
         self.post_message(AnswerChecked(verdict.suggested_grade, verdict.summary))
         await self.reveal_answer()
-
-    @on(Markdown.LinkClicked)
-    def ignore_links(self, event: Markdown.LinkClicked) -> None:
-        event.prevent_default()
 
     async def on_input_submitted(self) -> None:
         if self.form is not None and self.form.submitted_last():
