@@ -1,0 +1,220 @@
+"""The judge process: `python -m drill.kernel.child`. Reads requests on stdin, writes events on stdout.
+
+It imports torch, triton and cupy once and stays warm. The learner's own
+prints go to stderr, so they can never corrupt the protocol on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime as dt
+import gc
+import json
+import os
+import platform
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from drill.kernel import nvrtc, protocol
+from drill.kernel.judging import Fatal, Judge, describe_fault
+
+
+def cuda_device_count() -> int:
+    """GPUs the driver sees, asked without importing torch (0 when there is no driver)."""
+    if os.environ.get("DRILL_JUDGE_CPU"):
+        return 0
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    if lib.cuInit(0) != 0:
+        return 0
+    count = ctypes.c_int()
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+class Runtime:
+    """What the judge knows about this machine; imports the heavy packages once."""
+
+    def __init__(self, calibration: Path | None) -> None:
+        self.calibration = calibration
+        self.gpu = cuda_device_count() > 0
+        self.workdir = Path(tempfile.mkdtemp(prefix="drill-judge-"))
+        self.arch = os.environ.get("DRILL_CUDA_ARCH", nvrtc.DEFAULT_ARCH)
+        self.torch: Any = None
+        self._kit: Any = None
+        self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
+        self.versions: dict[str, str] = {"python": platform.python_version()}
+        try:
+            self.versions["nvrtc"] = "%d.%d" % nvrtc.version()
+        except nvrtc.NvrtcUnavailable:
+            self.versions["nvrtc"] = "missing"
+        if self.gpu:
+            self._start_gpu()
+
+    def _start_gpu(self) -> None:
+        import cupy
+        import torch
+        import triton
+
+        self.torch = torch
+        torch.zeros(1, device="cuda").add_(1)  # create the context now, not during the first run
+        major, minor = torch.cuda.get_device_capability(0)
+        self.arch = f"sm_{major}{minor}"
+        props = torch.cuda.get_device_properties(0)
+        self.device_words = f"{props.name} ({self.arch}, {props.multi_processor_count} SMs)"
+        self.versions.update(torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__)
+        self.kit()
+
+    def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
+        """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
+        if self.torch is not None:
+            return True
+        if not self.gpu:
+            os.environ.setdefault("TRITON_INTERPRET", "1")
+        try:
+            import torch
+            import triton
+        except ImportError as exc:
+            emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
+            emit(
+                {
+                    "event": "note",
+                    "text": f"correctness and speed: {exc.name or 'torch/triton'} is not installed in the judge's Python"
+                    f" ({sys.executable}); pip install torch triton numpy",
+                }
+            )
+            return False
+        self.torch = torch
+        self.versions.update(torch=torch.__version__, triton=triton.__version__)
+        return True
+
+    def kit(self) -> Any:
+        if self._kit is None:
+            from drill.kernel.kit import Kit
+
+            self._kit = Kit(self.gpu)
+        return self._kit
+
+    def release_memory(self) -> None:
+        gc.collect()
+        if self.gpu and self.torch is not None:
+            self.torch.cuda.empty_cache()
+
+    def context_healthy(self) -> bool:
+        """After a CUDA error: can this process still use the GPU? Errors like an illegal address are sticky."""
+        if not self.gpu:
+            return True
+        torch = self.torch
+        try:
+            torch.cuda.synchronize()
+            probe = torch.ones(8, device="cuda")
+            return float(probe.sum().item()) == 8.0
+        except Exception:
+            return False
+
+    # -- the copy-bandwidth ceiling, measured once per GPU ------------------------
+    def device_key(self) -> str:
+        props = self.torch.cuda.get_device_properties(0)
+        uuid = getattr(props, "uuid", "")
+        return f"{props.name}|{uuid}|{props.total_memory}"
+
+    def _saved(self) -> dict[str, Any]:
+        if self.calibration is None or not self.calibration.exists():
+            return {}
+        try:
+            data = json.loads(self.calibration.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def ceiling_gbps(self, kit: Any, emit: Callable[[dict[str, Any]], None]) -> float:
+        entry = self._saved().get(self.device_key())
+        if isinstance(entry, dict) and isinstance(entry.get("gbps"), (int, float)):
+            return float(entry["gbps"])
+        return float(self.calibrate(kit)["gbps"])
+
+    def calibrate(self, kit: Any) -> dict[str, Any]:
+        from drill.kernel.kit import measure_copy_gbps
+
+        result = measure_copy_gbps(kit)
+        self.release_memory()
+        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+        result["method"] = "device-to-device copy of 1 GiB, bytes read + written, median of CUDA-event timings"
+        if self.calibration is not None:
+            data = self._saved()
+            data[self.device_key()] = result
+            self.calibration.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.calibration.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            os.replace(tmp, self.calibration)
+        return result
+
+
+def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
+    judge = Judge(runtime)
+
+    def emit_for(request_id: Any) -> Callable[[dict[str, Any]], None]:
+        def emit(event: dict[str, Any]) -> None:
+            protocol.write(out, {"id": request_id, **event})
+
+        return emit
+
+    protocol.write(
+        out,
+        {"event": "ready", "pid": os.getpid(), "device": runtime.device_words, "gpu": runtime.gpu, "versions": runtime.versions},
+    )
+    for line in stdin:
+        request = protocol.decode(line)
+        if request is None:
+            continue
+        op = request.get("op")
+        emit = emit_for(request.get("id"))
+        if op == "quit":
+            return 0
+        if op == "run":
+            try:
+                judge.run(request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit)
+            except Fatal:
+                return 3  # the CUDA context is broken: the client starts a fresh judge
+            except Exception as exc:  # a bug in the judge or a harness: report it, stay alive
+                emit({"event": "error", "kind": "internal", "fatal": False, "message": f"judge error: {type(exc).__name__}: {exc}"})
+                traceback.print_exc()
+                emit({"event": "finished"})
+        elif op == "calibrate":
+            if not runtime.gpu:
+                emit({"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"})
+            else:
+                try:
+                    emit({"event": "calibrated", **runtime.calibrate(runtime.kit())})
+                except Exception as exc:
+                    emit({"event": "error", "kind": describe_fault(exc)[0], "fatal": False, "message": describe_fault(exc)[1]})
+            emit({"event": "finished"})
+        else:
+            emit({"event": "error", "kind": "usage", "fatal": False, "message": f"unknown op {op!r}"})
+            emit({"event": "finished"})
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m drill.kernel.child")
+    parser.add_argument("--calibration", type=Path, help="JSON file where each GPU's copy bandwidth is kept")
+    args = parser.parse_args(argv)
+    # keep the real stdout for the protocol; everything else printed goes to stderr
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    runtime = Runtime(args.calibration)
+    code = serve(sys.stdin, out, runtime)
+    out.flush()
+    os._exit(code)  # skip interpreter teardown: a broken CUDA context can hang it
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""`drill kernel run|list` and `drill gpu calibrate`: the kernel judge without the app."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS keeps a value given before the command (drill --data-dir X kernel ...) from being reset
+    p.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where drafts and the GPU calibration live")
+    p.add_argument("--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra deck file or folder")
+
+
+def add_parser(subparsers: Any) -> None:
+    kernel = subparsers.add_parser("kernel", help="judge kernel cards without the app", description="Kernel cards: judge, list.")
+    ksub = kernel.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
+    run = ksub.add_parser(
+        "run",
+        help="compile, check and time a kernel card",
+        description="Judge a kernel card. Exit 0 when everything that could be checked passed, "
+        "1 when compilation or correctness failed, 2 on a usage error.",
+    )
+    run.add_argument("card_id", metavar="ID", help="a kernel card id (see `drill kernel list`)")
+    run.add_argument("--file", "-f", metavar="F", help="the file to judge (default: your draft, else the starter)")
+    run.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    run.add_argument("--timeout", type=float, default=60.0, metavar="S", help="stop a run after S seconds (default 60)")
+    run.add_argument("--all-shapes", action="store_true", help="time every shape the card lists, not only the first")
+    _common(run)
+    lst = ksub.add_parser("list", help="the kernel cards")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(lst)
+
+    gpu = subparsers.add_parser("gpu", help="this machine's GPU as the kernel judge sees it")
+    gsub = gpu.add_subparsers(dest="gpu_command", metavar="SUBCOMMAND")
+    cal = gsub.add_parser("calibrate", help="measure the GPU's copy bandwidth again (the ceiling for kernel cards)")
+    cal.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    _common(cal)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "gpu":
+        if getattr(args, "gpu_command", None) != "calibrate":
+            print("usage: drill gpu calibrate", file=sys.stderr)
+            return EXIT_USAGE
+        return _calibrate(args)
+    sub = getattr(args, "kernel_command", None)
+    if sub == "list":
+        return _list(args)
+    if sub == "run":
+        return _run(args)
+    print("usage: drill kernel {run ID [--file F] [--json] [--timeout S], list}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from drill import paths
+
+    return paths.data_dir(getattr(args, "data_dir", None))
+
+
+def kernel_cards(args: argparse.Namespace) -> dict[str, Any]:
+    from drill import paths
+    from drill.cards.loader import load_decks
+
+    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
+    decks = load_decks(roots)
+    return {cid: c for cid, c in decks.cards.items() if c.kind == "kernel"}
+
+
+def _list(args: argparse.Namespace) -> int:
+    from drill.kernel.cards import kernel_files
+    from drill.kernel.drafts import extension_for, has_draft
+
+    cards = kernel_cards(args)
+    data_dir = _data_dir(args)
+    rows = []
+    for card in sorted(cards.values(), key=lambda c: c.id):
+        language = str(card.fields.get("language"))
+        rows.append(
+            {
+                "id": card.id,
+                "language": language,
+                "topic": card.topic,
+                "target_pct": card.fields.get("target_pct"),
+                "starter": str(kernel_files(card).starter),
+                "draft": has_draft(data_dir, card.id, extension_for(language)),
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        print("no kernel cards found")
+        return EXIT_OK
+    width = max(len(r["id"]) for r in rows)
+    for r in rows:
+        draft = "  (draft)" if r["draft"] else ""
+        print(f"{r['id']:<{width}}  {r['language']:<6}  target {r['target_pct']:>3} %  {r['topic']:<16} {Path(r['starter']).name}{draft}")
+    return EXIT_OK
+
+
+def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
+    """(text, where it came from): --file, else the draft, else the starter."""
+    from drill.kernel.cards import kernel_files
+    from drill.kernel.drafts import draft_path, extension_for, load_draft
+
+    if file:
+        path = Path(file)
+        return path.read_text(encoding="utf-8"), str(path)
+    ext = extension_for(str(card.fields.get("language")))
+    draft = load_draft(data_dir, card.id, ext)
+    if draft is not None:
+        return draft, str(draft_path(data_dir, card.id, ext))
+    starter = kernel_files(card).starter
+    return starter.read_text(encoding="utf-8"), str(starter)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from drill.kernel.cards import kernel_job
+    from drill.kernel.client import JudgeClient
+    from drill.kernel.verdict import format_verdict, suggest_kernel_grade
+
+    cards = kernel_cards(args)
+    card = cards.get(args.card_id)
+    if card is None:
+        known = ", ".join(sorted(cards)) or "none"
+        print(f"drill kernel run: no kernel card {args.card_id!r} (kernel cards: {known})", file=sys.stderr)
+        return EXIT_USAGE
+    if args.timeout <= 0:
+        print("drill kernel run: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    data_dir = _data_dir(args)
+    try:
+        source, origin = source_for(card, data_dir, args.file)
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"drill kernel run: cannot read {args.file}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(event: dict[str, Any]) -> None:
+        if not args.json and event.get("event") == "case_started":
+            print(f"  ... {event.get('name')}", file=sys.stderr, flush=True)
+
+    with JudgeClient(data_dir=data_dir) as client:
+        verdict = client.run(kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first")
+    target = float(card.fields.get("target_pct") or 0)
+    grade = suggest_kernel_grade(verdict, target)
+    if args.json:
+        data = verdict.to_json()
+        data.update(file=origin, target_pct=target, suggested_grade=grade)
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"judging {origin}")
+        print(format_verdict(verdict, source_lines=source.splitlines()))
+        print(f"target: {target:g} % of the copy ceiling; suggested grade {grade}")
+    return verdict.exit_code()
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from drill.kernel.client import JudgeClient
+
+    with JudgeClient(data_dir=_data_dir(args)) as client:
+        result = client.calibrate()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif result.get("event") == "calibrated":
+        print(f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), saved for kernel cards")
+    else:
+        print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)
+    return EXIT_OK if result.get("event") == "calibrated" else EXIT_FAILED

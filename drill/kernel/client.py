@@ -1,0 +1,353 @@
+"""JudgeClient: runs kernel cards in a warm child process, with a timeout, cancel and replacement."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from drill.kernel import protocol
+from drill.kernel.verdict import Verdict, VerdictBuilder
+
+EventHandler = Callable[[dict[str, Any]], None]
+
+DEFAULT_TIMEOUT = 60.0
+START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while on a cold machine
+_EOF = object()
+
+
+def default_command(calibration: Path | None = None) -> list[str]:
+    python = os.environ.get("DRILL_JUDGE_PYTHON") or sys.executable
+    cmd = [python, "-m", "drill.kernel.child"]
+    if calibration is not None:
+        cmd += ["--calibration", str(calibration)]
+    return cmd
+
+
+class JudgeError(RuntimeError):
+    pass
+
+
+class _Child:
+    """One child process with reader threads; `events` ends with _EOF when its stdout closes."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+            env=dict(env),
+            start_new_session=True,  # its own process group: a kill takes compiler grandchildren too
+        )
+        self.events: queue.Queue[Any] = queue.Queue()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self.ready: dict[str, Any] | None = None
+        self.killed = False
+        threading.Thread(target=self._read_stdout, daemon=True, name="judge-stdout").start()
+        self._stderr_done = threading.Event()
+        threading.Thread(target=self._read_stderr, daemon=True, name="judge-stderr").start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = protocol.decode(line)
+            if message is not None:
+                self.events.put(message)
+            elif line.strip():
+                self.stderr_tail.append(line.rstrip())
+        self.events.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_tail.append(line.rstrip())
+        self._stderr_done.set()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(protocol.encode(message))
+        self.proc.stdin.flush()
+
+    def kill(self) -> None:
+        self.killed = True
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def death_words(self) -> str:
+        """How the child ended, in words, with the last thing it printed."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._stderr_done.wait(timeout=2)
+        if code is None:
+            how = "the judge stopped answering"
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            how = f"the judge process was killed by {name}"
+        else:
+            how = f"the judge process exited with code {code}"
+        last = [line for line in self.stderr_tail if line.strip()][-3:]
+        return how + (": " + " | ".join(last) if last else "")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send({"op": "quit"})
+                self.proc.wait(timeout=3)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class JudgeClient:
+    """Talks to one warm judge child; replaces it after a hang, crash or cancel.
+
+    `run` blocks (call it from a worker thread); `cancel` may be called from any
+    other thread and makes the running `run` return a cancelled verdict.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        data_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
+        calibration = Path(data_dir) / "gpu_calibration.json" if data_dir is not None else None
+        self.command = list(command) if command else default_command(calibration)
+        self.start_timeout = start_timeout
+        self._env = self._child_env(env)
+        self._lock = threading.Lock()
+        self._child: _Child | None = None
+        self._ids = itertools.count(1)
+        self._cancel = threading.Event()
+        self._busy = threading.Lock()
+        self.replacements = 0
+
+    @staticmethod
+    def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        env["PYTHONUNBUFFERED"] = "1"
+        env.update(extra or {})
+        return env
+
+    # -- process management ----------------------------------------------------
+    def start(self) -> None:
+        """Start the child now (it warms up in the background)."""
+        with self._lock:
+            if self._child is None or not self._child.alive():
+                self._spawn_locked()
+
+    def _spawn_locked(self) -> _Child:
+        if self._child is not None:
+            self._child.close()
+        self._child = _Child(self.command, self._env)
+        return self._child
+
+    def _replace(self) -> None:
+        with self._lock:
+            if self._child is not None:
+                self._child.kill()
+                self._child.close()
+            self.replacements += 1
+            self._spawn_locked()
+
+    @property
+    def pid(self) -> int | None:
+        child = self._child
+        return child.pid if child is not None and child.alive() else None
+
+    def _ready_child(self) -> _Child:
+        """A started child that has said `ready`; raise JudgeError if it cannot start."""
+        self.start()
+        child = self._child
+        assert child is not None
+        if child.ready is not None:
+            return child
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            if self._cancel.is_set():
+                raise JudgeError("cancelled while the judge was starting")
+            try:
+                event = child.events.get(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= deadline:
+                    child.kill()
+                    raise JudgeError(f"the judge did not start within {self.start_timeout:.0f} s")
+                continue
+            if event is _EOF:
+                raise JudgeError("the judge could not start: " + child.death_words())
+            if event.get("event") == "ready":
+                child.ready = event
+                return child
+
+    def info(self) -> dict[str, Any]:
+        """The child's `ready` event: pid, device, gpu, versions (starts the child if needed)."""
+        return dict(self._ready_child().ready or {})
+
+    # -- requests -------------------------------------------------------------
+    def run(
+        self,
+        job: Mapping[str, Any],
+        source: str,
+        on_event: EventHandler | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        timing: str = "first",
+    ) -> Verdict:
+        """Judge `source` for the kernel job (see drill.kernel.cards.kernel_job); never raises for the kernel's faults."""
+        card_id = str(job.get("card", "?"))
+        with self._busy:
+            self._cancel.clear()
+            builder = VerdictBuilder(card_id)
+            started = time.monotonic()
+            try:
+                child = self._ready_child()
+            except JudgeError as exc:
+                builder.fail(str(exc), crashed=not self._cancel.is_set(), cancelled=self._cancel.is_set())
+                self._replace()
+                verdict = builder.result()
+                verdict.seconds = time.monotonic() - started
+                return verdict
+            request_id = next(self._ids)
+            try:
+                child.send({"op": "run", "id": request_id, "job": dict(job), "source": source, "timing": timing})
+            except (OSError, ValueError):
+                pass  # a dead child shows up as end-of-file below
+            self._collect(child, request_id, builder, on_event, timeout, what=f"the kernel run ({card_id})")
+            verdict = builder.result()
+            if not builder.finished or not verdict.seconds:
+                verdict.seconds = time.monotonic() - started
+            return verdict
+
+    def calibrate(self, timeout: float = 300.0, on_event: EventHandler | None = None) -> dict[str, Any]:
+        """Measure this GPU's copy bandwidth again; returns the `calibrated` event (or an `error`)."""
+        with self._busy:
+            self._cancel.clear()
+            child = self._ready_child()
+            request_id = next(self._ids)
+            child.send({"op": "calibrate", "id": request_id})
+            result: dict[str, Any] = {}
+
+            def keep(event: dict[str, Any]) -> None:
+                if event.get("event") in ("calibrated", "error"):
+                    result.update(event)
+                if on_event:
+                    on_event(event)
+
+            builder = VerdictBuilder("calibrate")
+            self._collect(child, request_id, builder, keep, timeout, what="calibration")
+            if not result:
+                result = {"event": "error", "message": "; ".join(builder.verdict.errors) or "no result"}
+            return result
+
+    def _collect(
+        self,
+        child: _Child,
+        request_id: int,
+        builder: VerdictBuilder,
+        on_event: EventHandler | None,
+        timeout: float,
+        what: str,
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        fatal = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if self._cancel.is_set():
+                builder.fail("", cancelled=True)
+                self._replace()
+                return
+            if remaining <= 0:
+                builder.fail(
+                    f"{what} did not finish within {timeout:g} s and was stopped (a hang, or far too slow);"
+                    " the judge was restarted",
+                    timed_out=True,
+                )
+                self._replace()
+                return
+            try:
+                event = child.events.get(timeout=min(0.05, remaining))
+            except queue.Empty:
+                continue
+            if event is _EOF:
+                if self._cancel.is_set():
+                    builder.fail("", cancelled=True)
+                elif not (fatal and builder.verdict.errors):
+                    builder.fail(child.death_words() + "; the judge was restarted", crashed=True)
+                else:
+                    builder.verdict.crashed = True
+                self._replace()
+                return
+            if event.get("id") != request_id:
+                continue
+            builder.feed(event)
+            if event.get("event") == "error" and event.get("fatal"):
+                fatal = True
+            if on_event is not None:
+                try:
+                    on_event(event)
+                except Exception:  # a display bug must not break the run
+                    pass
+            if event.get("event") == "finished":
+                if fatal:  # the child exits after a fatal error: replace it now
+                    self._replace()
+                return
+
+    def cancel(self) -> None:
+        """Stop the run in progress (the child is killed and replaced)."""
+        self._cancel.set()
+        child = self._child
+        if child is not None and self._busy.locked():
+            child.kill()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._child is not None:
+                self._child.close()
+                self._child = None
+
+    def __enter__(self) -> "JudgeClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,262 @@
+"""One judge run inside the child: build the learner's file, check every case twice, time it."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import time
+import types
+from typing import Any, Callable
+
+from drill.kernel.launch import LaunchError
+from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
+
+Emit = Callable[[dict[str, Any]], None]
+_harness_ids = itertools.count(1)
+
+
+class Fatal(Exception):
+    """The CUDA context is broken: report, then the child exits and is replaced."""
+
+
+def load_harness(path: str) -> types.ModuleType:
+    """Import a card's harness afresh (so edits to it count)."""
+    spec = importlib.util.spec_from_file_location(f"drill_harness_{next(_harness_ids)}", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def first_line(text: str) -> str:
+    lines = [ln.strip() for ln in str(text).strip().splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+def describe_fault(exc: BaseException) -> tuple[str, str]:
+    """(kind, words) for an exception raised while the learner's kernel ran."""
+    name = type(exc).__name__
+    text = first_line(str(exc))
+    lower = f"{name} {exc}".lower()
+    if "out of memory" in lower or "outofmemory" in lower or "cuda_error_out_of_memory" in lower:
+        return "oom", f"out of GPU memory ({text})"
+    if "illegal memory access" in lower or "illegal_address" in lower:
+        return "cuda", f"CUDA said: an illegal memory access was encountered (a read or write outside any allocation) [{text}]"
+    if "misaligned" in lower:
+        return "cuda", f"CUDA said: misaligned address (a vector access at an address not a multiple of its size) [{text}]"
+    if "launch_out_of_resources" in lower or "too many resources" in lower:
+        return "launch", f"CUDA refused the launch: too many resources requested (registers x threads per block) [{text}]"
+    if "launch failure" in lower or "launch_failed" in lower:
+        return "cuda", f"CUDA said: unspecified launch failure (the kernel crashed) [{text}]"
+    if "cuda" in lower and ("error" in lower or "cuda_error" in lower):
+        return "cuda", f"CUDA said: {text}"
+    return "runtime", f"{name}: {text}"
+
+
+class Judge:
+    """Runs requests for one child process; keeps the GPU warm and caches PyTorch baseline timings."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.rt = runtime
+        self.baseline_ms: dict[tuple[str, str], float] = {}
+
+    def run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
+        """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context."""
+        start = time.perf_counter()
+        try:
+            self._run(job, source, timing, emit)
+        finally:
+            emit({"event": "finished", "seconds": time.perf_counter() - start})
+
+    def _run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
+        rt = self.rt
+        card = str(job.get("card", "?"))
+        language = job.get("language")
+        filename = str(job.get("filename") or ("kernel.cu" if language == "cuda" else "kernel.py"))
+        emit({"event": "started", "card": card, "device": rt.device_words, "gpu": rt.gpu})
+        try:
+            harness = load_harness(str(job["harness"]))
+        except Exception as exc:
+            emit({"event": "error", "kind": "harness", "fatal": False, "message": f"the card's harness failed to load: {type(exc).__name__}: {exc}"})
+            return
+        entry = tuple(getattr(harness, "ENTRY", ()))
+
+        if language == "cuda":
+            try:
+                program = build_cuda(
+                    source,
+                    filename,
+                    entry=entry,
+                    launch_keys=tuple(getattr(harness, "LAUNCH_KEYS", ())) or None,
+                    arch=rt.arch,
+                    load=rt.gpu,
+                    workdir=rt.workdir,
+                )
+            except BuildError as exc:
+                self._compiled(emit, False, exc.log, exc.messages, [], getattr(getattr(exc, "result", None), "seconds", None))
+                return
+            except Exception as exc:  # NVRTC missing, or the module failed to load on the GPU
+                kind, words = describe_fault(exc)
+                emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
+                emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
+                return
+            self._compiled(emit, True, program.compiled.log, program.compiled.messages, program.compiled.resources, program.compiled.seconds)
+            if not rt.gpu:
+                emit({"event": "note", "text": f"correctness and speed: no GPU here, so the CUDA kernel was only compiled (for {rt.arch})"})
+                return
+        elif language == "triton":
+            if not rt.ensure_torch(emit):
+                return
+            t0 = time.perf_counter()
+            try:
+                program = build_triton(source, filename, entry=entry, workdir=rt.workdir)
+            except BuildError as exc:
+                self._compiled(emit, False, "", exc.messages, [], None)
+                return
+            emit({"event": "compiled", "ok": True, "seconds": time.perf_counter() - t0, "log": "", "messages": [], "resources": []})
+        else:
+            emit({"event": "error", "kind": "harness", "fatal": False, "message": f"unknown language {language!r}"})
+            return
+
+        kit = rt.kit()
+        if not self._check_cases(harness, program, kit, emit, filename):
+            return
+        if not rt.gpu:
+            emit({"event": "note", "text": "speed: no GPU here; the Triton interpreter checked correctness on small shapes only"})
+        elif timing != "none":
+            self._time(card, harness, program, kit, emit, timing)
+
+    @staticmethod
+    def _compiled(emit: Emit, ok: bool, log: str, messages: list, resources: list, seconds: float | None) -> None:
+        emit(
+            {
+                "event": "compiled",
+                "ok": ok,
+                "seconds": seconds,
+                "log": log,
+                "messages": [m.to_json() for m in messages],
+                "resources": [r.to_json() for r in resources],
+            }
+        )
+
+    def _fault(self, exc: BaseException, case: str, program: Any, emit: Emit) -> bool:
+        """Report an exception from the learner's code; True when the run must stop."""
+        kind, words = describe_fault(exc)
+        if isinstance(exc, LaunchError):
+            kind, words = "launch", str(exc)
+        path = getattr(program, "path", None)
+        if path is not None and kind == "runtime":
+            line = learner_line(exc, path)
+            if line:
+                words = f"line {line}: {words}"
+        fatal = kind == "cuda" and not self.rt.context_healthy()
+        if kind == "oom":
+            self.rt.release_memory()
+        emit({"event": "error", "kind": kind, "fatal": fatal, "case": case, "message": words})
+        if fatal:
+            raise Fatal(words)
+        return True
+
+    def _check_cases(self, harness: Any, program: Any, kit: Any, emit: Emit, filename: str) -> bool:
+        all_ok = True
+        for case in harness.cases(kit):
+            name = str(case["name"])
+            emit({"event": "case_started", "name": name})
+            t0 = time.perf_counter()
+            try:
+                kit.begin_case()
+                inputs = harness.make_inputs(case, kit)
+                ref = harness.reference(inputs, kit)
+                launch = harness.launcher(program, inputs, kit)
+                check = None
+                for attempt in (1, 2):  # the second run exposes races and leftovers of the first
+                    kit.poison_outputs()
+                    if hasattr(harness, "poison"):
+                        harness.poison(inputs, kit)
+                    launch.prepare()
+                    launch.run()
+                    kit.synchronize()
+                    guard = kit.check_guards()
+                    if guard:
+                        check = kit_check(False, guard)
+                    else:
+                        check = harness.compare(launch.result(), ref, inputs, kit)
+                    if not check.ok:
+                        if attempt == 2:
+                            check.message = "first run right, second run wrong (a race, or state left by the first run?): " + check.message
+                        break
+            except Fatal:
+                raise
+            except Exception as exc:
+                self._fault(exc, name, program, emit)
+                self.rt.release_memory()
+                return False
+            finally:
+                inputs = ref = launch = None  # noqa: F841 - free device memory before the next case
+            emit(
+                {
+                    "event": "case",
+                    "name": name,
+                    "ok": check.ok,
+                    "message": check.message,
+                    "max_error": check.max_error,
+                    "tolerance": check.tolerance,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            all_ok = all_ok and check.ok
+        self.rt.release_memory()
+        return all_ok
+
+    def _time(self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str) -> None:
+        cases = list(harness.timing_cases(kit))
+        if timing == "first":
+            cases = cases[:1]
+        ceiling = self.rt.ceiling_gbps(kit, emit)
+        for case in cases:
+            name = str(case["name"])
+            emit({"event": "case_started", "name": f"timing {name}"})
+            try:
+                kit.begin_case()
+                inputs = harness.make_inputs(case, kit)
+                launch = harness.launcher(program, inputs, kit)
+                ms, reps = kit.time(launch.run, launch.prepare)
+                key = (card, name)
+                if key not in self.baseline_ms:
+                    base = harness.baseline(inputs, kit)
+                    self.baseline_ms[key], _ = kit.time(base)
+                torch_ms = self.baseline_ms[key]
+            except Fatal:
+                raise
+            except Exception as exc:
+                self._fault(exc, f"timing {name}", program, emit)
+                return
+            finally:
+                inputs = launch = None  # noqa: F841
+                self.rt.release_memory()
+            moved = int(harness.bytes_moved(case))
+            gbps = moved / (ms * 1e-3) / 1e9
+            torch_gbps = moved / (torch_ms * 1e-3) / 1e9
+            emit(
+                {
+                    "event": "timing",
+                    "name": name,
+                    "ms": ms,
+                    "reps": reps,
+                    "bytes": moved,
+                    "gbps": gbps,
+                    "ceiling_gbps": ceiling,
+                    "pct_of_ceiling": 100.0 * gbps / ceiling if ceiling else None,
+                    "torch_ms": torch_ms,
+                    "torch_gbps": torch_gbps,
+                    "vs_torch": torch_ms / ms,
+                }
+            )
+
+
+def kit_check(ok: bool, message: str) -> Any:
+    from drill.kernel.kit import Check
+
+    return Check(ok, message)
+

@@ -1,0 +1,251 @@
+"""Tools the card harnesses use inside the judge child: inputs, guarded outputs, checks, launches, timing.
+
+Imported only by the judge child process (it needs torch; cupy on a GPU).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+
+POISON = float("nan")  # outputs start as NaN: an element the kernel never wrote cannot pass
+GUARD_ELEMENTS = 4096  # sentinel elements after each guarded buffer
+OUTPUT_GUARD = -7.0e33  # what the space past an output holds; a kernel that writes there changes it
+
+
+@dataclass
+class Check:
+    ok: bool
+    message: str = ""
+    max_error: float | None = None
+    tolerance: float | None = None
+
+
+@dataclass
+class Launch:
+    """What a harness returns for one input set: run() launches the learner's code; prepare() is untimed set-up."""
+
+    run: Callable[[], Any]
+    result: Callable[[], Any]
+    prepare: Callable[[], Any] = lambda: None
+
+
+class Kit:
+    """One per judge process. `gpu` is False under the Triton interpreter on a CPU."""
+
+    Launch = Launch
+    Check = Check
+
+    def __init__(self, gpu: bool) -> None:
+        self.torch = torch
+        self.gpu = gpu
+        self.device = torch.device("cuda" if gpu else "cpu")
+        if gpu:
+            props = torch.cuda.get_device_properties(0)
+            self.sm_count = int(props.multi_processor_count)
+            self.l2_bytes = int(getattr(props, "L2_cache_size", 50 * 2**20) or 50 * 2**20)
+        else:
+            self.sm_count = 4
+            self.l2_bytes = 0
+        self.generator = torch.Generator(device=self.device)
+        self.generator.seed()  # fresh inputs every run
+        self._outputs: list[tuple[torch.Tensor, int]] = []
+        self._flush: torch.Tensor | None = None
+
+    # -- inputs and outputs -----------------------------------------------------
+    def begin_case(self) -> None:
+        self._outputs = []
+
+    def randn(self, *shape: int, scale: float = 1.0, shift: float = 0.0, guard: float | None = float("nan")) -> torch.Tensor:
+        """Fresh normal random float32 values; the space just past the tensor holds `guard` (NaN) to expose over-reads."""
+        n = math.prod(shape)
+        extra = GUARD_ELEMENTS if guard is not None else 0
+        buf = torch.empty(n + extra, dtype=torch.float32, device=self.device)
+        buf[:n].normal_(generator=self.generator)
+        if scale != 1.0:
+            buf[:n].mul_(scale)
+        if shift:
+            buf[:n].add_(shift)
+        if extra:
+            buf[n:].fill_(guard)  # type: ignore[arg-type]
+        return buf[:n].view(*shape)
+
+    def output(self, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """An output buffer, poisoned, with a guard zone after it that is checked after every run."""
+        n = math.prod(shape)
+        buf = torch.empty(n + GUARD_ELEMENTS, dtype=dtype, device=self.device)
+        self._outputs.append((buf, n))
+        self._poison(buf, n)
+        return buf[:n].view(*shape)
+
+    def scratch(self, n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.zeros(max(1, n), dtype=dtype, device=self.device)
+
+    @staticmethod
+    def _poison(buf: torch.Tensor, n: int) -> None:
+        buf[:n].fill_(POISON)
+        buf[n:].fill_(OUTPUT_GUARD)
+
+    def poison_outputs(self) -> None:
+        for buf, n in self._outputs:
+            self._poison(buf, n)
+
+    def check_guards(self) -> str | None:
+        """Words about the first output whose guard zone was written, or None."""
+        for index, (buf, n) in enumerate(self._outputs):
+            tail = buf[n:]
+            changed = (tail != OUTPUT_GUARD).nonzero()
+            if changed.numel():
+                first = int(changed[0, 0])
+                return (
+                    f"wrote past the end of output {index + 1}: element {n + first:,} "
+                    f"(the output has {n:,}), {int(changed.shape[0])} guard element(s) changed"
+                )
+        return None
+
+    # -- checks -----------------------------------------------------------------
+    def allclose(self, got: torch.Tensor, ref: torch.Tensor, *, rtol: float, atol: float, label: str = "out") -> Check:
+        """|got - ref| <= atol + rtol * |ref| everywhere; NaN never passes."""
+        got64 = got.detach().to(torch.float64).reshape(-1)
+        ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
+        if got64.numel() != ref64.numel():
+            return Check(False, f"{label} has {got64.numel()} elements, expected {ref64.numel()}")
+        diff = (got64 - ref64).abs()
+        tol = atol + rtol * ref64.abs()
+        bad = ~(diff <= tol)
+        finite = diff[torch.isfinite(diff)]
+        max_err = float(finite.max()) if finite.numel() else float("inf")
+        if not bool(bad.any()):
+            return Check(True, "", max_err, float(tol.max()) if tol.numel() else atol)
+        return Check(False, self._describe_bad(got, got64, ref64, bad, tol, label), max_err, float(tol.max()))
+
+    def exact(self, got: torch.Tensor, ref: torch.Tensor, label: str = "out") -> Check:
+        got64 = got.detach().to(torch.float64).reshape(-1)
+        ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
+        if got64.numel() != ref64.numel():
+            return Check(False, f"{label} has {got64.numel()} elements, expected {ref64.numel()}")
+        bad = ~(got64 == ref64)
+        if not bool(bad.any()):
+            return Check(True, "", 0.0, 0.0)
+        diff = (got64 - ref64).abs()
+        finite = diff[torch.isfinite(diff)]
+        zero = torch.zeros_like(ref64)
+        return Check(
+            False,
+            self._describe_bad(got, got64, ref64, bad, zero, label),
+            float(finite.max()) if finite.numel() else float("inf"),
+            0.0,
+        )
+
+    @staticmethod
+    def _describe_bad(
+        got: torch.Tensor, got64: torch.Tensor, ref64: torch.Tensor, bad: torch.Tensor, tol: torch.Tensor, label: str
+    ) -> str:
+        count = int(bad.sum())
+        flat = int(bad.nonzero()[0, 0])
+        shape = tuple(got.shape)
+        index = _unravel(flat, shape)
+        where = f"{label}[{', '.join(str(i) for i in index)}]" if shape else label
+        value, want = float(got64[flat]), float(ref64[flat])
+        text = f"{count:,} of {got64.numel():,} elements wrong; first {where} = {value:.7g}, expected {want:.7g}"
+        if math.isnan(value):
+            text += " (NaN: never written, or computed from garbage)"
+        elif float(tol[flat]) > 0:
+            text += f" (tolerance {float(tol[flat]):.2g})"
+        return text
+
+    # -- launching CUDA kernels ---------------------------------------------------
+    @staticmethod
+    def args(*values: Any) -> tuple[Any, ...]:
+        """Kernel arguments: tensors become device pointers; ints must already be sized (np.int32 / np.int64)."""
+        import numpy as np
+
+        out: list[Any] = []
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                out.append(np.uint64(v.data_ptr()))
+            elif isinstance(v, bool) or not isinstance(v, (int, float)):
+                out.append(v)
+            else:
+                raise TypeError(f"give kernel scalar {v!r} a C type (np.int32, np.int64, np.float32)")
+        return tuple(out)
+
+    # -- timing -----------------------------------------------------------------
+    def synchronize(self) -> None:
+        if self.gpu:
+            torch.cuda.synchronize()
+
+    def time(
+        self,
+        fn: Callable[[], Any],
+        prepare: Callable[[], Any] | None = None,
+        *,
+        budget_s: float = 0.35,
+        min_reps: int = 5,
+        max_reps: int = 200,
+        warmup: int = 2,
+    ) -> tuple[float, int]:
+        """Median milliseconds of `fn` over CUDA events, L2 flushed before each repetition.
+
+        The repetitions fit in `budget_s` (at least `min_reps`), so a very slow
+        kernel costs a few runs, not a hundred.
+        """
+        flush = self._flush_buffer()
+        for _ in range(warmup):
+            if prepare:
+                prepare()
+            fn()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if prepare:
+            prepare()
+        flush.zero_()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        estimate_ms = max(start.elapsed_time(end), 1e-3)
+        reps = int(min(max_reps, max(min_reps, budget_s * 1000.0 / (estimate_ms + 0.02))))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for s, e in zip(starts, ends):
+            if prepare:
+                prepare()
+            flush.zero_()
+            s.record()
+            fn()
+            e.record()
+        torch.cuda.synchronize()
+        times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        return statistics.median(times), reps
+
+    def _flush_buffer(self) -> torch.Tensor:
+        if self._flush is None:
+            size = max(2 * self.l2_bytes, 64 * 2**20)
+            self._flush = torch.empty(size // 4, dtype=torch.float32, device=self.device)
+        return self._flush
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+    if not shape:
+        return ()
+    out = []
+    for dim in reversed(shape):
+        out.append(flat % dim)
+        flat //= dim
+    return tuple(reversed(out))
+
+
+def measure_copy_gbps(kit: Kit, n_bytes: int = 2**30, reps: int = 30) -> dict[str, Any]:
+    """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written."""
+    n = n_bytes // 4
+    src = torch.empty(n, dtype=torch.float32, device=kit.device).normal_(generator=kit.generator)
+    dst = torch.empty_like(src)
+    ms, used = kit.time(lambda: dst.copy_(src), budget_s=1.0, min_reps=reps, max_reps=reps)
+    gbps = 2 * n * 4 / (ms * 1e-3) / 1e9
+    del src, dst
+    return {"gbps": gbps, "ms": ms, "bytes": 2 * n * 4, "reps": used}

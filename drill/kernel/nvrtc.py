@@ -1,0 +1,268 @@
+"""CUDA C++ to cubin with NVRTC through ctypes: compiler messages with line numbers and ptxas's resource report.
+
+Works on any machine with `libnvrtc` (the PyPI package `nvidia-cuda-nvrtc-cu12`
+ships one): no GPU and no CUDA toolkit are needed to compile.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_ARCH = "sm_90"
+
+_NVRTC_SUCCESS = 0
+_NVRTC_COMPILATION = 6
+
+
+@dataclass(frozen=True)
+class CompilerMessage:
+    """One diagnostic from the compiler, at a line of the learner's file (0 when it names none)."""
+
+    line: int
+    column: int
+    severity: str  # error | warning | note
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "no line"
+        return f"{where}: {self.severity}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "severity": self.severity, "message": self.message}
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What ptxas reported for one `__global__` function."""
+
+    name: str
+    registers: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    constant_bytes: int = 0
+    barriers: int = 0
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+    def summary(self) -> str:
+        text = f"{self.name}: {self.registers} registers, {self.shared_bytes} B shared, {self.stack_bytes} B stack"
+        if self.spill_store_bytes or self.spill_load_bytes:
+            text += f", SPILLS {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
+        return text
+
+
+@dataclass
+class CompileResult:
+    ok: bool
+    log: str
+    arch: str
+    seconds: float
+    cubin: bytes = b""
+    messages: list[CompilerMessage] = field(default_factory=list)
+    resources: list[KernelResources] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[CompilerMessage]:
+        return [m for m in self.messages if m.severity == "error"]
+
+
+class NvrtcUnavailable(RuntimeError):
+    """No libnvrtc could be loaded."""
+
+
+def _candidates() -> list[str]:
+    found: list[str] = []
+    if os.environ.get("DRILL_NVRTC"):
+        found.append(os.environ["DRILL_NVRTC"])
+    roots = [Path(p) for p in sys.path if p and os.path.isdir(p)]
+    for root in roots:
+        for pattern in (
+            "nvidia/cuda_nvrtc/lib/libnvrtc.so*",
+            "nvidia/cu13/lib/libnvrtc.so*",
+            "nvidia/cu12/lib/libnvrtc.so*",
+            "nvidia/cuda_nvrtc/bin/nvrtc64*.dll",
+        ):
+            found.extend(sorted(glob.glob(str(root / pattern)), reverse=True))
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            found.extend(sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*")), reverse=True))
+    import ctypes.util
+
+    name = ctypes.util.find_library("nvrtc")
+    if name:
+        found.append(name)
+    # builtins libraries sit beside the real one and cannot compile anything
+    return [f for f in dict.fromkeys(found) if "builtins" not in os.path.basename(f)]
+
+
+_lib: ctypes.CDLL | None = None
+_lib_path: str | None = None
+_lock = threading.Lock()
+
+
+def load_library() -> ctypes.CDLL:
+    """Load libnvrtc once; raise NvrtcUnavailable with the places tried."""
+    global _lib, _lib_path
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = _candidates()
+        for path in tried:
+            try:
+                lib = ctypes.CDLL(path)
+                lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+            except (OSError, AttributeError):
+                continue
+            _lib, _lib_path = lib, path
+            return lib
+        raise NvrtcUnavailable(
+            "libnvrtc not found (install the PyPI package nvidia-cuda-nvrtc-cu12, or set DRILL_NVRTC); tried: "
+            + (", ".join(tried) or "nothing")
+        )
+
+
+def available() -> bool:
+    try:
+        load_library()
+    except NvrtcUnavailable:
+        return False
+    return True
+
+
+def version() -> tuple[int, int]:
+    lib = load_library()
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    return major.value, minor.value
+
+
+def library_path() -> str | None:
+    return _lib_path if available() else None
+
+
+def compile_cuda(
+    source: str,
+    filename: str = "kernel.cu",
+    *,
+    arch: str = DEFAULT_ARCH,
+    options: tuple[str, ...] = (),
+) -> CompileResult:
+    """Compile `source` to a cubin for `arch` with `--ptxas-options=-v`.
+
+    The source is compiled as given, under `filename`, so every line number in
+    the log is a line of the learner's file.
+    """
+    lib = load_library()
+    start = time.perf_counter()
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(
+        ctypes.byref(prog), source.encode("utf-8"), os.path.basename(filename).encode("utf-8"), 0, None, None
+    )
+    if rc != _NVRTC_SUCCESS:
+        raise RuntimeError(f"nvrtcCreateProgram failed: {lib.nvrtcGetErrorString(rc).decode()}")
+    try:
+        opts = [f"-arch={arch}", "--ptxas-options=-v", "-lineinfo", "-std=c++17", *options]
+        argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+        rc = lib.nvrtcCompileProgram(prog, len(opts), argv)
+        size = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetProgramLog(prog, buf)
+        log = buf.value.decode("utf-8", "replace")
+        cubin = b""
+        if rc == _NVRTC_SUCCESS:
+            lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+            cbuf = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetCUBIN(prog, cbuf)
+            cubin = cbuf.raw
+        elif rc != _NVRTC_COMPILATION:
+            log = (log + "\n" if log else "") + f"NVRTC: {lib.nvrtcGetErrorString(rc).decode()}"
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    seconds = time.perf_counter() - start
+    messages = parse_messages(log, os.path.basename(filename))
+    ok = rc == _NVRTC_SUCCESS
+    if not ok and not any(m.severity == "error" for m in messages):
+        messages.append(CompilerMessage(0, 0, "error", log.strip().splitlines()[-1] if log.strip() else "compilation failed"))
+    return CompileResult(ok, log, arch, seconds, cubin, messages, parse_resources(log) if ok else [])
+
+
+_MESSAGE = re.compile(
+    r"^(?P<file>[^\s(][^()\n]*?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|note)(?: #[\w-]+)?: (?P<msg>.*)$"
+)
+_CARET = re.compile(r"^\s*\^\s*$")
+
+
+def parse_messages(log: str, filename: str) -> list[CompilerMessage]:
+    """Pick `file(line): error: text` diagnostics out of an NVRTC log.
+
+    The column comes from the caret line NVRTC prints under the source line.
+    """
+    lines = log.splitlines()
+    out: list[CompilerMessage] = []
+    for i, text in enumerate(lines):
+        m = _MESSAGE.match(text.strip())
+        if not m:
+            continue
+        column = 0
+        if i + 2 < len(lines) and _CARET.match(lines[i + 2]):
+            # NVRTC echoes the source line and a caret line, each behind two spaces
+            column = max(1, lines[i + 2].index("^") - 1)
+        severity = "warning" if m["sev"] == "remark" else m["sev"]
+        line = int(m["line"]) if os.path.basename(m["file"]) == filename else 0
+        message = m["msg"].strip()
+        if not line:
+            message = f"{m['file']}({m['line']}): {message}"
+        out.append(CompilerMessage(line, column, severity, message))
+    return out
+
+
+_FUNC = re.compile(r"ptxas info\s*: (?:Compiling entry function|Function properties for) '?(?P<name>[\w$]+)'?")
+_FRAME = re.compile(
+    r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads"
+)
+_USED = re.compile(r"Used (?P<regs>\d+) registers")
+_SMEM = re.compile(r"(?P<smem>\d+) bytes smem")
+_CMEM = re.compile(r"(?P<cmem>\d+) bytes cmem\[0\]")
+_BARRIERS = re.compile(r"used (?P<bar>\d+) barriers")
+
+
+def parse_resources(log: str) -> list[KernelResources]:
+    """Per-kernel registers, shared memory, stack and spills from ptxas's `-v` report."""
+    found: dict[str, dict[str, int]] = {}
+    order: list[str] = []
+    current: str | None = None
+    for raw in log.splitlines():
+        text = raw.strip()
+        m = _FUNC.search(text)
+        if m:
+            current = m["name"]
+            if current not in found:
+                found[current] = {}
+                order.append(current)
+            continue
+        if current is None:
+            continue
+        entry = found[current]
+        if f := _FRAME.search(text):
+            entry.update(stack_bytes=int(f["stack"]), spill_store_bytes=int(f["st"]), spill_load_bytes=int(f["ld"]))
+        if u := _USED.search(text):
+            entry["registers"] = int(u["regs"])
+            if s := _SMEM.search(text):
+                entry["shared_bytes"] = int(s["smem"])
+            if c := _CMEM.search(text):
+                entry["constant_bytes"] = int(c["cmem"])
+            if b := _BARRIERS.search(text):
+                entry["barriers"] = int(b["bar"])
+    return [KernelResources(name, **found[name]) for name in order if found[name]]

@@ -1,0 +1,162 @@
+"""The learner's code made callable inside the judge child: a CUDA module (NVRTC + CuPy) or a Triton file."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drill.kernel import nvrtc
+from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch
+
+_counter = itertools.count(1)
+
+
+class BuildError(Exception):
+    """The learner's file could not be turned into a program; `messages` carry line numbers."""
+
+    def __init__(self, message: str, messages: list[nvrtc.CompilerMessage] | None = None, log: str = "") -> None:
+        super().__init__(message)
+        self.messages = messages or [nvrtc.CompilerMessage(0, 0, "error", message)]
+        self.log = log
+
+
+@dataclass
+class CudaProgram:
+    """A compiled CUDA file. `launch` calls one of its `extern "C"` kernels through CuPy."""
+
+    decl: LaunchDecl
+    compiled: nvrtc.CompileResult
+    module: Any = None  # cupy.RawModule on a GPU, None when only compiled
+    _functions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return [r.name for r in self.compiled.resources]
+
+    def function(self, name: str) -> Any:
+        if name not in self._functions:
+            self._functions[name] = self.module.get_function(name)
+        return self._functions[name]
+
+    def launch(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int = 0) -> None:
+        fn = self.function(name)
+        if smem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = smem  # above 48 KB a kernel must opt in
+        fn(tuple(grid), tuple(block), args, shared_mem=smem)
+
+
+@dataclass
+class TritonProgram:
+    module: types.ModuleType
+    path: Path
+
+
+def build_cuda(
+    source: str,
+    filename: str,
+    *,
+    entry: tuple[str, ...],
+    launch_keys: tuple[str, ...] | None,
+    arch: str,
+    load: bool,
+    workdir: Path,
+) -> CudaProgram:
+    """Compile with NVRTC; check the kernels and the launch line; load with CuPy when `load`."""
+    result = nvrtc.compile_cuda(source, filename, arch=arch)
+    if not result.ok:
+        raise _CompileFailed(result)
+    try:
+        decl = parse_launch(source, launch_keys)
+    except LaunchError as exc:
+        raise BuildError(str(exc), [nvrtc.CompilerMessage(exc.line, 0, "error", exc.message)], result.log) from None
+    names = {r.name for r in result.resources}
+    missing = [e for e in entry if e not in names]
+    if missing:
+        message = (
+            f"kernel `{missing[0]}` not found; declare it `extern \"C\" __global__ void {missing[0]}(...)`"
+            f" (found: {', '.join(sorted(names)) or 'no kernels'})"
+        )
+        raise BuildError(message, log=result.log)
+    program = CudaProgram(decl, result)
+    if load:
+        import cupy
+
+        path = workdir / f"module{next(_counter)}.cubin"
+        path.write_bytes(result.cubin)
+        program.module = cupy.RawModule(path=str(path))
+    return program
+
+
+class _CompileFailed(BuildError):
+    def __init__(self, result: nvrtc.CompileResult) -> None:
+        first = result.errors[0] if result.errors else None
+        super().__init__(str(first) if first else "compilation failed", result.messages, result.log)
+        self.result = result
+
+
+def build_triton(source: str, filename: str, *, entry: tuple[str, ...], workdir: Path) -> TritonProgram:
+    """Import the learner's Triton file from a fresh folder (Triton reads the source of jitted functions)."""
+    folder = workdir / f"run{next(_counter)}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / os.path.basename(filename)
+    path.write_text(source, encoding="utf-8")
+    name = f"drill_learner_{path.stem}_{folder.name}"
+    try:
+        compile(source, filename, "exec")
+    except SyntaxError as exc:
+        line = exc.lineno or 0
+        raise BuildError(
+            f"line {line}: {exc.msg}", [nvrtc.CompilerMessage(line, exc.offset or 0, "error", exc.msg)]
+        ) from None
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the learner's module-level code failed
+        line = learner_line(exc, path)
+        text = f"importing {filename} failed: {type(exc).__name__}: {exc}"
+        raise BuildError(text, [nvrtc.CompilerMessage(line, 0, "error", f"{type(exc).__name__}: {exc}")]) from None
+    missing = [e for e in entry if not callable(getattr(module, e, None))]
+    if missing:
+        raise BuildError(f"{filename} must define `{missing[0]}` (the function the judge calls)")
+    return TritonProgram(module, path)
+
+
+def learner_line(exc: BaseException, path: Path) -> int:
+    """The last line of the learner's file in the exception's traceback, or 0."""
+    line = 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == os.path.abspath(path):
+            line = frame.lineno or 0
+    if not line:
+        line = triton_error_line(exc, path)
+    return line
+
+
+def triton_error_line(exc: BaseException, path: Path) -> int:
+    """Map a Triton CompilationError (line counted inside the jitted function) to a line of the file."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        src, node = getattr(exc, "src", None), getattr(exc, "node", None)
+        lineno = getattr(node, "lineno", None)
+        if isinstance(src, str) and lineno:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError:
+                return 0
+            at = text.find(src.strip("\n"))
+            if at < 0:
+                return int(lineno)
+            return text.count("\n", 0, at) + int(lineno)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return 0

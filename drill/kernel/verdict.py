@@ -1,0 +1,276 @@
+"""The verdict of one kernel run, built from the judge's events, and the grade it suggests."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class CaseResult:
+    name: str
+    ok: bool
+    message: str = ""
+    max_error: float | None = None
+    tolerance: float | None = None
+    seconds: float | None = None
+
+
+@dataclass
+class Timing:
+    name: str
+    ms: float
+    gbps: float
+    bytes: int = 0
+    reps: int = 0
+    pct_of_ceiling: float | None = None
+    ceiling_gbps: float | None = None
+    torch_ms: float | None = None
+    torch_gbps: float | None = None
+    vs_torch: float | None = None  # torch time / learner time: above 1 means faster than PyTorch
+
+
+@dataclass
+class Verdict:
+    """What a run found. `correct` is None when correctness could not be checked."""
+
+    card: str
+    device: str = ""
+    gpu: bool = False
+    compiled: bool | None = None
+    correct: bool | None = None
+    errors: list[str] = field(default_factory=list)
+    cases: list[CaseResult] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # compiler diagnostics: line, column, severity, message
+    compile_log: str = ""
+    compile_seconds: float | None = None
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    cancelled: bool = False
+    crashed: bool = False
+    timed_out: bool = False
+
+    # the first timed shape stands for the run
+    @property
+    def timing(self) -> Timing | None:
+        return self.timings[0] if self.timings else None
+
+    @property
+    def gbps(self) -> float | None:
+        return self.timing.gbps if self.timing else None
+
+    @property
+    def pct_of_ceiling(self) -> float | None:
+        return self.timing.pct_of_ceiling if self.timing else None
+
+    @property
+    def vs_torch(self) -> float | None:
+        return self.timing.vs_torch if self.timing else None
+
+    @property
+    def passed(self) -> bool:
+        """Everything that could be checked passed."""
+        return self.compiled is not False and self.correct is not False and not self.errors and not self.cancelled
+
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.timing
+        return {
+            "card": self.card,
+            "device": self.device,
+            "gpu": self.gpu,
+            "compiled": self.compiled,
+            "correct": self.correct,
+            "errors": list(self.errors),
+            "cases": [asdict(c) for c in self.cases],
+            "time_ms": t.ms if t else None,
+            "gbps": self.gbps,
+            "pct_of_ceiling": self.pct_of_ceiling,
+            "ceiling_gbps": t.ceiling_gbps if t else None,
+            "torch_ms": t.torch_ms if t else None,
+            "vs_torch": self.vs_torch,
+            "timings": [asdict(x) for x in self.timings],
+            "compiler": {
+                "seconds": self.compile_seconds,
+                "messages": self.messages,
+                "resources": self.resources,
+                "log": self.compile_log,
+            },
+            "not_checked": list(self.not_checked),
+            "seconds": round(self.seconds, 3),
+            "cancelled": self.cancelled,
+            "crashed": self.crashed,
+            "timed_out": self.timed_out,
+        }
+
+
+class VerdictBuilder:
+    """Folds the judge's events into a Verdict; keeps the case in flight so a crash can name it."""
+
+    def __init__(self, card_id: str) -> None:
+        self.verdict = Verdict(card=card_id)
+        self.current_case: str | None = None
+        self.phase = "starting"
+        self.finished = False
+
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        v = self.verdict
+        if kind == "started":
+            v.device = str(event.get("device", ""))
+            v.gpu = bool(event.get("gpu"))
+            self.phase = "compiling"
+        elif kind == "compiled":
+            v.compiled = bool(event.get("ok"))
+            v.compile_log = str(event.get("log", ""))
+            v.compile_seconds = event.get("seconds")
+            v.messages = list(event.get("messages") or [])
+            v.resources = list(event.get("resources") or [])
+            self.phase = "checking"
+        elif kind == "case_started":
+            self.current_case = str(event.get("name"))
+            self.phase = "checking"
+        elif kind == "case":
+            v.cases.append(
+                CaseResult(
+                    name=str(event.get("name")),
+                    ok=bool(event.get("ok")),
+                    message=str(event.get("message") or ""),
+                    max_error=_number(event.get("max_error")),
+                    tolerance=_number(event.get("tolerance")),
+                    seconds=_number(event.get("seconds")),
+                )
+            )
+            self.current_case = None
+        elif kind == "timing":
+            self.phase = "timing"
+            v.timings.append(
+                Timing(
+                    name=str(event.get("name")),
+                    ms=float(event["ms"]),
+                    gbps=float(event["gbps"]),
+                    bytes=int(event.get("bytes") or 0),
+                    reps=int(event.get("reps") or 0),
+                    pct_of_ceiling=_number(event.get("pct_of_ceiling")),
+                    ceiling_gbps=_number(event.get("ceiling_gbps")),
+                    torch_ms=_number(event.get("torch_ms")),
+                    torch_gbps=_number(event.get("torch_gbps")),
+                    vs_torch=_number(event.get("vs_torch")),
+                )
+            )
+        elif kind == "note":
+            v.not_checked.append(str(event.get("text")))
+        elif kind == "error":
+            message = str(event.get("message"))
+            case = event.get("case") or self.current_case
+            if case and case not in message:
+                message = f"case {case}: {message}"
+            v.errors.append(message)
+            if event.get("kind") == "compile":
+                v.compiled = False
+            elif case and not any(c.name == case for c in v.cases):
+                v.cases.append(CaseResult(name=str(case), ok=False, message=message))
+            self.current_case = None
+        elif kind == "finished":
+            self.finished = True
+            if event.get("seconds") is not None:
+                v.seconds = float(event["seconds"])
+
+    def fail(self, message: str, *, crashed: bool = False, timed_out: bool = False, cancelled: bool = False) -> None:
+        """The run ended without `finished`: say where it was."""
+        v = self.verdict
+        where = f"during case {self.current_case}" if self.current_case else f"while {self.phase}"
+        text = f"{message} ({where})" if message else where
+        if cancelled:
+            v.cancelled = True
+            v.not_checked.append(f"cancelled {where}")
+        else:
+            v.errors.append(text)
+        v.crashed = v.crashed or crashed
+        v.timed_out = v.timed_out or timed_out
+        if self.current_case and not any(c.name == self.current_case for c in v.cases):
+            v.cases.append(CaseResult(name=self.current_case, ok=False, message=text))
+
+    def result(self) -> Verdict:
+        v = self.verdict
+        if v.compiled is False:
+            v.correct = None
+        elif any(not c.ok for c in v.cases):
+            v.correct = False
+        elif v.cases and not v.cancelled and not (v.errors and self.phase != "timing"):
+            v.correct = True
+        else:
+            v.correct = None
+        return v
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int:
+    """SM-2 grade from a verdict: wrong 1; correct but slow 3; half-way 4; near the target 5.
+
+    "Near" means at least 90 % of the card's target. A correct kernel that could
+    not be timed (no GPU) gets 3: nothing shows that it is fast.
+    """
+    if verdict.compiled is False or verdict.correct is False:
+        return 1
+    if verdict.correct is None:
+        return 2 if verdict.errors else 3
+    pct = verdict.pct_of_ceiling
+    if pct is None:
+        return 3
+    if pct >= 0.9 * target_pct:
+        return 5
+    if pct >= 0.5 * target_pct:
+        return 4
+    return 3
+
+
+def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -> str:
+    """A plain-text report for the terminal."""
+    v = verdict
+    out = [f"{v.card} on {v.device or 'unknown device'}"]
+    if v.compiled is None:
+        out.append("compiled: not reached")
+    else:
+        secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
+        out.append(f"compiled: {'yes' + secs if v.compiled else 'NO'}")
+    for m in v.messages:
+        where = f"line {m['line']}" + (f":{m['column']}" if m.get("column") else "") if m.get("line") else "?"
+        out.append(f"  {where}: {m['severity']}: {m['message']}")
+        if source_lines and m.get("line") and 0 < m["line"] <= len(source_lines):
+            out.append(f"      {source_lines[m['line'] - 1].rstrip()}")
+    for r in v.resources:
+        line = f"  {r['name']}: {r.get('registers', 0)} registers, {r.get('shared_bytes', 0)} B shared, {r.get('stack_bytes', 0)} B stack"
+        if r.get("spill_store_bytes") or r.get("spill_load_bytes"):
+            line += f", spills {r.get('spill_store_bytes', 0)} B stored / {r.get('spill_load_bytes', 0)} B loaded"
+        out.append(line)
+    for c in v.cases:
+        mark = "ok  " if c.ok else "FAIL"
+        extra = f"  {c.message}" if c.message else ""
+        out.append(f"  {mark} {c.name}{extra}")
+    verdict_word = {True: "correct", False: "WRONG", None: "not checked"}[v.correct]
+    out.append(f"correctness: {verdict_word}")
+    for t in v.timings:
+        line = f"time {t.name}: {t.ms:.3f} ms, {t.gbps:,.0f} GB/s"
+        if t.pct_of_ceiling is not None:
+            line += f", {t.pct_of_ceiling:.1f} % of the measured copy ceiling ({t.ceiling_gbps:,.0f} GB/s)"
+        if t.vs_torch is not None:
+            line += f", {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms)"
+        out.append(line)
+    for e in v.errors:
+        out.append(f"error: {e}")
+    for n in v.not_checked:
+        out.append(f"not checked: {n}")
+    return "\n".join(out)
