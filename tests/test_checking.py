@@ -58,6 +58,8 @@ SHAPE_TABLE = [
     ("(ceil(N/256), 256)", None, ("ceil(N/256)", "256")),
     ("(..., D)", None, ("...", "D")),
     ("(B, S, max_len)", None, ("B", "S", "max_len")),
+    ("(B, γ + 1, V)", {"K": ["γ", "gamma"]}, ("B", "K+1", "V")),
+    ("(B, gamma+1, V)", {"K": ["γ", "gamma"]}, ("B", "K+1", "V")),
 ]
 
 

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill.cards.units import CARD_UNITS, QuantityError, check_number, format_quantity, parse_quantity
+from drill.cards.units import (
+    CARD_UNITS,
+    QuantityError,
+    check_number,
+    format_quantity,
+    parse_quantity,
+)
 
 GiB = 2**30
 KiB = 2**10

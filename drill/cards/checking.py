@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from itertools import pairwise
+from typing import Any
 
 from drill.cards.model import Card
 
@@ -48,13 +50,14 @@ class StepResult:
 
 # --- reading a shape ---------------------------------------------------------------
 
+_NAME = r"[^\W\d][\w']*"  # a symbol: letters of any script (B, Dh, γ), digits, _ and '
 _TOKEN = re.compile(
-    r"\s*(?:(?P<ellipsis>\.\.\.|…)|(?P<number>\d+(?:_\d+)*(?:\.\d+)?)|(?P<ident>[A-Za-z_][A-Za-z0-9_']*)"
+    rf"\s*(?:(?P<ellipsis>\.\.\.|…)|(?P<number>\d+(?:_\d+)*(?:\.\d+)?)|(?P<ident>{_NAME})"
     r"|(?P<op>//|\*\*|[-+*/^%])|(?P<open>[(\[])|(?P<close>[)\]])|(?P<comma>,)|(?P<times>×))"
 )
 _TRANSLATE = str.maketrans({"·": "*", "⋅": "*", "−": "-", "–": "-", "（": "(", "）": ")"})
 _X_SEPARATOR = re.compile(r"(?<=[A-Z0-9)\]])x(?=[A-Z0-9(\[])|\s+x\s+")
-_PREFIX = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_']*\s*[:=]\s*")
+_PREFIX = re.compile(rf"^\s*{_NAME}\s*[:=]\s*")
 _TORCH_SIZE = re.compile(r"\s*torch\.Size\s*\((.*)\)\s*", re.DOTALL)
 OPERAND_END = ("ident", "number", "close", "ellipsis")
 OPERAND_START = ("ident", "number", "open", "ellipsis")
@@ -126,7 +129,7 @@ def _split(tokens: list[tuple[str, str]], bracketed: bool) -> list[list[tuple[st
     elif not bracketed and ops == {"*"}:
         separators = {i for i, kind, value in top if kind == "op"}
     else:
-        for (j, before, _), (i, kind, _) in zip(top, top[1:]):
+        for (j, before, _), (i, kind, _) in pairwise(top):
             call = before == "ident" and kind == "open" and j == i - 1
             if before in OPERAND_END and kind in OPERAND_START and not call:
                 starts.add(i)
@@ -300,7 +303,7 @@ def _apply_aliases(tokens: list[tuple[str, str]], table: Mapping[str, str]) -> s
 
 
 def _is_name(text: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_']*", text) is not None
+    return re.fullmatch(_NAME, text) is not None
 
 
 def normalise_shape(text: str, aliases: Mapping[str, Any] | None = None, *, fold_case: bool = False) -> tuple[str, ...]:
@@ -318,7 +321,7 @@ def normalise_shape(text: str, aliases: Mapping[str, Any] | None = None, *, fold
 def _names_in(texts: Iterable[str]) -> set[str]:
     names: set[str] = set()
     for text in texts:
-        names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_']*", str(text)))
+        names.update(re.findall(_NAME, str(text)))
     return names
 
 

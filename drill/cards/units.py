@@ -215,10 +215,9 @@ def _simple_unit(text: str) -> list[Quantity]:
         if low.endswith("flops"):
             # "TFLOPS" is often a rate; let the expected answer decide.
             readings.append(Quantity(1000.0**p, "flop_per_second", _FLOP_SYMBOL[p] + "/s"))
-    elif m := _FLOP_WORD_RE.fullmatch(text):
-        if (word := m["w"].lower()) in _PREFIX_WORDS:
-            p = _PREFIX_WORDS[word]
-            readings.append(Quantity(1000.0**p, "flops", _FLOP_SYMBOL[p]))
+    elif (m := _FLOP_WORD_RE.fullmatch(text)) and m["w"].lower() in _PREFIX_WORDS:
+        p = _PREFIX_WORDS[m["w"].lower()]
+        readings.append(Quantity(1000.0**p, "flops", _FLOP_SYMBOL[p]))
     if low in _TIME:
         readings.append(Quantity(_TIME[low], "seconds", low))
     parts = text.split()
