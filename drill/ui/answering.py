@@ -51,7 +51,7 @@ class AnswerForm(Vertical):
         inputs = self.inputs()
         return not inputs or self.screen.focused is inputs[-1]
 
-    def lock(self) -> None:
+    def freeze(self) -> None:
         for widget in self.query("Input, OptionList"):
             widget.disabled = True
 

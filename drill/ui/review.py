@@ -211,7 +211,7 @@ class ReviewScreen(Screen[None]):
         self.suggested = verdict.suggested_grade
         self.answer_record = verdict.record
         self.query_one("#verdict", Static).update(verdict.summary)
-        self.form.lock()
+        self.form.freeze()
         self.set_focus(None)
         self.post_message(AnswerChecked(verdict.suggested_grade, verdict.summary))
         await self.reveal_answer()

@@ -1,0 +1,140 @@
+"""Pilot tests of the checked kinds: typed shapes, typed numbers, a picked bottleneck."""
+
+import datetime as dt
+import json
+import sqlite3
+
+from textual.widgets import Input, OptionList, Static
+
+from drill.store.fast import DB_NAME
+from drill.ui.app import DrillApp
+from drill.ui.markdown_view import MarkdownView
+from tests.conftest import FixedClock
+
+NOW = dt.datetime(2026, 5, 10, 12, 0)
+
+DECK = """\
+cards:
+  - id: t-shape
+    kind: shape_trace
+    topic: transformer-shapes
+    prompt: Trace multi-head attention.
+    given: "X: (B, S, D); H heads; Dh = D/H"
+    aliases: {Dh: ["D/H"]}
+    steps:
+      - {label: "Q = X Wq", shape: "(B, S, D)"}
+      - {label: "Q split into heads", shape: "(B, H, S, Dh)"}
+      - {label: "scores", shape: "(B, H, S, S)"}
+    answer: Scores are S by S per head.
+    sources: [FACTS.md]
+  - id: t-ledger
+    kind: memory_ledger
+    topic: serving
+    params:
+      model: {model: [opt-13b]}
+      t: {choices: [2048]}
+    prompt: "KV cache of {{ model.title }} for {{ t }} tokens in fp16?"
+    answers:
+      - {label: KV cache, expr: "kv_bytes(model, tokens=t, dtype='fp16')", unit: bytes}
+    ledger:
+      - {term: per token, formula: "2 × {{ model.layers }} × {{ model.hidden }} × 2 B", expr: "kv_bytes_per_token(model, dtype='fp16')", unit: bytes}
+    answer: "vLLM quotes 800 KB a token for OPT-13B."
+    sources: ["vLLM, arXiv:2309.06180"]
+  - id: t-diag
+    kind: diagnosis
+    topic: profiling
+    evidence: |
+      dram__throughput.avg.pct_of_peak_sustained_elapsed   92.1 %
+      sm__throughput.avg.pct_of_peak_sustained_elapsed     11.4 %
+    prompt: What bounds this kernel?
+    choices: [compute-bound, memory-bound, communication-bound]
+    correct: memory-bound
+    answer: DRAM is near peak while the SMs idle.
+    rubric: [fuse the neighbouring elementwise op and re-measure DRAM bytes]
+    sources: [FACTS.md]
+"""
+
+
+def rows(data, sql):
+    conn = sqlite3.connect(data / DB_NAME)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+async def settle(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_three_checked_kinds(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        # shape trace: two steps right (different spellings), one wrong
+        inputs = list(app.screen.query(Input))
+        assert len(inputs) == 3
+        inputs[0].value = "[B x S x D]"
+        inputs[1].value = "B, H, S, D/H"
+        inputs[2].value = "(B, S, S)"
+        inputs[2].focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "2/3 steps right" in verdict and "expected (B, H, S, S)" in verdict
+        assert app.screen.suggested == 3
+        assert "Scores are S by S" in app.screen.query_one("#answer", MarkdownView).source
+        await pilot.press("enter")  # accept the suggestion
+        await settle(pilot)
+        (log,) = rows(data, "SELECT card_id, grade, answer FROM review_log")
+        assert log[:2] == ("t-shape", 3) and json.loads(log[2])["right"] == 2
+
+        # memory ledger: 2,048 tokens of OPT-13B at 819,200 B each, typed in the wrong unit family
+        prompt = app.screen.query_one("#prompt", MarkdownView).source
+        assert "2048 tokens" in prompt and "OPT" in prompt
+        box = app.screen.query_one(Input)
+        box.value = "1.5625 GB"  # 1.5625 GiB is right; written as GB it is not
+        box.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "0/1 right" in verdict and "you wrote GB (1e9) but the value matches GiB (2^30)" in verdict
+        assert app.screen.suggested == 1
+        answer = app.screen.query_one("#answer", MarkdownView).source
+        assert "2 × 40 × 5120 × 2 B" in answer
+        await pilot.press("2")  # override the suggestion
+        await settle(pilot)
+        grade, answer_json = rows(data, "SELECT grade, answer FROM review_log WHERE card_id='t-ledger'")[0]
+        assert grade == 2 and json.loads(answer_json)["draw"] == {"model": "opt-13b", "t": 2048}
+
+        # diagnosis: pick memory-bound, type an experiment
+        options = app.screen.query_one(OptionList)
+        options.focus()
+        await pilot.press("down", "enter")
+        assert app.screen.focused is app.screen.query_one("#experiment", Input)
+        await pilot.press(*"fuse", "enter")
+        await pilot.pause()
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "you chose memory-bound" in verdict
+        assert app.screen.suggested in (4, 5)
+        await pilot.press("enter")
+        await settle(pilot)
+        (answer_json,) = rows(data, "SELECT answer FROM review_log WHERE card_id='t-diag'")[0]
+        assert json.loads(answer_json) == {"choice": "memory-bound", "correct": True, "experiment": "fuse"}
+
+
+async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app.session.queue = ["t-diag"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.query_one(OptionList).focus()
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "you chose compute-bound" in verdict and "memory-bound" in verdict
+        assert app.screen.suggested == 1
