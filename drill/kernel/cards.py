@@ -125,11 +125,11 @@ def _check_python(source: str, filename: str, entry: tuple[str, ...]) -> list[st
 
 def _check_cuda(source: str, filename: str, entry: tuple[str, ...], launch_keys: Any) -> list[str]:
     from drill.kernel import nvrtc
-    from drill.kernel.launch import LaunchError, parse_launch
+    from drill.kernel.launch import LaunchError, parse_launch, validate
 
     out: list[str] = []
     try:
-        parse_launch(source, tuple(launch_keys) if launch_keys else None)
+        validate(parse_launch(source, tuple(launch_keys) if launch_keys else None))
     except LaunchError as exc:
         out.append(f"{filename} {exc}")
     if not nvrtc.available():

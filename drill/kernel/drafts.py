@@ -30,7 +30,8 @@ def has_draft(data_dir: Path, card_id: str, ext: str) -> bool:
 def load_draft(data_dir: Path, card_id: str, ext: str) -> str | None:
     path = draft_path(data_dir, card_id, ext)
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:  # keep the learner's line endings
+            return handle.read()
     except FileNotFoundError:
         return None
 

@@ -74,6 +74,21 @@ def parse_launch(source: str, allowed: tuple[str, ...] | None = None) -> LaunchD
     return found or LaunchDecl()
 
 
+def validate(decl: LaunchDecl) -> None:
+    """Check the values of the keys every card understands, without a GPU (raises LaunchError)."""
+    line = decl.line
+    for key in decl.values:
+        for entry in decl.per_pass(key, ""):
+            if key == "block":
+                block_dims(entry, line)
+            elif key == "grid":
+                grid_size(entry, 1, 1, 1, line)
+            elif key == "tile":
+                parse_dims(entry, line, "tile")
+            elif key == "smem":
+                smem_bytes(entry, line)
+
+
 def parse_dims(text: str, line: int = 0, key: str = "block") -> tuple[int, ...]:
     """`256` -> (256,); `32x8` -> (32, 8); at most three positive dimensions."""
     parts = text.lower().split("x")

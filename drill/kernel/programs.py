@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from drill.kernel import nvrtc
-from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch
+from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch, validate
 
 _counter = itertools.count(1)
 
@@ -74,6 +74,7 @@ def build_cuda(
         raise _CompileFailed(result)
     try:
         decl = parse_launch(source, launch_keys)
+        validate(decl)
     except LaunchError as exc:
         raise BuildError(str(exc), [nvrtc.CompilerMessage(exc.line, 0, "error", exc.message)], result.log) from None
     names = {r.name for r in result.resources}

@@ -192,7 +192,7 @@ class VerdictBuilder:
             v.errors.append(text)
         v.crashed = v.crashed or crashed
         v.timed_out = v.timed_out or timed_out
-        if self.current_case and not any(c.name == self.current_case for c in v.cases):
+        if not cancelled and self.current_case and not any(c.name == self.current_case for c in v.cases):
             v.cases.append(CaseResult(name=self.current_case, ok=False, message=text))
 
     def result(self) -> Verdict:

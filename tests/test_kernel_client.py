@@ -1,0 +1,153 @@
+"""The judge client against a fake child: streaming, timeout, crash, cancel, replacement."""
+
+import sys
+import threading
+import time
+
+import pytest
+
+from drill.kernel.client import JudgeClient
+
+JOB = {"card": "reduce", "language": "cuda", "harness": "unused", "filename": "reduce.cu"}
+
+
+def fake(*flags: str) -> list[str]:
+    return [sys.executable, "-m", "drill.kernel.fake_child", *flags]
+
+
+@pytest.fixture
+def client():
+    c = JudgeClient(fake("--gpu"), start_timeout=20)
+    yield c
+    c.close()
+
+
+def test_streams_events_in_order_and_builds_the_verdict(client):
+    seen = []
+    verdict = client.run(JOB, "// fake: ok", on_event=lambda e: seen.append(e["event"]), timeout=10)
+    assert seen[:2] == ["started", "compiled"]
+    assert seen.count("case") == 3 and seen[-2:] == ["timing", "finished"]
+    assert verdict.compiled is True and verdict.correct is True and verdict.errors == []
+    assert [c.name for c in verdict.cases] == ["n=1", "n=31", "n=1,025"]
+    assert verdict.gbps == pytest.approx(3579.1) and verdict.pct_of_ceiling == pytest.approx(89.5)
+    assert verdict.vs_torch == pytest.approx(0.9)
+    assert verdict.resources[0]["registers"] == 16
+    assert verdict.exit_code() == 0
+
+
+def test_the_child_stays_warm_between_runs(client):
+    client.run(JOB, "// fake: ok", timeout=10)
+    pid = client.pid
+    client.run(JOB, "// fake: ok", timeout=10)
+    assert client.pid == pid and client.replacements == 0
+
+
+def test_a_hang_is_killed_after_the_timeout_and_named(client):
+    client.info()
+    before = client.pid
+    started = time.monotonic()
+    verdict = client.run(JOB, "// fake: hang", timeout=1.5)
+    assert 1.4 < time.monotonic() - started < 8
+    assert verdict.timed_out and verdict.correct is False
+    assert any("did not finish within 1.5 s" in e and "n=31" in e for e in verdict.errors)
+    assert [c.ok for c in verdict.cases] == [True, False]
+    after = client.run(JOB, "// fake: ok", timeout=10)
+    assert after.correct is True
+    assert client.pid != before and client.replacements == 1
+
+
+def test_a_crash_is_reported_in_words_with_its_case(client):
+    client.info()
+    before = client.pid
+    verdict = client.run(JOB, "// fake: crash", timeout=10)
+    assert verdict.crashed and verdict.correct is False
+    [error] = verdict.errors
+    assert "SIGSEGV" in error and "n=31" in error and "restarted" in error
+    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.pid != before
+
+
+def test_a_fatal_cuda_error_replaces_the_child(client):
+    client.info()
+    before = client.pid
+    verdict = client.run(JOB, "// fake: fatal", timeout=10)
+    assert verdict.correct is False
+    assert verdict.errors == ["case n=31: CUDA said: an illegal memory access was encountered"]
+    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.pid != before
+
+
+def test_cancel_from_another_thread(client):
+    client.info()
+    before = client.pid
+    timer = threading.Timer(0.5, client.cancel)
+    timer.start()
+    started = time.monotonic()
+    verdict = client.run(JOB, "// fake: slow 0.4", timeout=30)
+    assert time.monotonic() - started < 5
+    assert verdict.cancelled and verdict.errors == [] and verdict.correct is None
+    assert verdict.exit_code() == 1
+    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.pid != before
+
+
+def test_a_wrong_result_keeps_the_child(client):
+    client.info()
+    before = client.pid
+    verdict = client.run(JOB, "// fake: wrong", timeout=10)
+    assert verdict.correct is False and not verdict.crashed
+    assert "expected 1.5" in verdict.cases[1].message
+    assert client.pid == before
+
+
+def test_compile_errors_carry_lines(client):
+    verdict = client.run(JOB, "// fake: compile-error 7", timeout=10)
+    assert verdict.compiled is False and verdict.correct is None
+    assert verdict.messages[0]["line"] == 7
+    assert verdict.exit_code() == 1
+
+
+def test_stray_output_on_stdout_is_ignored(client):
+    verdict = client.run(JOB, "// fake: noise", timeout=10)
+    assert verdict.correct is True and verdict.errors == []
+
+
+def test_a_child_that_cannot_start_is_reported():
+    c = JudgeClient(fake("--die-at-start"), start_timeout=10)
+    try:
+        verdict = c.run(JOB, "// fake: ok", timeout=5)
+    finally:
+        c.close()
+    assert verdict.crashed and verdict.correct is None
+    assert any("could not start" in e and "exited with code 7" in e and "asked to fail" in e for e in verdict.errors)
+
+
+def test_a_child_too_slow_to_start_is_stopped():
+    c = JudgeClient(fake("--start-delay", "30"), start_timeout=1)
+    try:
+        verdict = c.run(JOB, "// fake: ok", timeout=5)
+    finally:
+        c.close()
+    assert any("did not start within 1 s" in e for e in verdict.errors)
+
+
+def test_no_gpu_means_no_timing_and_says_so():
+    c = JudgeClient(fake(), start_timeout=20)
+    try:
+        verdict = c.run(JOB, "// fake: ok", timeout=10)
+    finally:
+        c.close()
+    assert verdict.correct is True and verdict.gbps is None
+    assert verdict.not_checked == ["speed: no GPU here (fake judge)"]
+
+
+def test_calibrate_returns_the_measurement(client):
+    result = client.calibrate(timeout=10)
+    assert result["event"] == "calibrated" and result["gbps"] == 3000.0
+
+
+def test_close_ends_the_child(client):
+    client.info()
+    proc = client._child.proc
+    client.close()
+    assert proc.wait(timeout=5) is not None

@@ -1,0 +1,120 @@
+"""Compiling CUDA on a machine without a GPU: errors at the learner's lines, and ptxas's resource report."""
+
+import textwrap
+
+import pytest
+
+from drill import paths
+from drill.kernel import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")
+
+BROKEN = textwrap.dedent(
+    """\
+    // drill: block=256 grid=auto
+    extern "C" __global__ void reduce_sum(const float* x, float* out, int n)
+    {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+    \tif (i < n)
+            atomicAdd(out, x[i] * scale);
+    }
+    """
+)
+
+
+def test_compile_error_points_at_the_learners_line_and_column():
+    result = nvrtc.compile_cuda(BROKEN, "reduce.cu")
+    assert not result.ok
+    assert result.cubin == b""
+    [error] = result.errors
+    assert error.line == 6
+    assert BROKEN.splitlines()[5][error.column - 1 :].startswith("scale")
+    assert "scale" in error.message and "undefined" in error.message
+    assert str(error).startswith("line 6: error:")
+
+
+def test_every_error_is_reported_with_its_own_line():
+    source = 'extern "C" __global__ void k(float* y)\n{\n    y[0] = a;\n    y[1] = b\n}\n'
+    result = nvrtc.compile_cuda(source, "two.cu")
+    lines = sorted(m.line for m in result.errors)
+    assert lines[0] == 3
+    assert len(lines) >= 2 and all(line in (3, 4, 5) for line in lines)
+
+
+def test_warnings_do_not_fail_the_build():
+    source = 'extern "C" __global__ void k(float* y)\n{\n    int unused = 3;\n    y[0] = 1.f;\n}\n'
+    result = nvrtc.compile_cuda(source, "warn.cu")
+    assert result.ok and result.cubin
+    assert [(m.severity, m.line) for m in result.messages] == [("warning", 3)]
+
+
+def test_resource_report_of_the_bundled_kernels():
+    starter = nvrtc.compile_cuda((paths.kernels_dir() / "transpose.cu").read_text(), "transpose.cu")
+    answer = nvrtc.compile_cuda((paths.answers_dir() / "transpose.cu").read_text(), "transpose.cu")
+    assert starter.ok and answer.ok
+    [s], [a] = starter.resources, answer.resources
+    assert s.name == a.name == "transpose"
+    # one float of padding per tile row: 32 x 33 x 4 bytes instead of 32 x 32 x 4
+    assert (s.shared_bytes, a.shared_bytes) == (4096, 4224)
+    assert 0 < a.registers <= 255 and a.spill_store_bytes == 0
+
+
+def test_spills_and_stack_show_in_the_report():
+    # a run-time index into a local array forces it into local memory (a stack frame)
+    source = textwrap.dedent(
+        """\
+        extern "C" __global__ void k(float* y, int j)
+        {
+            float local[64] = {};
+            for (int i = 0; i < 256; ++i) local[(int)y[i] & 63] += y[i + 256];
+            y[0] = local[j & 63];
+        }
+        """
+    )
+    [r] = nvrtc.compile_cuda(source, "stack.cu").resources
+    assert r.stack_bytes >= 256
+
+
+LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'alpha' for 'sm_90'
+ptxas info    : Function properties for alpha
+ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 368 bytes cmem[0]
+ptxas info    : Compile time = 3.1 ms
+ptxas info    : Compiling entry function 'beta' for 'sm_90'
+ptxas info    : Function properties for beta
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]
+"""
+
+
+@pytest.mark.parametrize(
+    "name, registers, smem, stack, spill_st, spill_ld, cmem, barriers",
+    [("alpha", 40, 2048, 8, 4, 12, 368, 1), ("beta", 8, 0, 0, 0, 0, 360, 0)],
+)
+def test_parse_resources(name, registers, smem, stack, spill_st, spill_ld, cmem, barriers):
+    found = {r.name: r for r in nvrtc.parse_resources(LOG)}
+    r = found[name]
+    assert (r.registers, r.shared_bytes, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes) == (
+        registers,
+        smem,
+        stack,
+        spill_st,
+        spill_ld,
+    )
+    assert (r.constant_bytes, r.barriers) == (cmem, barriers)
+
+
+@pytest.mark.parametrize(
+    "log, expected",
+    [
+        ('k.cu(12): error: identifier "q" is undefined\n  q = 1;\n  ^\n', [(12, 1, "error")]),
+        ("k.cu(3): warning #177-D: variable \"a\" was declared but never referenced\n", [(3, 0, "warning")]),
+        ("other.h(9): error: bad thing\n", [(0, 0, "error")]),  # not the learner's file: no line of theirs
+        ("nothing to see\n", []),
+    ],
+)
+def test_parse_messages(log, expected):
+    got = [(m.line, m.column, m.severity) for m in nvrtc.parse_messages(log, "k.cu")]
+    assert got == expected

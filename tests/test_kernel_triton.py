@@ -1,0 +1,109 @@
+"""Triton cards judged for real on a CPU: the judge child runs them under the Triton interpreter."""
+
+import importlib.util
+
+import pytest
+
+from drill import paths
+from drill.cards.loader import load_decks
+from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.client import JudgeClient
+
+missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
+pytestmark = pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install 'drill[kernels]')")
+
+
+@pytest.fixture(scope="module")
+def cards():
+    return load_decks([paths.cards_dir() / "kernels.yaml"]).cards
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory):
+    # DRILL_JUDGE_CPU: the interpreter path, even on a machine that has a GPU
+    client = JudgeClient(data_dir=tmp_path_factory.mktemp("data"), env={"DRILL_JUDGE_CPU": "1"})
+    yield client
+    client.close()
+
+
+def run(judge, cards, card_id, source):
+    return judge.run(kernel_job(cards[card_id]), source, timeout=120)
+
+
+@pytest.mark.parametrize("card_id", ["softmax", "rmsnorm"])
+@pytest.mark.parametrize("which", ["starter", "solution"])
+def test_bundled_triton_files_are_correct_under_the_interpreter(judge, cards, card_id, which):
+    source = getattr(kernel_files(cards[card_id]), which).read_text()
+    verdict = run(judge, cards, card_id, source)
+    assert verdict.errors == [] and verdict.compiled is True
+    assert verdict.correct is True, [(c.name, c.message) for c in verdict.cases if not c.ok]
+    assert len(verdict.cases) >= 5 and verdict.gbps is None
+    assert any("no GPU" in n for n in verdict.not_checked)
+    assert verdict.exit_code() == 0
+
+
+def solution(cards, card_id):
+    return kernel_files(cards[card_id]).solution.read_text()
+
+
+def test_softmax_without_the_max_subtraction_overflows(judge, cards):
+    source = solution(cards, "softmax").replace("x = x - tl.max(x, axis=0)", "x = x")
+    assert source != solution(cards, "softmax")
+    verdict = run(judge, cards, "softmax", source)
+    assert verdict.correct is False and verdict.exit_code() == 1
+    failed = {c.name: c.message for c in verdict.cases if not c.ok}
+    assert list(failed) == ["7x777 large logits"]
+    assert "NaN" in failed["7x777 large logits"]
+
+
+def test_softmax_with_an_off_by_one_mask_is_caught(judge, cards):
+    good = solution(cards, "softmax")
+    source = good.replace("mask = cols < n_cols\n    x = tl.load", "mask = cols <= n_cols\n    x = tl.load")
+    assert source != good
+    verdict = run(judge, cards, "softmax", source)
+    assert verdict.correct is False
+    by_name = {c.name: c for c in verdict.cases}
+    assert by_name["1x1"].ok  # a one-column row fills its power-of-two block exactly
+    # the last row writes one element past the output, into the guard zone after it
+    assert by_name["3x33"].message.startswith("wrote past the end of output 1: element 99 (the output has 99)")
+
+
+def test_rmsnorm_dividing_by_the_block_instead_of_the_row_length(judge, cards):
+    good = solution(cards, "rmsnorm")
+    source = good.replace("tl.sum(x * x, axis=0) / n_cols", "tl.sum(x * x, axis=0) / BLOCK")
+    assert source != good
+    verdict = run(judge, cards, "rmsnorm", source)
+    assert verdict.correct is False
+    assert {c.name for c in verdict.cases if c.ok} == {"1x1"}  # only a power-of-two row length survives
+
+
+def test_a_syntax_error_is_a_build_error_with_its_line(judge, cards):
+    lines = solution(cards, "softmax").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("def softmax("))
+    lines[at] = lines[at].rstrip(":")
+    verdict = run(judge, cards, "softmax", "\n".join(lines))
+    assert verdict.compiled is False and verdict.correct is None
+    assert verdict.messages[0]["line"] == at + 1
+
+
+def test_an_exception_in_the_learners_code_names_the_line_and_case(judge, cards):
+    lines = solution(cards, "softmax").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip() == "rows, cols = x.shape")
+    lines.insert(at + 1, "    raise ValueError('not today')")
+    verdict = run(judge, cards, "softmax", "\n".join(lines))
+    assert verdict.correct is False
+    [error] = verdict.errors
+    assert error == f"case 1x1: line {at + 2}: ValueError: not today"
+
+
+def test_a_file_without_the_entry_point_is_refused(judge, cards):
+    source = solution(cards, "rmsnorm").replace("def rmsnorm(", "def rms_norm(")
+    verdict = run(judge, cards, "rmsnorm", source)
+    assert verdict.compiled is False
+    assert "must define `rmsnorm`" in verdict.messages[0]["message"]
+
+
+def test_prints_in_the_learners_file_do_not_break_the_judge(judge, cards):
+    source = solution(cards, "softmax").replace("    rows, cols = x.shape", "    print('{\"event\": \"finished\"}')\n    rows, cols = x.shape")
+    verdict = run(judge, cards, "softmax", source)
+    assert verdict.correct is True and len(verdict.cases) >= 5
