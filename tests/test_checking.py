@@ -129,11 +129,23 @@ def test_lower_case_matches_on_a_card_without_case_clashes():
     assert [r.ok for r in results] == [True, True, True]
 
 
-def test_case_counts_on_a_card_that_uses_d_and_D():
+def test_prose_in_given_does_not_make_case_count():
+    card = shape_card([{"label": "latents", "shape": "(B, 4, H/8, W/8)"}], given="Diffusion: a diffusion model; B images")
+    assert not case_matters(card)
+    assert check_shape_steps(card, ["(b, 4, h/8, w/8)"])[0].ok
+
+
+def test_case_counts_when_given_names_d_beside_a_step_symbol_D():
     card = shape_card([{"label": "per head", "shape": "(B, H, S, d)"}], given="X: (B, S, D); d = D/H")
     assert case_matters(card)
-    assert check_shape_steps(card, ["(B, H, S, d)"])[0].ok
-    assert not check_shape_steps(card, ["(B, H, S, D)"])[0].ok
+
+
+def test_case_counts_on_a_card_that_uses_d_and_D():
+    card = shape_card([{"label": "X", "shape": "(B, S, D)"}, {"label": "per head", "shape": "(B, H, S, d)"}])
+    assert case_matters(card)
+    assert check_shape_steps(card, ["(B, S, D)", "(B, H, S, d)"])[1].ok
+    assert not check_shape_steps(card, ["(B, S, D)", "(B, H, S, D)"])[1].ok
+    assert not check_shape_steps(card, ["(b, s, d)"])[0].ok
 
 
 @pytest.mark.parametrize(

@@ -249,6 +249,8 @@ ESCAPES = [
     "{{ model['items'] }}",
     "{{ s|attr('__class__') }}",
     "{{ model|map(attribute='__class__')|first }}",
+    "{{ [model]|max(attribute='__class__') }}",
+    "{{ [model]|sum(attribute='items') }}",
     "{{ (" * 500 + "1" + ")" * 500 + " }}",
     "{{ 1" + "0" * 5000 + " }}",
 ]

@@ -326,15 +326,23 @@ def _names_in(texts: Iterable[str]) -> set[str]:
 
 
 def case_matters(card: Card) -> bool:
-    """True when the card uses two symbols that differ only in case (then `b` is not `B`)."""
+    """True when a symbol of the card's shapes differs only in case from another symbol it uses.
+
+    The symbols are the names in the steps' shapes and the aliases; the
+    `given` line counts too, but only against those symbols (its prose has
+    words such as "Diffusion" and "diffusion" that are no symbols).
+    """
     aliases = card.fields.get("aliases") or {}
-    texts = [str(card.fields.get("given", ""))]
-    texts += [str(s.get("shape", "")) for s in card.fields.get("steps", []) if isinstance(s, dict)]
+    texts = [str(s.get("shape", "")) for s in card.fields.get("steps", []) if isinstance(s, dict)]
     for symbol, spellings in aliases.items():
         texts.append(str(symbol))
         texts += [spellings] if isinstance(spellings, str) else [str(s) for s in spellings or []]
-    names = _names_in(texts)
-    return len({n.casefold() for n in names}) < len(names)
+    symbols = _names_in(texts)
+    everything = symbols | _names_in([str(card.fields.get("given", ""))])
+    folded: dict[str, set[str]] = {}
+    for name in everything:
+        folded.setdefault(name.casefold(), set()).add(name)
+    return any(len(folded[name.casefold()]) > 1 for name in symbols)
 
 
 def check_shape_steps(card: Card, answers: Sequence[str]) -> list[StepResult]:

@@ -262,6 +262,9 @@ def _node_problems(root: nodes.Node, names: Mapping[str, Any]) -> list[str]:
                 problems.append(f"{node.node.name!r} is not a function")
         elif isinstance(node, nodes.Filter) and node.name not in FILTERS:
             problems.append(f"filter {node.name!r} not allowed (allowed: {', '.join(sorted(FILTERS))})")
+        elif isinstance(node, nodes.Keyword) and node.key == "attribute" and isinstance(node.value, nodes.Const):
+            if any(part.startswith("_") for part in str(node.value.value).split(".")):
+                problems.append(f"attribute {node.value.value!r} not allowed (leading underscore)")
         elif isinstance(node, nodes.Test) and node.name not in TESTS:
             problems.append(f"test {node.name!r} not allowed")
         for child in node.iter_child_nodes():
