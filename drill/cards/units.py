@@ -184,7 +184,7 @@ _FLOP_SYMBOL = ["FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"]
 
 
 def _simple_unit(text: str) -> list[Quantity]:
-    """The readings of one unit without a slash, each with value 1 in base units scaled."""
+    """Every way to read a unit without a slash: its size in base units, its dimension, best reading first."""
     readings: list[Quantity] = []
     if text == "":
         return [Quantity(1.0, None)]
@@ -193,11 +193,9 @@ def _simple_unit(text: str) -> list[Quantity]:
     if text in _COUNT_SCALE:
         readings.append(Quantity(_COUNT_SCALE[text], None, text))
     low = text.lower()
-    if m := _BYTES_RE.fullmatch(text):
+    if (m := _BYTES_RE.fullmatch(text)) and not (m["i"] and not m["p"]):  # a bare "iB" is nothing
         power = _SI_PREFIX[m["p"].lower()]
-        if m["i"] and power == 0:
-            pass  # "ib" is nothing
-        elif m["i"]:
+        if m["i"]:
             readings.insert(0, Quantity(1024.0**power, "bytes", _BINARY_SYMBOL[power], "binary", power))
         else:
             readings.insert(0, Quantity(1000.0**power, "bytes", _BYTE_SYMBOL[power], "si", power))
