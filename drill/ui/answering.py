@@ -28,6 +28,7 @@ class AnswerForm(Vertical):
     """A form the learner fills in before the answer is shown."""
 
     DEFAULT_CSS = "AnswerForm { height: auto; }"
+    FOCUS_AT_START = True
 
     def __init__(self, card: Card) -> None:
         super().__init__()
@@ -84,6 +85,17 @@ class ShapeTraceForm(AnswerForm):
         return FormVerdict(grade, f"{right}/{len(results)} steps right\n" + "\n".join(lines), {"steps": given, "right": right})
 
 
+PLACEHOLDERS = {
+    "bytes": "bytes, units welcome: 2.5 GiB, 2.68 GB, 2.7e9, 320 KiB",
+    "seconds": "a time: 12 ms, 3.5 us, 0.2 s",
+    "flops": "FLOPs: 1.2e15, 3.4 PFLOP",
+    "count": "a count: 8030261248, 7.5B, 64",
+    "fraction": "a fraction or percent: 0.25, 25%",
+    "flop_per_byte": "FLOP per byte: 295",
+    "bytes_per_second": "a rate: 3.35 TB/s, 900 GB/s",
+}
+
+
 class LedgerForm(AnswerForm):
     def __init__(self, card: Card, rng: random.Random) -> None:
         super().__init__(card)
@@ -98,7 +110,7 @@ class LedgerForm(AnswerForm):
     def compose(self) -> ComposeResult:
         for i, expected in enumerate(self.rendered.answers, 1):
             yield Label(f"{escape(expected.label)} ({expected.unit})", classes="step-label")
-            yield Input(placeholder="a number, units welcome: 2.5 GiB, 2.7e9, 320 KiB", id=f"ans{i}")
+            yield Input(placeholder=PLACEHOLDERS.get(expected.unit, "a number"), id=f"ans{i}")
 
     def answer_markdown(self) -> str:
         from drill.cards.units import format_quantity
@@ -133,6 +145,7 @@ class LedgerForm(AnswerForm):
 
 
 class DiagnosisForm(AnswerForm):
+    FOCUS_AT_START = False  # the evidence comes first; the learner tabs to the choices
     def prompt_markdown(self) -> str:
         return f"```text\n{self.card.fields['evidence'].rstrip()}\n```\n\n{self.card.prompt}"
 

@@ -41,6 +41,10 @@ class ReviewScreen(Screen[None]):
         Binding("b", "bury", "Bury", id="review.bury"),
         Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
         Binding("q", "quit_app", "Quit", id="review.quit"),
+        Binding("down", "scroll(1)", "Scroll down", id="review.down", show=False),
+        Binding("up", "scroll(-1)", "Scroll up", id="review.up", show=False),
+        Binding("pagedown", "scroll(10)", "Page down", id="review.pagedown", show=False),
+        Binding("pageup", "scroll(-10)", "Page up", id="review.pageup", show=False),
     ]
 
     def __init__(self) -> None:
@@ -152,13 +156,19 @@ class ReviewScreen(Screen[None]):
         prompt.show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work_area.mount(self.form)
-            self.form.focus_first()
-            self.query_one("#gradebar", Static).update("type your answers · [b]enter[/b] check · [b]esc[/b] keys")
+            if self.form.FOCUS_AT_START:
+                self.form.focus_first()
+                hint = "type your answers · [b]enter[/b] check · [b]esc[/b] keys"
+            else:
+                hint = "read, then [b]tab[/b] to choose · [b]enter[/b] check · [b]↑↓[/b] scroll"
+            self.query_one("#gradebar", Static).update(hint)
         elif card.kind == "kernel":
             self.query_one("#gradebar", Static).update("[b]space[/b] open the editor / reveal")
         else:
             self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer")
-        self.query_one("#body", VerticalScroll).scroll_home(animate=False)
+        body = self.query_one("#body", VerticalScroll)
+        body.scroll_home(animate=False)
+        self.call_after_refresh(body.scroll_home, animate=False)
 
     def empty_text(self) -> str:
         session = self.drill.session
@@ -227,6 +237,10 @@ class ReviewScreen(Screen[None]):
             await self.check_form()
         elif self.suggested is not None and self.revealed:
             await self.action_grade(self.suggested)
+
+    def action_scroll(self, lines: int) -> None:
+        body = self.query_one("#body", VerticalScroll)
+        body.scroll_relative(y=lines, animate=False)
 
     def action_leave_input(self) -> None:
         self.set_focus(None)
