@@ -152,7 +152,11 @@ class ReviewScreen(Screen[None]):
             return
         from drill.ui.answering import form_for
 
-        self.form = form_for(card, self.drill)
+        try:
+            self.form = form_for(card, self.drill)
+        except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
+            self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
+            self.form = None
         prompt.show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work_area.mount(self.form)
