@@ -279,3 +279,9 @@ def test_bundled_diagnosis_cards_pass_and_only_correct_is_right(card_id):
     verdicts = [check_choice(card, c) for c in card.fields["choices"]]
     assert verdicts.count(True) == 1
     assert verdicts.index(True) == card.fields["choices"].index(card.fields["correct"])
+
+
+def test_torch_size_spelling_is_read_whatever_the_case_rule():
+    from drill.cards.checking import normalise_shape
+
+    assert normalise_shape("torch.Size([4096, 1024])", None, fold_case=True) == normalise_shape("(4096, 1024)", None, fold_case=True)

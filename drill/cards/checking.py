@@ -58,7 +58,7 @@ _TOKEN = re.compile(
 _TRANSLATE = str.maketrans({"·": "*", "⋅": "*", "−": "-", "–": "-", "（": "(", "）": ")"})
 _X_SEPARATOR = re.compile(r"(?<=[A-Z0-9)\]])x(?=[A-Z0-9(\[])|\s+x\s+")
 _PREFIX = re.compile(rf"^\s*{_NAME}\s*[:=]\s*")
-_TORCH_SIZE = re.compile(r"\s*torch\.Size\s*\((.*)\)\s*", re.DOTALL)
+_TORCH_SIZE = re.compile(r"\s*torch\.Size\s*\((.*)\)\s*", re.DOTALL | re.IGNORECASE)
 OPERAND_END = ("ident", "number", "close", "ellipsis")
 OPERAND_START = ("ident", "number", "open", "ellipsis")
 
