@@ -11,7 +11,12 @@ from drill import paths
 from drill.cards.loader import load_decks
 from drill.cards.model import Card
 from drill.kernel import drafts, nvrtc
-from drill.kernel.cards import check_kernel_card, harness_constants, kernel_files, kernel_job
+from drill.kernel.cards import (
+    check_kernel_card,
+    harness_constants,
+    kernel_files,
+    kernel_job,
+)
 
 BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm")
 

@@ -2,7 +2,15 @@
 
 import pytest
 
-from drill.kernel.launch import LaunchError, block_dims, grid_size, parse_dims, parse_launch, smem_bytes, validate
+from drill.kernel.launch import (
+    LaunchError,
+    block_dims,
+    grid_size,
+    parse_dims,
+    parse_launch,
+    smem_bytes,
+    validate,
+)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,14 @@ import json
 
 import pytest
 
-from drill.kernel.verdict import CaseResult, Timing, Verdict, VerdictBuilder, format_verdict, suggest_kernel_grade
+from drill.kernel.verdict import (
+    CaseResult,
+    Timing,
+    Verdict,
+    VerdictBuilder,
+    format_verdict,
+    suggest_kernel_grade,
+)
 
 
 def verdict(compiled=True, correct=True, pct=None, errors=()):

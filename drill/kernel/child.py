@@ -16,8 +16,9 @@ import platform
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from drill.kernel import nvrtc, protocol
 from drill.kernel.judging import Fatal, Judge, describe_fault
@@ -145,7 +146,7 @@ class Runtime:
 
         result = measure_copy_gbps(kit)
         self.release_memory()
-        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         result["method"] = "device-to-device copy of 1 GiB, bytes read + written, median of CUDA-event timings"
         if self.calibration is not None:
             data = self._saved()

@@ -11,8 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from drill.kernel import protocol
 from drill.kernel.verdict import Verdict, VerdictBuilder
@@ -346,7 +347,7 @@ class JudgeClient:
                 self._child.close()
                 self._child = None
 
-    def __enter__(self) -> "JudgeClient":
+    def __enter__(self) -> JudgeClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

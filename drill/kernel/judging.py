@@ -6,7 +6,8 @@ import importlib.util
 import itertools
 import time
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from drill.kernel.launch import LaunchError
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
@@ -35,23 +36,33 @@ def first_line(text: str) -> str:
 
 
 def describe_fault(exc: BaseException) -> tuple[str, str]:
-    """(kind, words) for an exception raised while the learner's kernel ran."""
+    """(kind, words) for an exception raised while the learner's kernel ran.
+
+    kind: oom | cuda (the GPU reported an error) | launch (the GPU refused the
+    launch) | compile (Triton could not compile) | runtime (anything else).
+    """
     name = type(exc).__name__
     text = first_line(str(exc))
     lower = f"{name} {exc}".lower()
-    if "out of memory" in lower or "outofmemory" in lower or "cuda_error_out_of_memory" in lower:
+    if "out of memory" in lower or "outofmemory" in lower:
         return "oom", f"out of GPU memory ({text})"
+    if hasattr(exc, "error_message") and hasattr(exc, "src"):  # triton.compiler.errors.CompilationError
+        detail = first_line(str(exc.error_message or "")) or text  # type: ignore[attr-defined]
+        return "compile", f"Triton could not compile the kernel: {detail}"
+    gpu_error = name in ("CUDARuntimeError", "CUDADriverError", "AcceleratorError") or text.startswith(("CUDA error", "CUDA_ERROR"))
+    if not gpu_error:
+        return "runtime", f"{name}: {text}"
     if "illegal memory access" in lower or "illegal_address" in lower:
         return "cuda", f"CUDA said: an illegal memory access was encountered (a read or write outside any allocation) [{text}]"
     if "misaligned" in lower:
         return "cuda", f"CUDA said: misaligned address (a vector access at an address not a multiple of its size) [{text}]"
     if "launch_out_of_resources" in lower or "too many resources" in lower:
         return "launch", f"CUDA refused the launch: too many resources requested (registers x threads per block) [{text}]"
+    if "invalid_value" in lower or "invalid argument" in lower or "invalid configuration" in lower:
+        return "launch", f"CUDA refused the launch: invalid launch configuration or argument [{text}]"
     if "launch failure" in lower or "launch_failed" in lower:
         return "cuda", f"CUDA said: unspecified launch failure (the kernel crashed) [{text}]"
-    if "cuda" in lower and ("error" in lower or "cuda_error" in lower):
-        return "cuda", f"CUDA said: {text}"
-    return "runtime", f"{name}: {text}"
+    return "cuda", f"CUDA said: {text}"
 
 
 class Judge:
@@ -97,7 +108,7 @@ class Judge:
                 self._compiled(emit, False, exc.log, exc.messages, [], getattr(getattr(exc, "result", None), "seconds", None))
                 return
             except Exception as exc:  # NVRTC missing, or the module failed to load on the GPU
-                kind, words = describe_fault(exc)
+                words = describe_fault(exc)[1]
                 emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
                 emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
                 return
@@ -146,11 +157,11 @@ class Judge:
         if isinstance(exc, LaunchError):
             kind, words = "launch", str(exc)
         path = getattr(program, "path", None)
-        if path is not None and kind == "runtime":
+        if path is not None and kind in ("runtime", "compile"):
             line = learner_line(exc, path)
             if line:
                 words = f"line {line}: {words}"
-        fatal = kind == "cuda" and not self.rt.context_healthy()
+        fatal = kind in ("cuda", "launch") and not self.rt.context_healthy()
         if kind == "oom":
             self.rt.release_memory()
         emit({"event": "error", "kind": kind, "fatal": fatal, "case": case, "message": words})
@@ -193,7 +204,7 @@ class Judge:
                 self.rt.release_memory()
                 return False
             finally:
-                inputs = ref = launch = None  # noqa: F841 - free device memory before the next case
+                inputs = ref = launch = None  # free device memory before the next case
             emit(
                 {
                     "event": "case",
@@ -233,7 +244,7 @@ class Judge:
                 self._fault(exc, f"timing {name}", program, emit)
                 return
             finally:
-                inputs = launch = None  # noqa: F841
+                inputs = launch = None
                 self.rt.release_memory()
             moved = int(harness.bytes_moved(case))
             gbps = moved / (ms * 1e-3) / 1e9

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -247,5 +248,4 @@ def measure_copy_gbps(kit: Kit, n_bytes: int = 2**30, reps: int = 30) -> dict[st
     dst = torch.empty_like(src)
     ms, used = kit.time(lambda: dst.copy_(src), budget_s=1.0, min_reps=reps, max_reps=reps)
     gbps = 2 * n * 4 / (ms * 1e-3) / 1e9
-    del src, dst
     return {"gbps": gbps, "ms": ms, "bytes": 2 * n * 4, "reps": used}

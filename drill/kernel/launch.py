@@ -128,8 +128,7 @@ def grid_size(rule: str, work: int, threads: int, sm_count: int, line: int = 0) 
         blocks = int(m[1] or m[2] or 1) * sm_count
     else:
         raise LaunchError(line, f"grid={rule} is not a number, auto, auto/K or K*sm")
-    if blocks < 1:
-        blocks = 1
+    blocks = max(blocks, 1)
     if blocks > 2**31 - 1:
         raise LaunchError(line, f"grid={rule} gives {blocks} blocks, more than the GPU allows in x")
     return blocks

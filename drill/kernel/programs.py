@@ -133,13 +133,13 @@ def build_triton(source: str, filename: str, *, entry: tuple[str, ...], workdir:
 
 
 def learner_line(exc: BaseException, path: Path) -> int:
-    """The last line of the learner's file in the exception's traceback, or 0."""
-    line = 0
+    """The line of the learner's file where `exc` arose: inside a Triton kernel, else the traceback's last frame there."""
+    line = triton_error_line(exc, path)
+    if line:
+        return line
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.abspath(frame.filename) == os.path.abspath(path):
             line = frame.lineno or 0
-    if not line:
-        line = triton_error_line(exc, path)
     return line
 
 
