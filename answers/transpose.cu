@@ -7,10 +7,10 @@
 // With 33 floats per row, element k of the column lands in bank (k + c) mod 32:
 // all different, one transaction.
 //
-// drill: block=32x8 tile=32x32
+// drill: block=32x4 tile=32x32
 
 #define TILE 32
-#define ROWS_PER_PASS 8
+#define ROWS_PER_PASS 4
 
 extern "C" __global__ void __launch_bounds__(TILE * ROWS_PER_PASS)
 transpose(const float* __restrict__ in, float* __restrict__ out, int rows, int cols)

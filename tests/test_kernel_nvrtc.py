@@ -118,3 +118,18 @@ def test_parse_resources(name, registers, smem, stack, spill_st, spill_ld, cmem,
 def test_parse_messages(log, expected):
     got = [(m.line, m.column, m.severity) for m in nvrtc.parse_messages(log, "k.cu")]
     assert got == expected
+
+
+@pytest.mark.parametrize("folder, name", [("kernels", "reduce.cu"), ("answers", "reduce.cu"), ("kernels", "transpose.cu"), ("answers", "transpose.cu")])
+def test_the_cubin_says_what_ptxas_said(folder, name):
+    # the fallback used when a compile comes back without ptxas's report
+    result = nvrtc.compile_cuda((getattr(paths, f"{folder}_dir")() / name).read_text(), name)
+    from_log = [(r.name, r.registers, r.shared_bytes, r.stack_bytes) for r in result.resources]
+    from_elf = [(r.name, r.registers, r.shared_bytes, r.stack_bytes) for r in nvrtc.cubin_kernels(result.cubin)]
+    assert from_elf == from_log and from_log
+
+
+def test_each_compile_is_a_fresh_build_with_its_own_report():
+    source = (paths.answers_dir() / "reduce.cu").read_text()
+    first, second = nvrtc.compile_cuda(source, "r.cu"), nvrtc.compile_cuda(source, "r.cu")
+    assert first.resources == second.resources and "ptxas info" in second.log

@@ -45,7 +45,8 @@ def describe_fault(exc: BaseException) -> tuple[str, str]:
     text = first_line(str(exc))
     lower = f"{name} {exc}".lower()
     if "out of memory" in lower or "outofmemory" in lower:
-        return "oom", f"out of GPU memory ({text})"
+        short = ". ".join(text.split(". ")[:2]).rstrip(".")  # torch adds a paragraph of allocator advice
+        return "oom", f"out of GPU memory ({short})"
     if hasattr(exc, "error_message") and hasattr(exc, "src"):  # triton.compiler.errors.CompilationError
         detail = first_line(str(exc.error_message or "")) or text  # type: ignore[attr-defined]
         return "compile", f"Triton could not compile the kernel: {detail}"

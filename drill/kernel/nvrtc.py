@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import itertools
 import os
 import re
+import struct
 import sys
 import threading
 import time
@@ -106,6 +108,7 @@ def _candidates() -> list[str]:
     return [f for f in dict.fromkeys(found) if "builtins" not in os.path.basename(f)]
 
 
+_builds = itertools.count(1)
 _lib: ctypes.CDLL | None = None
 _lib_path: str | None = None
 _lock = threading.Lock()
@@ -172,7 +175,10 @@ def compile_cuda(
     if rc != _NVRTC_SUCCESS:
         raise RuntimeError(f"nvrtcCreateProgram failed: {lib.nvrtcGetErrorString(rc).decode()}")
     try:
-        opts = [f"-arch={arch}", "--ptxas-options=-v", "-lineinfo", "-std=c++17", *options]
+        # a build id unique to this compile: a result cached from an earlier identical compile
+        # would come back without ptxas's report
+        nonce = f"-DDRILL_BUILD_ID={os.getpid()}{next(_builds):06d}"
+        opts = [f"-arch={arch}", "--ptxas-options=-v", "-lineinfo", "-std=c++17", nonce, *options]
         argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
         rc = lib.nvrtcCompileProgram(prog, len(opts), argv)
         size = ctypes.c_size_t()
@@ -195,7 +201,10 @@ def compile_cuda(
     ok = rc == _NVRTC_SUCCESS
     if not ok and not any(m.severity == "error" for m in messages):
         messages.append(CompilerMessage(0, 0, "error", log.strip().splitlines()[-1] if log.strip() else "compilation failed"))
-    return CompileResult(ok, log, arch, seconds, cubin, messages, parse_resources(log) if ok else [])
+    resources: list[KernelResources] = []
+    if ok:
+        resources = parse_resources(log) or cubin_kernels(cubin)
+    return CompileResult(ok, log, arch, seconds, cubin, messages, resources)
 
 
 _MESSAGE = re.compile(
@@ -266,3 +275,59 @@ def parse_resources(log: str) -> list[KernelResources]:
             if b := _BARRIERS.search(text):
                 entry["barriers"] = int(b["bar"])
     return [KernelResources(name, **found[name]) for name in order if found[name]]
+
+
+def cubin_kernels(cubin: bytes) -> list[KernelResources]:
+    """Kernels in a cubin (an ELF file) with registers, static shared memory and stack, read from its sections.
+
+    The fallback when the compiler log carries no ptxas report. A kernel's code
+    is section `.text.<name>` (its sh_info is the kernel's symbol index); the
+    `.nv.info` section holds per-symbol attributes (register count 0x2f,
+    frame size 0x11); static shared memory is the size of `.nv.shared.<name>`
+    less the 1 KB the driver reserves per block on sm_80 and later.
+    """
+    if len(cubin) < 64 or cubin[:4] != b"\x7fELF" or cubin[4] != 2:
+        return []
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    sections = []
+    for i in range(shnum):
+        base = shoff + i * shentsize
+        if base + 64 > len(cubin):
+            return []
+        name, _type, _flags, _addr, offset, size, _link, info = struct.unpack_from("<IIQQQQII", cubin, base)
+        sections.append((name, offset, size, info))
+    if shstrndx >= len(sections):
+        return []
+    str_offset = sections[shstrndx][1]
+
+    def name_of(index: int) -> str:
+        start = str_offset + index
+        return cubin[start : cubin.index(b"\0", start)].decode("ascii", "replace")
+
+    named = [(name_of(n), off, size, info) for n, off, size, info in sections]
+    kernels = {info: name[len(".text.") :] for name, _o, _s, info in named if name.startswith(".text.")}
+    shared = {name[len(".nv.shared.") :]: size for name, _o, size, _i in named if name.startswith(".nv.shared.")}
+    attrs: dict[int, dict[str, int]] = {sym: {} for sym in kernels}
+    for name, off, size, _info in named:
+        if name != ".nv.info":
+            continue
+        data, i = cubin[off : off + size], 0
+        while i + 4 <= len(data):
+            fmt, attr = data[i], data[i + 1]
+            if fmt == 4:  # attribute with a payload: u16 length, then the bytes
+                length = struct.unpack_from("<H", data, i + 2)[0]
+                if length == 8 and attr in (0x2F, 0x11):
+                    sym, value = struct.unpack_from("<II", data, i + 4)
+                    if sym in attrs:
+                        attrs[sym]["registers" if attr == 0x2F else "stack_bytes"] = value
+                i += 4 + length
+            elif fmt == 1:
+                i += 2
+            else:
+                i += 4
+    out = []
+    for sym, kname in kernels.items():
+        smem = shared.get(kname, 0)
+        out.append(KernelResources(kname, shared_bytes=smem - 1024 if smem >= 1024 else smem, **attrs[sym]))
+    return out

@@ -77,7 +77,7 @@ def build_cuda(
         validate(decl)
     except LaunchError as exc:
         raise BuildError(str(exc), [nvrtc.CompilerMessage(exc.line, 0, "error", exc.message)], result.log) from None
-    names = {r.name for r in result.resources}
+    names = {r.name for r in result.resources} | {r.name for r in nvrtc.cubin_kernels(result.cubin)}
     missing = [e for e in entry if e not in names]
     if missing:
         message = (
