@@ -101,3 +101,18 @@ def test_bundled_decks_pass_check():
     decks = load_decks(deep=False)
     assert decks.problems == [], "\n".join(map(str, decks.problems[:20]))
     assert len(decks.cards) >= 20
+
+
+def test_cached_decks_follow_edits(tmp_path, write_deck):
+    from drill.cards.loader import load_decks_cached
+
+    deck = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: one, answer: a, sources: [s]}\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert (cache / "decks.pickle").exists()
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    deck.write_text("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: two!, answer: a, sources: [s]}\n")
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"
+    (cache / "decks.pickle").write_bytes(b"garbage")
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"

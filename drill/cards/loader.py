@@ -234,3 +234,40 @@ def _line(exc: yaml.MarkedYAMLError, node: yaml.Node | None = None) -> int:
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     parts = [p for p in (exc.context, exc.problem) if p]
     return "; ".join(parts) or str(exc).splitlines()[0]
+
+
+CACHE_VERSION = 1
+
+
+def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
+    """load_decks, reusing a pickle in `cache_dir` while no deck or topic file has changed.
+
+    Start-up reads a few hundred cards; parsing them costs more than the rest of
+    the first paint, and they rarely change between two days of practice.
+    """
+    import pickle
+
+    roots = [paths.cards_dir()] if roots is None else list(roots)
+    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
+    try:
+        stamp = [(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files]
+    except OSError:
+        return load_decks(roots)
+    key = (CACHE_VERSION, [str(r) for r in roots], stamp)
+    cache = Path(cache_dir) / "decks.pickle"
+    try:
+        with cache.open("rb") as fh:
+            cached_key, decks = pickle.load(fh)
+        if cached_key == key:
+            return decks
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
+        pass
+    decks = load_decks(roots)
+    try:
+        tmp = cache.with_suffix(".tmp")
+        with tmp.open("wb") as fh:
+            pickle.dump((key, decks), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(cache)
+    except OSError:
+        pass
+    return decks

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from textual.app import App
 
 from drill import paths
-from drill.cards.loader import load_decks
+from drill.cards.loader import load_decks_cached
 from drill.session import DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, ReviewSession, build_queue, study_day
 from drill.store import fast
 
@@ -34,7 +34,7 @@ class DrillApp(App[int]):
         self.data_dir = Path(data_dir)
         self.clock = clock
         self.seed = seed
-        decks = load_decks(deck_roots)
+        decks = load_decks_cached(deck_roots, self.data_dir)
         self.deck_problems = decks.problems
         saved = fast.read_settings(self.data_dir)
         self.settings_to_save = {
