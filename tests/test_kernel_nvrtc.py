@@ -1,5 +1,7 @@
 """Compiling CUDA on a machine without a GPU: errors at the learner's lines, and ptxas's resource report."""
 
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -133,3 +135,14 @@ def test_each_compile_is_a_fresh_build_with_its_own_report():
     source = (paths.answers_dir() / "reduce.cu").read_text()
     first, second = nvrtc.compile_cuda(source, "r.cu"), nvrtc.compile_cuda(source, "r.cu")
     assert first.resources == second.resources and "ptxas info" in second.log
+
+
+def test_builds_in_fresh_processes_keep_the_ptxas_report():
+    # NVRTC 12.9+ can answer a repeated build from its cache, without ptxas's lines
+    code = (
+        "from drill import paths; from drill.kernel import nvrtc;"
+        "r = nvrtc.compile_cuda((paths.answers_dir() / 'reduce.cu').read_text(), 'reduce.cu');"
+        "print(r.resources[0].report, 'ptxas info' in r.log)"
+    )
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() for _ in range(2)]
+    assert outs == [["ptxas", "True"], ["ptxas", "True"]]

@@ -53,6 +53,7 @@ class KernelResources:
     spill_load_bytes: int = 0
     constant_bytes: int = 0
     barriers: int = 0
+    report: str = "ptxas"  # "cubin": read from the binary; spill counts unknown
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +62,8 @@ class KernelResources:
         text = f"{self.name}: {self.registers} registers, {self.shared_bytes} B shared, {self.stack_bytes} B stack"
         if self.spill_store_bytes or self.spill_load_bytes:
             text += f", SPILLS {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
+        if self.report == "cubin":
+            text += " (from the binary: spills not reported)"
         return text
 
 
@@ -168,24 +171,24 @@ def compile_cuda(
     """
     lib = load_library()
     start = time.perf_counter()
+    shown = os.path.basename(filename)
+    # NVRTC 12.9+ may cache builds: a build answered from the cache carries no ptxas report.
+    # A name unique to this build keeps every build fresh; the log is given back under `shown`.
+    stem, dot, ext = shown.rpartition(".")
+    unique = f"{stem or ext}.drill{os.getpid()}x{next(_builds)}{dot}{ext if stem else ''}"
     prog = ctypes.c_void_p()
-    rc = lib.nvrtcCreateProgram(
-        ctypes.byref(prog), source.encode("utf-8"), os.path.basename(filename).encode("utf-8"), 0, None, None
-    )
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode("utf-8"), unique.encode("utf-8"), 0, None, None)
     if rc != _NVRTC_SUCCESS:
         raise RuntimeError(f"nvrtcCreateProgram failed: {lib.nvrtcGetErrorString(rc).decode()}")
     try:
-        # a build id unique to this compile: a result cached from an earlier identical compile
-        # would come back without ptxas's report
-        nonce = f"-DDRILL_BUILD_ID={os.getpid()}{next(_builds):06d}"
-        opts = [f"-arch={arch}", "--ptxas-options=-v", "-lineinfo", "-std=c++17", nonce, *options]
+        opts = [f"-arch={arch}", "--ptxas-options=-v", "-lineinfo", "-std=c++17", *options]
         argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
         rc = lib.nvrtcCompileProgram(prog, len(opts), argv)
         size = ctypes.c_size_t()
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
         buf = ctypes.create_string_buffer(size.value)
         lib.nvrtcGetProgramLog(prog, buf)
-        log = buf.value.decode("utf-8", "replace")
+        log = buf.value.decode("utf-8", "replace").replace(unique, shown)
         cubin = b""
         if rc == _NVRTC_SUCCESS:
             lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
@@ -197,7 +200,7 @@ def compile_cuda(
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
     seconds = time.perf_counter() - start
-    messages = parse_messages(log, os.path.basename(filename))
+    messages = parse_messages(log, shown)
     ok = rc == _NVRTC_SUCCESS
     if not ok and not any(m.severity == "error" for m in messages):
         messages.append(CompilerMessage(0, 0, "error", log.strip().splitlines()[-1] if log.strip() else "compilation failed"))
@@ -329,5 +332,5 @@ def cubin_kernels(cubin: bytes) -> list[KernelResources]:
     out = []
     for sym, kname in kernels.items():
         smem = shared.get(kname, 0)
-        out.append(KernelResources(kname, shared_bytes=smem - 1024 if smem >= 1024 else smem, **attrs[sym]))
+        out.append(KernelResources(kname, shared_bytes=smem - 1024 if smem >= 1024 else smem, report="cubin", **attrs[sym]))
     return out
