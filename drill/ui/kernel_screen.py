@@ -1,0 +1,490 @@
+"""The kernel card screen: edit the starter, run it in the judge, read the verdict, see the answer, grade."""
+
+from __future__ import annotations
+
+import atexit
+import difflib
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Static, TextArea
+
+from drill.kernel import drafts
+from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.verdict import Verdict, suggest_kernel_grade
+from drill.sm2 import SHORT_MEANINGS
+from drill.ui.markdown_view import MarkdownView
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.kernel.client import JudgeClient
+
+SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
+RUN_TIMEOUT = 60.0
+HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
+GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
+
+
+# -- one warm judge for the whole app ------------------------------------------------------
+def default_judge(data_dir: Path) -> "JudgeClient":
+    from drill.kernel.client import JudgeClient
+
+    return JudgeClient(data_dir=data_dir)
+
+
+judge_factory: Callable[[Path], "JudgeClient"] = default_judge  # tests swap in a fake judge
+_judges: dict[str, "JudgeClient"] = {}
+_judges_lock = threading.Lock()
+
+
+def shared_judge(data_dir: Path) -> "JudgeClient":
+    """The app's judge for this data folder: started once, kept warm across kernel cards."""
+    with _judges_lock:
+        key = str(data_dir)
+        if key not in _judges:
+            _judges[key] = judge_factory(Path(data_dir))
+        return _judges[key]
+
+
+@atexit.register
+def close_judges() -> None:
+    with _judges_lock:
+        for judge in _judges.values():
+            judge.close()
+        _judges.clear()
+
+
+# -- messages ---------------------------------------------------------------------------------
+@dataclass
+class JudgeReported(Message):
+    """The judge streamed an event (compiled, a case, a timing...)."""
+
+    event: dict[str, Any]
+
+
+@dataclass
+class KernelFinished(Message):
+    verdict: Verdict
+    source: str
+
+
+@dataclass
+class DraftChosen(Message):
+    keep_draft: bool
+
+
+class DraftQuestion(ModalScreen[bool]):
+    """Continue the saved draft, or start again from the starter?"""
+
+    BINDINGS = [
+        Binding("c", "answer(True)", "Continue draft", id="kernel.draft.continue"),
+        Binding("s", "answer(False)", "Start from the starter", id="kernel.draft.starter"),
+    ]
+    DEFAULT_CSS = """
+    DraftQuestion { align: center middle; }
+    DraftQuestion > Vertical { width: 60; height: auto; padding: 1 2; border: round $primary; background: $surface; }
+    DraftQuestion Horizontal { height: auto; margin-top: 1; }
+    DraftQuestion Button { margin-right: 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("You have a saved draft of this kernel.")
+            with Horizontal():
+                yield Button("Continue draft (c)", id="continue", variant="primary")
+                yield Button("Start from the starter (s)", id="starter")
+
+    def action_answer(self, keep: bool) -> None:
+        self.dismiss(keep)
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "continue")
+
+
+class KernelScreen(Screen[int | None]):
+    """Opened for a kernel card; dismisses with the grade (0-5), or None to go back ungraded."""
+
+    BINDINGS = [
+        Binding("f5,ctrl+r", "run", "Run", id="kernel.run"),
+        Binding("f4", "cancel", "Cancel run", id="kernel.cancel"),
+        Binding("f8", "reset", "Reset to starter", id="kernel.reset"),
+        Binding("f9", "toggle_answer", "Answer", id="kernel.answer"),
+        Binding("escape", "back", "Back", id="kernel.back"),
+        Binding("enter", "accept", "Accept grade", id="kernel.accept", show=False),
+        *[Binding(str(g), f"grade({g})", f"grade {g}", id=f"kernel.grade{g}", show=False) for g in range(6)],
+    ]
+    DEFAULT_CSS = """
+    KernelScreen { layout: vertical; }
+    KernelScreen #ktop { height: 1; padding: 0 1; background: $boost; }
+    KernelScreen #kmain { height: 1fr; }
+    KernelScreen #kleft { width: 3fr; }
+    KernelScreen #kprompt-box { height: auto; max-height: 9; padding: 0 1; border-bottom: solid $panel; }
+    KernelScreen #keditor { height: 1fr; }
+    KernelScreen #kside { width: 2fr; min-width: 30; padding: 0 1; border-left: solid $panel; }
+    KernelScreen #kstatus { height: auto; color: $text-muted; }
+    KernelScreen #kverdict { height: auto; }
+    KernelScreen #kanswer { height: 1fr; padding: 0 1; display: none; }
+    KernelScreen.answer-shown #kanswer { display: block; }
+    KernelScreen.answer-shown #kmain { display: none; }
+    KernelScreen #kbar { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient | None" = None) -> None:
+        super().__init__()
+        self.card = card
+        self.store = store
+        self.data_dir = Path(data_dir)
+        self.files = kernel_files(card)
+        self.language = str(card.fields.get("language", "cuda"))
+        self.ext = drafts.extension_for(self.language)
+        self.target_pct = float(card.fields.get("target_pct") or 0)
+        self._judge = judge
+        self.timeout = RUN_TIMEOUT
+        self.save_delay = SAVE_DELAY
+        self.starter = self.files.starter.read_text(encoding="utf-8")
+        self.running = False
+        self.revealed = False
+        self.verdict: Verdict | None = None
+        self.suggested: int | None = None
+        self.progress: list[str] = []
+        self._save_timer: Timer | None = None
+        self._saved_text: str | None = None
+        self._reset_armed_at = 0.0
+
+    @property
+    def judge(self) -> "JudgeClient":
+        if self._judge is None:
+            self._judge = shared_judge(self.data_dir)
+        return self._judge
+
+    # -- layout ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="ktop")
+        with Horizontal(id="kmain"):
+            with Vertical(id="kleft"):
+                with VerticalScroll(id="kprompt-box"):
+                    yield MarkdownView(self.card.prompt, id="kprompt")
+                yield self._make_editor()
+            with VerticalScroll(id="kside"):
+                yield Static(id="kstatus")
+                yield Static(id="kverdict")
+        with VerticalScroll(id="kanswer"):
+            yield MarkdownView(id="kanswer-md")
+        yield Static(id="kbar")
+        yield Footer(compact=True)
+
+    def _make_editor(self) -> TextArea:
+        editor = TextArea.code_editor("", id="keditor", soft_wrap=False)
+        if self.language == "cuda":
+            try:
+                import tree_sitter
+                import tree_sitter_cuda
+
+                editor.register_language("cuda", tree_sitter.Language(tree_sitter_cuda.language()), HIGHLIGHTS.read_text())
+                editor.language = "cuda"
+            except Exception:  # no grammar here: plain text still edits fine
+                editor.language = None
+        else:
+            try:
+                editor.language = "python"
+            except Exception:  # textual[syntax] not installed
+                editor.language = None
+        return editor
+
+    @property
+    def editor(self) -> TextArea:
+        return self.query_one("#keditor", TextArea)
+
+    def on_mount(self) -> None:
+        self.judge.start()  # warm up while the learner reads the prompt
+        self.update_top()
+        self.set_bar()
+        self.query_one("#kstatus", Static).update(self._not_run_words())
+        draft = drafts.load_draft(self.data_dir, self.card.id, self.ext)
+        if draft is not None and draft != self.starter:
+            self.load_text(draft)
+            self.app.push_screen(DraftQuestion(), self.draft_chosen)
+        else:
+            self.load_text(self.starter)
+        self.editor.focus()
+
+    def draft_chosen(self, keep: bool | None) -> None:
+        self.post_message(DraftChosen(bool(keep)))
+
+    def on_draft_chosen(self, message: DraftChosen) -> None:
+        if not message.keep_draft:
+            drafts.discard_draft(self.data_dir, self.card.id, self.ext)
+            self.load_text(self.starter)
+            self.notify("started again from the starter")
+        self.update_top()
+        self.editor.focus()
+
+    def load_text(self, text: str) -> None:
+        self._saved_text = text
+        self.editor.load_text(text)
+
+    def update_top(self) -> None:
+        draft = "draft saved" if drafts.has_draft(self.data_dir, self.card.id, self.ext) else "starter"
+        self.query_one("#ktop", Static).update(
+            f"[b]{self.card.id}[/b] · {self.language} · {self.files.starter.name} · target {self.target_pct:g} % · {draft}"
+        )
+
+    def set_bar(self) -> None:
+        if self.revealed:
+            hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
+            self.query_one("#kbar", Static).update(hint + GRADE_HINT + " · [b]F9[/b] editor")
+        elif self.running:
+            self.query_one("#kbar", Static).update("running… [b]F4[/b] cancel · keep editing meanwhile")
+        else:
+            self.query_one("#kbar", Static).update("[b]F5[/b] run · [b]F8[/b] reset · [b]F9[/b] answer · [b]Esc[/b] back")
+
+    def _not_run_words(self) -> str:
+        return "Not run yet. F5 compiles, checks and times your file in the judge."
+
+    # -- drafts -------------------------------------------------------------------------------
+    @on(TextArea.Changed, "#keditor")
+    def edited(self) -> None:
+        if self.editor.text == self._saved_text:
+            return
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(self.save_delay, self.save_now)
+
+    def save_now(self) -> None:
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        text = self.editor.text
+        if text == self._saved_text:
+            return
+        try:
+            if text == self.starter:
+                drafts.discard_draft(self.data_dir, self.card.id, self.ext)
+            else:
+                drafts.save_draft(self.data_dir, self.card.id, self.ext, text)
+        except OSError as exc:
+            self.notify(f"could not save your draft: {exc}", severity="error")
+            return
+        self._saved_text = text
+        self.update_top()
+
+    def on_unmount(self) -> None:
+        try:
+            self.save_now()
+        except Exception:  # the screen is going away; never lose the exit over a draft
+            pass
+
+    # -- running --------------------------------------------------------------------------------
+    def action_run(self) -> None:
+        if self.running:
+            self.notify("a run is in progress (F4 cancels it)")
+            return
+        self.save_now()
+        self.running = True
+        self.progress = []
+        self.query_one("#kstatus", Static).update("starting the judge…")
+        self.set_bar()
+        self.run_judge(self.editor.text)
+
+    @work(thread=True, exclusive=True, group="kernel-run")
+    def run_judge(self, source: str) -> None:
+        verdict = self.judge.run(
+            kernel_job(self.card), source, on_event=lambda e: self.post_message(JudgeReported(e)), timeout=self.timeout
+        )
+        self.post_message(KernelFinished(verdict, source))
+
+    def on_judge_reported(self, message: JudgeReported) -> None:
+        if not self.running:
+            return
+        event = message.event
+        kind = event.get("event")
+        if kind == "started":
+            self.progress.append(f"judging on {event.get('device')}")
+        elif kind == "compiled":
+            ok = event.get("ok")
+            secs = event.get("seconds")
+            took = f" in {secs * 1000:.0f} ms" if isinstance(secs, (int, float)) else ""
+            self.progress.append(("compiled" + took) if ok else "did not compile")
+        elif kind == "case_started":
+            self.progress.append(f"{event.get('name')} …")
+        elif kind == "case":
+            if self.progress and self.progress[-1].endswith(" …"):
+                self.progress.pop()
+            self.progress.append(("✓ " if event.get("ok") else "✗ ") + str(event.get("name")))
+        elif kind == "timing":
+            if self.progress and self.progress[-1].endswith(" …"):
+                self.progress.pop()
+            self.progress.append(f"timed {event.get('name')}")
+        self.query_one("#kstatus", Static).update("\n".join(self.progress[-12:]))
+
+    def on_kernel_finished(self, message: KernelFinished) -> None:
+        self.running = False
+        verdict = message.verdict
+        self.verdict = verdict
+        self.suggested = suggest_kernel_grade(verdict, self.target_pct)
+        self.query_one("#kstatus", Static).update("")
+        self.query_one("#kverdict", Static).update(render_verdict(verdict, message.source, self.target_pct, self.suggested))
+        if self.store is not None:
+            try:
+                self.store.record_kernel_attempt(self.card.id, message.source, verdict.to_json())
+            except Exception as exc:  # the verdict is still on screen; say the history missed it
+                self.notify(f"could not record this attempt: {exc}", severity="warning")
+        first_error = next((m for m in verdict.messages if m.get("severity") == "error" and m.get("line")), None)
+        if first_error and not self.revealed:
+            self.editor.cursor_location = (int(first_error["line"]) - 1, max(0, int(first_error.get("column") or 1) - 1))
+        self.set_bar()
+
+    def action_cancel(self) -> None:
+        if not self.running:
+            return
+        self.query_one("#kstatus", Static).update("cancelling…")
+        self.run_worker(self.judge.cancel, thread=True, group="kernel-cancel")
+
+    def action_reset(self) -> None:
+        now = time.monotonic()
+        if now - self._reset_armed_at > 3.0:
+            self._reset_armed_at = now
+            self.notify("press F8 again to replace your edits with the starter")
+            return
+        self._reset_armed_at = 0.0
+        drafts.discard_draft(self.data_dir, self.card.id, self.ext)
+        self.load_text(self.starter)
+        self.update_top()
+        self.notify("reset to the starter")
+
+    # -- the answer and the grade -------------------------------------------------------------
+    def action_toggle_answer(self) -> None:
+        if self.has_class("answer-shown"):
+            self.remove_class("answer-shown")
+            self.editor.focus()
+            return
+        self.save_now()
+        self.query_one("#kanswer-md", MarkdownView).show(self.answer_markdown())
+        self.revealed = True
+        self.add_class("answer-shown")
+        self.query_one("#kanswer", VerticalScroll).focus()
+        self.set_bar()
+
+    def answer_markdown(self) -> str:
+        fence = "cuda" if self.language == "cuda" else "python"
+        solution = self.files.solution.read_text(encoding="utf-8")
+        mine = self.editor.text
+        diff = "".join(
+            difflib.unified_diff(
+                mine.splitlines(keepends=True),
+                solution.splitlines(keepends=True),
+                fromfile=f"yours/{self.files.starter.name}",
+                tofile=f"answer/{self.files.solution.name}",
+            )
+        )
+        parts = [f"## Answer\n\n{self.card.answer.strip()}"]
+        if self.verdict is not None:
+            parts.append(f"**Your last run:** {one_line(self.verdict)}")
+        parts.append(f"## Reference solution\n\n```{fence}\n{solution.rstrip()}\n```")
+        parts.append(
+            f"## Your version against it\n\n```diff\n{diff.rstrip()}\n```" if diff else "## Your version is the reference solution"
+        )
+        try:
+            parts.append(self.files.writeup.read_text(encoding="utf-8"))
+        except OSError:
+            pass
+        if self.card.rubric:
+            parts.append("**A strong answer names:**\n" + "\n".join(f"- {r}" for r in self.card.rubric))
+        if self.card.sources:
+            parts.append("*Sources: " + "; ".join(self.card.sources) + "*")
+        return "\n\n".join(parts)
+
+    def action_grade(self, grade: int) -> None:
+        if not self.revealed:
+            self.notify("see the answer first (F9), then grade")
+            return
+        self.leave(grade)
+
+    def action_accept(self) -> None:
+        if self.revealed and self.suggested is not None:
+            self.leave(self.suggested)
+
+    def action_back(self) -> None:
+        if self.running:
+            self.action_cancel()
+        self.leave(None)
+
+    def leave(self, grade: int | None) -> None:
+        self.save_now()
+        if self.running:
+            self.run_worker(self.judge.cancel, thread=True, group="kernel-cancel")
+        self.dismiss(grade)
+
+
+def one_line(v: Verdict) -> str:
+    if v.compiled is False:
+        return "did not compile"
+    words = {True: "correct", False: "wrong", None: "correctness not checked"}[v.correct]
+    if v.pct_of_ceiling is not None:
+        words += f", {v.pct_of_ceiling:.0f} % of the copy ceiling"
+    if v.vs_torch is not None:
+        words += f", {v.vs_torch:.2f}× PyTorch"
+    return words
+
+
+def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -> Text:
+    """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
+    out = Text()
+    lines = source.splitlines()
+    out.append(f"{v.device or 'judge'}\n", style="dim")
+    if v.compiled is False:
+        out.append("did not compile\n", style="bold red")
+    elif v.compiled:
+        secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
+        out.append(f"compiled{secs}\n", style="green")
+    for m in v.messages:
+        line = m.get("line") or 0
+        where = f"line {line}" + (f":{m['column']}" if m.get("column") else "") if line else "file"
+        style = "red" if m.get("severity") == "error" else "yellow"
+        out.append(f"{where}: {m.get('severity')}: {m.get('message')}\n", style=style)
+        if line and 0 < line <= len(lines):
+            out.append(f"    {lines[line - 1].strip()}\n", style="dim")
+    for r in v.resources:
+        spills = r.get("spill_store_bytes") or r.get("spill_load_bytes")
+        out.append(
+            f"{r.get('name')}: {r.get('registers', 0)} regs · {r.get('shared_bytes', 0)} B shared · {r.get('stack_bytes', 0)} B stack"
+            + (f" · SPILLS {r.get('spill_store_bytes', 0)}/{r.get('spill_load_bytes', 0)} B" if spills else "")
+            + "\n",
+            style="red" if spills else "",
+        )
+    if v.cases:
+        out.append("\n")
+    for c in v.cases:
+        out.append("✓ " if c.ok else "✗ ", style="green" if c.ok else "bold red")
+        out.append(c.name)
+        if c.message:
+            out.append(f"  {c.message}", style="red")
+        out.append("\n")
+    verdict = {True: ("correct", "bold green"), False: ("WRONG", "bold red"), None: ("correctness not checked", "yellow")}[v.correct]
+    if v.compiled is not False:
+        out.append(f"\n{verdict[0]}\n", style=verdict[1])
+    for t in v.timings:
+        out.append(f"{t.name}: {t.ms:.3f} ms · {t.gbps:,.0f} GB/s")
+        if t.pct_of_ceiling is not None:
+            out.append(f" · {t.pct_of_ceiling:.1f} % of {t.ceiling_gbps:,.0f} GB/s", style="bold")
+        if t.vs_torch is not None:
+            out.append(f" · {t.vs_torch:.2f}× PyTorch")
+        out.append("\n")
+    for e in v.errors:
+        out.append(f"error: {e}\n", style="red")
+    for n in v.not_checked:
+        out.append(f"not checked: {n}\n", style="yellow")
+    out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
+    return out

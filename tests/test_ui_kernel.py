@@ -1,0 +1,273 @@
+"""The kernel screen through Textual's pilot, with the fake judge child."""
+
+import sys
+
+import pytest
+import tree_sitter
+import tree_sitter_cuda
+from textual.app import App
+from textual.widgets import Static
+
+from drill import paths
+from drill.cards.loader import load_decks
+from drill.kernel import drafts
+from drill.kernel.client import JudgeClient
+from drill.ui import kernel_screen
+from drill.ui.kernel_screen import HIGHLIGHTS, DraftQuestion, KernelScreen
+from drill.ui.markdown_view import MarkdownView
+
+
+def fake_judge(*flags):
+    return JudgeClient([sys.executable, "-m", "drill.kernel.fake_child", *flags], start_timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cards():
+    return load_decks([paths.cards_dir() / "kernels.yaml"]).cards
+
+
+class FakeStore:
+    def __init__(self):
+        self.attempts = []
+
+    def record_kernel_attempt(self, card_id, source, result):
+        self.attempts.append((card_id, source, result))
+        return len(self.attempts)
+
+
+class Host(App):
+    def __init__(self, screen):
+        super().__init__()
+        self.kernel = screen
+        self.grades = []
+
+    def on_mount(self):
+        self.push_screen(self.kernel, self.grades.append)
+
+
+@pytest.fixture
+def judge():
+    j = fake_judge("--gpu")
+    yield j
+    j.close()
+
+
+async def settle(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def verdict_text(screen):
+    return str(screen.query_one("#kverdict", Static).render())
+
+
+def replace_text(screen, text):
+    screen.editor.load_text("")
+    screen.editor.insert(text)
+
+
+async def test_run_shows_cases_figures_and_the_suggested_grade(tmp_path, cards, judge):
+    store = FakeStore()
+    screen = KernelScreen(cards["reduce"], store=store, data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert screen.editor.text == (paths.kernels_dir() / "reduce.cu").read_text()
+        assert screen.editor.language == "cuda"
+        await pilot.press("f5")
+        await settle(pilot)
+        text = verdict_text(screen)
+        assert "✓ n=1" in text and "✓ n=1,025" in text and "\ncorrect\n" in text
+        assert "89.5 % of 4,000 GB/s" in text and "0.90× PyTorch" in text
+        assert "fake_kernel: 16 regs · 1024 B shared" in text
+        assert "suggested grade 5" in text  # 89.5 % is within 10 % of the card's 90 % target
+        [(card_id, source, result)] = store.attempts
+        assert card_id == "reduce" and source == screen.editor.text and result["correct"] is True
+
+
+async def test_edits_are_saved_as_a_draft_after_a_pause(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    assert screen.save_delay == 0.3
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("end", "x", "y")
+        assert drafts.load_draft(tmp_path, "reduce", "cu") is None  # not yet: typing continues
+        await pilot.pause(0.6)
+        assert drafts.load_draft(tmp_path, "reduce", "cu") == screen.editor.text
+        assert "draft saved" in str(screen.query_one("#ktop", Static).render())
+
+
+async def test_a_saved_draft_can_be_continued(tmp_path, cards, judge):
+    drafts.save_draft(tmp_path, "softmax", "py", "# my softmax\n")
+    screen = KernelScreen(cards["softmax"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, DraftQuestion)
+        await pilot.press("c")
+        await settle(pilot)
+        assert pilot.app.screen is screen and screen.editor.text == "# my softmax\n"
+        assert drafts.has_draft(tmp_path, "softmax", "py")
+
+
+async def test_starting_again_discards_the_draft(tmp_path, cards, judge):
+    drafts.save_draft(tmp_path, "softmax", "py", "# my softmax\n")
+    screen = KernelScreen(cards["softmax"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert screen.editor.text == (paths.kernels_dir() / "softmax.py").read_text()
+        assert not drafts.has_draft(tmp_path, "softmax", "py")
+
+
+async def test_a_compile_error_moves_the_cursor_to_its_line(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        replace_text(screen, "line one\nline two\n// fake: compile-error 3\nline four\n")
+        await pilot.press("f5")
+        await settle(pilot)
+        text = verdict_text(screen)
+        assert "did not compile" in text and 'line 3:5: error: expected a ";"' in text
+        assert "// fake: compile-error 3" in text  # the offending source line is shown
+        assert screen.editor.cursor_location == (2, 4)
+        assert "suggested grade 1" in text
+
+
+async def test_a_hang_is_reported_and_the_screen_stays_responsive(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    screen.timeout = 1.5
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        replace_text(screen, "// fake: hang\n")
+        await pilot.press("f5")
+        await pilot.pause(0.3)
+        assert screen.running
+        await pilot.press("end", "z")  # typing while the judge works
+        assert screen.editor.text == "// fake: hang\nz"
+        await settle(pilot)
+        text = verdict_text(screen)
+        assert "did not finish within 1.5 s" in text and "n=31" in text and "WRONG" in text
+        replace_text(screen, "// fake: ok\n")
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "\ncorrect\n" in verdict_text(screen)
+
+
+async def test_cancel_stops_a_run(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        replace_text(screen, "// fake: slow 1\n")
+        await pilot.press("f5")
+        await pilot.pause(0.5)
+        await pilot.press("f4")
+        await settle(pilot)
+        assert not screen.running
+        assert "not checked: cancelled" in verdict_text(screen)
+
+
+async def test_reveal_shows_reference_diff_and_writeup_then_grades(tmp_path, cards, judge):
+    screen = KernelScreen(cards["transpose"], data_dir=tmp_path, judge=judge)
+    app = Host(screen)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")  # typed into the editor, not a grade
+        assert app.grades == []
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("f9")
+        answer = screen.query_one("#kanswer-md", MarkdownView).source
+        assert "```cuda\n" + (paths.answers_dir() / "transpose.cu").read_text().rstrip() in answer
+        assert "```diff\n--- yours/transpose.cu\n+++ answer/transpose.cu" in answer
+        assert "+    __shared__ float tile[TILE][TILE + 1];" in answer
+        assert (paths.answers_dir() / "transpose.md").read_text().splitlines()[0] in answer
+        assert "Your last run:** correct" in answer
+        await pilot.press("4")
+        await settle(pilot)
+    assert app.grades == [4]
+
+
+async def test_enter_accepts_the_suggested_grade_and_escape_leaves_ungraded(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    app = Host(screen)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("f9", "enter")
+        await settle(pilot)
+    assert app.grades == [5]
+
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    app = Host(screen)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "escape")  # the first leaves the editor, the second the screen
+        await settle(pilot)
+    assert app.grades == [None]
+
+
+async def test_reset_needs_a_second_press(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        replace_text(screen, "mine\n")
+        screen.save_now()
+        await pilot.press("f8")
+        assert screen.editor.text == "mine\n"
+        await pilot.press("f8")
+        assert screen.editor.text == (paths.kernels_dir() / "reduce.cu").read_text()
+        assert not drafts.has_draft(tmp_path, "reduce", "cu")
+
+
+def test_the_cuda_highlight_query_covers_cuda():
+    language = tree_sitter.Language(tree_sitter_cuda.language())
+    query = tree_sitter.Query(language, HIGHLIGHTS.read_text())
+    source = (paths.answers_dir() / "reduce.cu").read_bytes()
+    tree = tree_sitter.Parser(language).parse(source)
+    captured = {name: {n.text.decode() for n in nodes} for name, nodes in tree_sitter.QueryCursor(query).captures(tree.root_node).items()}
+    assert {"__global__", "__shared__", "__launch_bounds__", "__restrict__"} <= captured["keyword.function"]
+    assert {"__syncthreads", "__shfl_down_sync", "atomicAdd"} <= captured["keyword.function"]
+    assert {"threadIdx", "blockIdx", "blockDim"} <= captured["variable.builtin"]
+    assert "float4" in captured["type"] and "float" in captured["type.builtin"]
+    assert "reduce_sum" in captured["function"] and "0.f" in captured["number"]
+    assert any(c.startswith("// drill:") for c in captured["comment"])
+    assert '"C"' in captured["string"] and "#define" in captured["include"]
+
+
+async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp_path, monkeypatch):
+    import datetime as dt
+    import sqlite3
+
+    from drill.store.fast import DB_NAME
+    from drill.ui.app import DrillApp
+    from tests.conftest import FixedClock
+
+    deck = tmp_path / "decks" / "kernels.yaml"
+    deck.parent.mkdir()
+    deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
+    monkeypatch.setattr(kernel_screen, "judge_factory", lambda data_dir: fake_judge("--gpu"))
+    kernel_screen.close_judges()
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)))
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            first = app.session.current.id
+            await pilot.press("space")
+            await settle(pilot)
+            assert isinstance(app.screen, KernelScreen) and app.screen.card.id == first
+            await pilot.press("f5")
+            await settle(pilot)
+            await pilot.press("f9", "4")
+            await settle(pilot)
+            assert not isinstance(app.screen, KernelScreen)
+    finally:
+        kernel_screen.close_judges()
+    conn = sqlite3.connect(data / DB_NAME)
+    try:
+        assert conn.execute("SELECT card_id, grade FROM review_log").fetchall() == [(first, 4)]
+        [(card_id, result)] = conn.execute("SELECT card_id, result FROM kernel_attempt").fetchall()
+    finally:
+        conn.close()
+    assert card_id == first and '"correct": true' in result
