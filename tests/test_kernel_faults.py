@@ -61,3 +61,25 @@ def test_a_python_error_is_found_in_the_traceback(tmp_path):
     with pytest.raises(ZeroDivisionError) as err:
         namespace["f"]()
     assert learner_line(err.value, path) == 2
+
+
+def test_without_nvrtc_a_cuda_card_is_not_checked_rather_than_failed(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from drill import paths
+    from drill.kernel import nvrtc
+    from drill.kernel.judging import Judge
+    from drill.kernel.verdict import VerdictBuilder
+
+    def missing():
+        raise nvrtc.NvrtcUnavailable("libnvrtc not found")
+
+    monkeypatch.setattr(nvrtc, "load_library", missing)
+    runtime = SimpleNamespace(gpu=False, arch="sm_90", workdir=tmp_path, device_words="CPU", cupy_missing=False)
+    job = {"card": "reduce", "language": "cuda", "filename": "reduce.cu", "harness": str(paths.kernels_dir() / "harness" / "reduce_harness.py")}
+    builder = VerdictBuilder("reduce")
+    Judge(runtime).run(job, (paths.kernels_dir() / "reduce.cu").read_text(), "first", builder.feed)
+    verdict = builder.result()
+    assert builder.finished and verdict.compiled is None and verdict.correct is None
+    assert verdict.errors == [] and verdict.exit_code() == 0
+    assert verdict.not_checked == ["compiling, correctness and speed: libnvrtc not found"]

@@ -118,3 +118,10 @@ def test_format_verdict_reports_cases_and_figures():
     text = format_verdict(v)
     assert "FAIL 33x65  3 of 2,145 elements wrong" in text
     assert "60.0 % of the measured copy ceiling" in text and "3.00x PyTorch" in text
+
+
+def test_nothing_built_is_not_a_failure():
+    # e.g. a Triton card where torch is not installed: the judge says so and checks nothing
+    v = feed([{"event": "compiled", "ok": None}, {"event": "note", "text": "torch is not installed"}, {"event": "finished"}]).result()
+    assert v.compiled is None and v.correct is None and v.exit_code() == 0
+    assert suggest_kernel_grade(v, 70) == 3

@@ -52,25 +52,37 @@ class Runtime:
         self._kit: Any = None
         self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
         self.versions: dict[str, str] = {"python": platform.python_version()}
+        self.cupy_missing = False
         try:
             self.versions["nvrtc"] = "%d.%d" % nvrtc.version()
         except nvrtc.NvrtcUnavailable:
             self.versions["nvrtc"] = "missing"
         if self.gpu:
-            self._start_gpu()
+            try:
+                self._start_gpu()
+            except ImportError as exc:  # a GPU, but not the packages to drive it: judge as on a CPU
+                self.gpu = False
+                self.device_words = (
+                    f"GPU present, but {exc.name or 'torch'} is missing from the judge's Python ({sys.executable}):"
+                    " CUDA kernels are compiled only"
+                )
 
     def _start_gpu(self) -> None:
-        import cupy
         import torch
         import triton
 
+        try:
+            import cupy
+        except ImportError:
+            cupy = None
+            self.cupy_missing = True
         self.torch = torch
         torch.zeros(1, device="cuda").add_(1)  # create the context now, not during the first run
         major, minor = torch.cuda.get_device_capability(0)
         self.arch = f"sm_{major}{minor}"
         props = torch.cuda.get_device_properties(0)
         self.device_words = f"{props.name} ({self.arch}, {props.multi_processor_count} SMs)"
-        self.versions.update(torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__)
+        self.versions.update(torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__ if cupy else "missing")
         self.kit()
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from drill.kernel.launch import LaunchError
+from drill.kernel.nvrtc import NvrtcUnavailable
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
 
 Emit = Callable[[dict[str, Any]], None]
@@ -102,13 +103,17 @@ class Judge:
                     entry=entry,
                     launch_keys=tuple(getattr(harness, "LAUNCH_KEYS", ())) or None,
                     arch=rt.arch,
-                    load=rt.gpu,
+                    load=rt.gpu and not rt.cupy_missing,
                     workdir=rt.workdir,
                 )
             except BuildError as exc:
                 self._compiled(emit, False, exc.log, exc.messages, [], getattr(getattr(exc, "result", None), "seconds", None))
                 return
-            except Exception as exc:  # NVRTC missing, or the module failed to load on the GPU
+            except NvrtcUnavailable as exc:  # nothing to compile with: not the learner's fault
+                emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
+                emit({"event": "note", "text": f"compiling, correctness and speed: {exc}"})
+                return
+            except Exception as exc:  # the module failed to load on the GPU
                 words = describe_fault(exc)[1]
                 emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
                 emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
@@ -116,6 +121,9 @@ class Judge:
             self._compiled(emit, True, program.compiled.log, program.compiled.messages, program.compiled.resources, program.compiled.seconds)
             if not rt.gpu:
                 emit({"event": "note", "text": f"correctness and speed: no GPU here, so the CUDA kernel was only compiled (for {rt.arch})"})
+                return
+            if rt.cupy_missing:
+                emit({"event": "note", "text": "correctness and speed: cupy is not installed in the judge's Python, so the CUDA kernel was only compiled"})
                 return
         elif language == "triton":
             if not rt.ensure_torch(emit):

@@ -161,8 +161,22 @@ class Kit:
 
     # -- launching CUDA kernels ---------------------------------------------------
     @staticmethod
+    def int32(value: int) -> Any:
+        """A kernel argument of C type `int`."""
+        import numpy as np
+
+        return np.int32(value)
+
+    @staticmethod
+    def int64(value: int) -> Any:
+        """A kernel argument of C type `long long`."""
+        import numpy as np
+
+        return np.int64(value)
+
+    @staticmethod
     def args(*values: Any) -> tuple[Any, ...]:
-        """Kernel arguments: tensors become device pointers; ints must already be sized (np.int32 / np.int64)."""
+        """Kernel arguments: tensors become device pointers; integers must be sized first (kit.int32, kit.int64)."""
         import numpy as np
 
         out: list[Any] = []
@@ -172,7 +186,7 @@ class Kit:
             elif isinstance(v, bool) or not isinstance(v, (int, float)):
                 out.append(v)
             else:
-                raise TypeError(f"give kernel scalar {v!r} a C type (np.int32, np.int64, np.float32)")
+                raise TypeError(f"give kernel scalar {v!r} a C type (kit.int32, kit.int64)")
         return tuple(out)
 
     # -- timing -----------------------------------------------------------------

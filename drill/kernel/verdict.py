@@ -125,7 +125,8 @@ class VerdictBuilder:
             v.gpu = bool(event.get("gpu"))
             self.phase = "compiling"
         elif kind == "compiled":
-            v.compiled = bool(event.get("ok"))
+            ok = event.get("ok")
+            v.compiled = None if ok is None else bool(ok)  # None: nothing could be built here
             v.compile_log = str(event.get("log", ""))
             v.compile_seconds = event.get("seconds")
             v.messages = list(event.get("messages") or [])

@@ -11,8 +11,6 @@ one comma-separated entry per pass.
 
 import math
 
-import numpy as np
-
 from drill.kernel.launch import block_dims, grid_size, smem_bytes
 
 LANGUAGE = "cuda"
@@ -75,7 +73,7 @@ def launcher(program, inputs, kit):
 
     def run():
         for src, out, n, grid, block, smem in plan:
-            program.launch("reduce_sum", grid, block, kit.args(src, out, np.int32(n)), smem)
+            program.launch("reduce_sum", grid, block, kit.args(src, out, kit.int32(n)), smem)
 
     return kit.Launch(run=run, result=lambda: outs[-1][0], prepare=prepare)
 

@@ -10,8 +10,6 @@ ceil(cols / W) x ceil(rows / H) blocks, so each block owns one W x H tile of
 
 import math
 
-import numpy as np
-
 from drill.kernel.launch import LaunchError, block_dims, parse_dims, smem_bytes
 
 LANGUAGE = "cuda"
@@ -54,7 +52,7 @@ def launcher(program, inputs, kit):
     grid = (math.ceil(cols / tile[0]), math.ceil(rows / tile[1]), 1)
     if grid[1] > 65535:
         raise LaunchError(decl.line, f"tile height {tile[1]} gives {grid[1]} blocks in y; the GPU allows 65,535")
-    args = kit.args(inputs["x"], inputs["out"], np.int32(rows), np.int32(cols))
+    args = kit.args(inputs["x"], inputs["out"], kit.int32(rows), kit.int32(cols))
 
     def run():
         program.launch("transpose", grid, block, args, smem)
