@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Everything the kernel cards need checked on a GPU, in one go: GPU tests, the benchmark, logs under $OUT.
-#   bash tests/gpu/run_all.sh            (OUT defaults to ./gpu-logs)
+# Everything the kernel cards need checked on a GPU, in one go: the GPU tests, then the benchmark
+# (copy ceiling, baselines, starters and answers, edit -> verdict time, judge time against ncu).
+#   bash tests/gpu/run_all.sh            logs under $OUT (default ./gpu-logs)
 set -uo pipefail
 OUT="${OUT:-gpu-logs}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 DRILL_GPU_LOG_DIR="$OUT"
 PY="${PYTHON:-python3}"
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   "$PY" -c 'import torch, triton, cupy; print("torch", torch.__version__, "triton", triton.__version__, "cupy", cupy.__version__)'
   "$PY" -c 'from drill.kernel import nvrtc; print("nvrtc", nvrtc.version(), nvrtc.library_path())'
 } 2>&1 | tee "$OUT/env.log"
-"$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider -o addopts="" --timeout=900 2>&1 | tee "$OUT/gpu_tests.log"
+timeout_flag=()
+"$PY" -c 'import pytest_timeout' 2>/dev/null && timeout_flag=(--timeout=300)
+"$PY" -m pytest -m gpu tests/gpu tests/test_kernel_nvrtc.py -q -p no:cacheprovider -o addopts="" "${timeout_flag[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
 "$PY" bench/kernels.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
