@@ -138,3 +138,15 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose compute-bound" in verdict and "memory-bound" in verdict
         assert app.screen.suggested == 1
+
+
+async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app.session.queue = ["t-diag"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        await pilot.pause()
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "you chose (nothing)" in verdict and app.screen.suggested == 1

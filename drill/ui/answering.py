@@ -155,16 +155,17 @@ class DiagnosisForm(AnswerForm):
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield Input(placeholder="change X, hold Y, measure Z", id="experiment")
 
+    chosen: int | None = None
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.chosen = event.option_index
         self.query_one("#experiment", Input).focus()
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_choice, suggest_grade
 
-        options = self.query_one("#choices", OptionList)
         choices = self.card.fields["choices"]
-        index = options.highlighted
-        choice = choices[index] if index is not None else ""
+        choice = choices[self.chosen] if self.chosen is not None else ""
         ok = bool(choice) and check_choice(self.card, choice)
         experiment = self.query_one("#experiment", Input).value
         grade = suggest_grade(1.0 if ok else 0.0, seconds)

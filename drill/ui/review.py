@@ -7,7 +7,8 @@ import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -119,7 +120,7 @@ class ReviewScreen(Screen[None]):
     def update_top(self) -> None:
         session = self.drill.session
         card = self.card
-        where = f"{card.deck} · {card.topic} · {card.kind}" if card else "drill"
+        where = f"{card.deck} · {card.kind.replace('_', ' ')}" if card else "drill"
         state = session.states.get(card.id) if card else None
         flags = "".join(
             [
@@ -128,7 +129,7 @@ class ReviewScreen(Screen[None]):
             ]
         )
         progress = f"done {session.done} · left {session.left}"
-        self.query_one("#top", Static).update(f"{where}{flags}   [dim]{progress}[/dim]")
+        self.query_one("#top", Static).update(f"[b]{progress}[/b] │ {escape(where)}{flags}")
 
     async def show_current(self) -> None:
         self.revealed = False
