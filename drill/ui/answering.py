@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from drill.ui.app import DrillApp
 
 
+class AnswerInput(Input):
+    """An answer field: enter moves to the next field at once (so fast typing lands
+    in the right box); enter on the last field submits the form."""
+
+    async def action_submit(self) -> None:
+        form = next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)
+        if form is not None and form.inputs() and form.inputs()[-1] is not self:
+            self.screen.focus_next()
+            return
+        await super().action_submit()
+
+
 @dataclass
 class FormVerdict:
     suggested_grade: int
@@ -48,10 +60,6 @@ class AnswerForm(Vertical):
         if focusable:
             focusable[0].focus()
 
-    def submitted_last(self) -> bool:
-        inputs = self.inputs()
-        return not inputs or self.screen.focused is inputs[-1]
-
     def freeze(self) -> None:
         for widget in self.query("Input, OptionList"):
             widget.disabled = True
@@ -67,7 +75,7 @@ class ShapeTraceForm(AnswerForm):
     def compose(self) -> ComposeResult:
         for i, step in enumerate(self.card.fields["steps"], 1):
             yield Label(f"{i}. {escape(str(step['label']))}", classes="step-label")
-            yield Input(placeholder="shape, e.g. (B, S, D)", id=f"step{i}")
+            yield AnswerInput(placeholder="shape, e.g. (B, S, D)", id=f"step{i}", compact=True)
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_shape_steps, suggest_grade
@@ -110,7 +118,7 @@ class LedgerForm(AnswerForm):
     def compose(self) -> ComposeResult:
         for i, expected in enumerate(self.rendered.answers, 1):
             yield Label(f"{escape(expected.label)} ({expected.unit})", classes="step-label")
-            yield Input(placeholder=PLACEHOLDERS.get(expected.unit, "a number"), id=f"ans{i}")
+            yield AnswerInput(placeholder=PLACEHOLDERS.get(expected.unit, "a number"), id=f"ans{i}", compact=True)
 
     def answer_markdown(self) -> str:
         from drill.cards.units import format_quantity
@@ -153,7 +161,7 @@ class DiagnosisForm(AnswerForm):
         yield Label("What bounds it? (arrows, enter)", classes="step-label")
         yield OptionList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.card.fields["choices"])], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
-        yield Input(placeholder="change X, hold Y, measure Z", id="experiment")
+        yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
 
     chosen: int | None = None
 

@@ -232,10 +232,8 @@ class ReviewScreen(Screen[None]):
         await self.reveal_answer()
 
     async def on_input_submitted(self) -> None:
-        if self.form is not None and self.form.submitted_last():
+        if self.form is not None:
             await self.check_form()
-        else:
-            self.focus_next()
 
     async def action_accept(self) -> None:
         if self.form is not None and not self.revealed:
