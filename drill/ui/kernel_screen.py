@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -139,7 +139,12 @@ class KernelScreen(Screen[int | None]):
     KernelScreen.answer-shown #kanswer { display: block; }
     KernelScreen.answer-shown #kmain { display: none; }
     KernelScreen #kbar { height: 1; padding: 0 1; background: $panel; }
+    KernelScreen.narrow #kmain { layout: vertical; }
+    KernelScreen.narrow #kleft { width: 1fr; height: 1fr; }
+    KernelScreen.narrow #kprompt-box { max-height: 5; }
+    KernelScreen.narrow #kside { width: 1fr; height: 7; min-width: 0; border-left: none; border-top: solid $panel; }
     """
+    NARROW_BELOW = 110  # columns: below this the verdict goes under the editor, which keeps the full width
 
     def __init__(self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient | None" = None) -> None:
         super().__init__()
@@ -170,6 +175,9 @@ class KernelScreen(Screen[int | None]):
         return self._judge
 
     # -- layout ---------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < self.NARROW_BELOW, "narrow")
+
     def compose(self) -> ComposeResult:
         yield Static(id="ktop")
         with Horizontal(id="kmain"):
