@@ -85,3 +85,15 @@ def test_usage_errors_exit_2(capsys, argv, words):
 def test_calibrate_without_a_gpu_fails_plainly(capsys):
     assert main(["gpu", "calibrate"]) == 1
     assert "no GPU here" in capsys.readouterr().err
+
+
+@needs_nvrtc
+def test_run_records_the_attempt_in_the_database(capsys, tmp_path):
+    from drill.store.store import Store
+
+    code, data = run_json(capsys, "reduce")
+    assert code == 0
+    store = Store(tmp_path / "home")
+    (attempt,) = store.kernel_attempts("reduce")
+    assert "reduce_sum" in attempt.source and json.loads(attempt.result)["compiled"] is True
+    store.close()

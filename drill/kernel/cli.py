@@ -150,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
         verdict = client.run(kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first")
     target = float(card.fields.get("target_pct") or 0)
     grade = suggest_kernel_grade(verdict, target)
+    _record_attempt(data_dir, card.id, source, verdict.to_json())
     if args.json:
         data = verdict.to_json()
         data.update(file=origin, target_pct=target, suggested_grade=grade)
@@ -159,6 +160,20 @@ def _run(args: argparse.Namespace) -> int:
         print(format_verdict(verdict, source_lines=source.splitlines()))
         print(f"target: {target:g} % of the copy ceiling; suggested grade {grade}")
     return verdict.exit_code()
+
+
+def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str, Any]) -> None:
+    """Keep the attempt with the others the app records; a locked or broken database only warns."""
+    try:
+        from drill.store.store import Store
+
+        store = Store(data_dir)
+        try:
+            store.record_kernel_attempt(card_id, source, result)
+        finally:
+            store.close()
+    except Exception as exc:  # the verdict matters more than its log
+        print(f"drill kernel run: attempt not recorded: {exc}", file=sys.stderr)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
