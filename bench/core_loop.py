@@ -18,7 +18,6 @@ import random
 import select
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time

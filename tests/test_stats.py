@@ -2,8 +2,8 @@ import datetime as dt
 import json
 
 from drill.cli import main
-from drill.store.records import CardState
 from drill.sm2 import SM2State
+from drill.store.records import CardState
 from drill.store.store import Store
 
 

@@ -3,10 +3,9 @@ import sqlite3
 
 from textual.widgets import Static
 
-from drill.ui.markdown_view import MarkdownView
-
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
+from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)

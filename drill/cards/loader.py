@@ -233,7 +233,11 @@ def _line(exc: yaml.MarkedYAMLError, node: yaml.Node | None = None) -> int:
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     parts = [p for p in (exc.context, exc.problem) if p]
-    return "; ".join(parts) or str(exc).splitlines()[0]
+    message = "; ".join(parts) or str(exc).splitlines()[0]
+    opened, found = exc.context_mark, exc.problem_mark
+    if opened is not None and found is not None and opened.line != found.line:
+        message += f" (the construct opened at line {opened.line + 1})"
+    return message
 
 
 CACHE_VERSION = 1

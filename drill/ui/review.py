@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +14,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from drill.ui.markdown_view import MarkdownView
-
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
+from drill.ui.markdown_view import MarkdownView
 from drill.ui.messages import AnswerChecked, CardGraded, StoreOpened
 
 if TYPE_CHECKING:
