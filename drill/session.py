@@ -51,7 +51,19 @@ def build_queue(
 class ReviewWriter(Protocol):
     """What a session needs from the store (the real Store, or a fake in tests)."""
 
-    def record_review(self, before: CardState, after: CardState, **kw: Any) -> int: ...
+    def record_review(
+        self,
+        before: CardState,
+        after: CardState,
+        *,
+        grade: int,
+        at: dt.datetime,
+        day: dt.date,
+        duration_ms: int,
+        mode: str,
+        answer: dict[str, Any] | None = None,
+        content_hash: str | None = None,
+    ) -> int: ...
     def undo_review(self, log_id: int) -> CardState: ...
     def set_suspended(self, state: CardState, suspended: bool) -> None: ...
     def bury(self, state: CardState, until: dt.date) -> None: ...
