@@ -277,21 +277,19 @@ class ReviewScreen(Screen[None]):
         await self.show_current()
 
     async def action_suspend(self) -> None:
-        if self.card is None:
-            return
-        store = await self.ready_store()
-        if store is not None:
-            card_id = self.drill.session.suspend(store)
-            self.notify(f"suspended {card_id}")
-            await self.show_current()
+        await self._set_aside("suspend", "suspended {}")
 
     async def action_bury(self) -> None:
+        await self._set_aside("bury", "buried {} until tomorrow")
+
+    async def _set_aside(self, how: str, message: str) -> None:
+        """Take the current card out of today's queue (suspend or bury) and show the next."""
         if self.card is None:
             return
         store = await self.ready_store()
         if store is not None:
-            card_id = self.drill.session.bury(store)
-            self.notify(f"buried {card_id} until tomorrow")
+            card_id = getattr(self.drill.session, how)(store)
+            self.notify(message.format(card_id))
             await self.show_current()
 
     async def action_quit_app(self) -> None:
