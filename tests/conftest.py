@@ -46,3 +46,22 @@ class FixedClock:
 
     def __call__(self) -> dt.datetime:
         return self.now
+
+
+@pytest.fixture(scope="session")
+def bundled_decks():
+    """The bundled decks with every kind's deep check, loaded once for the whole run."""
+    from drill.cards.loader import load_decks
+
+    return load_decks(deep=True)
+
+
+def deck_subset(decks, topics):
+    """The cards and problems of the deck files `cards/<topic>.yaml` for the given topics."""
+    from drill.cards.loader import DeckSet
+
+    files = {f"{t}.yaml" for t in topics}
+    return DeckSet(
+        cards={cid: c for cid, c in decks.cards.items() if c.path.name in files},
+        problems=[p for p in decks.problems if Path(p.path).name in files],
+    )

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from drill.cards.loader import known_topics, load_decks
+from drill.cards.loader import known_topics
 from drill.stats import deck_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def decks():
-    return load_decks(deep=True)
+def decks(bundled_decks):
+    return bundled_decks
 
 
 def test_bundled_decks_pass_the_deep_check(decks):
@@ -47,3 +47,24 @@ def test_readme_table_is_current(decks):
     table = re.search(r"<!-- deck-table -->\n(.*)\n<!-- /deck-table -->", readme, re.S)
     assert table, "README.md lost its deck table"
     assert table.group(1) == deck_table(decks.cards, known_topics()), "regenerate: python -m drill.stats"
+
+
+def test_every_card_sits_in_its_topic_deck_under_a_topic_prefixed_id(decks):
+    for card in decks.cards.values():
+        if card.kind != "kernel":  # kernel cards share cards/kernels.yaml and keep their short ids
+            assert card.path.name == f"{card.topic}.yaml", card.id
+            assert card.id.startswith(f"{card.topic}-"), card.id
+
+
+def test_diagnoses_offer_four_to_six_distinct_choices_with_one_correct(decks):
+    for card in decks.cards.values():
+        if card.kind == "diagnosis":
+            choices = card.fields["choices"]
+            assert 4 <= len(choices) <= 6 and len(set(choices)) == len(choices), card.id
+            assert choices.count(card.fields["correct"]) == 1, card.id
+
+
+def test_shape_traces_have_three_to_six_steps(decks):
+    for card in decks.cards.values():
+        if card.kind == "shape_trace":
+            assert 3 <= len(card.fields["steps"]) <= 6, card.id
