@@ -71,7 +71,7 @@ async def settle(pilot):
 async def test_three_checked_kinds(tmp_path, write_deck):
     deck = write_deck(DECK)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3)
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3, new_order="deck")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         # shape trace: two steps right (different spellings), one wrong
@@ -110,11 +110,13 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         grade, answer_json = rows(data, "SELECT grade, answer FROM review_log WHERE card_id='t-ledger'")[0]
         assert grade == 2 and json.loads(answer_json)["draw"] == {"model": "opt-13b", "t": 2048}
 
-        # diagnosis: pick memory-bound, type an experiment
+        # diagnosis: pick memory-bound (wherever this review's order put it), type an experiment
         options = app.screen.query_one(OptionList)
         options.focus()
-        await pilot.press("down", "enter")
+        await pilot.pause()
+        await pilot.press(*["down"] * app.screen.form.choices.index("memory-bound"), "enter")
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
+        assert not app.screen.revealed  # enter on the choices only moves on
         await pilot.press(*"fuse", "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
@@ -123,7 +125,13 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         await pilot.press("enter")
         await settle(pilot)
         (answer_json,) = rows(data, "SELECT answer FROM review_log WHERE card_id='t-diag'")[0]
-        assert json.loads(answer_json) == {"choice": "memory-bound", "correct": True, "experiment": "fuse"}
+        record = json.loads(answer_json)
+        assert {k: record[k] for k in ("choice", "correct", "experiment")} == {
+            "choice": "memory-bound",
+            "correct": True,
+            "experiment": "fuse",
+        }
+        assert sorted(record["order"]) == ["communication-bound", "compute-bound", "memory-bound"]
 
 
 async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
@@ -133,10 +141,12 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.screen.query_one(OptionList).focus()
-        await pilot.press("enter", "enter")
+        await pilot.pause()
+        wrong = next(i for i, c in enumerate(app.screen.form.choices) if c != "memory-bound")
+        await pilot.press(*["down"] * wrong, "enter", "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
-        assert "you chose compute-bound" in verdict and "memory-bound" in verdict
+        assert f"you chose {app.screen.form.choices[wrong]}" in verdict and "points to memory-bound" in verdict
         assert app.screen.suggested == 1
 
 
@@ -146,7 +156,9 @@ async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("space")
+        await pilot.press("tab", "tab")  # past the choices, into the experiment: the last field
+        assert app.screen.focused is app.screen.query_one("#experiment", Input)
+        await pilot.press("enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose (nothing)" in verdict and app.screen.suggested == 1

@@ -1,37 +1,127 @@
-"""Answer forms for the checked kinds: shape traces, memory ledgers, diagnoses."""
+"""Answer forms: a concept's typed answer, and the checked kinds (shape traces, memory ledgers, diagnoses).
+
+Keys typed into a form are handled by the field that received them, in the
+order they arrived, so a fast burst or a paste reaches the checker exactly as
+typed. A form is checked only when the learner presses enter on its last
+field; once it is submitted, keys still on their way go nowhere.
+"""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.markup import escape
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList
 
 from drill.cards.model import Card
 
-if TYPE_CHECKING:
-    from drill.ui.app import DrillApp
+NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 
 
-class AnswerInput(Input):
-    """An answer field: enter moves to the next field at once (so fast typing lands
-    in the right box); enter on the last field submits the form."""
+class InOrderKeys:
+    """Mixin for a form's fields: a field handles its own keys as they arrive.
+
+    Textual runs a widget's key bindings only after the key has bubbled up to
+    the app, while printable characters are inserted at once; in a burst
+    (ctrl+u, "1 GiB", enter) the binding would then run after the characters
+    that followed it. Here every key the field knows is handled in the field's
+    own queue, and a key that arrives after focus has moved on is passed to
+    the field that has focus now (or dropped once the form is submitted).
+    """
+
+    @property
+    def form(self) -> "AnswerForm | None":
+        return next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)  # type: ignore[attr-defined]
+
+    async def _on_key(self, event: events.Key) -> None:
+        form = self.form
+        target = form.live_field() if form is not None else None
+        handler = target if target is not None else self
+        own = handler._bindings.key_to_bindings.get(event.key)  # type: ignore[attr-defined]
+        if not (event.is_printable or own or event.key in NAVIGATION_KEYS):
+            return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
+        event.stop()
+        event.prevent_default()
+        if target is not None:
+            await target.take_key(event)
+
+    async def take_key(self, event: events.Key) -> None:
+        """Apply a key to this field (it has focus, or had it when the key was typed)."""
+        form = self.form
+        if form is None:
+            return
+        if event.key in ("tab", "shift+tab"):
+            form.step(self, -1 if event.key == "shift+tab" else 1)  # type: ignore[arg-type]
+        elif event.key == "escape":
+            self.screen.set_focus(None)  # type: ignore[attr-defined]
+        elif event.key == "enter":
+            await self.field_done()
+        elif event.is_printable:
+            self.type_character(event.character or "")
+        else:
+            for binding in self._bindings.key_to_bindings.get(event.key, []):  # type: ignore[attr-defined]
+                await self.run_action(binding.action)  # type: ignore[attr-defined]
+                break
+
+    def type_character(self, character: str) -> None:
+        """A printable key: fields that take text insert it; others ignore it."""
+
+    async def field_done(self) -> None:
+        raise NotImplementedError
+
+
+class AnswerInput(InOrderKeys, Input):
+    """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
+
+    def type_character(self, character: str) -> None:
+        self._restart_blink()
+        selection = self.selection
+        if selection.is_empty:
+            self.insert_text_at_cursor(character)
+        else:
+            self.replace(character, *selection)
+
+    async def field_done(self) -> None:
+        form = self.form
+        if form is not None:
+            form.step(self, 1, submit_at_end=True)
 
     async def action_submit(self) -> None:
-        form = next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)
-        if form is not None and form.inputs() and form.inputs()[-1] is not self:
-            self.screen.focus_next()
+        """Enter is handled in order by `take_key`; a stray enter that reaches the binding does nothing."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        form = self.form
+        target = form.live_field() if form is not None else None
+        if isinstance(target, AnswerInput):
+            form.paste(target, event.text)  # type: ignore[union-attr]
+
+
+class ChoiceList(InOrderKeys, OptionList):
+    """The diagnosis choices: arrows move, enter chooses and moves to the next field."""
+
+    async def field_done(self) -> None:
+        form = self.form
+        if form is None or self.highlighted is None:
             return
-        await super().action_submit()
+        form.choose(self.highlighted)
+        form.step(self, 1)
+
+    async def action_select(self) -> None:
+        await self.field_done()
 
 
 @dataclass
 class FormVerdict:
-    suggested_grade: int
+    suggested_grade: int | None  # None where nothing could be checked (a concept answer)
     summary: str
     record: dict[str, Any]
 
@@ -42,9 +132,13 @@ class AnswerForm(Vertical):
     DEFAULT_CSS = "AnswerForm { height: auto; }"
     FOCUS_AT_START = True
 
+    class Submitted(Message):
+        """The learner pressed enter on the last field: check the form."""
+
     def __init__(self, card: Card) -> None:
         super().__init__()
         self.card = card
+        self.submitted = False
 
     def prompt_markdown(self) -> str:
         return self.card.prompt
@@ -55,17 +149,76 @@ class AnswerForm(Vertical):
     def inputs(self) -> list[Input]:
         return list(self.query(Input))
 
-    def focus_first(self) -> None:
-        focusable = [w for w in self.query("Input, OptionList") if w.focusable]
-        if focusable:
-            focusable[0].focus()
+    def fields(self) -> list[Widget]:
+        return [w for w in self.query("AnswerInput, ChoiceList") if not w.disabled]
+
+    def live_field(self) -> InOrderKeys | None:
+        """The field that takes keys now: the focused field of this form, or none once submitted."""
+        if self.submitted:
+            return None
+        focused = self.screen.focused
+        if isinstance(focused, InOrderKeys) and focused in self.fields():
+            return focused
+        return None
+
+    def focus_first(self, empty: bool = False) -> None:
+        """Focus the first field (or the first empty one) at once, so the next key lands in it."""
+        fields = self.fields()
+        if empty:
+            fields = [f for f in fields if not (isinstance(f, Input) and f.value)] or fields
+        if fields and not self.submitted:
+            self.screen.set_focus(fields[0])
+
+    def step(self, field: Widget, direction: int, *, submit_at_end: bool = False) -> None:
+        fields = self.fields()
+        index = fields.index(field) + direction if field in fields else 0
+        if 0 <= index < len(fields):
+            self.screen.set_focus(fields[index])
+        elif submit_at_end and index >= len(fields):
+            self.submit()
+
+    def submit(self) -> None:
+        """Stop taking keys at once and ask the screen to check the form."""
+        if self.submitted:
+            return
+        self.submitted = True
+        self.screen.set_focus(None)
+        self.post_message(self.Submitted())
+
+    def paste(self, field: "AnswerInput", text: str) -> None:
+        """A paste: its first line goes into this field, further lines into the fields after it."""
+        lines = text.splitlines() or [""]
+        inputs = [f for f in self.fields() if isinstance(f, AnswerInput)]
+        start = inputs.index(field)
+        for target, line in zip(inputs[start:], lines):
+            if target is field:
+                target.insert_text_at_cursor(line)
+            else:
+                target.value = line
+        last = inputs[min(len(inputs), start + len(lines)) - 1]
+        if last is not field:
+            self.screen.set_focus(last)
 
     def freeze(self) -> None:
+        self.submitted = True
         for widget in self.query("Input, OptionList"):
             widget.disabled = True
 
     def check(self, seconds: float) -> FormVerdict:
         raise NotImplementedError
+
+
+class ConceptForm(AnswerForm):
+    """An explanation: typed (kept in the log beside the grade) or said out loud; enter shows the answer."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Your answer (type it, or say it out loud and press enter):", classes="step-label")
+        yield AnswerInput(placeholder="optional: a sentence or two", id="typed", compact=True)
+
+    def check(self, seconds: float) -> FormVerdict:
+        typed = self.query_one("#typed", Input).value.strip()
+        summary = f"[b]You wrote:[/b] {escape(typed)}" if typed else ""
+        return FormVerdict(None, summary, {"typed": typed} if typed else {})
 
 
 class ShapeTraceForm(AnswerForm):
@@ -153,27 +306,35 @@ class LedgerForm(AnswerForm):
 
 
 class DiagnosisForm(AnswerForm):
-    FOCUS_AT_START = False  # the evidence comes first; the learner tabs to the choices
+    """Evidence first; the learner tabs to the choices (shown in a fresh order each review)."""
+
+    FOCUS_AT_START = False
+
+    def __init__(self, card: Card, rng: random.Random) -> None:
+        super().__init__(card)
+        choices = list(card.fields["choices"])
+        rng.shuffle(choices)
+        self.choices = choices
+        self.chosen: int | None = None
+
     def prompt_markdown(self) -> str:
         return f"```text\n{self.card.fields['evidence'].rstrip()}\n```\n\n{self.card.prompt}"
 
     def compose(self) -> ComposeResult:
-        yield Label("What bounds it? (arrows, enter)", classes="step-label")
-        yield OptionList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.card.fields["choices"])], id="choices")
+        yield Label("What bounds it? (↑↓, enter to choose)", classes="step-label", id="choice-label")
+        yield ChoiceList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.choices)], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
 
-    chosen: int | None = None
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.chosen = event.option_index
-        self.query_one("#experiment", Input).focus()
+    def choose(self, index: int) -> None:
+        self.chosen = index
+        label = f"{chr(97 + index)}. {self.choices[index]}"
+        self.query_one("#choice-label", Label).update(f"What bounds it? chosen: [b]{escape(label)}[/b]")
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_choice, suggest_grade
 
-        choices = self.card.fields["choices"]
-        choice = choices[self.chosen] if self.chosen is not None else ""
+        choice = self.choices[self.chosen] if self.chosen is not None else ""
         ok = bool(choice) and check_choice(self.card, choice)
         experiment = self.query_one("#experiment", Input).value
         grade = suggest_grade(1.0 if ok else 0.0, seconds)
@@ -182,15 +343,20 @@ class DiagnosisForm(AnswerForm):
         if not ok:
             summary += f"; the evidence points to [b]{escape(self.card.fields['correct'])}[/b]"
         summary += "\nNow compare your next experiment with the rubric below."
-        return FormVerdict(grade, summary, {"choice": choice, "correct": ok, "experiment": experiment})
+        return FormVerdict(
+            grade, summary, {"choice": choice, "correct": ok, "experiment": experiment, "order": self.choices}
+        )
 
 
-def form_for(card: Card, app: "DrillApp") -> AnswerForm | None:
+def form_for(card: Card, seed: int) -> AnswerForm | None:
+    """The answer form for a checked card; `seed` fixes what this review draws."""
+    rng = random.Random(seed)
+    if card.kind == "concept":
+        return ConceptForm(card)
     if card.kind == "shape_trace":
         return ShapeTraceForm(card)
     if card.kind == "memory_ledger":
-        rng = random.Random(app.seed) if app.seed is not None else random.Random()
         return LedgerForm(card, rng)
     if card.kind == "diagnosis":
-        return DiagnosisForm(card)
+        return DiagnosisForm(card, rng)
     return None

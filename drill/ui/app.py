@@ -5,20 +5,42 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from textual.app import App
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
 
 from drill import paths
 from drill.cards.loader import load_decks_cached
-from drill.session import DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, ReviewSession, build_queue, study_day
+from drill.session import (
+    DEFAULT_NEW_ORDER,
+    DEFAULT_NEW_PER_DAY,
+    DEFAULT_ROLLOVER_HOUR,
+    NEW_ORDERS,
+    ReviewSession,
+    build_queue,
+    study_day,
+)
 from drill.store import fast
+
+
+class UnknownCard(LookupError):
+    """`drill --card ID` named a card that no deck defines."""
+
+    def __init__(self, card_id: str, cards: Mapping[str, object]) -> None:
+        import difflib
+
+        close = difflib.get_close_matches(card_id, list(cards), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        super().__init__(f"no card {card_id!r} in the decks{hint}")
 
 
 class DrillApp(App[int]):
     CSS_PATH = "drill.tcss"
     TITLE = "drill"
-    ENABLE_COMMAND_PALETTE = False
+    ENABLE_COMMAND_PALETTE = True  # ctrl+p: every command of the screen by name
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True)]
 
     def __init__(
         self,
@@ -28,6 +50,9 @@ class DrillApp(App[int]):
         clock: Callable[[], dt.datetime] = dt.datetime.now,
         new_per_day: int | None = None,
         day_starts_at: int | None = None,
+        new_order: str | None = None,
+        card_id: str | None = None,
+        cram: bool = False,
         seed: int | None = None,
     ) -> None:
         super().__init__()
@@ -37,18 +62,40 @@ class DrillApp(App[int]):
         decks = load_decks_cached(deck_roots, self.data_dir)
         self.deck_problems = decks.problems
         saved = fast.read_settings(self.data_dir)
-        self.settings_to_save = {
-            k: str(v) for k, v in (("new_per_day", new_per_day), ("day_starts_at", day_starts_at)) if v is not None
-        }
+        given = {"new_per_day": new_per_day, "day_starts_at": day_starts_at, "new_order": new_order}
+        self.settings_to_save = {k: str(v) for k, v in given.items() if v is not None}
         self.new_per_day = new_per_day if new_per_day is not None else int(saved.get("new_per_day", DEFAULT_NEW_PER_DAY))
         self.rollover_hour = (
             day_starts_at if day_starts_at is not None else int(saved.get("day_starts_at", DEFAULT_ROLLOVER_HOUR))
         )
+        self.new_order = new_order or saved.get("new_order", DEFAULT_NEW_ORDER)
+        if self.new_order not in NEW_ORDERS:
+            self.new_order = DEFAULT_NEW_ORDER
         states = fast.read_states(self.data_dir)
         today = study_day(clock(), self.rollover_hour)
-        new_done = sum(1 for s in states.values() if s.introduced_on == today)
-        queue = build_queue(decks.cards.values(), states, today, new_limit=self.new_per_day, new_done_today=new_done)
-        self.session = ReviewSession(cards=decks.cards, states=states, queue=queue, today=today)
+        if card_id is not None:
+            if card_id not in decks.cards:
+                raise UnknownCard(card_id, decks.cards)
+            queue = [card_id]
+        else:
+            new_done = sum(1 for s in states.values() if s.introduced_on == today)
+            queue = build_queue(
+                decks.cards.values(),
+                states,
+                today,
+                new_limit=self.new_per_day,
+                new_done_today=new_done,
+                new_order=self.new_order,
+                seed=today.toordinal(),
+            )
+        self.single_card = card_id
+        self.session = ReviewSession(cards=decks.cards, states=states, queue=queue, today=today, cram=cram)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        commands = getattr(screen, "palette_commands", None)
+        if commands is not None:
+            yield from commands()
 
     def on_mount(self) -> None:
         from drill.ui.review import ReviewScreen
@@ -63,10 +110,19 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         roots,
         new_per_day=getattr(args, "new_per_day", None),
         day_starts_at=getattr(args, "day_starts_at", None),
+        new_order=getattr(args, "new_order", None),
+        card_id=getattr(args, "card", None),
+        cram=bool(getattr(args, "cram", False)),
     )
 
 
 def run_app(args: argparse.Namespace) -> int:
-    app = make_app(args)
+    import sys
+
+    try:
+        app = make_app(args)
+    except UnknownCard as exc:
+        print(f"drill: {exc}", file=sys.stderr)
+        return 2
     app.run()
     return app.return_code or 0

@@ -17,9 +17,3 @@ class CardGraded(Message):
 @dataclass
 class StoreOpened(Message):
     changed_cards: int
-
-
-@dataclass
-class AnswerChecked(Message):
-    suggested_grade: int
-    summary: str

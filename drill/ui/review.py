@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rich.markup import escape
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
@@ -16,7 +16,8 @@ from textual.widgets import Footer, Static
 
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.markdown_view import MarkdownView
-from drill.ui.messages import AnswerChecked, CardGraded, StoreOpened
+from drill.ui.answering import AnswerForm
+from drill.ui.messages import CardGraded, StoreOpened
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -28,18 +29,20 @@ GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
 
 class ReviewScreen(Screen[None]):
+    # Commands are ctrl-keys, so no letter or digit typed into an answer can suspend,
+    # bury, undo or quit; digits grade only once the answer is shown.
     BINDINGS = [
-        Binding("space", "reveal", "Reveal", id="review.reveal"),
-        Binding("enter", "accept", "Accept grade", id="review.accept", show=False),
+        Binding("space", "reveal", "Reveal", id="review.reveal", show=False),
+        Binding("enter", "accept", "Check / accept", id="review.accept", show=False),
         *[
             Binding(str(g), f"grade({g})", f"{g} {GRADE_MEANINGS[g]}", id=f"review.grade{g}", show=False)
             for g in range(6)
         ],
-        Binding("u", "undo", "Undo", id="review.undo"),
-        Binding("s", "suspend", "Suspend", id="review.suspend"),
-        Binding("b", "bury", "Bury", id="review.bury"),
+        Binding("ctrl+z", "undo", "Undo", id="review.undo"),
+        Binding("ctrl+s", "suspend", "Suspend", id="review.suspend"),
+        Binding("ctrl+t", "bury", "Bury", id="review.bury"),
         Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
-        Binding("q", "quit_app", "Quit", id="review.quit"),
+        Binding("q", "quit_when_done", "Quit", id="review.quit_when_done", show=False),
         Binding("down", "scroll(1)", "Scroll down", id="review.down", show=False),
         Binding("up", "scroll(-1)", "Scroll up", id="review.up", show=False),
         Binding("pagedown", "scroll(10)", "Page down", id="review.pagedown", show=False),
@@ -127,7 +130,8 @@ class ReviewScreen(Screen[None]):
             ]
         )
         progress = f"done {session.done} · left {session.left}"
-        self.query_one("#top", Static).update(f"[b]{progress}[/b] │ {escape(where)}{flags}")
+        saved = f" · {session.saved} saved" if session.saved else ""
+        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}")
 
     async def show_current(self) -> None:
         self.revealed = False
@@ -152,21 +156,29 @@ class ReviewScreen(Screen[None]):
         from drill.ui.answering import form_for
 
         try:
-            self.form = form_for(card, self.drill)
+            self.form = form_for(card, self.drill.session.seed_for(card.id, self.drill.seed))
         except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             self.form = None
         prompt.show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work_area.mount(self.form)
-            if self.form.FOCUS_AT_START:
+            if card.kind == "concept":
                 self.form.focus_first()
-                hint = "type your answers · [b]enter[/b] check · [b]esc[/b] keys"
+                hint = "answer in the field or out loud · [b]enter[/b] show the answer · [b]esc[/b] scroll"
+            elif self.form.FOCUS_AT_START:
+                self.form.focus_first()
+                hint = "type your answers · [b]enter[/b] next field, checks on the last · [b]esc[/b] scroll"
             else:
-                hint = "read, then [b]tab[/b] to choose · [b]enter[/b] check · [b]↑↓[/b] scroll"
+                hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
             self.query_one("#gradebar", Static).update(hint)
         elif card.kind == "kernel":
-            self.query_one("#gradebar", Static).update("[b]space[/b] open the editor / reveal")
+            reason = self.kernel_lock(card)
+            if reason:
+                self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(reason)}")
+                self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer (the editor is locked)")
+            else:
+                self.query_one("#gradebar", Static).update("[b]space[/b] open the editor / reveal")
         else:
             self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer")
         body = self.query_one("#body", VerticalScroll)
@@ -205,12 +217,36 @@ class ReviewScreen(Screen[None]):
         self.query_one("#gradebar", Static).update(hint + GRADE_BAR)
 
     # -- actions -----------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "grade":
+            return self.card is not None and self.revealed
+        if action == "quit_when_done":
+            return self.card is None
+        if action in ("suspend", "bury", "reveal"):
+            return self.card is not None
+        return True
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """The review's commands by name in the command palette (ctrl+p)."""
+        if self.card is not None:
+            if not self.revealed:
+                yield SystemCommand("Reveal / check", "Show the answer (a form is checked as it stands)", self.reveal_or_check)
+            yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
+            yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
+        yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
+
+    async def reveal_or_check(self) -> None:
+        if self.form is not None:
+            await self.check_form()
+        else:
+            await self.action_reveal()
+
     async def action_reveal(self) -> None:
         card = self.card
         if card is None or self.revealed:
             return
         if self.form is not None:
-            await self.check_form()
+            self.form.focus_first(empty=True)  # a form is checked from its last field, never by a stray key
             return
         if card.kind == "kernel" and await self.open_kernel_screen(card):
             return
@@ -222,22 +258,28 @@ class ReviewScreen(Screen[None]):
         seconds = time.monotonic() - self.shown_at
         verdict = self.form.check(seconds)
         self.suggested = verdict.suggested_grade
-        self.answer_record = verdict.record
+        self.answer_record = verdict.record or None
         self.query_one("#verdict", Static).update(verdict.summary)
         self.form.freeze()
         self.set_focus(None)
-        self.post_message(AnswerChecked(verdict.suggested_grade, verdict.summary))
         await self.reveal_answer()
+        self.call_after_refresh(self.query_one("#verdict", Static).scroll_visible, animate=False, top=True)
 
-    async def on_input_submitted(self) -> None:
-        if self.form is not None:
-            await self.check_form()
+    async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
+        message.stop()
+        await self.check_form()
 
     async def action_accept(self) -> None:
-        if self.form is not None and not self.revealed:
-            await self.check_form()
-        elif self.suggested is not None and self.revealed:
-            await self.action_grade(self.suggested)
+        """Enter outside a field: back into the form while answering; accept the suggestion once shown."""
+        if self.card is None:
+            return
+        if self.revealed:
+            if self.suggested is not None:
+                await self.action_grade(self.suggested)
+        elif self.form is not None:
+            self.form.focus_first(empty=True)
+        else:
+            await self.action_reveal()
 
     def action_scroll(self, lines: int) -> None:
         body = self.query_one("#body", VerticalScroll)
@@ -273,14 +315,15 @@ class ReviewScreen(Screen[None]):
         if last is None:
             self.notify("nothing to undo")
             return
-        self.notify(f"undid grade of {last.card_id}")
+        what = {"suspend": "suspension", "bury": "burial"}.get(getattr(last, "how", ""), "grade")
+        self.notify(f"undid the {what} of {last.card_id}")
         await self.show_current()
 
     async def action_suspend(self) -> None:
-        await self._set_aside("suspend", "suspended {}")
+        await self._set_aside("suspend", "suspended {} · ctrl+z undoes it")
 
     async def action_bury(self) -> None:
-        await self._set_aside("bury", "buried {} until tomorrow")
+        await self._set_aside("bury", "buried {} until tomorrow · ctrl+z undoes it")
 
     async def _set_aside(self, how: str, message: str) -> None:
         """Take the current card out of today's queue (suspend or bury) and show the next."""
@@ -292,11 +335,22 @@ class ReviewScreen(Screen[None]):
             self.notify(message.format(card_id))
             await self.show_current()
 
-    async def action_quit_app(self) -> None:
-        self.app.exit(0)
+    async def action_quit_when_done(self) -> None:
+        if self.card is None:
+            self.app.exit(0)
 
     # -- kernel cards --------------------------------------------------------
+    def kernel_lock(self, card: "Card") -> str | None:
+        """Why this kernel card cannot run here (its harness comes from a folder not trusted), or None."""
+        try:
+            from drill.kernel.trust import locked_reason
+        except ImportError:
+            return None
+        return locked_reason(card, self.drill.data_dir)
+
     async def open_kernel_screen(self, card: "Card") -> bool:
+        if self.kernel_lock(card):
+            return False
         try:
             from drill.ui.kernel_screen import KernelScreen
         except ImportError:

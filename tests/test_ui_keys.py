@@ -1,0 +1,290 @@
+"""Keys that cannot destroy: what a learner types into an answer changes nothing but the answer.
+
+Keys are sent the way a terminal delivers them: one at a time (as a person
+types) and as a burst in a single read (fast typing, a paste without
+bracketed-paste support), where every key is queued before any is handled.
+"""
+
+import datetime as dt
+import json
+import sqlite3
+
+import pytest
+from textual import events
+from textual._wait import wait_for_idle
+from textual.keys import _character_to_key
+from textual.widgets import Input, OptionList, Static
+
+from drill.store.fast import DB_NAME
+from drill.ui.app import DrillApp
+from drill.ui.markdown_view import MarkdownView
+from tests.conftest import FixedClock
+from tests.test_ui_checked import DECK
+
+NOW = dt.datetime(2026, 5, 10, 12, 0)
+SENTENCE = "bucket gradients so backward overlaps the all-reduce; 25 MB buckets, quit stalls 0 1 2 3 4 5 uqsb"
+
+CONCEPTS = """\
+  - id: k-concept
+    kind: concept
+    topic: gpu-arch
+    prompt: "Why is the warp the unit of scheduling?"
+    answer: "Because 32 threads share one instruction stream."
+    sources: [FACTS.md]
+  - id: k-spare
+    kind: concept
+    topic: gpu-arch
+    prompt: "Spare question?"
+    answer: "Spare answer."
+    sources: [FACTS.md]
+"""
+
+
+def key_event(key: str) -> events.Key:
+    """A Key event as the terminal driver makes it: a typed character, or a key name such as `enter`."""
+    if len(key) == 1:
+        return events.Key(key if key.isalnum() else _character_to_key(key), key)
+    return events.Key(key, CONTROL_CHARACTERS.get(key))
+
+
+CONTROL_CHARACTERS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "backspace": "\x7f", "ctrl+u": "\x15"}
+
+
+async def burst(pilot, keys) -> None:
+    """Queue every key before any is handled, as one read from a fast terminal does."""
+    driver = pilot.app._driver
+    for key in keys:
+        event = key_event(key)
+        event.set_sender(pilot.app)
+        driver.send_message(event)
+    await wait_for_idle(0)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def settle(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def db(data, sql):
+    path = data / DB_NAME
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        conn.close()
+
+
+def schedule_snapshot(data):
+    return (
+        db(data, "SELECT * FROM review_log"),
+        db(data, "SELECT card_id, suspended, buried_until, due, repetitions FROM card_state"),
+    )
+
+
+def make_app(tmp_path, write_deck, first, order="deck"):
+    deck = write_deck(DECK.rstrip("\n") + "\n" + CONCEPTS)
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=5, new_order=order, new_per_day=10)
+    queue = app.session.queue
+    queue.remove(first)
+    queue.insert(0, first)
+    return app, data
+
+
+@pytest.mark.parametrize("as_burst", [False, True], ids=["typed", "burst"])
+@pytest.mark.parametrize("card", ["k-concept", "t-shape", "t-ledger", "t-diag"])
+async def test_a_sentence_typed_into_any_field_changes_only_the_field(tmp_path, write_deck, card, as_burst):
+    app, data = make_app(tmp_path, write_deck, card)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        before = schedule_snapshot(data)
+        form = app.screen.form
+        fields = [f for f in form.query(Input)]
+        for field in fields:
+            app.screen.set_focus(field)
+            if as_burst:
+                await burst(pilot, list(SENTENCE))
+            else:
+                await pilot.press(*SENTENCE)
+            assert field.value == SENTENCE
+        # with no field focused (after esc), letters and digits go nowhere
+        await pilot.press("escape", *"sbuq012345")
+        await burst(pilot, list("sbuq 012345"))
+        await settle(pilot)
+        assert app.is_running and app.screen.card.id == card
+        assert not app.screen.revealed
+        assert [f.value for f in fields] == [SENTENCE] * len(fields)
+        assert schedule_snapshot(data) == before
+
+
+async def test_letters_on_the_choice_list_go_nowhere_and_enter_moves_on(tmp_path, write_deck):
+    app, data = make_app(tmp_path, write_deck, "t-diag")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        choices = app.screen.query_one(OptionList)
+        app.screen.set_focus(choices)
+        await burst(pilot, [*"sbuq 12", "enter", *"bucket gradients", "ctrl+u", *"fuse the add"])
+        experiment = app.screen.query_one("#experiment", Input)
+        assert app.screen.focused is experiment
+        assert experiment.value == "fuse the add"
+        assert app.screen.form.chosen == 0
+        assert not app.screen.revealed and app.is_running
+        assert db(data, "SELECT count(*) FROM review_log") in (None, [(0,)])
+
+
+async def test_a_burst_reaches_the_checker_exactly_as_typed(tmp_path, write_deck):
+    """ctrl+u, `1.5625 GiB`, enter in one read: the edit key acts where it was typed, then the check."""
+    app, data = make_app(tmp_path, write_deck, "t-ledger")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await burst(pilot, [*"junk", "ctrl+u", *"1.5625 GiB", "enter"])
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "1/1 right" in verdict, verdict
+        assert app.screen.answer_record["given"] == ["1.5625 GiB"]
+        await burst(pilot, ["enter"])  # accept the suggested grade
+        (given,) = db(data, "SELECT answer FROM review_log")[0]
+        assert json.loads(given)["given"] == ["1.5625 GiB"]
+
+
+async def test_a_burst_across_fields_lands_in_each_field(tmp_path, write_deck):
+    app, _ = make_app(tmp_path, write_deck, "t-shape")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        keys = [*"(B, S, D)", "enter", *"(B, H, S, Dh)", "backspace", "backspace", *"h)", "enter", *"(B, H, S, S)", "enter"]
+        keys += list("sbu")  # typed after the check: they must not act as commands
+        await burst(pilot, keys)
+        assert app.screen.answer_record["steps"] == ["(B, S, D)", "(B, H, S, Dh)", "(B, H, S, S)"]
+        assert app.screen.answer_record["right"] == 3
+        assert app.screen.revealed and app.is_running
+        assert app.session.states.get("t-shape") is None or not app.session.states["t-shape"].suspended
+
+
+async def test_a_paste_fills_the_fields_in_order(tmp_path, write_deck):
+    app, _ = make_app(tmp_path, write_deck, "t-shape")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.focused.post_message(events.Paste("(B, S, D)\n(B, H, S, Dh)"))
+        await pilot.pause()
+        assert [i.value for i in app.screen.query(Input)] == ["(B, S, D)", "(B, H, S, Dh)", ""]
+        assert app.screen.focused is app.screen.query_one("#step2", Input)
+
+
+async def test_space_and_enter_outside_a_field_never_check_a_form(tmp_path, write_deck):
+    app, _ = make_app(tmp_path, write_deck, "t-ledger")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.screen.query_one("#ans1", Input)
+        for key in ("space", "enter"):
+            await pilot.press("escape")
+            assert app.screen.focused is None
+            await pilot.press(key)  # outside a field: back into the form, not a check
+            assert not app.screen.revealed and app.screen.focused is field
+
+
+async def test_suspend_and_bury_show_a_notice_and_undo_takes_them_back(tmp_path, write_deck):
+    app, data = make_app(tmp_path, write_deck, "k-concept")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert db(data, "SELECT suspended FROM card_state WHERE card_id='k-concept'") == [(1,)]
+        assert any("suspended k-concept" in n.message and "ctrl+z" in n.message for n in app._notifications)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert db(data, "SELECT suspended FROM card_state WHERE card_id='k-concept'") == [(0,)]
+        assert app.screen.card.id == "k-concept"
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        assert db(data, "SELECT buried_until FROM card_state WHERE card_id='k-concept'") == [("2026-05-11",)]
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert db(data, "SELECT buried_until FROM card_state WHERE card_id='k-concept'") == [(None,)]
+        assert app.screen.card.id == "k-concept"
+
+
+async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(tmp_path, write_deck):
+    app, data = make_app(tmp_path, write_deck, "k-concept")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"sbuq warps share 1 instruction stream")
+        assert not app.screen.revealed
+        await pilot.press("enter")
+        assert app.screen.revealed
+        assert "You wrote:" in str(app.screen.query_one("#verdict", Static).render())
+        await pilot.press(*"sbuq")  # after the reveal letters still do nothing
+        await settle(pilot)
+        assert app.is_running and app.screen.card.id == "k-concept"
+        assert db(data, "SELECT count(*) FROM review_log") in (None, [(0,)])
+        await pilot.press("4")
+        await settle(pilot)
+        (row,) = db(data, "SELECT card_id, grade, answer FROM review_log")
+        assert row[:2] == ("k-concept", 4)
+        assert json.loads(row[2]) == {"typed": "sbuq warps share 1 instruction stream"}
+        assert "1 saved" in str(app.screen.query_one("#top", Static).render())
+
+
+async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restart(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    data = tmp_path / "data"
+    orders = set()
+    for day in range(12):
+        app = DrillApp(tmp_path / f"d{day}", [deck], clock=FixedClock(NOW + dt.timedelta(days=day)))
+        app.session.queue = ["t-diag"]
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            orders.add(tuple(app.screen.form.choices))
+    assert len(orders) >= 4  # 3! = 6 orders; twelve reviews show most of them
+    assert {order.index("memory-bound") for order in orders} == {0, 1, 2}  # the right one can be anywhere
+    # same review, same order: after an undo, and in a new app on the same day
+    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    app.session.queue = ["t-diag", "t-shape"]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        first = list(app.screen.form.choices)
+        app.screen.set_focus(app.screen.query_one("#experiment", Input))
+        await pilot.press("enter")
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert app.screen.card.id == "t-diag" and app.screen.form.choices == first
+    again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
+    again.session.queue = ["t-diag"]
+    async with again.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert again.screen.form.choices == first
+
+
+async def test_card_flag_opens_one_card_and_cram_leaves_the_schedule(tmp_path, write_deck):
+    deck = write_deck(DECK.rstrip("\n") + "\n" + CONCEPTS)
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), card_id="k-spare", cram=True)
+    assert app.session.queue == ["k-spare"]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "5")
+        await settle(pilot)
+    assert db(data, "SELECT card_id, grade, mode FROM review_log") == [("k-spare", 5, "cram")]
+    assert db(data, "SELECT due, repetitions FROM card_state WHERE card_id='k-spare'") in ([], [(None, 0)])
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), card_id="k-spare")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "5")
+        await settle(pilot)
+    assert db(data, "SELECT due FROM card_state WHERE card_id='k-spare'") == [("2026-05-11",)]
+
+
+def test_unknown_card_flag_is_a_one_line_error(tmp_path, write_deck, capsys):
+    from drill.cli import main
+
+    deck = write_deck(DECK)
+    code = main(["--data-dir", str(tmp_path / "d"), "--decks", str(deck), "--card", "t-shap"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no card 't-shap'" in err and "t-shape" in err and "Traceback" not in err
