@@ -13,18 +13,71 @@ from typing import Callable, Sequence
 _PLUGINS = ("drill.calc.cli", "drill.kernel.cli")
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", metavar="PATH", help="where the database and drafts live (default: $DRILL_HOME or the platform's user data folder)")
-    common.add_argument("--decks", metavar="PATH", action="append", help="extra deck file or folder (repeatable); the bundled decks are always included")
+def non_negative(text: str) -> int:
+    """--new-per-day: a whole number, 0 or more."""
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {value})")
+    return value
 
+
+def hour_of_day(text: str) -> int:
+    """--day-starts-at: a local hour, 0 to 23."""
+    value = _whole_number(text)
+    if not 0 <= value <= 23:
+        raise argparse.ArgumentTypeError(f"must be an hour from 0 to 23 (got {value})")
+    return value
+
+
+def new_card_order(text: str) -> str:
+    """--new-order: one of the session's new-card orders."""
+    from drill.session import NEW_ORDERS
+
+    value = text.strip().lower()
+    if value not in NEW_ORDERS:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(NEW_ORDERS)} (got {text!r})")
+    return value
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
+    from drill.session import NEW_ORDERS
+
+    def shared(default: object) -> argparse.ArgumentParser:
+        common = argparse.ArgumentParser(add_help=False)
+        common.add_argument("--data-dir", metavar="PATH", default=default, help="where the database and drafts live (default: $DRILL_HOME or the platform's user data folder)")
+        common.add_argument("--decks", metavar="PATH", action="append", default=default, help="extra deck file or folder (repeatable); the bundled decks are always included")
+        return common
+
+    # The options may come before or after a command. A command's copy must leave
+    # out its defaults, or `drill --data-dir X stats` would lose X to the default.
+    common = shared(argparse.SUPPRESS)
     parser = argparse.ArgumentParser(
         prog="drill",
-        parents=[common],
+        parents=[shared(None)],
         description="Daily practice for AI-infrastructure interviews. With no command: review today's cards.",
     )
-    parser.add_argument("--new-per-day", type=int, metavar="N", help="new cards per day (saved as a setting)")
-    parser.add_argument("--day-starts-at", type=int, metavar="HOUR", help="local hour the study day rolls over (saved)")
+    parser.add_argument("--new-per-day", type=non_negative, metavar="N", help="new cards per day (saved as a setting)")
+    parser.add_argument("--day-starts-at", type=hour_of_day, metavar="HOUR", help="local hour the study day rolls over, 0-23 (saved)")
+    parser.add_argument(
+        "--new-order",
+        type=new_card_order,
+        metavar="|".join(NEW_ORDERS),
+        help="which new cards come first: lab (the labs' topics in turn, the default), "
+        "random (a fresh draw each study day) or deck (deck by deck) (saved)",
+    )
+    parser.add_argument(
+        "--card",
+        metavar="ID",
+        help="open one card now, e.g. to preview a card you are writing; counts as a review unless --cram",
+    )
+    parser.add_argument("--cram", action="store_true", help="review without changing the schedule")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -53,14 +106,33 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
 def main(argv: Sequence[str] | None = None) -> int:
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        from drill.ui.app import run_app
-
-        return run_app(args)
+    if args.command is not None and (args.card is not None or args.cram):
+        flag = "--card" if args.card is not None else "--cram"
+        parser.error(f"{flag} opens the review app; leave out the command {args.command!r}")
     try:
+        if args.command is None:
+            from drill.ui.app import run_app
+
+            return run_app(args)
         return handlers[args.command](args)
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if not _is_store_error(exc):
+            raise
+        print(f"drill: {exc}", file=sys.stderr)
+        return 1
+
+
+def _is_store_error(exc: BaseException) -> bool:
+    """Whether `exc` is the store's own error (a damaged, locked or too-new database...)."""
+    try:
+        from drill.store.errors import StoreError
+    except ImportError:
+        return False
+    return isinstance(exc, StoreError)
 
 
 def deck_roots(args: argparse.Namespace, paths_given: Sequence[str] = ()) -> list[Path]:
@@ -93,7 +165,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
     decks = load_decks(deck_roots(args))
     store = Store(paths.data_dir(args.data_dir))
     try:
-        report = collect(decks.cards, store)
+        # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
+        # only; otherwise the report uses the settings the review app saved.
+        report = collect(
+            decks.cards,
+            store,
+            rollover_hour=getattr(args, "day_starts_at", None),
+            new_per_day=getattr(args, "new_per_day", None),
+            new_order=getattr(args, "new_order", None),
+        )
     finally:
         store.close()
     if args.json:

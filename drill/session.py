@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Protocol
 
@@ -12,6 +14,8 @@ from drill.store.records import CardState
 
 DEFAULT_NEW_PER_DAY = 10
 DEFAULT_ROLLOVER_HOUR = 4
+NEW_ORDERS = ("lab", "random", "deck")  # how new cards are introduced; see build_queue
+DEFAULT_NEW_ORDER = "lab"
 LEECH_LAPSES = 8
 REPEAT_GAP = 3  # a card graded below 4 comes back after this many other cards
 
@@ -21,6 +25,36 @@ def study_day(now: dt.datetime, rollover_hour: int = DEFAULT_ROLLOVER_HOUR) -> d
     return (now - dt.timedelta(hours=rollover_hour)).date()
 
 
+def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list[str]:
+    """New card ids in the order they are introduced (see build_queue's `new_order`)."""
+    if order == "deck":
+        return [card.id for card in new]
+    if order == "random":
+        import hashlib
+        import random
+
+        salt = str(random.getrandbits(64) if seed is None else seed)
+
+        def draw(card: Card) -> tuple[bytes, str]:
+            return hashlib.blake2b(f"{salt}\0{card.id}".encode(), digest_size=8).digest(), card.id
+
+        return [card.id for card in sorted(new, key=draw)]
+    from itertools import zip_longest
+
+    from drill.cards.loader import known_topics
+
+    topics = list(known_topics().items())
+    ranked = sorted((t["lab"], i) for i, (_, t) in enumerate(topics) if t.get("lab") is not None)
+    ranked += [(None, i) for i, (_, t) in enumerate(topics) if t.get("lab") is None]
+    rank = {topics[i][0]: r for r, (_, i) in enumerate(ranked)}
+    by_topic: dict[str, list[str]] = {}
+    for card in new:
+        by_topic.setdefault(card.topic, []).append(card.id)
+    # Topics missing from the topic list (only possible for hand-made cards) come last.
+    rounds = zip_longest(*(by_topic[t] for t in sorted(by_topic, key=lambda t: rank.get(t, len(rank)))))
+    return [cid for one_round in rounds for cid in one_round if cid is not None]
+
+
 def build_queue(
     cards: Iterable[Card],
     states: Mapping[str, CardState],
@@ -28,24 +62,37 @@ def build_queue(
     *,
     new_limit: int = DEFAULT_NEW_PER_DAY,
     new_done_today: int = 0,
+    new_order: str = DEFAULT_NEW_ORDER,
+    seed: int | str | None = None,
 ) -> list[str]:
-    """Today's card ids: same-day repeats, then due cards (oldest due first), then new ones up to the limit."""
+    """Today's card ids: same-day repeats, then due cards (oldest due first), then new ones up to the limit.
+
+    `new_order` picks which new cards come first:
+      lab     one card per topic in turn, topics in the order of the labs, then the
+              topics without a lab in the topic list's order; each topic's cards in deck order
+      random  a shuffle fixed by `seed`: the same seed gives the same cards (pass one
+              made from the study day so a restart shows the same new cards)
+      deck    the order the cards come in (deck files alphabetically, cards top to bottom)
+    """
+    if new_order not in NEW_ORDERS:
+        raise ValueError(f"unknown new-card order {new_order!r} (choose from {', '.join(NEW_ORDERS)})")
     repeats: list[str] = []
     due: list[tuple[dt.date, str]] = []
-    new: list[str] = []
+    new: list[Card] = []
     for card in cards:
         state = states.get(card.id)
         if state is not None and (state.suspended or (state.buried_until and state.buried_until > today)):
             continue
         if state is None or state.is_new:
-            new.append(card.id)
+            new.append(card)
         elif state.repeat_pending and state.last_review_day == today:
             repeats.append(card.id)
         elif state.sm2.due is not None and state.sm2.due <= today:
             due.append((state.sm2.due, card.id))
     due.sort()
     room = max(0, new_limit - new_done_today)
-    return repeats + [cid for _, cid in due] + new[:room]
+    fresh = _new_card_order(new, new_order, seed)[:room] if room and new else []
+    return repeats + [cid for _, cid in due] + fresh
 
 
 class ReviewWriter(Protocol):
@@ -66,7 +113,7 @@ class ReviewWriter(Protocol):
     ) -> int: ...
     def undo_review(self, log_id: int) -> CardState: ...
     def set_suspended(self, state: CardState, suspended: bool) -> None: ...
-    def bury(self, state: CardState, until: dt.date) -> None: ...
+    def bury(self, state: CardState, until: dt.date | None) -> None: ...
 
 
 @dataclass
@@ -83,15 +130,39 @@ class Graded:
 
 
 @dataclass
+class SetAside:
+    """A card suspended or buried during the session, enough to undo it."""
+
+    card_id: str
+    how: str  # "suspend" or "bury"
+    before: CardState
+
+
+def draw_seed(card_id: str, state: CardState, today: dt.date, salt: int | None = None) -> int:
+    """A seed for what a review draws (ledger numbers, choice order).
+
+    It depends on the card, the study day and the card's state before this review,
+    so a new review draws anew while an undo or a restart shows the same draw again.
+    """
+    blob = json.dumps([card_id, today.isoformat(), state.as_json(), salt], sort_keys=True)
+    return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big")
+
+
+@dataclass
 class ReviewSession:
-    """Today's queue in memory; every change goes straight to the store."""
+    """Today's queue in memory; every change goes straight to the store.
+
+    In a cram session grades are logged but the schedule is left as it was.
+    """
 
     cards: Mapping[str, Card]
     states: dict[str, CardState]
     queue: list[str]
     today: dt.date
     done: int = 0
-    history: list[Graded] = field(default_factory=list)
+    history: list[Graded | SetAside] = field(default_factory=list)
+    cram: bool = False
+    saved: int = 0  # grades written this session (less any undone)
 
     @property
     def current(self) -> Card | None:
@@ -103,6 +174,9 @@ class ReviewSession:
 
     def state_of(self, card_id: str) -> CardState:
         return self.states.get(card_id) or CardState(card_id)
+
+    def seed_for(self, card_id: str, salt: int | None = None) -> int:
+        return draw_seed(card_id, self.state_of(card_id), self.today, salt)
 
     def grade(
         self,
@@ -121,7 +195,9 @@ class ReviewSession:
         before = self.state_of(card_id)
         after = replace(before)
         is_repeat = before.last_review_day == self.today and before.repeat_pending
-        if is_repeat:
+        if self.cram:
+            mode = "cram"
+        elif is_repeat:
             mode = "repeat"
         else:
             after.sm2 = review(before.sm2, grade, self.today)
@@ -130,9 +206,10 @@ class ReviewSession:
             after.leech = before.leech or after.lapses >= LEECH_LAPSES
             if before.introduced_on is None:
                 after.introduced_on = self.today
-        after.last_review_day = self.today
-        after.repeat_pending = grade < SAME_DAY_REPEAT_BELOW
-        after.changed = False
+        if not self.cram:
+            after.last_review_day = self.today
+            after.repeat_pending = grade < SAME_DAY_REPEAT_BELOW
+            after.changed = False
         log_id = store.record_review(
             before,
             after,
@@ -145,23 +222,35 @@ class ReviewSession:
             content_hash=self.cards[card_id].content_hash,
         )
         self.states[card_id] = after
+        self.saved += 1
         self.queue.pop(0)
         position = min(REPEAT_GAP, len(self.queue))
-        if after.repeat_pending:
+        again = grade < SAME_DAY_REPEAT_BELOW
+        if again:
             self.queue.insert(position, card_id)
         else:
             self.done += 1
-        graded = Graded(card_id, log_id, before, after, position, after.repeat_pending, mode)
+        graded = Graded(card_id, log_id, before, after, position, again, mode)
         self.history.append(graded)
         return graded
 
-    def undo(self, store: ReviewWriter) -> Graded | None:
-        """Take back the last grade: the state before it returns and the log row goes."""
+    def undo(self, store: ReviewWriter) -> Graded | SetAside | None:
+        """Take back the last grade, suspension or burial: the state before it returns and the card is shown again."""
         if not self.history:
             return None
         last = self.history.pop()
+        if isinstance(last, SetAside):
+            before = last.before
+            if last.how == "suspend":
+                store.set_suspended(replace(before), before.suspended)
+            else:
+                store.bury(replace(before), before.buried_until)
+            self.states[last.card_id] = before
+            self.queue.insert(0, last.card_id)
+            return last
         restored = store.undo_review(last.log_id)
         self.states[last.card_id] = restored
+        self.saved -= 1
         if last.repeat_scheduled:
             if last.card_id in self.queue:
                 self.queue.remove(last.card_id)
@@ -171,20 +260,23 @@ class ReviewSession:
         return last
 
     def suspend(self, store: ReviewWriter) -> str | None:
-        if not self.queue:
-            return None
-        card_id = self.queue.pop(0)
-        state = self.state_of(card_id)
-        store.set_suspended(state, True)
-        self.states[card_id] = state
-        return card_id
+        """Take the current card out of every queue until it is unsuspended."""
+        return self._set_aside(store, "suspend")
 
     def bury(self, store: ReviewWriter) -> str | None:
         """Hide the current card until the next study day."""
+        return self._set_aside(store, "bury")
+
+    def _set_aside(self, store: ReviewWriter, how: str) -> str | None:
         if not self.queue:
             return None
         card_id = self.queue.pop(0)
-        state = self.state_of(card_id)
-        store.bury(state, self.today + dt.timedelta(days=1))
+        before = self.state_of(card_id)
+        state = replace(before)
+        if how == "suspend":
+            store.set_suspended(state, True)
+        else:
+            store.bury(state, self.today + dt.timedelta(days=1))
         self.states[card_id] = state
+        self.history.append(SetAside(card_id, how, before))
         return card_id

@@ -7,12 +7,22 @@ from collections import Counter, defaultdict
 from typing import Any, Mapping
 
 from drill.cards.model import Card
-from drill.session import build_queue, study_day
+from drill.session import (
+    DEFAULT_NEW_ORDER,
+    DEFAULT_NEW_PER_DAY,
+    DEFAULT_ROLLOVER_HOUR,
+    NEW_ORDERS,
+    build_queue,
+    study_day,
+)
 
 _REPORT = """\
 drill: {{ cards }} cards, {{ reviews }} reviews logged
-due today: {{ due_today }} (plus {{ new_available }} new available)
-{% if forecast %}next 7 days: {% for day, n in forecast.items() %}{{ day[5:] }}:{{ n }} {% endfor %}
+study day {{ today }} (rolls over at {{ "%02d"|format(day_starts_at) }}:00)
+due today: {{ due_today }}, plus {{ new_today }} new ({{ new_available }} not yet seen; new cards in {{ new_order }} order)
+{% if suspended or buried %}set aside: {{ suspended }} suspended, {{ buried }} buried until tomorrow
+{% endif %}
+{% if forecast %}next 7 days: {{ forecast_text }}
 {% endif %}
 {{ "%-22s %6s %8s %9s"|format("topic", "cards", "reviews", "retention") }}
 {% for t in topics %}{{ "%-22s %6d %8d %9s"|format(t.topic, t.cards, t.reviews, t.retention_text) }}
@@ -21,12 +31,30 @@ due today: {{ due_today }} (plus {{ new_available }} new available)
 """
 
 
-def collect(cards: Mapping[str, Card], store: Any, now: dt.datetime | None = None, rollover_hour: int = 4) -> dict[str, Any]:
+def collect(
+    cards: Mapping[str, Card],
+    store: Any,
+    now: dt.datetime | None = None,
+    rollover_hour: int | None = None,
+    *,
+    new_per_day: int | None = None,
+    new_order: str | None = None,
+) -> dict[str, Any]:
+    """The progress report. Settings left as None are read from the store, as the review app does."""
     now = now or dt.datetime.now()
+    if rollover_hour is None:
+        rollover_hour = _saved_int(store, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
+    if new_per_day is None:
+        new_per_day = _saved_int(store, "new_per_day", DEFAULT_NEW_PER_DAY, 0, None)
+    if new_order is None:
+        new_order = store.get_setting("new_order") or DEFAULT_NEW_ORDER
+        new_order = new_order if new_order in NEW_ORDERS else DEFAULT_NEW_ORDER
     today = study_day(now, rollover_hour)
     states = store.states()
-    queue = build_queue(cards.values(), states, today, new_limit=10**9)
+    queue = build_queue(cards.values(), states, today, new_limit=10**9, new_order="deck")
     due_today = sum(1 for cid in queue if cid in states and not states[cid].is_new)
+    new_available = sum(1 for cid in queue if cid not in states or states[cid].is_new)
+    new_done_today = sum(1 for s in states.values() if s.introduced_on == today)
     per_topic: dict[str, dict[str, Any]] = defaultdict(lambda: {"cards": 0, "reviews": 0, "passed": 0})
     for card in cards.values():
         per_topic[card.topic]["cards"] += 1
@@ -51,14 +79,30 @@ def collect(cards: Mapping[str, Card], store: Any, now: dt.datetime | None = Non
     return {
         "cards": len(cards),
         "reviews": store.review_count(),
+        "today": today.isoformat(),
+        "day_starts_at": rollover_hour,
         "due_today": due_today,
-        "new_available": sum(1 for cid in queue if cid not in states or states[cid].is_new),
+        "new_today": min(max(0, new_per_day - new_done_today), new_available),
+        "new_done_today": new_done_today,
+        "new_per_day": new_per_day,
+        "new_order": new_order,
+        "new_available": new_available,
         "suspended": sum(1 for s in states.values() if s.suspended),
+        "buried": sum(1 for s in states.values() if s.buried_until and s.buried_until > today),
         "leeches": sorted(s.card_id for s in states.values() if s.leech),
         "topics": topics,
         "weak_topics": weak,
         "forecast": dict(sorted(forecast.items())),
     }
+
+
+def _saved_int(store: Any, key: str, default: int, low: int, high: int | None) -> int:
+    """A saved whole-number setting, or `default` when it is missing or out of range."""
+    try:
+        value = int(store.get_setting(key) or default)
+    except ValueError:
+        return default
+    return value if value >= low and (high is None or value <= high) else default
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -68,7 +112,8 @@ def render_text(report: dict[str, Any]) -> str:
         {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"} for t in report["topics"]
     ]
     env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    return env.from_string(_REPORT).render({**report, "topics": topics}).rstrip()
+    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast"].items())
+    return env.from_string(_REPORT).render({**report, "topics": topics, "forecast_text": forecast_text}).rstrip()
 
 
 KIND_COLUMNS = ("concept", "shape_trace", "memory_ledger", "diagnosis", "kernel")

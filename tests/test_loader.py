@@ -116,3 +116,67 @@ def test_cached_decks_follow_edits(tmp_path, write_deck):
     assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"
     (cache / "decks.pickle").write_bytes(b"garbage")
     assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"
+
+
+@pytest.fixture
+def parse_count(monkeypatch):
+    """Count the real parses load_decks_cached falls back to."""
+    from drill.cards import loader
+
+    calls = []
+    real = loader.load_decks
+
+    def counting(roots=None, **kw):
+        calls.append(roots)
+        return real(roots, **kw)
+
+    monkeypatch.setattr(loader, "load_decks", counting)
+    return calls
+
+
+CACHED = "cards:\n  - {{id: x, kind: concept, topic: gpu-arch, prompt: {prompt}, answer: a, sources: [s]}}\n"
+
+
+def test_cache_sees_an_edit_that_keeps_size_and_mtime(tmp_path, write_deck, parse_count):
+    import os
+
+    from drill.cards.loader import load_decks_cached
+
+    deck = write_deck(CACHED.format(prompt="one"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert len(parse_count) == 1  # the second start came from the cache
+    stat = deck.stat()
+    deck.write_text(CACHED.format(prompt="two"))  # same length
+    os.utime(deck, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert deck.stat().st_size == stat.st_size and deck.stat().st_mtime_ns == stat.st_mtime_ns
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "two"
+    assert len(parse_count) == 2
+
+
+def test_cache_is_dropped_when_drill_version_changes(tmp_path, write_deck, monkeypatch, parse_count):
+    from drill.cards import loader
+
+    deck = write_deck(CACHED.format(prompt="one"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(loader, "drill_version", lambda: "1.0.0")
+    loader.load_decks_cached([deck], cache)
+    loader.load_decks_cached([deck], cache)
+    assert len(parse_count) == 1
+    monkeypatch.setattr(loader, "drill_version", lambda: "1.0.1")
+    assert loader.load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert len(parse_count) == 2
+    loader.load_decks_cached([deck], cache)
+    assert len(parse_count) == 2  # and the new version's cache is kept
+
+
+def test_drill_version_is_the_package_version(monkeypatch):
+    import importlib.metadata
+
+    import drill
+    from drill.cards import loader
+
+    assert loader.drill_version() == drill.__version__ == importlib.metadata.version("drill")

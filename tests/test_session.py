@@ -120,3 +120,101 @@ def test_suspend_and_bury_are_stored(tmp_path):
     states = store.states()
     assert states["c00"].suspended and states["c01"].buried_until == TODAY + dt.timedelta(1)
     assert build_queue(session.cards.values(), states, TODAY, new_limit=10) == ["c02"]
+
+
+# New-card order ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bundled_cards():
+    from drill.cards.loader import load_decks
+
+    return load_decks().cards
+
+
+def lab_of(card):
+    from drill.cards.loader import known_topics
+
+    return known_topics()[card.topic].get("lab")
+
+
+def test_lab_order_starts_with_the_labs_in_turn(bundled_cards):
+    q = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order="lab")
+    labs = [lab_of(bundled_cards[cid]) for cid in q]
+    assert len(q) == 10
+    assert labs == list(range(1, 11)), [(cid, bundled_cards[cid].topic) for cid in q]
+    assert len(set(labs)) >= 5
+
+
+def test_lab_order_is_the_default(bundled_cards):
+    assert build_queue(bundled_cards.values(), {}, TODAY) == build_queue(
+        bundled_cards.values(), {}, TODAY, new_order="lab"
+    )
+
+
+def test_lab_order_keeps_deck_order_within_a_topic_and_puts_unlabbed_topics_last():
+    def card(cid, topic):
+        return Card(id=cid, kind="concept", topic=topic, prompt="p", answer="a")
+
+    cs = [
+        card("g1", "gpu-arch"),  # no lab
+        card("g2", "gpu-arch"),
+        card("d1", "ddp"),  # lab 3
+        card("m1", "memory-accounting"),  # lab 1
+        card("c1", "collectives"),  # no lab, after gpu-arch in the topic list
+        card("d2", "ddp"),
+        card("m2", "memory-accounting"),
+        card("m3", "memory-accounting"),
+    ]
+    q = build_queue(cs, {}, TODAY, new_limit=100, new_order="lab")
+    assert q == ["m1", "d1", "g1", "c1", "m2", "d2", "g2", "m3"]
+
+
+def test_every_new_card_is_introduced_exactly_once_in_each_order(bundled_cards):
+    everything = sorted(bundled_cards)
+    for order in ("lab", "random", "deck"):
+        q = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10**6, new_order=order, seed=3)
+        assert sorted(q) == everything, order
+
+
+def test_deck_order_is_the_order_cards_come_in(bundled_cards):
+    q = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order="deck")
+    assert q == list(bundled_cards)[:10]
+    assert build_queue(cards(8), {}, TODAY, new_limit=5, new_order="deck") == ["c00", "c01", "c02", "c03", "c04"]
+
+
+def test_random_order_is_fixed_by_the_seed(bundled_cards):
+    def draw(seed):
+        return build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order="random", seed=seed)
+
+    first = draw(20260510)
+    assert draw(20260510) == first  # a restart the same day shows the same new cards
+    assert draw(20260511) != first
+    assert first != list(bundled_cards)[:10]
+
+
+def test_random_order_keeps_its_draw_when_a_deck_gains_a_card():
+    cs = cards(30)
+    before = build_queue(cs, {}, TODAY, new_limit=100, new_order="random", seed=7)
+    extra = Card(id="zz-new", kind="concept", topic="gpu-arch", prompt="p", answer="a")
+    after = build_queue([*cs, extra], {}, TODAY, new_limit=100, new_order="random", seed=7)
+    assert [cid for cid in after if cid != "zz-new"] == before
+
+
+@pytest.mark.parametrize("order", ["lab", "random", "deck"])
+def test_new_orders_skip_suspended_and_buried_cards_and_keep_due_first(bundled_cards, order):
+    ids = build_queue(bundled_cards.values(), {}, TODAY, new_limit=3, new_order=order, seed=1)
+    due_id = next(cid for cid in reversed(list(bundled_cards)) if cid not in ids)
+    states = {
+        ids[0]: CardState(ids[0], suspended=True),
+        ids[1]: CardState(ids[1], buried_until=TODAY + dt.timedelta(1)),
+        due_id: state(due_id, TODAY - dt.timedelta(2)),
+    }
+    q = build_queue(bundled_cards.values(), states, TODAY, new_limit=3, new_order=order, seed=1)
+    assert q[0] == due_id and len(q) == 4
+    assert ids[0] not in q and ids[1] not in q and ids[2] in q
+
+
+def test_unknown_new_order_is_refused():
+    with pytest.raises(ValueError, match="unknown new-card order"):
+        build_queue(cards(2), {}, TODAY, new_order="alphabetical")

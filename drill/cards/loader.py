@@ -240,24 +240,44 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return message
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # the layout of the cache key; bump it when that changes
+UNKNOWN_VERSION = "unknown"  # drill's version when it runs from a checkout that is not installed
+# The modules whose classes and checks shape what the cache holds: an edit to one of
+# them (a new Card field, a new check) must not be answered from an older pickle, even
+# in an editable install whose version number stays the same.
+_SHAPING_SOURCES = ("model.py", "kinds.py", "loader.py")
+
+
+def drill_version() -> str:
+    """This drill's version (the package's own, so no metadata lookup slows start-up)."""
+    import drill
+
+    return getattr(drill, "__version__", UNKNOWN_VERSION)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
-    """load_decks, reusing a pickle in `cache_dir` while no deck or topic file has changed.
+    """load_decks, reusing a pickle in `cache_dir` while no deck, topic or loader file has changed.
 
     Start-up reads a few hundred cards; parsing them costs more than the rest of
-    the first paint, and they rarely change between two days of practice.
+    the first paint, and they rarely change between two days of practice. The
+    cache is keyed on drill's version and on the content of every file read, so
+    an edit is seen even when it keeps the file's size and modification time.
     """
     import pickle
 
     roots = [paths.cards_dir()] if roots is None else list(roots)
     files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
     try:
-        stamp = [(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files]
+        hashes = [(str(p), _sha256(p)) for p in files]
     except OSError:
         return load_decks(roots)
-    key = (CACHE_VERSION, [str(r) for r in roots], stamp)
+    here = Path(__file__).resolve().parent
+    code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
+    key = (CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes)
     cache = Path(cache_dir) / "decks.pickle"
     try:
         with cache.open("rb") as fh:

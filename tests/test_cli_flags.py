@@ -1,0 +1,130 @@
+"""The top-level flags: bad values stop with one plain line and exit 2, good ones get through."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from drill import cli
+
+
+def run_drill(tmp_path, *args):
+    """`drill --data-dir <tmp>/data ARGS` in a child process; DRILL_HOME points into tmp too."""
+    env = {**os.environ, "DRILL_HOME": str(tmp_path / "home")}
+    return subprocess.run(
+        [sys.executable, "-m", "drill.cli", "--data-dir", str(tmp_path / "data"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--new-per-day", "-5"], "argument --new-per-day: must be 0 or more (got -5)"),
+        (["--new-per-day", "ten"], "argument --new-per-day: must be a whole number (got 'ten')"),
+        (["--new-per-day", "2.5"], "argument --new-per-day: must be a whole number (got '2.5')"),
+        (["--day-starts-at", "24"], "argument --day-starts-at: must be an hour from 0 to 23 (got 24)"),
+        (["--day-starts-at", "-1"], "argument --day-starts-at: must be an hour from 0 to 23 (got -1)"),
+        (["--day-starts-at", "4am"], "argument --day-starts-at: must be a whole number (got '4am')"),
+        (["--new-order", "alphabetical"], "argument --new-order: must be one of lab, random, deck (got 'alphabetical')"),
+        (["--cram", "stats"], "--cram opens the review app; leave out the command 'stats'"),
+        (["--card", "softmax", "stats"], "--card opens the review app; leave out the command 'stats'"),
+    ],
+)
+def test_bad_flag_exits_2_with_one_line(tmp_path, args, message):
+    done = run_drill(tmp_path, *args)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors == [f"drill: error: {message}"]
+    assert done.stderr.rstrip().splitlines()[-1] == errors[0]
+
+
+def test_good_flags_reach_stats(tmp_path):
+    import json
+
+    done = run_drill(tmp_path, "--new-per-day", "0", "--day-starts-at", "23", "--new-order", "random", "stats", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["new_per_day"], report["day_starts_at"], report["new_order"]) == (0, 23, "random")
+    assert report["new_today"] == 0
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        ([], {"new_per_day": None, "day_starts_at": None, "new_order": None, "card": None, "cram": False}),
+        (["--new-per-day", "0", "--day-starts-at", "0"], {"new_per_day": 0, "day_starts_at": 0}),
+        (["--new-per-day", " 25 ", "--day-starts-at", "23"], {"new_per_day": 25, "day_starts_at": 23}),
+        (["--new-order", "deck"], {"new_order": "deck"}),
+        (["--new-order", "Random"], {"new_order": "random"}),
+        (["--card", "softmax"], {"card": "softmax", "cram": False}),
+        (["--card", "softmax", "--cram"], {"card": "softmax", "cram": True}),
+        (["--cram"], {"card": None, "cram": True}),
+    ],
+)
+def test_good_flags_parse(argv, expected):
+    parser, _ = cli.build_parser()
+    args = parser.parse_args(argv)
+    assert args.command is None
+    assert {k: getattr(args, k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--data-dir", "X", "stats"], ["stats", "--data-dir", "X"], ["--data-dir", "Y", "check", "--data-dir", "X"]],
+)
+def test_data_dir_holds_before_or_after_the_command(argv):
+    parser, _ = cli.build_parser()
+    assert parser.parse_args(argv).data_dir == "X"
+
+
+def test_good_flags_write_nothing_outside_the_data_dir(tmp_path):
+    done = run_drill(tmp_path, "--new-per-day", "3", "stats", "--json")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data" / "drill.sqlite3").exists() and not (tmp_path / "home").exists()
+
+
+def test_store_error_is_one_line_and_exit_1(monkeypatch, capsys):
+    from drill.store.errors import StoreError
+
+    def broken(args):
+        raise StoreError("/x/drill.sqlite3", "/x/drill.sqlite3 was written by a newer drill", "newer")
+
+    monkeypatch.setattr(cli, "cmd_stats", broken)
+    assert cli.main(["stats"]) == 1
+    out = capsys.readouterr()
+    assert out.err == "drill: /x/drill.sqlite3 was written by a newer drill\n" and out.out == ""
+
+
+def test_a_file_that_is_no_database_is_reported_not_raised(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "drill.sqlite3").write_text("these are notes, not a database\n" * 40)
+    done = run_drill(tmp_path, "stats")
+    assert done.returncode == 1 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("drill: ") and "drill.sqlite3" in line and "Traceback" not in done.stderr
+
+
+def test_interrupt_exits_130_quietly(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_stats", interrupted)
+    assert cli.main(["stats"]) == 130
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == ""
+
+
+def test_other_errors_are_not_swallowed(monkeypatch):
+    def buggy(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "cmd_stats", buggy)
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli.main(["stats"])
