@@ -12,7 +12,6 @@ from drill import paths
 from drill.cards.loader import load_decks
 from drill.kernel import drafts
 from drill.kernel.client import JudgeClient
-from drill.ui import kernel_screen
 from drill.ui.kernel_screen import HIGHLIGHTS, DraftQuestion, KernelScreen
 from drill.ui.markdown_view import MarkdownView
 
@@ -235,7 +234,7 @@ def test_the_cuda_highlight_query_covers_cuda():
     assert '"C"' in captured["string"] and "#define" in captured["include"]
 
 
-async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp_path, monkeypatch):
+async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp_path):
     import datetime as dt
     import sqlite3
 
@@ -246,24 +245,26 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
     deck = tmp_path / "decks" / "kernels.yaml"
     deck.parent.mkdir()
     deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
-    monkeypatch.setattr(kernel_screen, "judge_factory", lambda data_dir: fake_judge("--gpu"))
-    kernel_screen.close_judges()
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)))
-    try:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await settle(pilot)
-            first = app.session.current.id
-            await pilot.press("space")
-            await settle(pilot)
-            assert isinstance(app.screen, KernelScreen) and app.screen.card.id == first
-            await pilot.press("f5")
-            await settle(pilot)
-            await pilot.press("f9", "4")
-            await settle(pilot)
-            assert not isinstance(app.screen, KernelScreen)
-    finally:
-        kernel_screen.close_judges()
+    judges = []
+
+    def factory(data_dir):
+        judges.append(fake_judge("--gpu"))
+        return judges[-1]
+
+    app = DrillApp(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=factory)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        first = app.session.current.id
+        await pilot.press("space")
+        await settle(pilot)
+        assert isinstance(app.screen, KernelScreen) and app.screen.card.id == first
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("f9", "4")
+        await settle(pilot)
+        assert not isinstance(app.screen, KernelScreen)
+    assert len(judges) == 1 and judges[0].pid is None  # the app owned one judge and closed it at exit
     conn = sqlite3.connect(data / DB_NAME)
     try:
         assert conn.execute("SELECT card_id, grade FROM review_log").fetchall() == [(first, 4)]

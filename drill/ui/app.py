@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -23,6 +23,9 @@ from drill.session import (
     study_day,
 )
 from drill.store import fast
+
+if TYPE_CHECKING:
+    from drill.kernel.client import JudgeClient
 
 
 class UnknownCard(LookupError):
@@ -54,11 +57,14 @@ class DrillApp(App[int]):
         card_id: str | None = None,
         cram: bool = False,
         seed: int | None = None,
+        judge_factory: "Callable[[Path], JudgeClient] | None" = None,
     ) -> None:
         super().__init__()
         self.data_dir = Path(data_dir)
         self.clock = clock
         self.seed = seed
+        self.judge_factory = judge_factory
+        self._judge: JudgeClient | None = None
         decks = load_decks_cached(deck_roots, self.data_dir)
         self.deck_problems = decks.problems
         saved = fast.read_settings(self.data_dir)
@@ -97,10 +103,34 @@ class DrillApp(App[int]):
         if commands is not None:
             yield from commands()
 
-    def on_mount(self) -> None:
-        from drill.ui.review import ReviewScreen
+    def kernel_judge(self) -> "JudgeClient":
+        """The app's one kernel judge: started on the first kernel card, kept warm for the next."""
+        if self._judge is None:
+            if self.judge_factory is not None:
+                self._judge = self.judge_factory(self.data_dir)
+            else:
+                from drill.kernel.client import JudgeClient
 
-        self.push_screen(ReviewScreen())
+                self._judge = JudgeClient(data_dir=self.data_dir)
+        return self._judge
+
+    def on_mount(self) -> None:
+        from drill.ui.review import Practice, ReviewScreen
+
+        practice = Practice(
+            session=self.session,
+            data_dir=self.data_dir,
+            clock=self.clock,
+            judge=self.kernel_judge,
+            seed=self.seed,
+            settings_to_save=self.settings_to_save,
+            deck_problems=self.deck_problems,
+        )
+        self.push_screen(ReviewScreen(practice))
+
+    def on_unmount(self) -> None:
+        if self._judge is not None:
+            self._judge.close()
 
 
 def make_app(args: argparse.Namespace) -> DrillApp:

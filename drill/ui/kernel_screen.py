@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import atexit
 import difflib
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,35 +32,6 @@ SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 RUN_TIMEOUT = 60.0
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
 GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
-
-
-# -- one warm judge for the whole app ------------------------------------------------------
-def default_judge(data_dir: Path) -> "JudgeClient":
-    from drill.kernel.client import JudgeClient
-
-    return JudgeClient(data_dir=data_dir)
-
-
-judge_factory: Callable[[Path], "JudgeClient"] = default_judge  # tests swap in a fake judge
-_judges: dict[str, "JudgeClient"] = {}
-_judges_lock = threading.Lock()
-
-
-def shared_judge(data_dir: Path) -> "JudgeClient":
-    """The app's judge for this data folder: started once, kept warm across kernel cards."""
-    with _judges_lock:
-        key = str(data_dir)
-        if key not in _judges:
-            _judges[key] = judge_factory(Path(data_dir))
-        return _judges[key]
-
-
-@atexit.register
-def close_judges() -> None:
-    with _judges_lock:
-        for judge in _judges.values():
-            judge.close()
-        _judges.clear()
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -146,7 +115,7 @@ class KernelScreen(Screen[int | None]):
     """
     NARROW_BELOW = 110  # columns: below this the verdict goes under the editor, which keeps the full width
 
-    def __init__(self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient | None" = None) -> None:
+    def __init__(self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient") -> None:
         super().__init__()
         self.card = card
         self.store = store
@@ -155,7 +124,7 @@ class KernelScreen(Screen[int | None]):
         self.language = str(card.fields.get("language", "cuda"))
         self.ext = drafts.extension_for(self.language)
         self.target_pct = float(card.fields.get("target_pct") or 0)
-        self._judge = judge
+        self.judge = judge  # the app's warm judge, shared by every kernel card
         self.timeout = RUN_TIMEOUT
         self.save_delay = SAVE_DELAY
         self.starter = self.files.starter.read_text(encoding="utf-8")
@@ -167,12 +136,6 @@ class KernelScreen(Screen[int | None]):
         self._save_timer: Timer | None = None
         self._saved_text: str | None = None
         self._reset_armed_at = 0.0
-
-    @property
-    def judge(self) -> "JudgeClient":
-        if self._judge is None:
-            self._judge = shared_judge(self.data_dir)
-        return self._judge
 
     # -- layout ---------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:

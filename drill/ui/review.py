@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from rich.markup import escape
 from textual import work
@@ -20,9 +23,23 @@ from drill.ui.answering import AnswerForm
 from drill.ui.messages import CardGraded, StoreOpened
 
 if TYPE_CHECKING:
-    from drill.cards.model import Card
+    from drill.cards.model import Card, Problem
+    from drill.kernel.client import JudgeClient
+    from drill.session import ReviewSession
     from drill.store.store import Store
-    from drill.ui.app import DrillApp
+
+
+@dataclass
+class Practice:
+    """What the review screen works with, handed over by the app that owns it."""
+
+    session: "ReviewSession"
+    data_dir: Path
+    clock: Callable[[], dt.datetime]
+    judge: Callable[[], "JudgeClient"]  # the app's one warm kernel judge, started on first use
+    seed: int | None = None  # fixes every draw (tests)
+    settings_to_save: dict[str, str] = field(default_factory=dict)
+    deck_problems: Sequence["Problem"] = ()
 
 CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
 GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
@@ -49,8 +66,9 @@ class ReviewScreen(Screen[None]):
         Binding("pageup", "scroll(-10)", "Page up", id="review.pageup", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, practice: Practice) -> None:
         super().__init__()
+        self.practice = practice
         self.store: Store | None = None
         self._store_ready = asyncio.Event()
         self._store_error: str | None = None
@@ -60,9 +78,6 @@ class ReviewScreen(Screen[None]):
         self.shown_at = time.monotonic()
         self.form: Any = None
 
-    @property
-    def drill(self) -> "DrillApp":
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Static(id="top")
@@ -76,8 +91,8 @@ class ReviewScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self.open_store()
-        if self.drill.deck_problems:
-            n = len(self.drill.deck_problems)
+        if self.practice.deck_problems:
+            n = len(self.practice.deck_problems)
             self.notify(f"{n} deck problem(s) skipped; run `drill check` to see them", severity="warning", timeout=6)
         await self.show_current()
 
@@ -87,12 +102,12 @@ class ReviewScreen(Screen[None]):
         try:
             from drill.store.store import Store
 
-            store = Store(self.drill.data_dir)
-            for key, value in self.drill.settings_to_save.items():
+            store = Store(self.practice.data_dir)
+            for key, value in self.practice.settings_to_save.items():
                 store.set_setting(key, value)
-            changed = store.sync_hashes({c.id: c.content_hash for c in self.drill.session.cards.values()})
+            changed = store.sync_hashes({c.id: c.content_hash for c in self.practice.session.cards.values()})
         except Exception as exc:  # shown to the learner; nothing is graded without a store
-            self._store_error = f"cannot open the database in {self.drill.data_dir}: {exc}"
+            self._store_error = f"cannot open the database in {self.practice.data_dir}: {exc}"
             self.app.call_from_thread(self._store_ready.set)
             return
         self.store = store
@@ -116,10 +131,10 @@ class ReviewScreen(Screen[None]):
     # -- showing cards -----------------------------------------------------
     @property
     def card(self) -> "Card | None":
-        return self.drill.session.current
+        return self.practice.session.current
 
     def update_top(self) -> None:
-        session = self.drill.session
+        session = self.practice.session
         card = self.card
         where = f"{card.deck} · {card.kind.replace('_', ' ')}" if card else "drill"
         state = session.states.get(card.id) if card else None
@@ -156,7 +171,7 @@ class ReviewScreen(Screen[None]):
         from drill.ui.answering import form_for
 
         try:
-            self.form = form_for(card, self.drill.session.seed_for(card.id, self.drill.seed))
+            self.form = form_for(card, self.practice.session.seed_for(card.id, self.practice.seed))
         except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             self.form = None
@@ -186,7 +201,7 @@ class ReviewScreen(Screen[None]):
         self.call_after_refresh(body.scroll_home, animate=False)
 
     def empty_text(self) -> str:
-        session = self.drill.session
+        session = self.practice.session
         upcoming = [
             s.sm2.due
             for cid, s in session.states.items()
@@ -295,10 +310,10 @@ class ReviewScreen(Screen[None]):
         if store is None:
             return
         card = self.card
-        graded = self.drill.session.grade(
+        graded = self.practice.session.grade(
             store,
             grade,
-            now=self.drill.clock(),
+            now=self.practice.clock(),
             duration_ms=int((time.monotonic() - self.shown_at) * 1000),
             answer=self.answer_record,
         )
@@ -311,7 +326,7 @@ class ReviewScreen(Screen[None]):
         store = await self.ready_store()
         if store is None:
             return
-        last = self.drill.session.undo(store)
+        last = self.practice.session.undo(store)
         if last is None:
             self.notify("nothing to undo")
             return
@@ -331,7 +346,7 @@ class ReviewScreen(Screen[None]):
             return
         store = await self.ready_store()
         if store is not None:
-            card_id = getattr(self.drill.session, how)(store)
+            card_id = getattr(self.practice.session, how)(store)
             self.notify(message.format(card_id))
             await self.show_current()
 
@@ -346,7 +361,7 @@ class ReviewScreen(Screen[None]):
             from drill.kernel.trust import locked_reason
         except ImportError:
             return None
-        return locked_reason(card, self.drill.data_dir)
+        return locked_reason(card, self.practice.data_dir)
 
     async def open_kernel_screen(self, card: "Card") -> bool:
         if self.kernel_lock(card):
@@ -365,5 +380,5 @@ class ReviewScreen(Screen[None]):
             self.revealed = True
             await self.action_grade(grade)
 
-        self.app.push_screen(KernelScreen(card, store=store, data_dir=self.drill.data_dir), graded)
+        self.app.push_screen(KernelScreen(card, store=store, data_dir=self.practice.data_dir, judge=self.practice.judge()), graded)
         return True
