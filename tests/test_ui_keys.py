@@ -17,7 +17,6 @@ from textual.widgets import Input, OptionList, Static
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
-from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock
 from tests.test_ui_checked import DECK
 

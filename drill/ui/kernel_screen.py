@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import difflib
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Static, TextArea
+from textual.widgets import Footer, Static, TextArea
 
 from drill.kernel import drafts
 from drill.kernel.cards import kernel_files, kernel_job
 from drill.kernel.verdict import Verdict, suggest_kernel_grade
 from drill.sm2 import SHORT_MEANINGS
+from drill.ui.draft_question import DraftQuestion
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.messages import DraftChosen, JudgeReported, KernelFinished
+from drill.ui.verdict_view import one_line, render_verdict
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -32,54 +32,6 @@ SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 RUN_TIMEOUT = 60.0
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
 GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
-
-
-# -- messages ---------------------------------------------------------------------------------
-@dataclass
-class JudgeReported(Message):
-    """The judge streamed an event (compiled, a case, a timing...)."""
-
-    event: dict[str, Any]
-
-
-@dataclass
-class KernelFinished(Message):
-    verdict: Verdict
-    source: str
-
-
-@dataclass
-class DraftChosen(Message):
-    keep_draft: bool
-
-
-class DraftQuestion(ModalScreen[bool]):
-    """Continue the saved draft, or start again from the starter?"""
-
-    BINDINGS = [
-        Binding("c", "answer(True)", "Continue draft", id="kernel.draft.continue"),
-        Binding("s", "answer(False)", "Start from the starter", id="kernel.draft.starter"),
-    ]
-    DEFAULT_CSS = """
-    DraftQuestion { align: center middle; }
-    DraftQuestion > Vertical { width: 60; height: auto; padding: 1 2; border: round $primary; background: $surface; }
-    DraftQuestion Horizontal { height: auto; margin-top: 1; }
-    DraftQuestion Button { margin-right: 2; }
-    """
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("You have a saved draft of this kernel.")
-            with Horizontal():
-                yield Button("Continue draft (c)", id="continue", variant="primary")
-                yield Button("Start from the starter (s)", id="starter")
-
-    def action_answer(self, keep: bool) -> None:
-        self.dismiss(keep)
-
-    @on(Button.Pressed)
-    def pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "continue")
 
 
 class KernelScreen(Screen[int | None]):
@@ -397,65 +349,3 @@ class KernelScreen(Screen[int | None]):
         if self.running:
             self.run_worker(self.judge.cancel, thread=True, group="kernel-cancel")
         self.dismiss(grade)
-
-
-def one_line(v: Verdict) -> str:
-    if v.compiled is False:
-        return "did not compile"
-    words = {True: "correct", False: "wrong", None: "correctness not checked"}[v.correct]
-    if v.pct_of_ceiling is not None:
-        words += f", {v.pct_of_ceiling:.0f} % of the copy ceiling"
-    if v.vs_torch is not None:
-        words += f", {v.vs_torch:.2f}× PyTorch"
-    return words
-
-
-def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -> Text:
-    """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
-    out = Text()
-    lines = source.splitlines()
-    out.append(f"{v.device or 'judge'}\n", style="dim")
-    if v.compiled is False:
-        out.append("did not compile\n", style="bold red")
-    elif v.compiled:
-        secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
-        out.append(f"compiled{secs}\n", style="green")
-    for m in v.messages:
-        line = m.get("line") or 0
-        where = f"line {line}" + (f":{m['column']}" if m.get("column") else "") if line else "file"
-        style = "red" if m.get("severity") == "error" else "yellow"
-        out.append(f"{where}: {m.get('severity')}: {m.get('message')}\n", style=style)
-        if line and 0 < line <= len(lines):
-            out.append(f"    {lines[line - 1].strip()}\n", style="dim")
-    for r in v.resources:
-        spills = r.get("spill_store_bytes") or r.get("spill_load_bytes")
-        out.append(
-            f"{r.get('name')}: {r.get('registers', 0)} regs · {r.get('shared_bytes', 0)} B shared · {r.get('stack_bytes', 0)} B stack"
-            + (f" · SPILLS {r.get('spill_store_bytes', 0)}/{r.get('spill_load_bytes', 0)} B" if spills else "")
-            + "\n",
-            style="red" if spills else "",
-        )
-    if v.cases:
-        out.append("\n")
-    for c in v.cases:
-        out.append("✓ " if c.ok else "✗ ", style="green" if c.ok else "bold red")
-        out.append(c.name)
-        if c.message:
-            out.append(f"  {c.message}", style="red")
-        out.append("\n")
-    verdict = {True: ("correct", "bold green"), False: ("WRONG", "bold red"), None: ("correctness not checked", "yellow")}[v.correct]
-    if v.compiled is not False:
-        out.append(f"\n{verdict[0]}\n", style=verdict[1])
-    for t in v.timings:
-        out.append(f"{t.name}: {t.ms:.3f} ms · {t.gbps:,.0f} GB/s")
-        if t.pct_of_ceiling is not None:
-            out.append(f" · {t.pct_of_ceiling:.1f} % of {t.ceiling_gbps:,.0f} GB/s", style="bold")
-        if t.vs_torch is not None:
-            out.append(f" · {t.vs_torch:.2f}× PyTorch")
-        out.append("\n")
-    for e in v.errors:
-        out.append(f"error: {e}\n", style="red")
-    for n in v.not_checked:
-        out.append(f"not checked: {n}\n", style="yellow")
-    out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
-    return out

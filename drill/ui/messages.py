@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual.message import Message
 
-
-@dataclass
-class CardGraded(Message):
-    card_id: str
-    grade: int
-    repeat: bool
+from drill.kernel.verdict import Verdict
 
 
 @dataclass
 class StoreOpened(Message):
+    """The database is open (in a worker, after the first paint); some cards changed since last seen."""
+
     changed_cards: int
+
+
+@dataclass
+class JudgeReported(Message):
+    """The judge streamed an event (compiled, a case, a timing...)."""
+
+    event: dict[str, Any]
+
+
+@dataclass
+class KernelFinished(Message):
+    """A kernel run ended with this verdict for this source."""
+
+    verdict: Verdict
+    source: str
+
+
+@dataclass
+class DraftChosen(Message):
+    """The learner chose to continue the saved draft (True) or start from the starter."""
+
+    keep_draft: bool

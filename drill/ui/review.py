@@ -18,9 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
-from drill.ui.markdown_view import MarkdownView
 from drill.ui.answering import AnswerForm
-from drill.ui.messages import CardGraded, StoreOpened
+from drill.ui.markdown_view import MarkdownView
+from drill.ui.messages import StoreOpened
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -317,7 +317,6 @@ class ReviewScreen(Screen[None]):
             duration_ms=int((time.monotonic() - self.shown_at) * 1000),
             answer=self.answer_record,
         )
-        self.post_message(CardGraded(card.id, grade, graded.repeat_scheduled))
         if graded.after.leech and not graded.before.leech:
             self.notify(f"{card.id} is a leech: it has lapsed {graded.after.lapses} times", severity="warning")
         await self.show_current()

@@ -1,0 +1,69 @@
+"""A judge's verdict as text: one line for the answer panel, the full panel beside the editor."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from drill.kernel.verdict import Verdict
+
+
+def one_line(v: Verdict) -> str:
+    if v.compiled is False:
+        return "did not compile"
+    words = {True: "correct", False: "wrong", None: "correctness not checked"}[v.correct]
+    if v.pct_of_ceiling is not None:
+        words += f", {v.pct_of_ceiling:.0f} % of the copy ceiling"
+    if v.vs_torch is not None:
+        words += f", {v.vs_torch:.2f}× PyTorch"
+    return words
+
+
+def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -> Text:
+    """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
+    out = Text()
+    lines = source.splitlines()
+    out.append(f"{v.device or 'judge'}\n", style="dim")
+    if v.compiled is False:
+        out.append("did not compile\n", style="bold red")
+    elif v.compiled:
+        secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
+        out.append(f"compiled{secs}\n", style="green")
+    for m in v.messages:
+        line = m.get("line") or 0
+        where = f"line {line}" + (f":{m['column']}" if m.get("column") else "") if line else "file"
+        style = "red" if m.get("severity") == "error" else "yellow"
+        out.append(f"{where}: {m.get('severity')}: {m.get('message')}\n", style=style)
+        if line and 0 < line <= len(lines):
+            out.append(f"    {lines[line - 1].strip()}\n", style="dim")
+    for r in v.resources:
+        spills = r.get("spill_store_bytes") or r.get("spill_load_bytes")
+        out.append(
+            f"{r.get('name')}: {r.get('registers', 0)} regs · {r.get('shared_bytes', 0)} B shared · {r.get('stack_bytes', 0)} B stack"
+            + (f" · SPILLS {r.get('spill_store_bytes', 0)}/{r.get('spill_load_bytes', 0)} B" if spills else "")
+            + "\n",
+            style="red" if spills else "",
+        )
+    if v.cases:
+        out.append("\n")
+    for c in v.cases:
+        out.append("✓ " if c.ok else "✗ ", style="green" if c.ok else "bold red")
+        out.append(c.name)
+        if c.message:
+            out.append(f"  {c.message}", style="red")
+        out.append("\n")
+    verdict = {True: ("correct", "bold green"), False: ("WRONG", "bold red"), None: ("correctness not checked", "yellow")}[v.correct]
+    if v.compiled is not False:
+        out.append(f"\n{verdict[0]}\n", style=verdict[1])
+    for t in v.timings:
+        out.append(f"{t.name}: {t.ms:.3f} ms · {t.gbps:,.0f} GB/s")
+        if t.pct_of_ceiling is not None:
+            out.append(f" · {t.pct_of_ceiling:.1f} % of {t.ceiling_gbps:,.0f} GB/s", style="bold")
+        if t.vs_torch is not None:
+            out.append(f" · {t.vs_torch:.2f}× PyTorch")
+        out.append("\n")
+    for e in v.errors:
+        out.append(f"error: {e}\n", style="red")
+    for n in v.not_checked:
+        out.append(f"not checked: {n}\n", style="yellow")
+    out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
+    return out
