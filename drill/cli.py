@@ -127,12 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _is_store_error(exc: BaseException) -> bool:
-    """Whether `exc` is the store's own error (a damaged, locked or too-new database...)."""
-    try:
-        from drill.store.errors import StoreError
-    except ImportError:
-        return False
-    return isinstance(exc, StoreError)
+    """Whether `exc` is a learner-facing storage error: a damaged, locked, read-only or too-new database, or a data directory that cannot be used."""
+    from drill.paths import DataDirError
+    from drill.store.errors import StoreError
+
+    return isinstance(exc, (StoreError, DataDirError))
 
 
 def deck_roots(args: argparse.Namespace, paths_given: Sequence[str] = ()) -> list[Path]:

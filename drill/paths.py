@@ -43,5 +43,15 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
         from platformdirs import user_data_dir
 
         path = Path(user_data_dir("drill", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirError(
+            f"cannot use {path} as the data directory ({exc.strerror or exc}); "
+            "choose another with --data-dir or DRILL_HOME"
+        ) from exc
     return path
+
+
+class DataDirError(Exception):
+    """The data directory cannot be created or used; the message says which and what to do."""

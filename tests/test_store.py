@@ -6,6 +6,7 @@ from sqlmodel import SQLModel
 
 from drill.sm2 import SM2State
 from drill.store import migrations
+from drill.store.errors import StoreError
 from drill.store.fast import DB_NAME, read_states
 from drill.store.records import CardState
 from drill.store.store import Store
@@ -120,5 +121,6 @@ def test_newer_file_is_refused(tmp_path):
     conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(RuntimeError, match="newer than this drill"):
+    with pytest.raises(StoreError, match="newer drill") as caught:
         Store(tmp_path)
+    assert str(tmp_path / DB_NAME) in str(caught.value) and "upgrade drill" in str(caught.value)

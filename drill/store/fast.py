@@ -8,14 +8,17 @@ the full Store in the background.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from drill.sm2 import SM2State
+from drill.store import errors, migrations
 from drill.store.records import CardState
 
 DB_NAME = "drill.sqlite3"
+T = TypeVar("T")
 
 
 def _day(value: str | None) -> dt.date | None:
@@ -40,31 +43,83 @@ def state_from_row(row: Mapping[str, Any]) -> CardState:
 
 
 def read_states(data_dir: Path) -> dict[str, CardState]:
-    """Card states from the database file, or {} when there is none yet."""
-    path = Path(data_dir) / DB_NAME
-    if not path.exists():
-        return {}
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    try:
+    """Card states from the database file, or {} when there is none yet.
+
+    Raises StoreError when the file is not a drill database, is damaged, is newer
+    than this drill, or stays locked past the busy timeout.
+    """
+
+    def query(conn: sqlite3.Connection) -> dict[str, CardState]:
         conn.row_factory = sqlite3.Row
-        try:
-            rows = conn.execute("SELECT * FROM card_state").fetchall()
-        except sqlite3.OperationalError:
-            return {}
-        return {r["card_id"]: state_from_row(dict(r)) for r in rows}
-    finally:
-        conn.close()
+        rows = _rows_or_none(conn, "SELECT * FROM card_state")
+        return {r["card_id"]: state_from_row(dict(r)) for r in rows or []}
+
+    return _read(Path(data_dir) / DB_NAME, query, {})
 
 
 def read_settings(data_dir: Path) -> dict[str, str]:
-    """Saved settings, or {} before the first run (or on a version-1 file without the table)."""
-    path = Path(data_dir) / DB_NAME
-    if not path.exists():
-        return {}
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    """Saved settings, or {} before the first run (or on a version-1 file without the table).
+
+    Raises StoreError in the same cases as `read_states`.
+    """
+
+    def query(conn: sqlite3.Connection) -> dict[str, str]:
+        rows = _rows_or_none(conn, "SELECT key, value FROM setting")
+        return {str(k): str(v) for k, v in rows or []}
+
+    return _read(Path(data_dir) / DB_NAME, query, {})
+
+
+def _rows_or_none(conn: sqlite3.Connection, sql: str) -> list[Any] | None:
+    """The rows of `sql`, or None when its table is not there yet (a new or version-1 file)."""
     try:
-        return dict(conn.execute("SELECT key, value FROM setting").fetchall())
-    except sqlite3.OperationalError:
-        return {}
+        return conn.execute(sql).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+
+
+def _read(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+    """Run `query` on a read-only connection to `path`; `empty` when there is no file yet.
+
+    A WAL file in a folder the learner may not write to cannot be opened the usual
+    way (SQLite needs to create its shared-memory file beside it); nobody can be
+    writing there either, so it is read as an immutable file instead.
+    """
+    try:
+        if not path.exists():
+            return empty
+    except OSError as exc:
+        raise errors.unreachable(path, exc) from exc
+    try:
+        return _query(path, query, immutable=False)
+    except sqlite3.Error as exc:
+        if _unreadable_here(path, exc):
+            try:
+                return _query(path, query, immutable=True)
+            except sqlite3.Error:
+                pass
+        raise errors.from_sqlite(path, exc, migrations.BUSY_WAIT_S) from exc
+
+
+def _query(path: Path, query: Callable[[sqlite3.Connection], T], *, immutable: bool) -> T:
+    uri = path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
+    conn = sqlite3.connect(uri, uri=True, timeout=migrations.BUSY_WAIT_S)
+    try:
+        version = migrations.schema_version(conn)
+        if version > migrations.LATEST:
+            raise errors.newer_schema(path, version, migrations.LATEST)
+        return query(conn)
     finally:
         conn.close()
+
+
+def _unreadable_here(path: Path, exc: sqlite3.Error) -> bool:
+    """Whether `exc` is SQLite unable to set up a WAL read in a folder it may not write to."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_READONLY_DIRECTORY":
+        return True
+    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in str(exc):
+        return not os.access(path.parent, os.W_OK)
+    return False

@@ -1,8 +1,23 @@
-"""Forward migrations of the SQLite file, one transaction per version step."""
+"""Forward migrations of the SQLite file, one transaction per version step.
+
+Every step runs under SQLite's write lock (BEGIN IMMEDIATE) and reads the schema
+version again inside it, so two drills opening a new data directory at the same
+moment take turns: the second finds the tables the first made and adds nothing.
+Stdlib only, like `fast`, which reads the version too.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from pathlib import Path
+from typing import Callable
+
+from drill.store import errors
+
+# How long opening the file waits for another drill's lock before giving up.
+BUSY_WAIT_S = 5.0
+_PAUSE_S = 0.02
 
 # Version 1 shipped card state and the review log; version 2 added answers given,
 # leech and same-day repeat tracking, kernel attempts, sessions and settings.
@@ -66,28 +81,110 @@ def schema_version(conn: sqlite3.Connection) -> int:
     if not has_meta:
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    if not row:
+        return 0
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise sqlite3.DatabaseError(f"its schema version {row[0]!r} is not a number") from None
 
 
-def migrate(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Bring the file to LATEST; returns (from, to). A file newer than this program is refused."""
-    start = schema_version(conn)
-    if start > LATEST:
-        raise RuntimeError(
-            f"this database has schema version {start}, newer than this drill ({LATEST}); upgrade drill"
-        )
-    for version in range(start + 1, LATEST + 1):
-        conn.execute("BEGIN IMMEDIATE")
+def db_path(conn: sqlite3.Connection) -> Path:
+    """The file behind the connection's main database."""
+    for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return Path(file)
+    return Path("")
+
+
+def migrate(conn: sqlite3.Connection, *, wait_s: float | None = None) -> tuple[int, int]:
+    """Bring the file to LATEST; returns (from, to). A file newer than this program is refused.
+
+    `conn` is in autocommit mode (isolation_level=None). Each step takes the write
+    lock first and only then reads the version, so a step another process has
+    just applied is never applied twice. When nothing is left to do, a write that
+    is rolled back at once checks that the file can be written at all, so a
+    read-only file or folder is reported here rather than at the first grade.
+    """
+    wait_s = BUSY_WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    start: int | None = None
+    while True:
+        version = _with_write_lock(conn, deadline, wait_s, _step)
+        if start is None:
+            start = version
+        if version >= LATEST:
+            return start, LATEST
+
+
+def _step(conn: sqlite3.Connection) -> int:
+    """Inside the write lock: apply the next version step, or check writability; returns the version found."""
+    version = schema_version(conn)
+    if version > LATEST:
+        conn.execute("ROLLBACK")
+        raise errors.newer_schema(db_path(conn), version, LATEST)
+    if version == LATEST:
+        conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+        conn.execute("ROLLBACK")
+        return version
+    for statement in MIGRATIONS[version + 1]:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        (str(version + 1),),
+    )
+    conn.execute("COMMIT")
+    return version
+
+
+def _with_write_lock(
+    conn: sqlite3.Connection, deadline: float, wait_s: float, body: Callable[[sqlite3.Connection], int]
+) -> int:
+    """Run `body(conn)` inside BEGIN IMMEDIATE, starting over while another connection holds the lock.
+
+    The busy timeout already waits inside SQLite; this loop covers the cases where
+    SQLite reports busy without waiting (a reader recovering the WAL, a commit that
+    needs readers gone), up to the same deadline.
+    """
+    while True:
         try:
-            for statement in MIGRATIONS[version]:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                (str(version),),
-            )
-            conn.execute("COMMIT")
-        except Exception:
-            conn.execute("ROLLBACK")
-            raise
-    return start, LATEST
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                return body(conn)
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+        except sqlite3.OperationalError as exc:
+            if not errors.is_busy(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise errors.locked(db_path(conn), wait_s, str(exc)) from exc
+            time.sleep(_PAUSE_S)
+
+
+def use_wal(conn: sqlite3.Connection, *, wait_s: float | None = None) -> None:
+    """Put the file in WAL mode unless it is already; retries while another connection holds a lock.
+
+    Called after `migrate`, so the file already has its tables: SQLite drops the WAL
+    of a file that is still empty when another connection opens it, so a new file
+    is given its first pages in rollback mode and switched afterwards.
+    """
+    wait_s = BUSY_WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if mode == "wal":
+                return
+            mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+            if mode == "wal":
+                return
+            reason = f"journal mode stays {mode}"
+        except sqlite3.OperationalError as exc:
+            if not errors.is_busy(exc):
+                raise
+            reason = str(exc)
+        if time.monotonic() >= deadline:
+            raise errors.locked(db_path(conn), wait_s, reason)
+        time.sleep(_PAUSE_S)

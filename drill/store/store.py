@@ -5,13 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from sqlalchemy import delete, event, func, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, create_engine, select
 
-from drill.store import migrations
+from drill.store import errors, migrations
 from drill.store.fast import DB_NAME, state_from_row
 from drill.store.records import CardState
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
@@ -24,20 +26,67 @@ def _iso(day: dt.date | None) -> str | None:
 
 
 class Store:
-    """SQLite through SQLModel: WAL, busy timeout, every write committed at once."""
+    """SQLite through SQLModel: WAL, busy timeout, every write committed at once.
+
+    Every write takes SQLite's write lock before its first read (BEGIN IMMEDIATE),
+    so another drill writing at the same time makes it wait, never fail, and what
+    it reads inside the write is current. A file drill cannot use (not a database,
+    damaged, read-only, newer than this drill, locked too long) raises StoreError.
+    """
 
     def __init__(self, data_dir: Path) -> None:
         self.path = Path(data_dir) / DB_NAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        raw = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        self._wait_s = wait_s = BUSY_TIMEOUT_MS / 1000
         try:
-            raw.execute("PRAGMA journal_mode=WAL")
-            self.migrated_from, self.version = migrations.migrate(raw)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise errors.from_os_error(self.path, exc) from exc
+        try:
+            raw = sqlite3.connect(self.path, isolation_level=None, timeout=wait_s)
+        except sqlite3.Error as exc:
+            raise errors.from_sqlite(self.path, exc, wait_s) from exc
+        try:
+            raw.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+            # tables first, then WAL: a new file gets its first pages in rollback mode
+            self.migrated_from, self.version = migrations.migrate(raw, wait_s=wait_s)
+            migrations.use_wal(raw, wait_s=wait_s)
+        except sqlite3.Error as exc:
+            raise errors.from_sqlite(self.path, exc, wait_s) from exc
         finally:
             raw.close()
-        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": wait_s})
         event.listen(self.engine, "connect", _pragmas)
         self._session = Session(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction: the write lock first, commit at the end, roll back on any error."""
+        try:
+            dbapi = self._session.connection().connection.dbapi_connection
+            if dbapi is not None and not dbapi.in_transaction:
+                dbapi.execute("BEGIN IMMEDIATE")
+            yield
+            self._session.commit()
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, (sqlite3.Error, DBAPIError)):
+                raise errors.from_sqlite(self.path, exc, self._wait_s) from exc
+            raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Reads: a SQLite error becomes a StoreError."""
+        try:
+            yield
+        except (sqlite3.Error, DBAPIError) as exc:
+            self._rollback()
+            raise errors.from_sqlite(self.path, exc, self._wait_s) from exc
+
+    def _rollback(self) -> None:
+        try:
+            self._session.rollback()
+        except Exception:  # the original error is the one worth reporting
+            pass
 
     def close(self) -> None:
         self._session.close()
@@ -45,26 +94,28 @@ class Store:
 
     # -- card state -------------------------------------------------------
     def states(self) -> dict[str, CardState]:
-        rows = self._session.exec(select(CardRow)).all()
-        return {r.card_id: state_from_row(r.model_dump()) for r in rows}
+        with self._reading():
+            rows = self._session.exec(select(CardRow).execution_options(populate_existing=True)).all()
+            return {r.card_id: state_from_row(r.model_dump()) for r in rows}
 
     def sync_hashes(self, hashes: dict[str, str]) -> list[str]:
         """Record each card's content hash; cards whose text changed since are marked and returned."""
         changed = []
-        for row in self._session.exec(select(CardRow)).all():
-            new = hashes.get(row.card_id)
-            if new is None or new == row.content_hash:
-                continue
-            if row.content_hash:
-                row.changed = True
-                changed.append(row.card_id)
-            row.content_hash = new
-            self._session.add(row)
-        self._session.commit()
+        with self._writing():
+            for row in self._session.exec(select(CardRow).execution_options(populate_existing=True)).all():
+                new = hashes.get(row.card_id)
+                if new is None or new == row.content_hash:
+                    continue
+                if row.content_hash:
+                    row.changed = True
+                    changed.append(row.card_id)
+                row.content_hash = new
+                self._session.add(row)
         return changed
 
     def _put_state(self, state: CardState, content_hash: str | None = None) -> None:
-        row = self._session.get(CardRow, state.card_id) or CardRow(card_id=state.card_id)
+        """Inside `_writing`: the card's row set to `state` (read afresh, so another drill's write is seen)."""
+        row = self._session.get(CardRow, state.card_id, populate_existing=True) or CardRow(card_id=state.card_id)
         row.repetitions = state.sm2.repetitions
         row.ef = state.sm2.ef
         row.interval = state.sm2.interval
@@ -107,57 +158,63 @@ class Store:
             state_after=json.dumps(after.as_json()),
             answer=json.dumps(answer) if answer is not None else None,
         )
-        self._put_state(after, content_hash)
-        self._session.add(log)
-        self._session.commit()
+        with self._writing():
+            self._put_state(after, content_hash)
+            self._session.add(log)
         assert log.id is not None
         return log.id
 
     def undo_review(self, log_id: int) -> CardState:
         """Remove a log row and put back the state it recorded as `before`."""
-        log = self._session.get(ReviewRow, log_id)
-        if log is None:
-            raise KeyError(f"no review {log_id}")
-        current = self._session.get(CardRow, log.card_id)
-        base = state_from_row(current.model_dump()) if current else CardState(log.card_id)
-        before = CardState.from_json(log.card_id, json.loads(log.state_before), base)
-        self._put_state(before)
-        self._session.delete(log)
-        self._session.commit()
+        with self._writing():
+            log = self._session.get(ReviewRow, log_id, populate_existing=True)
+            if log is None:
+                raise KeyError(f"no review {log_id}")
+            current = self._session.get(CardRow, log.card_id, populate_existing=True)
+            base = state_from_row(current.model_dump()) if current else CardState(log.card_id)
+            before = CardState.from_json(log.card_id, json.loads(log.state_before), base)
+            self._put_state(before)
+            self._session.delete(log)
         return before
 
     def set_suspended(self, state: CardState, suspended: bool) -> None:
         state.suspended = suspended
-        self._put_state(state)
-        self._session.commit()
+        with self._writing():
+            self._put_state(state)
 
     def bury(self, state: CardState, until: dt.date) -> None:
         state.buried_until = until
-        self._put_state(state)
-        self._session.commit()
+        with self._writing():
+            self._put_state(state)
 
     # -- queries for the queue and stats -----------------------------------
     def new_introduced_on(self, day: dt.date) -> int:
         stmt = select(func.count()).select_from(CardRow).where(CardRow.introduced_on == day.isoformat())
-        return int(self._session.exec(stmt).one())
+        with self._reading():
+            return int(self._session.exec(stmt).one())
 
     def review_count(self) -> int:
-        return int(self._session.exec(select(func.count()).select_from(ReviewRow)).one())
+        with self._reading():
+            return int(self._session.exec(select(func.count()).select_from(ReviewRow)).one())
 
     def reviews(self, card_id: str | None = None) -> list[ReviewRow]:
         stmt = select(ReviewRow).order_by(ReviewRow.id)
         if card_id:
             stmt = stmt.where(ReviewRow.card_id == card_id)
-        return list(self._session.exec(stmt).all())
+        with self._reading():
+            return list(self._session.exec(stmt).all())
 
     def next_due_after(self, day: dt.date) -> dt.date | None:
         stmt = select(func.min(CardRow.due)).where(CardRow.due > day.isoformat(), CardRow.suspended == False)  # noqa: E712
-        value = self._session.exec(stmt).one()
+        with self._reading():
+            value = self._session.exec(stmt).one()
         return dt.date.fromisoformat(value) if value else None
 
     def grades_by_card(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
-        for card_id, grade in self._session.exec(select(ReviewRow.card_id, ReviewRow.grade)).all():
+        with self._reading():
+            rows = self._session.exec(select(ReviewRow.card_id, ReviewRow.grade)).all()
+        for card_id, grade in rows:
             out.setdefault(card_id, []).append(grade)
         return out
 
@@ -169,55 +226,60 @@ class Store:
             source=source,
             result=json.dumps(result, default=str),
         )
-        self._session.add(row)
-        self._session.commit()
+        with self._writing():
+            self._session.add(row)
         assert row.id is not None
         return row.id
 
     def kernel_attempts(self, card_id: str) -> list[KernelAttemptRow]:
         stmt = select(KernelAttemptRow).where(KernelAttemptRow.card_id == card_id).order_by(KernelAttemptRow.id)
-        return list(self._session.exec(stmt).all())
+        with self._reading():
+            return list(self._session.exec(stmt).all())
 
     def start_session(self, mode: str, at: dt.datetime) -> int:
         row = SessionRow(mode=mode, started_at=at.isoformat(timespec="seconds"))
-        self._session.add(row)
-        self._session.commit()
+        with self._writing():
+            self._session.add(row)
         assert row.id is not None
         return row.id
 
     def end_session(self, session_id: int, at: dt.datetime, summary: dict[str, Any]) -> None:
-        row = self._session.get(SessionRow, session_id)
-        if row is not None:
-            row.ended_at = at.isoformat(timespec="seconds")
-            row.summary = json.dumps(summary)
-            self._session.add(row)
-            self._session.commit()
+        with self._writing():
+            row = self._session.get(SessionRow, session_id, populate_existing=True)
+            if row is not None:
+                row.ended_at = at.isoformat(timespec="seconds")
+                row.summary = json.dumps(summary)
+                self._session.add(row)
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
-        row = self._session.get(SettingRow, key)
-        return row.value if row else default
+        with self._reading():
+            row = self._session.get(SettingRow, key, populate_existing=True)
+            return row.value if row else default
 
     def set_setting(self, key: str, value: str) -> None:
-        row = self._session.get(SettingRow, key) or SettingRow(key=key, value=value)
-        row.value = value
-        self._session.add(row)
-        self._session.commit()
+        with self._writing():
+            row = self._session.get(SettingRow, key, populate_existing=True) or SettingRow(key=key, value=value)
+            row.value = value
+            self._session.add(row)
 
     def settings(self) -> dict[str, str]:
-        return {r.key: r.value for r in self._session.exec(select(SettingRow)).all()}
+        with self._reading():
+            rows = self._session.exec(select(SettingRow).execution_options(populate_existing=True)).all()
+            return {r.key: r.value for r in rows}
 
     def journal_mode(self) -> str:
-        return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
+        with self._reading():
+            return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
 
     def delete_reviews(self, ids: Iterable[int]) -> None:
-        self._session.exec(delete(ReviewRow).where(ReviewRow.id.in_(list(ids))))  # type: ignore[attr-defined,call-overload]
-        self._session.commit()
+        with self._writing():
+            self._session.exec(delete(ReviewRow).where(ReviewRow.id.in_(list(ids))))  # type: ignore[attr-defined,call-overload]
 
 
 def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+    # the file is already in WAL mode: Store.__init__ switched it under a retry
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()

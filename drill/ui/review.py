@@ -107,7 +107,10 @@ class ReviewScreen(Screen[None]):
                 store.set_setting(key, value)
             changed = store.sync_hashes({c.id: c.content_hash for c in self.practice.session.cards.values()})
         except Exception as exc:  # shown to the learner; nothing is graded without a store
-            self._store_error = f"cannot open the database in {self.practice.data_dir}: {exc}"
+            from drill.store.errors import StoreError
+
+            detail = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+            self._store_error = f"grades cannot be saved: {detail}"
             self.app.call_from_thread(self._store_ready.set)
             return
         self.store = store
