@@ -66,6 +66,9 @@ def calc_json(capsys, *argv: str) -> dict:
             ["allreduce", "--gpus", "8", "--bytes", "1GiB"], {"bytes_per_rank": 1.75 * 2**30}, id="nccl-tests-allreduce"
         ),
         pytest.param(
+            ["allreduce", "--gpus", "8", "--bytes", "2^30"], {"bytes_per_rank": 1.75 * 2**30}, id="size-as-a-power"
+        ),
+        pytest.param(
             ["allreduce", "--gpus", "4", "--bytes", "2.5e9", "--op", "all-gather"],
             {"bytes_per_rank": 0.75 * 2.5e9},
             id="nccl-tests-allgather",
@@ -199,6 +202,13 @@ def test_table_shows_small_sizes_in_kb_and_kib(capsys):
         pytest.param(["kv", "--model", "opt-13b", "--tokens", "2.5"], "whole", id="fractional-tokens"),
         pytest.param(["allreduce", "--gpus", "8", "--bytes=-1GB"], "negative", id="negative-bytes"),
         pytest.param(["allreduce", "--gpus", "8", "--bytes", "1 parsec"], "unit", id="bad-unit"),
+        pytest.param(["allreduce", "--gpus", "8", "--bytes", "3ms"], "a time, not bytes", id="time-for-bytes"),
+        pytest.param(["allreduce", "--gpus", "8", "--bytes", "1G"], "GiB (2^30 bytes)", id="ambiguous-G"),
+        pytest.param(["allreduce", "--gpus", "8", "--bytes", "1,5GB"], "point for decimals", id="decimal-comma"),
+        pytest.param(
+            ["zero", "--params", "7GiB", "--gpus", "64", "--stage", "1"], "bytes, not a count", id="size-for-count"
+        ),
+        pytest.param(["kv", "--model", "opt-13b", "--tokens", "1m"], "M for million", id="ambiguous-m"),
         pytest.param(["allreduce", "--gpus", "8", "--bytes", "1GB", "--algo", "tree"], "--algo", id="unknown-algo"),
         pytest.param(
             ["activations", "--seq", "0", "--batch", "1", "--hidden", "8", "--heads", "1"], "seq", id="zero-seq"

@@ -1,9 +1,10 @@
-"""Byte sizes of data types, size constants, and parsing of quantities such as "1GiB" or "7.5e9"."""
+"""Byte sizes of data types, size constants, and reading sizes and counts such as "1GiB" or "7.5B"."""
 
 from __future__ import annotations
 
 import math
-import re
+
+from drill import quantities
 
 KB = 1e3
 MB = 1e6
@@ -42,27 +43,6 @@ _ALIASES = {
     "e5m2": "fp8",
 }
 
-_SUFFIXES: dict[str, float] = {
-    "": 1,
-    "b": 1,
-    "kb": KB,
-    "mb": MB,
-    "gb": GB,
-    "tb": TB,
-    "kib": KiB,
-    "mib": MiB,
-    "gib": GiB,
-    "tib": TiB,
-    # counts: 7B parameters, 2k tokens
-    "k": 1e3,
-    "m": 1e6,
-    "g": 1e9,
-    "t": 1e12,
-    "bn": 1e9,
-}
-
-_QUANTITY = re.compile(r"^\s*([-+]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
-
 
 def dtype_name(dtype: str) -> str:
     """The canonical name of a data type ("bfloat16" -> "bf16"); ValueError if unknown."""
@@ -82,28 +62,23 @@ def dtype_bytes(dtype: str) -> float:
 
 
 def parse_quantity(text: str | float, *, count: bool = False) -> float:
-    """Read "2.5e9", "1GiB", "800 KB" or "1,024" as a number.
+    """Read "2.5e9", "1GiB", "800 KB" or "1,024" as a number of bytes, or with `count=True` as a count.
 
-    With `count=True` (parameters, tokens) a trailing "B" means billions, as in
-    "7.5B"; otherwise it means bytes, as in "512B".
+    The text is read by drill.quantities, as card answers are. With
+    `count=True` (parameters, tokens) a trailing "B" means billions, as in
+    "7.5B"; otherwise it means bytes, as in "512B". A unit of another
+    dimension ("3 ms", "1 GiB" for a count) is refused with a ValueError.
     """
     if isinstance(text, bool):
         raise ValueError(f"not a quantity: {text!r}")
     if isinstance(text, (int, float)):
         value = float(text)
-    else:
-        match = _QUANTITY.match(str(text))
-        if not match:
-            raise ValueError(f"not a quantity: {text!r} (try 2.5e9, 1GiB, 800KB, 7.5B)")
-        number, suffix = match.groups()
-        suffix = suffix.lower()
-        if suffix == "b" and count:
-            scale = 1e9
-        elif suffix in _SUFFIXES:
-            scale = _SUFFIXES[suffix]
-        else:
-            raise ValueError(f"unknown unit {suffix!r} in {text!r}; use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
-        value = float(number.replace("_", "").replace(",", "")) * scale
-    if not math.isfinite(value):
-        raise ValueError(f"not a finite quantity: {text!r}")
-    return value
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite quantity: {text!r}")
+        return value
+    expect = "count" if count else "bytes"
+    q = quantities.parse_quantity(text, expect=expect)
+    if q.dimension is not None and q.dimension != expect:
+        words = quantities.DIMENSION_WORDS
+        raise quantities.QuantityError(f"{text.strip()!r} is {words[q.dimension]}, not {words[expect]}")
+    return q.value

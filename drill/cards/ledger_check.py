@@ -1,0 +1,141 @@
+"""The deck check of a memory_ledger card: parameter specs, the allow-list, then rendering many draws."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from drill.cards.evaluation import expression_problems, template_problems
+from drill.cards.model import Card
+from drill.cards.params import draw_params, options, spec_problem
+from drill.cards.rendered import TemplateProblem
+from drill.cards.rendering import load_catalogue, render
+from drill.cards.units import CARD_UNITS
+
+CHECK_DRAWS = 8
+CHECK_SEED = 20_240_601
+MAX_CORNER_DRAWS = 64
+ANSWER_KEYS = {"label": True, "expr": True, "unit": True, "tolerance": False}
+LEDGER_KEYS = {"term": True, "formula": True, "expr": True, "unit": True}
+
+
+def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mapping[str, Any]) -> list[str]:
+    if key == "answers" and (not isinstance(entries, list) or not entries):
+        return ["`answers` needs at least one entry"]
+    if not isinstance(entries, list):
+        return [f"`{key}` must be a list"]
+    problems = []
+    for i, entry in enumerate(entries):
+        where = f"{key}[{i}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected a mapping with {', '.join(spec)}")
+            continue
+        for k in entry:
+            if k not in spec:
+                problems.append(f"{where}: unknown key {k!r} (expected {', '.join(spec)})")
+        for k, required in spec.items():
+            if k not in entry:
+                if required:
+                    problems.append(f"{where}: missing `{k}`")
+                continue
+            value = entry[k]
+            if k == "tolerance":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 0.5:
+                    problems.append(
+                        f"{where}.tolerance: a relative tolerance between 0 (exact) and 0.5, got {value!r}"
+                    )
+            elif not isinstance(value, str) or not value.strip():
+                problems.append(f"{where}.{k}: expected non-empty text")
+            elif k == "unit" and value not in CARD_UNITS:
+                problems.append(f"{where}.unit: unknown unit {value!r} (known: {', '.join(CARD_UNITS)})")
+            elif k == "expr":
+                problems += [f"{where}.expr: {p}" for p in expression_problems(value, names)]
+            elif k == "formula":
+                problems += [f"{where}.formula: {p}" for p in template_problems(value, names)]
+    return problems
+
+
+def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    draws = [draw_params(card, rng) for _ in range(CHECK_DRAWS)]
+    corners = []
+    for name, spec in params.items():
+        for option in dict.fromkeys(map(repr, options(spec))):
+            base = draw_params(card, rng)
+            base[name] = next(o for o in options(spec) if repr(o) == option)
+            corners.append(base)
+    if len(corners) > MAX_CORNER_DRAWS:
+        corners = rng.sample(corners, MAX_CORNER_DRAWS)
+    return draws + corners
+
+
+def check_ledger_card(
+    card: Card,
+    *,
+    functions: Mapping[str, Any] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    gpus: Mapping[str, Mapping[str, Any]] | None = None,
+    seed: int = CHECK_SEED,
+) -> list[str]:
+    """Problems of a memory_ledger card (empty when it is fine).
+
+    Checks parameter specs, the allow-list on every template and expression,
+    then renders several seeded draws plus every model, GPU and choice and
+    both ends of every range: each must render, and each expression must give
+    a finite number (answers: non-zero and not negative).
+    """
+    try:
+        cat = load_catalogue(functions, models, gpus)
+    except Exception as e:  # noqa: BLE001 - the calculator data itself is broken or missing
+        return [f"cannot load the calculators to check this card: {type(e).__name__}: {e}"]
+    problems: list[str] = []
+    params = card.fields.get("params")
+    if not isinstance(params, dict):
+        return ["`params` must be a mapping of parameter name to spec"]
+    for name, spec in params.items():
+        problem = spec_problem(name, spec)
+        if problem:
+            problems.append(problem)
+            continue
+        if name in cat.names:
+            problems.append(f"params.{name}: the name hides the function or constant {name!r}")
+        for kind, table in (("model", cat.models), ("gpu", cat.gpus)):
+            for value in spec.get(kind, []):
+                if value not in table:
+                    problems.append(f"params.{name}: unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
+    names = {**cat.names, **{str(name): None for name in params}}
+    problems += [f"prompt: {p}" for p in template_problems(card.prompt, names)]
+    problems += [f"answer: {p}" for p in template_problems(card.answer, names)]
+    problems += _entry_problems(card.fields.get("answers"), "answers", ANSWER_KEYS, names)
+    problems += _entry_problems(card.fields.get("ledger", []), "ledger", LEDGER_KEYS, names)
+    if problems:
+        return list(dict.fromkeys(problems))
+    seen: set[str] = set()
+    for draw in _check_draws(card, params, seed):
+        shown = ", ".join(f"{k}={v}" for k, v in draw.items()) or "no parameters"
+        try:
+            rendered = render(card, draw, functions=cat.names, models=cat.models, gpus=cat.gpus)
+        except TemplateProblem as e:
+            if e.where not in seen:
+                seen.add(e.where)
+                problems.append(f"{e} (with {shown})")
+            continue
+        for i, a in enumerate(rendered.answers):
+            where = f"answers[{i}]"
+            if where in seen:
+                continue
+            if a.value == 0 and a.tolerance > 0:
+                problems.append(
+                    f"{where}.expr: gives 0 (with {shown}); a relative tolerance cannot check 0 (use tolerance: 0)"
+                )
+                seen.add(where)
+            elif a.value < 0:
+                problems.append(f"{where}.expr: gives a negative value {a.value:g} (with {shown})")
+                seen.add(where)
+            elif a.tolerance == 0 and not a.value.is_integer():
+                problems.append(
+                    f"{where}: tolerance 0 asks for an exact answer, but the expr gives {a.value!r} (with {shown})"
+                )
+                seen.add(where)
+    return problems

@@ -1,0 +1,106 @@
+"""Rendering one draw of a parameterised card: its prompt, answer text, expected answers and ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from drill.cards.evaluation import evaluate, render_text
+from drill.cards.model import Card
+from drill.cards.params import card_params
+from drill.cards.rendered import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
+
+DEFAULT_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What a card's templates can refer to: the calculator functions and constants, the models and the GPUs."""
+
+    names: Mapping[str, Any]
+    models: Mapping[str, Mapping[str, Any]]
+    gpus: Mapping[str, Mapping[str, Any]]
+
+
+def load_catalogue(
+    functions: Mapping[str, Any] | None,
+    models: Mapping[str, Mapping[str, Any]] | None,
+    gpus: Mapping[str, Mapping[str, Any]] | None,
+) -> Catalogue:
+    """The given tables, with the calculators' own tables for those left out."""
+    if functions is None:
+        from drill.calc.expressions import NAMES
+
+        functions = NAMES
+    if models is None or gpus is None:
+        from drill.calc.data import load_gpus, load_models
+
+        models = load_models() if models is None else models
+        gpus = load_gpus() if gpus is None else gpus
+    return Catalogue(functions, models, gpus)
+
+
+def _resolve(name: str, value: Any, spec: Mapping[str, Any], cat: Catalogue) -> Any:
+    for kind, table in (("model", cat.models), ("gpu", cat.gpus)):
+        if kind in spec:
+            if value not in table:
+                known = ", ".join(sorted(table)) or "none"
+                raise TemplateProblem(f"unknown {kind} {value!r} (known: {known})", f"params.{name}")
+            mapping = dict(table[value])
+            mapping.setdefault("name", value)
+            return mapping
+    return value
+
+
+def _scope(card: Card, draw: Mapping[str, Any], cat: Catalogue) -> dict[str, Any]:
+    params = card_params(card)
+    missing = [name for name in params if name not in draw]
+    if missing:
+        raise TemplateProblem(f"the draw lacks {', '.join(missing)}", "params")
+    scope = dict(cat.names)
+    for name, spec in params.items():
+        scope[name] = _resolve(name, draw[name], spec, cat)
+    return scope
+
+
+def _entries(card: Card, key: str) -> list[dict[str, Any]]:
+    entries = card.fields.get(key) or []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise TemplateProblem("must be a list of mappings", key)
+    return entries
+
+
+def render(
+    card: Card,
+    draw: Mapping[str, Any],
+    *,
+    functions: Mapping[str, Any] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
+    gpus: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Rendered:
+    """The card's text and expected answers for one draw; raises TemplateProblem.
+
+    `functions`, `models` and `gpus` default to the calculators' tables
+    (drill.calc.expressions.NAMES, cards/data/models.yaml and gpus.yaml).
+    """
+    cat = load_catalogue(functions, models, gpus)
+    scope = _scope(card, draw, cat)
+    answers = []
+    for i, entry in enumerate(_entries(card, "answers")):
+        where = f"answers[{i}]"
+        tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
+        value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
+        answers.append(ExpectedAnswer(str(entry.get("label", "")), value, str(entry.get("unit", "")), float(tolerance)))
+    ledger = []
+    for i, entry in enumerate(_entries(card, "ledger")):
+        where = f"ledger[{i}]"
+        formula = render_text(str(entry.get("formula", "")), scope, f"{where}.formula")
+        value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
+        ledger.append(LedgerTerm(str(entry.get("term", "")), formula, value, str(entry.get("unit", ""))))
+    return Rendered(
+        prompt=render_text(card.prompt, scope, "prompt"),
+        answers=answers,
+        ledger=ledger,
+        answer=render_text(card.answer, scope, "answer"),
+    )

@@ -1,0 +1,59 @@
+"""What a quantity is: its dimensions, the value type, and the unit symbols that reading and showing share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Every dimension a quantity can have; card answers declare one of these as their unit.
+DIMENSIONS: tuple[str, ...] = (
+    "bytes",
+    "count",
+    "flops",
+    "seconds",
+    "flop_per_byte",
+    "fraction",
+    "bytes_per_second",
+    "flop_per_second",
+)
+
+# How a dimension is named in a message ("12 ms is a time, but ...").
+DIMENSION_WORDS = {
+    "bytes": "bytes",
+    "count": "a count",
+    "flops": "FLOPs",
+    "seconds": "a time",
+    "flop_per_byte": "FLOP per byte",
+    "fraction": "a fraction",
+    "bytes_per_second": "bandwidth (bytes per second)",
+    "flop_per_second": "throughput (FLOP per second)",
+}
+
+# The longest text read as a quantity.
+MAX_INPUT = 200
+
+# Symbols by prefix power: index 3 is giga.
+BYTE_SYMBOLS = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
+BINARY_SYMBOLS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+FLOP_SYMBOLS = ["FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"]
+
+
+class QuantityError(ValueError):
+    """Text that cannot be read as a number with a unit."""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A parsed quantity.
+
+    `value` is in the base unit of `dimension`; `dimension` is None for a bare
+    number (possibly scaled by K/M/B/T), which fits any answer. `unit` is the
+    unit as understood ("GiB", "TB/s", ""). For byte prefixes `system` is "si"
+    or "binary" and `power` the prefix power (G: 3), so the GB/GiB mix-up can
+    be recognised.
+    """
+
+    value: float
+    dimension: str | None
+    unit: str = ""
+    system: str | None = None
+    power: int = 0

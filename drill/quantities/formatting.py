@@ -1,0 +1,76 @@
+"""`format_quantity`: a value shown for reading ("2.68 GB (2.50 GiB)", "3.35 TB/s", "12.5 ms", "6.74 billion")."""
+
+from __future__ import annotations
+
+import math
+
+from drill.quantities.core import BINARY_SYMBOLS, BYTE_SYMBOLS, FLOP_SYMBOLS
+
+
+def _sig(x: float, digits: int) -> str:
+    """`x` to `digits` significant digits, without an exponent."""
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
+        return str(x)
+    rounded = float(f"{x:.{digits}g}")
+    decimals = max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)
+    return f"{rounded:.{decimals}f}"
+
+
+def _scaled(value: float, base: float, symbols: list[str], digits: int, suffix: str = "") -> str:
+    power = 0
+    mag = abs(value)
+    while power < len(symbols) - 1 and (
+        mag >= base ** (power + 1) or float(f"{mag / base**power:.{digits}g}") >= base
+    ):
+        power += 1
+    return f"{_sig(value / base**power, digits)} {symbols[power]}{suffix}"
+
+
+def _seconds(value: float, digits: int) -> str:
+    mag = abs(value)
+    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if mag == 0 or float(f"{mag / scale:.{digits}g}") >= 1:
+            return f"{_sig(value / scale, digits)} {name}"
+    return f"{_sig(value / 1e-9, digits)} ns"
+
+
+def _count(value: float, digits: int) -> str:
+    mag = abs(value)
+    for word, scale in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6)):
+        if float(f"{mag / scale:.{digits}g}") >= 1:
+            return f"{_sig(value / scale, digits)} {word}"
+    if value == int(value):
+        return f"{int(value):,}"
+    return _sig(value, digits)
+
+
+def format_quantity(value: float, unit: str, *, digits: int = 3, alternate: bool = True) -> str:
+    """Show a value of a dimension for reading: "2.68 GB (2.50 GiB)", "3.35 TB/s", "12.5 ms", "6.74 billion".
+
+    With `alternate=False` only the first form is given; every form here reads
+    back through `parse_quantity(..., expect=unit)`.
+    """
+    if not math.isfinite(value):
+        return f"{value} {unit}"
+    if unit == "bytes":
+        si = _scaled(value, 1000.0, BYTE_SYMBOLS, digits)
+        if abs(value) < 1000 or not alternate:
+            return si
+        return f"{si} ({_scaled(value, 1024.0, BINARY_SYMBOLS, digits)})"
+    if unit == "bytes_per_second":
+        return _scaled(value, 1000.0, BYTE_SYMBOLS, digits, "/s")
+    if unit == "flops":
+        return _scaled(value, 1000.0, FLOP_SYMBOLS, digits)
+    if unit == "flop_per_second":
+        return _scaled(value, 1000.0, FLOP_SYMBOLS, digits, "/s")
+    if unit == "flop_per_byte":
+        return f"{_sig(value, digits)} FLOP/B"
+    if unit == "fraction":
+        return f"{_sig(value * 100, digits)}%"
+    if unit == "seconds":
+        return _seconds(value, digits)
+    if unit == "count":
+        return _count(value, digits)
+    return f"{_sig(value, digits)} {unit}"
