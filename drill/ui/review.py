@@ -91,9 +91,18 @@ class ReviewScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self.open_store()
-        if self.practice.deck_problems:
-            n = len(self.practice.deck_problems)
-            self.notify(f"{n} deck problem(s) skipped; run `drill check` to see them", severity="warning", timeout=6)
+        problems = self.practice.deck_problems
+        if problems:
+            first = problems[0]
+            others = sorted({Path(p.path).name for p in problems[1:]})
+            more = f"; {len(problems) - 1} more in {', '.join(others)}" if others else ""
+            self.notify(
+                f"{Path(first.path).name}:{first.line}: {first.card_id}: {first.message}{more}. "
+                "The cards that loaded are here; `drill check` lists every problem.",
+                title="skipped what could not be read",
+                severity="warning",
+                timeout=12,
+            )
         await self.show_current()
 
     # -- store -------------------------------------------------------------
