@@ -46,7 +46,10 @@ def app_on(tmp_path, card_id: str) -> DrillApp:
 
 
 async def settle(pilot) -> None:
+    """Wait for workers, then stop every cursor blinking so the picture does not depend on timing."""
     await pilot.app.workers.wait_for_complete()
+    for field in pilot.app.screen.query("Input, TextArea"):
+        field.cursor_blink = False
     await pilot.pause()
 
 
