@@ -151,14 +151,18 @@ def main() -> None:
     parser.add_argument("--grades", type=int, default=60)
     args = parser.parse_args()
     starts = bench_cold_start(args.runs)
-    print(f"cold start to first card: median {statistics.median(starts):.3f} s "
-          f"(min {min(starts):.3f}, max {max(starts):.3f}, {len(starts)} runs; goal <= 0.6 s)")
+    print(
+        f"cold start to first card: median {statistics.median(starts):.3f} s "
+        f"(min {min(starts):.3f}, max {max(starts):.3f}, {len(starts)} runs; goal <= 0.6 s)"
+    )
     times = bench_grade(args.cards, args.reviews, args.grades)
     times.sort()
     p50 = times[len(times) // 2] * 1000
     p95 = times[int(len(times) * 0.95) - 1] * 1000
-    print(f"grade -> next card ({args.cards} cards, {args.reviews} log rows): p50 {p50:.1f} ms, "
-          f"p95 {p95:.1f} ms over {len(times)} grades (goal p95 <= 20 ms)")
+    print(
+        f"grade -> next card ({args.cards} cards, {args.reviews} log rows): p50 {p50:.1f} ms, "
+        f"p95 {p95:.1f} ms over {len(times)} grades (goal p95 <= 20 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,15 @@ def judge_all(client, cards, report):
             v = client.run(kernel_job(cards[card_id]), source, timeout=300, timing=timing)
             report["verdicts"][f"{card_id}:{which}"] = v.to_json()
             if v.correct is not True or v.errors:
-                rows.append((card_id, which, "-", "NOT CORRECT", "; ".join(v.errors) or str([c.message for c in v.cases if not c.ok])))
+                rows.append(
+                    (
+                        card_id,
+                        which,
+                        "-",
+                        "NOT CORRECT",
+                        "; ".join(v.errors) or str([c.message for c in v.cases if not c.ok]),
+                    )
+                )
                 continue
             for t in v.timings:
                 rows.append(
@@ -137,7 +145,15 @@ def ncu_target(card_id: str) -> None:
     work = Path(tempfile.mkdtemp())
     major, minor = torch.cuda.get_device_capability(0)
     if card.fields["language"] == "cuda":
-        program = build_cuda(source, files.starter.name, entry=harness.ENTRY, launch_keys=harness.LAUNCH_KEYS, arch=f"sm_{major}{minor}", load=True, workdir=work)
+        program = build_cuda(
+            source,
+            files.starter.name,
+            entry=harness.ENTRY,
+            launch_keys=harness.LAUNCH_KEYS,
+            arch=f"sm_{major}{minor}",
+            load=True,
+            workdir=work,
+        )
     else:
         program = build_triton(source, files.starter.name, entry=harness.ENTRY, workdir=work)
     case = harness.timing_cases(kit)[0]
@@ -166,7 +182,16 @@ def ncu_times(card_id: str, kernel: str, log: list[str]) -> list[float] | None:
             continue
         cells = next(iter(__import__("csv").reader([line])))
         unit, value = cells[-2], cells[-1].replace(",", "")
-        scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3, "s": 1e3}.get(unit)
+        scale = {
+            "nsecond": 1e-6,
+            "ns": 1e-6,
+            "usecond": 1e-3,
+            "us": 1e-3,
+            "msecond": 1.0,
+            "ms": 1.0,
+            "second": 1e3,
+            "s": 1e3,
+        }.get(unit)
         if scale is not None and re.fullmatch(r"[\d.]+", value):
             values.append(float(value) * scale)
     return values or None
@@ -216,7 +241,9 @@ def main() -> int:
 
     print(f"\ndevice: {info.get('device')}   versions: {info.get('versions')}")
     print(f"copy ceiling: {cal.get('gbps', float('nan')):,.0f} GB/s (read + write, 1 GiB, median of {cal.get('reps')})")
-    print(f"NVRTC compile + CuPy load + first launch: median {median_first * 1000:.0f} ms (compile alone {median_compile * 1000:.0f} ms)")
+    print(
+        f"NVRTC compile + CuPy load + first launch: median {median_first * 1000:.0f} ms (compile alone {median_compile * 1000:.0f} ms)"
+    )
     print(f"edit -> verdict, warm judge, reduce answer: median {median_edit:.2f} s, worst {worst_edit:.2f} s")
     print("\ncard       file      shape            learner                              PyTorch")
     for card_id, which, shape, mine, theirs in rows:

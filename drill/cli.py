@@ -51,8 +51,19 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
 
     def shared(default: object) -> argparse.ArgumentParser:
         common = argparse.ArgumentParser(add_help=False)
-        common.add_argument("--data-dir", metavar="PATH", default=default, help="where the database and drafts live (default: $DRILL_HOME or the platform's user data folder)")
-        common.add_argument("--decks", metavar="PATH", action="append", default=default, help="extra deck file or folder (repeatable); the bundled decks are always included")
+        common.add_argument(
+            "--data-dir",
+            metavar="PATH",
+            default=default,
+            help="where the database and drafts live (default: $DRILL_HOME or the platform's user data folder)",
+        )
+        common.add_argument(
+            "--decks",
+            metavar="PATH",
+            action="append",
+            default=default,
+            help="extra deck file or folder (repeatable); the bundled decks are always included",
+        )
         return common
 
     # The options may come before or after a command. A command's copy must leave
@@ -64,7 +75,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
         description="Daily practice for AI-infrastructure interviews. With no command: review today's cards.",
     )
     parser.add_argument("--new-per-day", type=non_negative, metavar="N", help="new cards per day (saved as a setting)")
-    parser.add_argument("--day-starts-at", type=hour_of_day, metavar="HOUR", help="local hour the study day rolls over, 0-23 (saved)")
+    parser.add_argument(
+        "--day-starts-at", type=hour_of_day, metavar="HOUR", help="local hour the study day rolls over, 0-23 (saved)"
+    )
     parser.add_argument(
         "--new-order",
         type=new_card_order,

@@ -51,5 +51,6 @@ def review(state: SM2State, grade: int, today: dt.date) -> SM2State:
         interval = 1
     return replace(state, repetitions=repetitions, ef=ef, interval=interval, due=today + dt.timedelta(days=interval))
 
+
 # One word each, for the grade bar of an 80-column terminal.
 SHORT_MEANINGS = {0: "blackout", 1: "wrong", 2: "almost", 3: "hard", 4: "good", 5: "perfect"}

@@ -130,7 +130,9 @@ def test_lower_case_matches_on_a_card_without_case_clashes():
 
 
 def test_prose_in_given_does_not_make_case_count():
-    card = shape_card([{"label": "latents", "shape": "(B, 4, H/8, W/8)"}], given="Diffusion: a diffusion model; B images")
+    card = shape_card(
+        [{"label": "latents", "shape": "(B, 4, H/8, W/8)"}], given="Diffusion: a diffusion model; B images"
+    )
     assert not case_matters(card)
     assert check_shape_steps(card, ["(b, 4, h/8, w/8)"])[0].ok
 
@@ -284,4 +286,6 @@ def test_bundled_diagnosis_cards_pass_and_only_correct_is_right(card_id):
 def test_torch_size_spelling_is_read_whatever_the_case_rule():
     from drill.cards.checking import normalise_shape
 
-    assert normalise_shape("torch.Size([4096, 1024])", None, fold_case=True) == normalise_shape("(4096, 1024)", None, fold_case=True)
+    assert normalise_shape("torch.Size([4096, 1024])", None, fold_case=True) == normalise_shape(
+        "(4096, 1024)", None, fold_case=True
+    )

@@ -30,7 +30,10 @@ def run_drill(tmp_path, *args):
         (["--day-starts-at", "24"], "argument --day-starts-at: must be an hour from 0 to 23 (got 24)"),
         (["--day-starts-at", "-1"], "argument --day-starts-at: must be an hour from 0 to 23 (got -1)"),
         (["--day-starts-at", "4am"], "argument --day-starts-at: must be a whole number (got '4am')"),
-        (["--new-order", "alphabetical"], "argument --new-order: must be one of lab, random, deck (got 'alphabetical')"),
+        (
+            ["--new-order", "alphabetical"],
+            "argument --new-order: must be one of lab, random, deck (got 'alphabetical')",
+        ),
         (["--cram", "stats"], "--cram opens the review app; leave out the command 'stats'"),
         (["--card", "softmax", "stats"], "--card opens the review app; leave out the command 'stats'"),
     ],
@@ -47,7 +50,9 @@ def test_bad_flag_exits_2_with_one_line(tmp_path, args, message):
 def test_good_flags_reach_stats(tmp_path):
     import json
 
-    done = run_drill(tmp_path, "--new-per-day", "0", "--day-starts-at", "23", "--new-order", "random", "stats", "--json")
+    done = run_drill(
+        tmp_path, "--new-per-day", "0", "--day-starts-at", "23", "--new-order", "random", "stats", "--json"
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["new_per_day"], report["day_starts_at"], report["new_order"]) == (0, 23, "random")

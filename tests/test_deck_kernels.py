@@ -29,10 +29,6 @@ def deckset(bundled_decks):
     return deck_subset(bundled_decks, TOPICS)
 
 
-
-
-
-
 @pytest.mark.parametrize(
     "topic, minimum",
     [
@@ -56,10 +52,6 @@ def test_topic_counts(deckset, topic, minimum):
 )
 def test_kind_counts(deckset, kind, minimum):
     assert Counter(c.kind for c in deckset.cards.values())[kind] >= minimum
-
-
-
-
 
 
 def test_prompts_and_answers_fit_a_terminal(deckset):
@@ -189,9 +181,7 @@ def _answer(deckset, card_id: str, draw: dict, index: int) -> float:
         ),
     ],
 )
-def test_ledgers_reproduce_published_figures(
-    deckset, card_id, draw, index, expected, rel
-):
+def test_ledgers_reproduce_published_figures(deckset, card_id, draw, index, expected, rel):
     assert _answer(deckset, card_id, draw, index) == pytest.approx(expected, rel=rel)
 
 
@@ -205,14 +195,10 @@ def test_fused_softmax_moves_a_quarter_of_the_naive_traffic(deckset):
 @pytest.mark.parametrize("s", [512, 4096, 16384])
 def test_fused_attention_intensity_is_half_the_sequence_in_bf16(deckset, s):
     draw = {"gpu": "h100-sxm", "b": 4, "h": 32, "s": s, "d": 128}
-    assert _answer(
-        deckset, "flashattention-ledger-intensity", draw, 1
-    ) == pytest.approx(s / 2)
+    assert _answer(deckset, "flashattention-ledger-intensity", draw, 1) == pytest.approx(s / 2)
 
 
-@pytest.mark.parametrize(
-    "dt, e, spacing", [("bf16", 8, 2.0), ("fp16", 8, 0.25), ("bf16", 0, 2**-7)]
-)
+@pytest.mark.parametrize("dt, e, spacing", [("bf16", 8, 2.0), ("fp16", 8, 0.25), ("bf16", 0, 2**-7)])
 def test_smallest_update_is_half_the_ieee_spacing(deckset, dt, e, spacing):
     value = _answer(deckset, "numerics-ledger-smallest-update", {"dt": dt, "e": e}, 0)
     assert value == spacing / 2

@@ -43,22 +43,18 @@ def answer(deckset, card_id, draw, index):
     return render(deckset.cards[card_id], draw).answers[index].value
 
 
-
-
-
-
-@pytest.mark.parametrize("topic, minimum", [("serving", 30), ("quantization", 20), ("spec-disagg", 12),
-                                            ("memory-knobs", 12)])
+@pytest.mark.parametrize(
+    "topic, minimum", [("serving", 30), ("quantization", 20), ("spec-disagg", 12), ("memory-knobs", 12)]
+)
 def test_topic_counts(deckset, topic, minimum):
     assert Counter(c.topic for c in deckset.cards.values())[topic] >= minimum
 
 
-@pytest.mark.parametrize("kind, minimum", [("concept", 40), ("diagnosis", 12), ("shape_trace", 7),
-                                           ("memory_ledger", 16)])
+@pytest.mark.parametrize(
+    "kind, minimum", [("concept", 40), ("diagnosis", 12), ("shape_trace", 7), ("memory_ledger", 16)]
+)
 def test_kind_counts(deckset, kind, minimum):
     assert Counter(c.kind for c in deckset.cards.values())[kind] >= minimum
-
-
 
 
 def test_concept_cards_fit_an_80_column_terminal(deckset):
@@ -71,31 +67,88 @@ def test_concept_cards_fit_an_80_column_terminal(deckset):
         assert 3 <= len(card.rubric) <= 5, card.id
 
 
-
-
 # Published figures the ledgers must reproduce: (card, draw, answer index, expected, relative tolerance).
 PUBLISHED = [
-    pytest.param("serving-ledger-opt13b-800kb", {"model": "opt-13b", "s": 2048}, 0, 800 * KiB, 1e-9,
-                 id="vLLM arXiv:2309.06180: OPT-13B holds 800 KB (KiB) of KV per token"),
-    pytest.param("serving-ledger-opt13b-800kb", {"model": "opt-13b", "s": 2048}, 1, 1.6e9, 0.05,
-                 id="vLLM arXiv:2309.06180: a 2,048-token OPT-13B request holds 1.6 GB"),
-    pytest.param("serving-ledger-kv-per-token", {"model": "llama-3-70b", "dt": "bf16", "s": 4096}, 0,
-                 320 * KiB, 1e-9, id="Llama-3-70B config (80 layers, 8 KV heads, dim 128): 320 KiB per token"),
-    pytest.param("serving-ledger-decode-intensity", {"model": "llama-3-8b", "gpu": "h100-sxm", "b": 1}, 1,
-                 295, 0.01, id="stas00 H100 SXM 989 TFLOP/s / 3.35 TB/s: bf16 ridge 295"),
-    pytest.param("serving-ledger-decode-intensity", {"model": "llama-3-8b", "gpu": "h200", "b": 1}, 1,
-                 206, 0.01, id="stas00 H200 989 TFLOP/s / 4.8 TB/s: bf16 ridge 206"),
-    pytest.param("serving-ledger-decode-intensity", {"model": "llama-3-8b", "gpu": "a100-80gb", "b": 1}, 1,
-                 153, 0.01, id="stas00 A100 80GB 312 TFLOP/s / 2.039 TB/s: bf16 ridge 153"),
-    pytest.param("quantization-ledger-fp8-ridge", {"gpu": "h100-sxm"}, 1, 591, 0.01,
-                 id="stas00 H100 SXM 1,979 dense FP8 TFLOP/s / 3.35 TB/s: fp8 ridge 591"),
-    pytest.param("quantization-ledger-group-overhead", {"model": "llama-3-8b", "g": 128, "zb": 0}, 0, 4.125,
-                 1e-9, id="GPTQ arXiv:2210.17323 groups of 128 with an fp16 scale: 4.125 bits per weight"),
-    pytest.param("serving-ledger-prefill-flops", {"model": "llama-3-8b", "gpu": "h100-sxm", "s": 1024}, 0,
-                 2 * 8_030_261_248 * 1024, 1e-9,
-                 id="Kaplan arXiv:2001.08361 2N per token, Llama-3-8B model card 8,030,261,248 params"),
-    pytest.param("memory-knobs-ledger-offload-pcie", {"model": "llama-3-8b", "gpu": "h100-sxm", "pcie": 63.0},
-                 2, 3.35e12 / 63e9, 1e-9, id="PCIe 5.0 x16 63 GB/s per direction vs H100 SXM 3.35 TB/s"),
+    pytest.param(
+        "serving-ledger-opt13b-800kb",
+        {"model": "opt-13b", "s": 2048},
+        0,
+        800 * KiB,
+        1e-9,
+        id="vLLM arXiv:2309.06180: OPT-13B holds 800 KB (KiB) of KV per token",
+    ),
+    pytest.param(
+        "serving-ledger-opt13b-800kb",
+        {"model": "opt-13b", "s": 2048},
+        1,
+        1.6e9,
+        0.05,
+        id="vLLM arXiv:2309.06180: a 2,048-token OPT-13B request holds 1.6 GB",
+    ),
+    pytest.param(
+        "serving-ledger-kv-per-token",
+        {"model": "llama-3-70b", "dt": "bf16", "s": 4096},
+        0,
+        320 * KiB,
+        1e-9,
+        id="Llama-3-70B config (80 layers, 8 KV heads, dim 128): 320 KiB per token",
+    ),
+    pytest.param(
+        "serving-ledger-decode-intensity",
+        {"model": "llama-3-8b", "gpu": "h100-sxm", "b": 1},
+        1,
+        295,
+        0.01,
+        id="stas00 H100 SXM 989 TFLOP/s / 3.35 TB/s: bf16 ridge 295",
+    ),
+    pytest.param(
+        "serving-ledger-decode-intensity",
+        {"model": "llama-3-8b", "gpu": "h200", "b": 1},
+        1,
+        206,
+        0.01,
+        id="stas00 H200 989 TFLOP/s / 4.8 TB/s: bf16 ridge 206",
+    ),
+    pytest.param(
+        "serving-ledger-decode-intensity",
+        {"model": "llama-3-8b", "gpu": "a100-80gb", "b": 1},
+        1,
+        153,
+        0.01,
+        id="stas00 A100 80GB 312 TFLOP/s / 2.039 TB/s: bf16 ridge 153",
+    ),
+    pytest.param(
+        "quantization-ledger-fp8-ridge",
+        {"gpu": "h100-sxm"},
+        1,
+        591,
+        0.01,
+        id="stas00 H100 SXM 1,979 dense FP8 TFLOP/s / 3.35 TB/s: fp8 ridge 591",
+    ),
+    pytest.param(
+        "quantization-ledger-group-overhead",
+        {"model": "llama-3-8b", "g": 128, "zb": 0},
+        0,
+        4.125,
+        1e-9,
+        id="GPTQ arXiv:2210.17323 groups of 128 with an fp16 scale: 4.125 bits per weight",
+    ),
+    pytest.param(
+        "serving-ledger-prefill-flops",
+        {"model": "llama-3-8b", "gpu": "h100-sxm", "s": 1024},
+        0,
+        2 * 8_030_261_248 * 1024,
+        1e-9,
+        id="Kaplan arXiv:2001.08361 2N per token, Llama-3-8B model card 8,030,261,248 params",
+    ),
+    pytest.param(
+        "memory-knobs-ledger-offload-pcie",
+        {"model": "llama-3-8b", "gpu": "h100-sxm", "pcie": 63.0},
+        2,
+        3.35e12 / 63e9,
+        1e-9,
+        id="PCIe 5.0 x16 63 GB/s per direction vs H100 SXM 3.35 TB/s",
+    ),
 ]
 
 
@@ -143,11 +196,14 @@ def test_capacity_cards_always_admit_a_sequence(deckset, card_id):
         assert render(card, draw).answers[index].value >= 1, draw
 
 
-@pytest.mark.parametrize("card_id, divisor", [
-    ("serving-ledger-decode-lower-bound", None),
-    ("quantization-ledger-int4-decode-speedup", None),
-    ("serving-ledger-tp-decode", "tp"),
-])
+@pytest.mark.parametrize(
+    "card_id, divisor",
+    [
+        ("serving-ledger-decode-lower-bound", None),
+        ("quantization-ledger-int4-decode-speedup", None),
+        ("serving-ledger-tp-decode", "tp"),
+    ],
+)
 def test_decode_cards_only_pose_configurations_that_fit(deckset, card_id, divisor):
     """Weights and KV of every drawn configuration fit in the GPU's HBM (per GPU under TP)."""
     card = deckset.cards[card_id]
@@ -160,9 +216,14 @@ def test_decode_cards_only_pose_configurations_that_fit(deckset, card_id, diviso
         assert need < as_gpu(draw["gpu"])["hbm_bytes"], draw
 
 
-@pytest.mark.parametrize("card_id, index", [("serving-ledger-decode-lower-bound", 1),
-                                            ("serving-ledger-kv-vs-weights", 1),
-                                            ("quantization-ledger-int4-kv-scales", 1)])
+@pytest.mark.parametrize(
+    "card_id, index",
+    [
+        ("serving-ledger-decode-lower-bound", 1),
+        ("serving-ledger-kv-vs-weights", 1),
+        ("quantization-ledger-int4-kv-scales", 1),
+    ],
+)
 def test_fraction_answers_are_proper_fractions(deckset, card_id, index):
     card = deckset.cards[card_id]
     for draw in every_draw(card):

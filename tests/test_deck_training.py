@@ -29,10 +29,6 @@ def deckset(bundled_decks):
     return deck_subset(bundled_decks, TOPICS)
 
 
-
-
-
-
 @pytest.mark.parametrize(
     "topic, minimum",
     [
@@ -63,10 +59,6 @@ def test_concepts_carry_a_rubric_of_three_to_five_points(deckset):
             assert 3 <= len(card.rubric) <= 5, card.id
 
 
-
-
-
-
 def test_text_fits_an_80_column_terminal(deckset):
     rng = random.Random(11)
     for card in deckset.cards.values():
@@ -86,28 +78,78 @@ def _value(deckset, card_id: str, draw: dict, index: int) -> float:
 @pytest.mark.parametrize(
     "card_id, draw, index, expected, rel",
     [
-        pytest.param("memory-accounting-param-count", {"model": "llama-3-8b"}, 0, 8_030_261_248, 0,
-                     id="HF model card Llama-3-8B 8,030,261,248 params"),
-        pytest.param("memory-accounting-param-count", {"model": "llama-3-70b"}, 0, 70_553_706_496, 0,
-                     id="HF model card Llama-3-70B 70,553,706,496 params"),
-        pytest.param("memory-accounting-kv-cache",
-                     {"model": "opt-13b", "tokens": 2048, "batch": 1, "dt": "bf16"}, 0, 800 * KiB, 0,
-                     id="vLLM arXiv:2309.06180 OPT-13B 800 KB per token"),
-        pytest.param("memory-accounting-kv-cache",
-                     {"model": "opt-13b", "tokens": 2048, "batch": 1, "dt": "bf16"}, 1, 1.6 * GB, 0.05,
-                     id="vLLM arXiv:2309.06180 OPT-13B 1.6 GB per 2048-token request"),
-        pytest.param("zero-fsdp-paper-example", {"psi": 7.5e9, "n": 64}, 0, 31.4 * GB, 0.01,
-                     id="ZeRO arXiv:1910.02054 Fig1 stage 1 31.4 GB"),
-        pytest.param("zero-fsdp-paper-example", {"psi": 7.5e9, "n": 64}, 1, 16.6 * GB, 0.01,
-                     id="ZeRO arXiv:1910.02054 Fig1 stage 2 16.6 GB"),
-        pytest.param("zero-fsdp-paper-example", {"psi": 7.5e9, "n": 64}, 2, 1.9 * GB, 0.02,
-                     id="ZeRO arXiv:1910.02054 Fig1 stage 3 1.9 GB"),
-        pytest.param("zero-fsdp-stage-memory", {"model": "llama-2-7b", "n": 64, "stage": 0}, 0,
-                     16 * 6_738_415_616, 0, id="ZeRO arXiv:1910.02054 baseline 16 B per param"),
-        pytest.param("training-loop-mfu-from-throughput",
-                     {"model": "llama-3-8b", "gpu": "h100-sxm", "tps": 8000}, 1,
-                     6 * 8_030_261_248 * 8000 / 989e12, 1e-9,
-                     id="PaLM MFU 6N tokens/s over stas00 989 TFLOPs dense"),
+        pytest.param(
+            "memory-accounting-param-count",
+            {"model": "llama-3-8b"},
+            0,
+            8_030_261_248,
+            0,
+            id="HF model card Llama-3-8B 8,030,261,248 params",
+        ),
+        pytest.param(
+            "memory-accounting-param-count",
+            {"model": "llama-3-70b"},
+            0,
+            70_553_706_496,
+            0,
+            id="HF model card Llama-3-70B 70,553,706,496 params",
+        ),
+        pytest.param(
+            "memory-accounting-kv-cache",
+            {"model": "opt-13b", "tokens": 2048, "batch": 1, "dt": "bf16"},
+            0,
+            800 * KiB,
+            0,
+            id="vLLM arXiv:2309.06180 OPT-13B 800 KB per token",
+        ),
+        pytest.param(
+            "memory-accounting-kv-cache",
+            {"model": "opt-13b", "tokens": 2048, "batch": 1, "dt": "bf16"},
+            1,
+            1.6 * GB,
+            0.05,
+            id="vLLM arXiv:2309.06180 OPT-13B 1.6 GB per 2048-token request",
+        ),
+        pytest.param(
+            "zero-fsdp-paper-example",
+            {"psi": 7.5e9, "n": 64},
+            0,
+            31.4 * GB,
+            0.01,
+            id="ZeRO arXiv:1910.02054 Fig1 stage 1 31.4 GB",
+        ),
+        pytest.param(
+            "zero-fsdp-paper-example",
+            {"psi": 7.5e9, "n": 64},
+            1,
+            16.6 * GB,
+            0.01,
+            id="ZeRO arXiv:1910.02054 Fig1 stage 2 16.6 GB",
+        ),
+        pytest.param(
+            "zero-fsdp-paper-example",
+            {"psi": 7.5e9, "n": 64},
+            2,
+            1.9 * GB,
+            0.02,
+            id="ZeRO arXiv:1910.02054 Fig1 stage 3 1.9 GB",
+        ),
+        pytest.param(
+            "zero-fsdp-stage-memory",
+            {"model": "llama-2-7b", "n": 64, "stage": 0},
+            0,
+            16 * 6_738_415_616,
+            0,
+            id="ZeRO arXiv:1910.02054 baseline 16 B per param",
+        ),
+        pytest.param(
+            "training-loop-mfu-from-throughput",
+            {"model": "llama-3-8b", "gpu": "h100-sxm", "tps": 8000},
+            1,
+            6 * 8_030_261_248 * 8000 / 989e12,
+            1e-9,
+            id="PaLM MFU 6N tokens/s over stas00 989 TFLOPs dense",
+        ),
     ],
 )
 def test_ledgers_reproduce_published_figures(deckset, card_id, draw, index, expected, rel):
@@ -141,8 +183,10 @@ def test_fewest_microbatches_meet_the_bubble_target_exactly(deckset, p, pct, exp
 
 @pytest.mark.parametrize(
     "nic, ratio",
-    [pytest.param(400, 9.0, id="ConnectX-7 400 Gb/s = 50 GB/s vs 450 GB/s"),
-     pytest.param(200, 18.0, id="200 Gb/s = 25 GB/s vs 450 GB/s")],
+    [
+        pytest.param(400, 9.0, id="ConnectX-7 400 Gb/s = 50 GB/s vs 450 GB/s"),
+        pytest.param(200, 18.0, id="200 Gb/s = 25 GB/s vs 450 GB/s"),
+    ],
 )
 def test_network_over_nvlink_time_ratio(deckset, nic, ratio):
     draw = {"model": "llama-2-7b", "nic": nic}
@@ -162,30 +206,38 @@ def test_gqa_shrinks_kv_by_heads_over_kv_heads(deckset, model, factor):
 @pytest.mark.parametrize(
     "card_id, answers, expected",
     [
-        ("transformer-shapes-mha",
-         ["B,S,D", "(B, H, S, D/H)", "[B, H, Dh, S]", "B×H×S×S", "(b, h, s, dh)", "(B, S, D)"],
-         [True] * 6),
-        ("transformer-shapes-mha",
-         ["(B, S, D)", "(B, S, H, Dh)", "(B, H, Dh, S)", "(B, S, S)", "(B, H, S, Dh)", "(B, S, D)"],
-         [True, False, True, False, True, True]),
-        ("transformer-shapes-gqa",
-         ["(B, S, Dh*Hkv)", "(B, Hkv, S, D/H)", "(B, Hkv, H/Hkv, S, Dh)", "(B, H, S, S)", "(B, S, D)"],
-         [True] * 5),
-        ("transformer-shapes-decode-step",
-         ["(B, H, 1, Dh)", "(B, Hkv, 1, Dh)", "(B, Hkv, 1+T, Dh)", "(B, H, 1, T)", "(B, 1, D)"],
-         [True, True, True, False, True]),
-        ("topology-tp-mlp-split",
-         ["(D, F/t)", "(B, S, F/t)", "(F/t, D)", "(B, S, D)", "(B, S, D)"],
-         [True] * 5),
-        ("topology-sequence-parallel",
-         ["(B, S/t, D)", "(B, S/t, D)", "(B, S/t, D)", "(B, S, F/t)", "(B, S, D)", "(B, S/t, D)"],
-         [True, True, False, True, True, True]),
-        ("ddp-bucket-flatten",
-         ["(1024, 4096)", "(4194304,)", "8393728", "(8393728)", "[4096, 1024]"],
-         [True] * 5),
-        ("zero-fsdp-fsdp2-dim0-shards",
-         ["(512, 1024)", "(1024, 512)", "(4096, 1024)", "(128, 4096)"],
-         [True, False, True, True]),
+        (
+            "transformer-shapes-mha",
+            ["B,S,D", "(B, H, S, D/H)", "[B, H, Dh, S]", "B×H×S×S", "(b, h, s, dh)", "(B, S, D)"],
+            [True] * 6,
+        ),
+        (
+            "transformer-shapes-mha",
+            ["(B, S, D)", "(B, S, H, Dh)", "(B, H, Dh, S)", "(B, S, S)", "(B, H, S, Dh)", "(B, S, D)"],
+            [True, False, True, False, True, True],
+        ),
+        (
+            "transformer-shapes-gqa",
+            ["(B, S, Dh*Hkv)", "(B, Hkv, S, D/H)", "(B, Hkv, H/Hkv, S, Dh)", "(B, H, S, S)", "(B, S, D)"],
+            [True] * 5,
+        ),
+        (
+            "transformer-shapes-decode-step",
+            ["(B, H, 1, Dh)", "(B, Hkv, 1, Dh)", "(B, Hkv, 1+T, Dh)", "(B, H, 1, T)", "(B, 1, D)"],
+            [True, True, True, False, True],
+        ),
+        ("topology-tp-mlp-split", ["(D, F/t)", "(B, S, F/t)", "(F/t, D)", "(B, S, D)", "(B, S, D)"], [True] * 5),
+        (
+            "topology-sequence-parallel",
+            ["(B, S/t, D)", "(B, S/t, D)", "(B, S/t, D)", "(B, S, F/t)", "(B, S, D)", "(B, S/t, D)"],
+            [True, True, False, True, True, True],
+        ),
+        ("ddp-bucket-flatten", ["(1024, 4096)", "(4194304,)", "8393728", "(8393728)", "[4096, 1024]"], [True] * 5),
+        (
+            "zero-fsdp-fsdp2-dim0-shards",
+            ["(512, 1024)", "(1024, 512)", "(4096, 1024)", "(128, 4096)"],
+            [True, False, True, True],
+        ),
     ],
 )
 def test_shape_traces_accept_equivalent_spellings_and_reject_wrong_axes(deckset, card_id, answers, expected):

@@ -15,11 +15,30 @@ def fault(class_name: str, message: str) -> Exception:
 @pytest.mark.parametrize(
     "exc, kind, words",
     [
-        (fault("AcceleratorError", "CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported"), "cuda", "an illegal memory access"),
-        (fault("CUDADriverError", "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"), "cuda", "an illegal memory access"),
+        (
+            fault(
+                "AcceleratorError",
+                "CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported",
+            ),
+            "cuda",
+            "an illegal memory access",
+        ),
+        (
+            fault("CUDADriverError", "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"),
+            "cuda",
+            "an illegal memory access",
+        ),
         (fault("CUDADriverError", "CUDA_ERROR_MISALIGNED_ADDRESS: misaligned address"), "cuda", "misaligned address"),
-        (fault("CUDADriverError", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch"), "launch", "too many resources"),
-        (fault("CUDADriverError", "CUDA_ERROR_INVALID_VALUE: invalid argument"), "launch", "invalid launch configuration"),
+        (
+            fault("CUDADriverError", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch"),
+            "launch",
+            "too many resources",
+        ),
+        (
+            fault("CUDADriverError", "CUDA_ERROR_INVALID_VALUE: invalid argument"),
+            "launch",
+            "invalid launch configuration",
+        ),
         (fault("AcceleratorError", "CUDA error: unspecified launch failure"), "cuda", "the kernel crashed"),
         (fault("OutOfMemoryError", "CUDA out of memory. Tried to allocate 16384.00 GiB"), "oom", "out of GPU memory"),
         (ValueError("shapes do not match"), "runtime", "ValueError: shapes do not match"),
@@ -76,7 +95,12 @@ def test_without_nvrtc_a_cuda_card_is_not_checked_rather_than_failed(tmp_path, m
 
     monkeypatch.setattr(nvrtc, "load_library", missing)
     runtime = SimpleNamespace(gpu=False, arch="sm_90", workdir=tmp_path, device_words="CPU", cupy_missing=False)
-    job = {"card": "reduce", "language": "cuda", "filename": "reduce.cu", "harness": str(paths.kernels_dir() / "harness" / "reduce_harness.py")}
+    job = {
+        "card": "reduce",
+        "language": "cuda",
+        "filename": "reduce.cu",
+        "harness": str(paths.kernels_dir() / "harness" / "reduce_harness.py"),
+    }
     builder = VerdictBuilder("reduce")
     Judge(runtime).run(job, (paths.kernels_dir() / "reduce.cu").read_text(), "first", builder.feed)
     verdict = builder.result()

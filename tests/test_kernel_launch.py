@@ -67,7 +67,9 @@ def test_block_dims_pads_to_three(text, dims):
     assert block_dims(text) == dims
 
 
-@pytest.mark.parametrize("text, words", [("2048", "at most 1024"), ("64x32", "2048 threads"), ("1x1x128", "z dimension")])
+@pytest.mark.parametrize(
+    "text, words", [("2048", "at most 1024"), ("64x32", "2048 threads"), ("1x1x128", "z dimension")]
+)
 def test_block_dims_limits(text, words):
     with pytest.raises(LaunchError, match=words):
         block_dims(text)

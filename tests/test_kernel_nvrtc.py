@@ -9,7 +9,9 @@ import pytest
 from drill import paths
 from drill.kernel import nvrtc
 
-pytestmark = pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")
+pytestmark = pytest.mark.skipif(
+    not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"
+)
 
 BROKEN = textwrap.dedent(
     """\
@@ -112,7 +114,7 @@ def test_parse_resources(name, registers, smem, stack, spill_st, spill_ld, cmem,
     "log, expected",
     [
         ('k.cu(12): error: identifier "q" is undefined\n  q = 1;\n  ^\n', [(12, 1, "error")]),
-        ("k.cu(3): warning #177-D: variable \"a\" was declared but never referenced\n", [(3, 0, "warning")]),
+        ('k.cu(3): warning #177-D: variable "a" was declared but never referenced\n', [(3, 0, "warning")]),
         ("other.h(9): error: bad thing\n", [(0, 0, "error")]),  # not the learner's file: no line of theirs
         ("nothing to see\n", []),
     ],
@@ -122,7 +124,10 @@ def test_parse_messages(log, expected):
     assert got == expected
 
 
-@pytest.mark.parametrize("folder, name", [("kernels", "reduce.cu"), ("answers", "reduce.cu"), ("kernels", "transpose.cu"), ("answers", "transpose.cu")])
+@pytest.mark.parametrize(
+    "folder, name",
+    [("kernels", "reduce.cu"), ("answers", "reduce.cu"), ("kernels", "transpose.cu"), ("answers", "transpose.cu")],
+)
 def test_the_cubin_says_what_ptxas_said(folder, name):
     # the fallback used when a compile comes back without ptxas's report
     result = nvrtc.compile_cuda((getattr(paths, f"{folder}_dir")() / name).read_text(), name)
@@ -144,5 +149,8 @@ def test_builds_in_fresh_processes_keep_the_ptxas_report():
         "r = nvrtc.compile_cuda((paths.answers_dir() / 'reduce.cu').read_text(), 'reduce.cu');"
         "print(r.resources[0].report, 'ptxas info' in r.log)"
     )
-    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() for _ in range(2)]
+    outs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+        for _ in range(2)
+    ]
     assert outs == [["ptxas", "True"], ["ptxas", "True"]]

@@ -104,6 +104,8 @@ def test_a_file_without_the_entry_point_is_refused(judge, cards):
 
 
 def test_prints_in_the_learners_file_do_not_break_the_judge(judge, cards):
-    source = solution(cards, "softmax").replace("    rows, cols = x.shape", "    print('{\"event\": \"finished\"}')\n    rows, cols = x.shape")
+    source = solution(cards, "softmax").replace(
+        "    rows, cols = x.shape", '    print(\'{"event": "finished"}\')\n    rows, cols = x.shape'
+    )
     verdict = run(judge, cards, "softmax", source)
     assert verdict.correct is True and len(verdict.cases) >= 5

@@ -81,7 +81,12 @@ def test_an_error_while_timing_counts_as_a_failed_case():
 
 
 def test_a_compile_error_leaves_correctness_unchecked():
-    v = feed([{"event": "compiled", "ok": False, "messages": [{"line": 4, "severity": "error", "message": "x"}]}, {"event": "finished"}]).result()
+    v = feed(
+        [
+            {"event": "compiled", "ok": False, "messages": [{"line": 4, "severity": "error", "message": "x"}]},
+            {"event": "finished"},
+        ]
+    ).result()
     assert v.compiled is False and v.correct is None and v.exit_code() == 1
 
 
@@ -91,7 +96,16 @@ def test_json_has_the_documented_keys_and_is_valid_json():
             {"event": "started", "device": "H100", "gpu": True},
             {"event": "compiled", "ok": True, "seconds": 0.05, "resources": [{"name": "k", "registers": 32}]},
             {"event": "case", "name": "n=1", "ok": True, "max_error": 0.0, "tolerance": 1e-6},
-            {"event": "timing", "name": "n=2^28", "ms": 0.3, "gbps": 3579.0, "pct_of_ceiling": 95.0, "ceiling_gbps": 3767.0, "torch_ms": 0.28, "vs_torch": 0.93},
+            {
+                "event": "timing",
+                "name": "n=2^28",
+                "ms": 0.3,
+                "gbps": 3579.0,
+                "pct_of_ceiling": 95.0,
+                "ceiling_gbps": 3767.0,
+                "torch_ms": 0.28,
+                "vs_torch": 0.93,
+            },
             {"event": "finished", "seconds": 0.6},
         ]
     ).result()
@@ -114,7 +128,9 @@ def test_format_verdict_shows_the_failing_source_line():
 def test_format_verdict_reports_cases_and_figures():
     v = Verdict(card="t", device="H100", compiled=True, correct=False)
     v.cases = [CaseResult("1x1", True), CaseResult("33x65", False, "3 of 2,145 elements wrong")]
-    v.timings = [Timing("16384x16384", 1.2, 1789.0, pct_of_ceiling=60.0, ceiling_gbps=2982.0, torch_ms=3.6, vs_torch=3.0)]
+    v.timings = [
+        Timing("16384x16384", 1.2, 1789.0, pct_of_ceiling=60.0, ceiling_gbps=2982.0, torch_ms=3.6, vs_torch=3.0)
+    ]
     text = format_verdict(v)
     assert "FAIL 33x65  3 of 2,145 elements wrong" in text
     assert "60.0 % of the measured copy ceiling" in text and "3.00x PyTorch" in text
@@ -122,6 +138,8 @@ def test_format_verdict_reports_cases_and_figures():
 
 def test_nothing_built_is_not_a_failure():
     # e.g. a Triton card where torch is not installed: the judge says so and checks nothing
-    v = feed([{"event": "compiled", "ok": None}, {"event": "note", "text": "torch is not installed"}, {"event": "finished"}]).result()
+    v = feed(
+        [{"event": "compiled", "ok": None}, {"event": "note", "text": "torch is not installed"}, {"event": "finished"}]
+    ).result()
     assert v.compiled is None and v.correct is None and v.exit_code() == 0
     assert suggest_kernel_grade(v, 70) == 3

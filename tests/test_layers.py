@@ -9,8 +9,16 @@ from pathlib import Path
 import drill
 
 # The judge child and what only it may load; the UI and the CLI sit on top.
-NOT_DOMAIN = ("drill.ui", "drill.cli", "drill.__main__", "drill.kernel.child", "drill.kernel.judging",
-              "drill.kernel.programs", "drill.kernel.kit", "drill.kernel.fake_child")
+NOT_DOMAIN = (
+    "drill.ui",
+    "drill.cli",
+    "drill.__main__",
+    "drill.kernel.child",
+    "drill.kernel.judging",
+    "drill.kernel.programs",
+    "drill.kernel.kit",
+    "drill.kernel.fake_child",
+)
 
 
 def domain_modules() -> list[str]:

@@ -80,8 +80,12 @@ def test_not_a_deck(write_deck):
 
 
 def test_edited_text_changes_hash_but_not_id(write_deck):
-    p1 = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p, answer: a, sources: [s]}\n", "1.yaml")
-    p2 = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p2, answer: a, sources: [s]}\n", "2.yaml")
+    p1 = write_deck(
+        "cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p, answer: a, sources: [s]}\n", "1.yaml"
+    )
+    p2 = write_deck(
+        "cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: p2, answer: a, sources: [s]}\n", "2.yaml"
+    )
     h1 = load_decks([p1]).cards["x"].content_hash
     h2 = load_decks([p2]).cards["x"].content_hash
     assert h1 and h2 and h1 != h2

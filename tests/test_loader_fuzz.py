@@ -9,7 +9,11 @@ from drill.cards.loader import load_decks
 
 yaml_ish = st.text(alphabet=string.printable + "×→µ", max_size=300)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 keys = st.sampled_from(["id", "kind", "topic", "prompt", "answer", "rubric", "sources", "tags", "steps", "promt"])
 
 

@@ -89,9 +89,7 @@ def _card_reading(text, expect):
     return q.value if q.dimension in (None, expect) else REFUSED
 
 
-@pytest.mark.parametrize(
-    "text, expect, decided, before", DECIDED, ids=[f"{t}->{e}" for t, e, *_ in DECIDED]
-)
+@pytest.mark.parametrize("text, expect, decided, before", DECIDED, ids=[f"{t}->{e}" for t, e, *_ in DECIDED])
 def test_calc_and_cards_read_former_disagreements_alike(text, expect, decided, before):
     count = expect == "count"
     if isinstance(decided, str):
@@ -125,8 +123,44 @@ def test_a_gb_gib_mix_up_is_still_named():
 
 
 _PIECES = st.sampled_from(
-    ["1", "2.5", ",", ".", "_", "e", "9", "^", "**", "x", "*", " ", "-", "%", "/", "s", "ms", "GiB", "GB", "B",
-     "KiB", "k", "K", "m", "M", "G", "t", "T", "bn", "0x", "params", "billion", "1e308", "10^", "0", "TB/s"]
+    [
+        "1",
+        "2.5",
+        ",",
+        ".",
+        "_",
+        "e",
+        "9",
+        "^",
+        "**",
+        "x",
+        "*",
+        " ",
+        "-",
+        "%",
+        "/",
+        "s",
+        "ms",
+        "GiB",
+        "GB",
+        "B",
+        "KiB",
+        "k",
+        "K",
+        "m",
+        "M",
+        "G",
+        "t",
+        "T",
+        "bn",
+        "0x",
+        "params",
+        "billion",
+        "1e308",
+        "10^",
+        "0",
+        "TB/s",
+    ]
 )
 
 

@@ -92,7 +92,9 @@ def test_start_with_a_broken_deck_names_it(snap_compare, tmp_path):
     decks = tmp_path / "decks"
     decks.mkdir()
     (decks / "good.yaml").write_text(textwrap.dedent(DECK), encoding="utf-8")
-    (decks / "broken.yaml").write_text("deck: Broken\ncards:\n  - id: x\n    kind: concept\n    prompt: [unclosed\n", encoding="utf-8")
+    (decks / "broken.yaml").write_text(
+        "deck: Broken\ncards:\n  - id: x\n    kind: concept\n    prompt: [unclosed\n", encoding="utf-8"
+    )
     app = DrillApp(tmp_path / "data", [decks], clock=FixedClock(NOW), seed=7, new_order="deck")
 
     async def run_before(pilot) -> None:

@@ -49,7 +49,9 @@ DAY = dt.date(2026, 5, 10)
 
 
 def deck(n):
-    return {f"c{i:02d}": Card(id=f"c{i:02d}", kind="concept", topic="gpu-arch", prompt="p", answer="a") for i in range(n)}
+    return {
+        f"c{i:02d}": Card(id=f"c{i:02d}", kind="concept", topic="gpu-arch", prompt="p", answer="a") for i in range(n)
+    }
 
 
 def test_saved_rollover_hour_decides_what_is_due_today(tmp_path):
@@ -95,7 +97,10 @@ def test_saved_new_per_day_and_order(tmp_path):
     assert collect(cards, store, now=NOW)["new_today"] == 0
 
 
-@pytest.mark.parametrize("key, value", [("new_per_day", "-4"), ("new_per_day", "lots"), ("day_starts_at", "25"), ("new_order", "alphabetical")])
+@pytest.mark.parametrize(
+    "key, value",
+    [("new_per_day", "-4"), ("new_per_day", "lots"), ("day_starts_at", "25"), ("new_order", "alphabetical")],
+)
 def test_bad_saved_settings_fall_back_to_the_defaults(tmp_path, key, value):
     store = Store(tmp_path)
     store.set_setting(key, value)
@@ -124,7 +129,11 @@ def test_stats_text_reports_what_the_reviews_left(tmp_path):
     store = Store(tmp_path)
     today = study_day(NOW)
     cards = deck(5)
-    for cid, grade, due in (("c00", 2, today), ("c01", 5, today + dt.timedelta(days=3)), ("c02", 4, today + dt.timedelta(days=3))):
+    for cid, grade, due in (
+        ("c00", 2, today),
+        ("c01", 5, today + dt.timedelta(days=3)),
+        ("c02", 4, today + dt.timedelta(days=3)),
+    ):
         reviewed(store, cid, grade, day=today - dt.timedelta(days=1), due=due)
     store.bury(CardState("c03"), today + dt.timedelta(days=1))
     text = render_text(collect(cards, store, now=NOW))

@@ -18,8 +18,17 @@ NOW = dt.datetime(2026, 3, 1, 9, 30)
 def record(store, card_id, grade=4, sm2=SM2State(1, 2.5, 1, DAY + dt.timedelta(1))):
     before = CardState(card_id)
     after = CardState(card_id, sm2=sm2, introduced_on=DAY, last_review_day=DAY)
-    return store.record_review(before, after, grade=grade, at=NOW, day=DAY, duration_ms=1200, mode="review",
-                               answer={"given": "x"}, content_hash="h1")
+    return store.record_review(
+        before,
+        after,
+        grade=grade,
+        at=NOW,
+        day=DAY,
+        duration_ms=1200,
+        mode="review",
+        answer={"given": "x"},
+        content_hash="h1",
+    )
 
 
 def test_file_is_wal_with_busy_timeout(tmp_path):
@@ -35,7 +44,9 @@ def test_grade_is_visible_to_another_connection_at_once(tmp_path):
     store = Store(tmp_path)
     log_id = record(store, "a", grade=5)
     conn = sqlite3.connect(tmp_path / DB_NAME)
-    row = conn.execute("SELECT card_id, grade, duration_ms, mode, answer FROM review_log WHERE id=?", (log_id,)).fetchone()
+    row = conn.execute(
+        "SELECT card_id, grade, duration_ms, mode, answer FROM review_log WHERE id=?", (log_id,)
+    ).fetchone()
     assert row == ("a", 5, 1200, "review", '{"given": "x"}')
     assert read_states(tmp_path)["a"].sm2 == SM2State(1, 2.5, 1, DAY + dt.timedelta(1))
     store.close()

@@ -322,7 +322,16 @@ def _run_read_only_check(root: Path) -> dict:
         # `nobody` may read the folders (root's, mode 755) but not write to them; the file is its own
         root.chmod(0o755)
         os.chown(root / "existing" / DB_NAME, 65534, 65534)
-        cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", READ_ONLY_CHECK, str(root)]
+        cmd = [
+            setpriv,
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            READ_ONLY_CHECK,
+            str(root),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(__file__).parents[1])
         if out.returncode != 0 and "Permission denied" in out.stderr and "drill" not in out.stderr:
             pytest.skip(f"the unprivileged user cannot run this Python: {out.stderr.strip()[:200]}")
@@ -338,8 +347,13 @@ def test_a_read_only_data_directory():
         store = Store(root / "existing")
         store.set_setting("new_per_day", "7")
         record = store.record_review(
-            CardState("a"), CardState("a", sm2=SM2State(1, 2.5, 1, DAY), introduced_on=DAY),
-            grade=4, at=NOW, day=DAY, duration_ms=5, mode="review",
+            CardState("a"),
+            CardState("a", sm2=SM2State(1, 2.5, 1, DAY), introduced_on=DAY),
+            grade=4,
+            at=NOW,
+            day=DAY,
+            duration_ms=5,
+            mode="review",
         )
         assert record
         store.close()
@@ -363,11 +377,28 @@ def test_a_read_only_data_directory():
 # -- the oldest schema -----------------------------------------------------------------
 
 V1_CARD_COLUMNS = [
-    "card_id", "content_hash", "changed", "repetitions", "ef", "interval", "due", "lapses", "suspended",
-    "buried_until", "introduced_on",
+    "card_id",
+    "content_hash",
+    "changed",
+    "repetitions",
+    "ef",
+    "interval",
+    "due",
+    "lapses",
+    "suspended",
+    "buried_until",
+    "introduced_on",
 ]
 V1_REVIEW_COLUMNS = [
-    "id", "card_id", "reviewed_at", "day", "grade", "duration_ms", "mode", "state_before", "state_after",
+    "id",
+    "card_id",
+    "reviewed_at",
+    "day",
+    "grade",
+    "duration_ms",
+    "mode",
+    "state_before",
+    "state_after",
 ]
 
 
@@ -421,7 +452,10 @@ def test_migrating_the_version_1_fixture_keeps_every_row(tmp_path):
         due = dt.date.fromisoformat(row["due"]) if row["due"] else None
         assert state.sm2 == SM2State(row["repetitions"], row["ef"], row["interval"], due)
         assert (state.lapses, state.suspended, state.changed, state.content_hash) == (
-            row["lapses"], bool(row["suspended"]), bool(row["changed"]), row["content_hash"],
+            row["lapses"],
+            bool(row["suspended"]),
+            bool(row["changed"]),
+            row["content_hash"],
         )
     assert [(r.id, r.card_id, r.grade, r.duration_ms, r.mode) for r in reviews] == [
         (r[0], r[1], r[4], r[5], r[6]) for r in reviews_before

@@ -61,7 +61,9 @@ def ledger_card(**fields) -> Card:
     answer = fields.pop("answer", "It is {{ kv_bytes(model, tokens=s, batch=n) / GiB }} GiB.")
     base["params"].update(fields.pop("params", {}))  # replace or add single parameters
     base.update(fields)
-    return Card(id="l", kind="memory_ledger", topic="serving", prompt=prompt, answer=answer, sources=("x",), fields=base)
+    return Card(
+        id="l", kind="memory_ledger", topic="serving", prompt=prompt, answer=answer, sources=("x",), fields=base
+    )
 
 
 CARD = ledger_card()
@@ -178,13 +180,14 @@ BAD_CARDS = [
     (ledger_card(answers=_answers(expr="s - 10**6")), "gives a negative value"),
     (ledger_card(answers=_answers(expr="s * 0")), "gives 0"),
     (ledger_card(answers=_answers(expr="s / 3", unit="count", tolerance=0)), "tolerance 0 asks for an exact answer"),
-    (ledger_card(ledger=[{"term": "t", "formula": "{{ s }", "expr": "s", "unit": "bytes"}]),
-     "ledger[0].formula: template syntax error"),
+    (
+        ledger_card(ledger=[{"term": "t", "formula": "{{ s }", "expr": "s", "unit": "bytes"}]),
+        "ledger[0].formula: template syntax error",
+    ),
     (ledger_card(ledger=[{"term": "t", "formula": "x", "unit": "bytes"}]), "ledger[0]: missing `expr`"),
     (ledger_card(prompt="{{ nothing }}"), "prompt: unknown name 'nothing'"),
     (ledger_card(answer="{{ s|center(9) }}"), "answer: filter 'center' not allowed"),
-    (ledger_card(params={"s": {"range": [1024, 8192]}}, answers=_answers(expr="1 / (s - 1024)")),
-     "ZeroDivisionError"),
+    (ledger_card(params={"s": {"range": [1024, 8192]}}, answers=_answers(expr="1 / (s - 1024)")), "ZeroDivisionError"),
     (ledger_card(params={"model": {"model": ["tiny", "small", "broken"]}}), "layers must be > 0"),
 ]
 
@@ -330,8 +333,12 @@ def test_formatting_filters_work_within_bounds():
 
 def test_real_calculators_llama2_kv_per_token_and_opt13b_request():
     card = Card(
-        id="kv", kind="memory_ledger", topic="serving", prompt="{{ model.title }}, {{ s }} tokens",
-        answer="-", sources=("x",),
+        id="kv",
+        kind="memory_ledger",
+        topic="serving",
+        prompt="{{ model.title }}, {{ s }} tokens",
+        answer="-",
+        sources=("x",),
         fields={
             "params": {"model": {"model": ["llama-2-7b", "opt-13b"]}, "s": {"choices": [2048]}},
             "answers": [

@@ -224,7 +224,10 @@ def test_the_cuda_highlight_query_covers_cuda():
     query = tree_sitter.Query(language, HIGHLIGHTS.read_text())
     source = (paths.answers_dir() / "reduce.cu").read_bytes()
     tree = tree_sitter.Parser(language).parse(source)
-    captured = {name: {n.text.decode() for n in nodes} for name, nodes in tree_sitter.QueryCursor(query).captures(tree.root_node).items()}
+    captured = {
+        name: {n.text.decode() for n in nodes}
+        for name, nodes in tree_sitter.QueryCursor(query).captures(tree.root_node).items()
+    }
     assert {"__global__", "__shared__", "__launch_bounds__", "__restrict__"} <= captured["keyword.function"]
     assert {"__syncthreads", "__shfl_down_sync", "atomicAdd"} <= captured["keyword.function"]
     assert {"threadIdx", "blockIdx", "blockDim"} <= captured["variable.builtin"]

@@ -155,7 +155,17 @@ async def test_a_burst_across_fields_lands_in_each_field(tmp_path, write_deck):
     app, _ = make_app(tmp_path, write_deck, "t-shape")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        keys = [*"(B, S, D)", "enter", *"(B, H, S, Dh)", "backspace", "backspace", *"h)", "enter", *"(B, H, S, S)", "enter"]
+        keys = [
+            *"(B, S, D)",
+            "enter",
+            *"(B, H, S, Dh)",
+            "backspace",
+            "backspace",
+            *"h)",
+            "enter",
+            *"(B, H, S, S)",
+            "enter",
+        ]
         keys += list("sbu")  # typed after the check: they must not act as commands
         await burst(pilot, keys)
         assert app.screen.answer_record["steps"] == ["(B, S, D)", "(B, H, S, Dh)", "(B, H, S, S)"]

@@ -109,23 +109,49 @@ CHECK_TABLE = [
     pytest.param("2.68 GB", 2.5 * GiB, "bytes", 0.02, True, "right", id="same-bytes-in-gb"),
     pytest.param("2684354560", 2.5 * GiB, "bytes", 0.02, True, "bare number is read as bytes", id="bare-bytes"),
     pytest.param(
-        "2.5 GB", 2.5 * GiB, "bytes", 0.02, False,
-        "you wrote GB (1e9) but the value matches GiB (2^30)", id="trap-gb-for-gib",
+        "2.5 GB",
+        2.5 * GiB,
+        "bytes",
+        0.02,
+        False,
+        "you wrote GB (1e9) but the value matches GiB (2^30)",
+        id="trap-gb-for-gib",
     ),
     pytest.param(
-        "2.5 GiB", 2.5e9, "bytes", 0.02, False,
-        "you wrote GiB (2^30) but the value matches GB (1e9)", id="trap-gib-for-gb",
+        "2.5 GiB",
+        2.5e9,
+        "bytes",
+        0.02,
+        False,
+        "you wrote GiB (2^30) but the value matches GB (1e9)",
+        id="trap-gib-for-gb",
     ),
     pytest.param(
-        "320 KB", 320 * KiB, "bytes", 0.02, False,
-        "you wrote KB (1000) but the value matches KiB (2^10)", id="trap-kb-for-kib",
+        "320 KB",
+        320 * KiB,
+        "bytes",
+        0.02,
+        False,
+        "you wrote KB (1000) but the value matches KiB (2^10)",
+        id="trap-kb-for-kib",
     ),
     pytest.param(
-        "3.35 TiB/s", 3.35e12, "bytes_per_second", 0.02, False,
-        "you wrote TiB/s (2^40) but the value matches TB/s (1e12)", id="trap-bandwidth",
+        "3.35 TiB/s",
+        3.35e12,
+        "bytes_per_second",
+        0.02,
+        False,
+        "you wrote TiB/s (2^40) but the value matches TB/s (1e12)",
+        id="trap-bandwidth",
     ),
     pytest.param(
-        "2.5", 2.5 * GiB, "bytes", 0.02, False, "a bare number is read as bytes; it matches 2.5 GiB", id="bare-missing-unit"
+        "2.5",
+        2.5 * GiB,
+        "bytes",
+        0.02,
+        False,
+        "a bare number is read as bytes; it matches 2.5 GiB",
+        id="bare-missing-unit",
     ),
     pytest.param("12 s", 2.5 * GiB, "bytes", 0.02, False, "s is a time, but the answer is bytes", id="wrong-dimension"),
     pytest.param("2 GB", 0.012, "seconds", 0.02, False, "GB is bytes, but the answer is a time", id="bytes-for-time"),
@@ -147,27 +173,57 @@ CHECK_TABLE = [
     # OPT-13B: 2 x 40 layers x 5120 x 2 bytes = 819,200 bytes per token, i.e. 800 KiB; the paper
     # writes "800 KB" and, for 2,048 tokens (1.68e9 bytes), rounds down to "1.6 GB".
     pytest.param(
-        "800 KiB", 2 * 40 * 5120 * 2, "bytes", 0.001, True, "right",
+        "800 KiB",
+        2 * 40 * 5120 * 2,
+        "bytes",
+        0.001,
+        True,
+        "right",
         id="opt-13b-kv-per-token-800KiB[vLLM arXiv:2309.06180]",
     ),
     pytest.param(
-        "800 KB", 2 * 40 * 5120 * 2, "bytes", 0.02, False, "you wrote KB (1000) but the value matches KiB (2^10)",
+        "800 KB",
+        2 * 40 * 5120 * 2,
+        "bytes",
+        0.02,
+        False,
+        "you wrote KB (1000) but the value matches KiB (2^10)",
         id="opt-13b-kv-per-token-not-800e3[vLLM arXiv:2309.06180]",
     ),
     pytest.param(
-        "1.6 GB", 2 * 40 * 5120 * 2 * 2048, "bytes", 0.05, True, "right",
+        "1.6 GB",
+        2 * 40 * 5120 * 2 * 2048,
+        "bytes",
+        0.05,
+        True,
+        "right",
         id="opt-13b-kv-2048-tokens-1.6GB[vLLM arXiv:2309.06180]",
     ),
     pytest.param(
-        "295 FLOP/B", 989e12 / 3.35e12, "flop_per_byte", 0.01, True, "right",
+        "295 FLOP/B",
+        989e12 / 3.35e12,
+        "flop_per_byte",
+        0.01,
+        True,
+        "right",
         id="h100-bf16-ridge-295[stas00 ml-engineering accelerator]",
     ),
     pytest.param(
-        "3.35 TB/s", 3.35e12, "bytes_per_second", 0.001, True, "right",
+        "3.35 TB/s",
+        3.35e12,
+        "bytes_per_second",
+        0.001,
+        True,
+        "right",
         id="h100-sxm-hbm-3.35TB/s[stas00 ml-engineering accelerator]",
     ),
     pytest.param(
-        "3.35 TiB/s", 3.35e12, "bytes_per_second", 0.02, False, "matches TB/s",
+        "3.35 TiB/s",
+        3.35e12,
+        "bytes_per_second",
+        0.02,
+        False,
+        "matches TB/s",
         id="h100-sxm-hbm-not-TiB[stas00 ml-engineering accelerator]",
     ),
 ]
@@ -238,13 +294,50 @@ def test_a_formatted_value_reads_back(value, unit):
 
 
 _PIECES = st.sampled_from(
-    ["1", "2.5", ",", ".", "e", "E", "9", "^", "**", "x", "*", " ", "-", "+", "%", "/", "s", "GiB", "GB", "B",
-     "KiB", "FLOP", "per", "µ", "T", "k", "bn", "(", ")", "1e308", "10^", "0", "byte", "flops", "TB/s"]
+    [
+        "1",
+        "2.5",
+        ",",
+        ".",
+        "e",
+        "E",
+        "9",
+        "^",
+        "**",
+        "x",
+        "*",
+        " ",
+        "-",
+        "+",
+        "%",
+        "/",
+        "s",
+        "GiB",
+        "GB",
+        "B",
+        "KiB",
+        "FLOP",
+        "per",
+        "µ",
+        "T",
+        "k",
+        "bn",
+        "(",
+        ")",
+        "1e308",
+        "10^",
+        "0",
+        "byte",
+        "flops",
+        "TB/s",
+    ]
 )
 
 
 @settings(max_examples=500, deadline=None)
-@given(text=st.one_of(st.text(max_size=40), st.lists(_PIECES, max_size=12).map("".join)), unit=st.sampled_from(CARD_UNITS))
+@given(
+    text=st.one_of(st.text(max_size=40), st.lists(_PIECES, max_size=12).map("".join)), unit=st.sampled_from(CARD_UNITS)
+)
 def test_any_text_gives_a_quantity_or_a_quantity_error(text, unit):
     try:
         q = parse_quantity(text, expect=unit)

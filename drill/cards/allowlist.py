@@ -18,10 +18,29 @@ from jinja2 import nodes
 from drill.cards.sandbox import FILTERS, TESTS
 
 _ALLOWED_NODES: tuple[type[nodes.Node], ...] = (
-    nodes.Template, nodes.Output, nodes.TemplateData, nodes.If, nodes.Name, nodes.Const, nodes.Tuple,
-    nodes.List, nodes.Dict, nodes.Pair, nodes.Keyword, nodes.CondExpr, nodes.BinExpr, nodes.UnaryExpr,
-    nodes.Compare, nodes.Operand, nodes.Concat, nodes.Getattr, nodes.Getitem, nodes.Slice, nodes.Call,
-    nodes.Filter, nodes.Test,
+    nodes.Template,
+    nodes.Output,
+    nodes.TemplateData,
+    nodes.If,
+    nodes.Name,
+    nodes.Const,
+    nodes.Tuple,
+    nodes.List,
+    nodes.Dict,
+    nodes.Pair,
+    nodes.Keyword,
+    nodes.CondExpr,
+    nodes.BinExpr,
+    nodes.UnaryExpr,
+    nodes.Compare,
+    nodes.Operand,
+    nodes.Concat,
+    nodes.Getattr,
+    nodes.Getitem,
+    nodes.Slice,
+    nodes.Call,
+    nodes.Filter,
+    nodes.Test,
 )
 _TAG_NAMES = {
     nodes.For: "{% for %} loops are",
@@ -40,8 +59,20 @@ _TAG_NAMES = {
 }
 _READS_FILES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
 # Jinja's own globals and special names: none exists in a card's scope.
-_JINJA_NAMES = {"range", "lipsum", "cycler", "joiner", "namespace", "dict", "self", "loop", "caller", "super",
-                "varargs", "kwargs"}
+_JINJA_NAMES = {
+    "range",
+    "lipsum",
+    "cycler",
+    "joiner",
+    "namespace",
+    "dict",
+    "self",
+    "loop",
+    "caller",
+    "super",
+    "varargs",
+    "kwargs",
+}
 
 
 def node_problems(root: nodes.Node, names: Mapping[str, Any]) -> list[str]:

@@ -42,9 +42,7 @@ def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mappin
             value = entry[k]
             if k == "tolerance":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 0.5:
-                    problems.append(
-                        f"{where}.tolerance: a relative tolerance between 0 (exact) and 0.5, got {value!r}"
-                    )
+                    problems.append(f"{where}.tolerance: a relative tolerance between 0 (exact) and 0.5, got {value!r}")
             elif not isinstance(value, str) or not value.strip():
                 problems.append(f"{where}.{k}: expected non-empty text")
             elif k == "unit" and value not in CARD_UNITS:

@@ -106,7 +106,9 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         out: list[Card | Problem] = []
         for key, (knode, _) in top.items():
             if key not in ("deck", "cards"):
-                out.append(Problem(where, knode.start_mark.line + 1, "-", f"unknown deck key `{key}` (expected deck, cards)"))
+                out.append(
+                    Problem(where, knode.start_mark.line + 1, "-", f"unknown deck key `{key}` (expected deck, cards)")
+                )
         deck_title = path.stem
         if "deck" in top:
             deck_title = str(_construct(loader, top["deck"][1], where, "-", out) or path.stem)

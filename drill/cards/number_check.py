@@ -115,6 +115,6 @@ def _off_by_prefix_hint(q: Quantity, expected: float, tolerance: float) -> str:
     for base in (1000.0, 1024.0):
         steps = round(math.log(abs(q.value / expected), base))
         if steps and _close(q.value / base**steps, expected, tolerance):
-            size = f"{base**abs(steps):,.0f}"
+            size = f"{base ** abs(steps):,.0f}"
             return f"{size} times too {'large' if steps > 0 else 'small'}: check the prefix; "
     return ""

@@ -87,7 +87,7 @@ def check_shape_card(card: Card) -> list[str]:
         if not isinstance(label, str) or not label.strip():
             problems.append(f"{where}: `label` must be non-empty text")
         if not isinstance(shape, str) or not shape.strip():
-            problems.append(f"{where}: `shape` must be non-empty text (quote it: \"(4096)\")")
+            problems.append(f'{where}: `shape` must be non-empty text (quote it: "(4096)")')
             continue
         try:
             normalise_shape(shape, aliases if not problems else None)

@@ -82,7 +82,9 @@ class Runtime:
         self.arch = f"sm_{major}{minor}"
         props = torch.cuda.get_device_properties(0)
         self.device_words = f"{props.name} ({self.arch}, {props.multi_processor_count} SMs)"
-        self.versions.update(torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__ if cupy else "missing")
+        self.versions.update(
+            torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__ if cupy else "missing"
+        )
         self.kit()
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
@@ -181,7 +183,13 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
 
     protocol.write(
         out,
-        {"event": "ready", "pid": os.getpid(), "device": runtime.device_words, "gpu": runtime.gpu, "versions": runtime.versions},
+        {
+            "event": "ready",
+            "pid": os.getpid(),
+            "device": runtime.device_words,
+            "gpu": runtime.gpu,
+            "versions": runtime.versions,
+        },
     )
     for line in stdin:
         request = protocol.decode(line)
@@ -193,21 +201,39 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
             return 0
         if op == "run":
             try:
-                judge.run(request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit)
+                judge.run(
+                    request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit
+                )
             except Fatal:
                 return 3  # the CUDA context is broken: the client starts a fresh judge
             except Exception as exc:  # a bug in the judge or a harness: report it, stay alive
-                emit({"event": "error", "kind": "internal", "fatal": False, "message": f"judge error: {type(exc).__name__}: {exc}"})
+                emit(
+                    {
+                        "event": "error",
+                        "kind": "internal",
+                        "fatal": False,
+                        "message": f"judge error: {type(exc).__name__}: {exc}",
+                    }
+                )
                 traceback.print_exc()
                 emit({"event": "finished"})
         elif op == "calibrate":
             if not runtime.gpu:
-                emit({"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"})
+                emit(
+                    {"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"}
+                )
             else:
                 try:
                     emit({"event": "calibrated", **runtime.calibrate(runtime.kit())})
                 except Exception as exc:
-                    emit({"event": "error", "kind": describe_fault(exc)[0], "fatal": False, "message": describe_fault(exc)[1]})
+                    emit(
+                        {
+                            "event": "error",
+                            "kind": describe_fault(exc)[0],
+                            "fatal": False,
+                            "message": describe_fault(exc)[1],
+                        }
+                    )
             emit({"event": "finished"})
         else:
             emit({"event": "error", "kind": "usage", "fatal": False, "message": f"unknown op {op!r}"})

@@ -73,7 +73,7 @@ def main() -> int:
                 {
                     "event": "compiled",
                     "ok": False,
-                    "log": f"kernel.cu({line_no}): error: expected a \";\"",
+                    "log": f'kernel.cu({line_no}): error: expected a ";"',
                     "messages": [{"line": line_no, "column": 5, "severity": "error", "message": 'expected a ";"'}],
                     "resources": [],
                     "seconds": 0.01,

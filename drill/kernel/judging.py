@@ -51,15 +51,26 @@ def describe_fault(exc: BaseException) -> tuple[str, str]:
     if hasattr(exc, "error_message") and hasattr(exc, "src"):  # triton.compiler.errors.CompilationError
         detail = first_line(str(exc.error_message or "")) or text  # type: ignore[attr-defined]
         return "compile", f"Triton could not compile the kernel: {detail}"
-    gpu_error = name in ("CUDARuntimeError", "CUDADriverError", "AcceleratorError") or text.startswith(("CUDA error", "CUDA_ERROR"))
+    gpu_error = name in ("CUDARuntimeError", "CUDADriverError", "AcceleratorError") or text.startswith(
+        ("CUDA error", "CUDA_ERROR")
+    )
     if not gpu_error:
         return "runtime", f"{name}: {text}"
     if "illegal memory access" in lower or "illegal_address" in lower:
-        return "cuda", f"CUDA said: an illegal memory access was encountered (a read or write outside any allocation) [{text}]"
+        return (
+            "cuda",
+            f"CUDA said: an illegal memory access was encountered (a read or write outside any allocation) [{text}]",
+        )
     if "misaligned" in lower:
-        return "cuda", f"CUDA said: misaligned address (a vector access at an address not a multiple of its size) [{text}]"
+        return (
+            "cuda",
+            f"CUDA said: misaligned address (a vector access at an address not a multiple of its size) [{text}]",
+        )
     if "launch_out_of_resources" in lower or "too many resources" in lower:
-        return "launch", f"CUDA refused the launch: too many resources requested (registers x threads per block) [{text}]"
+        return (
+            "launch",
+            f"CUDA refused the launch: too many resources requested (registers x threads per block) [{text}]",
+        )
     if "invalid_value" in lower or "invalid argument" in lower or "invalid configuration" in lower:
         return "launch", f"CUDA refused the launch: invalid launch configuration or argument [{text}]"
     if "launch failure" in lower or "launch_failed" in lower:
@@ -91,7 +102,14 @@ class Judge:
         try:
             harness = load_harness(str(job["harness"]))
         except Exception as exc:
-            emit({"event": "error", "kind": "harness", "fatal": False, "message": f"the card's harness failed to load: {type(exc).__name__}: {exc}"})
+            emit(
+                {
+                    "event": "error",
+                    "kind": "harness",
+                    "fatal": False,
+                    "message": f"the card's harness failed to load: {type(exc).__name__}: {exc}",
+                }
+            )
             return
         entry = tuple(getattr(harness, "ENTRY", ()))
 
@@ -107,7 +125,9 @@ class Judge:
                     workdir=rt.workdir,
                 )
             except BuildError as exc:
-                self._compiled(emit, False, exc.log, exc.messages, [], getattr(getattr(exc, "result", None), "seconds", None))
+                self._compiled(
+                    emit, False, exc.log, exc.messages, [], getattr(getattr(exc, "result", None), "seconds", None)
+                )
                 return
             except NvrtcUnavailable as exc:  # nothing to compile with: not the learner's fault
                 emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
@@ -118,12 +138,29 @@ class Judge:
                 emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
                 emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
                 return
-            self._compiled(emit, True, program.compiled.log, program.compiled.messages, program.compiled.resources, program.compiled.seconds)
+            self._compiled(
+                emit,
+                True,
+                program.compiled.log,
+                program.compiled.messages,
+                program.compiled.resources,
+                program.compiled.seconds,
+            )
             if not rt.gpu:
-                emit({"event": "note", "text": f"correctness and speed: no GPU here, so the CUDA kernel was only compiled (for {rt.arch})"})
+                emit(
+                    {
+                        "event": "note",
+                        "text": f"correctness and speed: no GPU here, so the CUDA kernel was only compiled (for {rt.arch})",
+                    }
+                )
                 return
             if rt.cupy_missing:
-                emit({"event": "note", "text": "correctness and speed: cupy is not installed in the judge's Python, so the CUDA kernel was only compiled"})
+                emit(
+                    {
+                        "event": "note",
+                        "text": "correctness and speed: cupy is not installed in the judge's Python, so the CUDA kernel was only compiled",
+                    }
+                )
                 return
         elif language == "triton":
             if not rt.ensure_torch(emit):
@@ -134,7 +171,16 @@ class Judge:
             except BuildError as exc:
                 self._compiled(emit, False, "", exc.messages, [], None)
                 return
-            emit({"event": "compiled", "ok": True, "seconds": time.perf_counter() - t0, "log": "", "messages": [], "resources": []})
+            emit(
+                {
+                    "event": "compiled",
+                    "ok": True,
+                    "seconds": time.perf_counter() - t0,
+                    "log": "",
+                    "messages": [],
+                    "resources": [],
+                }
+            )
         else:
             emit({"event": "error", "kind": "harness", "fatal": False, "message": f"unknown language {language!r}"})
             return
@@ -143,7 +189,12 @@ class Judge:
         if not self._check_cases(harness, program, kit, emit, filename):
             return
         if not rt.gpu:
-            emit({"event": "note", "text": "speed: no GPU here; the Triton interpreter checked correctness on small shapes only"})
+            emit(
+                {
+                    "event": "note",
+                    "text": "speed: no GPU here; the Triton interpreter checked correctness on small shapes only",
+                }
+            )
         elif timing != "none":
             self._time(card, harness, program, kit, emit, timing)
 
@@ -204,7 +255,10 @@ class Judge:
                         check = harness.compare(launch.result(), ref, inputs, kit)
                     if not check.ok:
                         if attempt == 2:
-                            check.message = "first run right, second run wrong (a race, or state left by the first run?): " + check.message
+                            check.message = (
+                                "first run right, second run wrong (a race, or state left by the first run?): "
+                                + check.message
+                            )
                         break
             except Fatal:
                 raise
@@ -279,4 +333,3 @@ def kit_check(ok: bool, message: str) -> Any:
     from drill.kernel.kit import Check
 
     return Check(ok, message)
-

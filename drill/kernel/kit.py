@@ -61,7 +61,9 @@ class Kit:
     def begin_case(self) -> None:
         self._outputs = []
 
-    def randn(self, *shape: int, scale: float = 1.0, shift: float = 0.0, guard: float | None = float("nan")) -> torch.Tensor:
+    def randn(
+        self, *shape: int, scale: float = 1.0, shift: float = 0.0, guard: float | None = float("nan")
+    ) -> torch.Tensor:
         """Fresh normal random float32 values; the space just past the tensor holds `guard` (NaN) to expose over-reads."""
         n = math.prod(shape)
         extra = GUARD_ELEMENTS if guard is not None else 0

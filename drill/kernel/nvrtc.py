@@ -203,7 +203,9 @@ def compile_cuda(
     messages = parse_messages(log, shown)
     ok = rc == _NVRTC_SUCCESS
     if not ok and not any(m.severity == "error" for m in messages):
-        messages.append(CompilerMessage(0, 0, "error", log.strip().splitlines()[-1] if log.strip() else "compilation failed"))
+        messages.append(
+            CompilerMessage(0, 0, "error", log.strip().splitlines()[-1] if log.strip() else "compilation failed")
+        )
     resources: list[KernelResources] = []
     if ok:
         resources = parse_resources(log) or cubin_kernels(cubin)
@@ -241,9 +243,7 @@ def parse_messages(log: str, filename: str) -> list[CompilerMessage]:
 
 
 _FUNC = re.compile(r"ptxas info\s*: (?:Compiling entry function|Function properties for) '?(?P<name>[\w$]+)'?")
-_FRAME = re.compile(
-    r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads"
-)
+_FRAME = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads")
 _USED = re.compile(r"Used (?P<regs>\d+) registers")
 _SMEM = re.compile(r"(?P<smem>\d+) bytes smem")
 _CMEM = re.compile(r"(?P<cmem>\d+) bytes cmem\[0\]")
@@ -332,5 +332,7 @@ def cubin_kernels(cubin: bytes) -> list[KernelResources]:
     out = []
     for sym, kname in kernels.items():
         smem = shared.get(kname, 0)
-        out.append(KernelResources(kname, shared_bytes=smem - 1024 if smem >= 1024 else smem, report="cubin", **attrs[sym]))
+        out.append(
+            KernelResources(kname, shared_bytes=smem - 1024 if smem >= 1024 else smem, report="cubin", **attrs[sym])
+        )
     return out

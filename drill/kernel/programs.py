@@ -45,7 +45,9 @@ class CudaProgram:
             self._functions[name] = self.module.get_function(name)
         return self._functions[name]
 
-    def launch(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int = 0) -> None:
+    def launch(
+        self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int = 0
+    ) -> None:
         fn = self.function(name)
         if smem > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = smem  # above 48 KB a kernel must opt in
@@ -81,7 +83,7 @@ def build_cuda(
     missing = [e for e in entry if e not in names]
     if missing:
         message = (
-            f"kernel `{missing[0]}` not found; declare it `extern \"C\" __global__ void {missing[0]}(...)`"
+            f'kernel `{missing[0]}` not found; declare it `extern "C" __global__ void {missing[0]}(...)`'
             f" (found: {', '.join(sorted(names)) or 'no kernels'})"
         )
         raise BuildError(message, log=result.log)

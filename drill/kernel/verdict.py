@@ -41,7 +41,9 @@ class Verdict:
     correct: bool | None = None
     errors: list[str] = field(default_factory=list)
     cases: list[CaseResult] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)  # compiler diagnostics: line, column, severity, message
+    messages: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # compiler diagnostics: line, column, severity, message
     compile_log: str = ""
     compile_seconds: float | None = None
     resources: list[dict[str, Any]] = field(default_factory=list)

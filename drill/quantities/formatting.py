@@ -21,9 +21,7 @@ def _sig(x: float, digits: int) -> str:
 def _scaled(value: float, base: float, symbols: list[str], digits: int, suffix: str = "") -> str:
     power = 0
     mag = abs(value)
-    while power < len(symbols) - 1 and (
-        mag >= base ** (power + 1) or float(f"{mag / base**power:.{digits}g}") >= base
-    ):
+    while power < len(symbols) - 1 and (mag >= base ** (power + 1) or float(f"{mag / base**power:.{digits}g}") >= base):
         power += 1
     return f"{_sig(value / base**power, digits)} {symbols[power]}{suffix}"
 

@@ -107,8 +107,7 @@ def from_sqlite(path: Path, exc: BaseException, waited_s: float = 5.0) -> StoreE
     if name.startswith("SQLITE_CORRUPT") or "malformed" in low:
         return StoreError(
             path,
-            f"{path} is damaged ({reason}); restore it from a backup, "
-            "or move it aside and drill will start a new one",
+            f"{path} is damaged ({reason}); restore it from a backup, or move it aside and drill will start a new one",
             "damaged",
         )
     if name.startswith("SQLITE_READONLY") or "readonly" in low or "read-only" in low:
@@ -166,12 +165,18 @@ def from_os_error(path: Path, exc: OSError) -> StoreError:
     denied = isinstance(exc, PermissionError) or getattr(exc, "errno", None) == 30  # EROFS
     return StoreError(
         path,
-        f"cannot create the data directory {path.parent} ({reason}); "
-        f"check that you may write there, {_ELSEWHERE}",
+        f"cannot create the data directory {path.parent} ({reason}); check that you may write there, {_ELSEWHERE}",
         "read_only" if denied else "cannot_open",
     )
 
 
 __all__ = [
-    "StoreError", "from_sqlite", "from_os_error", "is_busy", "locked", "newer_schema", "read_only", "unreachable",
+    "StoreError",
+    "from_sqlite",
+    "from_os_error",
+    "is_busy",
+    "locked",
+    "newer_schema",
+    "read_only",
+    "unreachable",
 ]

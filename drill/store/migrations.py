@@ -130,8 +130,7 @@ def _step(conn: sqlite3.Connection) -> int:
     for statement in MIGRATIONS[version + 1]:
         conn.execute(statement)
     conn.execute(
-        "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
-        "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        "INSERT INTO meta(key, value) VALUES('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
         (str(version + 1),),
     )
     conn.execute("COMMIT")

@@ -243,7 +243,9 @@ class ShapeTraceForm(AnswerForm):
             self.query_one(f"#step{i}", Input).set_class(not r.ok, "wrong")
         right = sum(r.ok for r in results)
         grade = suggest_grade(right / len(results), seconds)
-        return FormVerdict(grade, f"{right}/{len(results)} steps right\n" + "\n".join(lines), {"steps": given, "right": right})
+        return FormVerdict(
+            grade, f"{right}/{len(results)} steps right\n" + "\n".join(lines), {"steps": given, "right": right}
+        )
 
 
 PLACEHOLDERS = {

@@ -70,7 +70,9 @@ class DrillApp(App[int]):
         saved = fast.read_settings(self.data_dir)
         given = {"new_per_day": new_per_day, "day_starts_at": day_starts_at, "new_order": new_order}
         self.settings_to_save = {k: str(v) for k, v in given.items() if v is not None}
-        self.new_per_day = new_per_day if new_per_day is not None else int(saved.get("new_per_day", DEFAULT_NEW_PER_DAY))
+        self.new_per_day = (
+            new_per_day if new_per_day is not None else int(saved.get("new_per_day", DEFAULT_NEW_PER_DAY))
+        )
         self.rollover_hour = (
             day_starts_at if day_starts_at is not None else int(saved.get("day_starts_at", DEFAULT_ROLLOVER_HOUR))
         )

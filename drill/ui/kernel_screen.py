@@ -115,7 +115,9 @@ class KernelScreen(Screen[int | None]):
                 import tree_sitter
                 import tree_sitter_cuda
 
-                editor.register_language("cuda", tree_sitter.Language(tree_sitter_cuda.language()), HIGHLIGHTS.read_text())
+                editor.register_language(
+                    "cuda", tree_sitter.Language(tree_sitter_cuda.language()), HIGHLIGHTS.read_text()
+                )
                 editor.language = "cuda"
             except Exception:  # no grammar here: plain text still edits fine
                 editor.language = None
@@ -171,7 +173,9 @@ class KernelScreen(Screen[int | None]):
         elif self.running:
             self.query_one("#kbar", Static).update("running… [b]F4[/b] cancel · keep editing meanwhile")
         else:
-            self.query_one("#kbar", Static).update("[b]F5[/b] run · [b]F8[/b] reset · [b]F9[/b] answer · [b]Esc[/b] back")
+            self.query_one("#kbar", Static).update(
+                "[b]F5[/b] run · [b]F8[/b] reset · [b]F9[/b] answer · [b]Esc[/b] back"
+            )
 
     def _not_run_words(self) -> str:
         return "Not run yet. F5 compiles, checks and times your file in the judge."
@@ -258,7 +262,9 @@ class KernelScreen(Screen[int | None]):
         self.verdict = verdict
         self.suggested = suggest_kernel_grade(verdict, self.target_pct)
         self.query_one("#kstatus", Static).update("")
-        self.query_one("#kverdict", Static).update(render_verdict(verdict, message.source, self.target_pct, self.suggested))
+        self.query_one("#kverdict", Static).update(
+            render_verdict(verdict, message.source, self.target_pct, self.suggested)
+        )
         if self.store is not None:
             try:
                 self.store.record_kernel_attempt(self.card.id, message.source, verdict.to_json())
@@ -266,7 +272,10 @@ class KernelScreen(Screen[int | None]):
                 self.notify(f"could not record this attempt: {exc}", severity="warning")
         first_error = next((m for m in verdict.messages if m.get("severity") == "error" and m.get("line")), None)
         if first_error and not self.revealed:
-            self.editor.cursor_location = (int(first_error["line"]) - 1, max(0, int(first_error.get("column") or 1) - 1))
+            self.editor.cursor_location = (
+                int(first_error["line"]) - 1,
+                max(0, int(first_error.get("column") or 1) - 1),
+            )
         self.set_bar()
 
     def action_cancel(self) -> None:
@@ -317,7 +326,9 @@ class KernelScreen(Screen[int | None]):
             parts.append(f"**Your last run:** {one_line(self.verdict)}")
         parts.append(f"## Reference solution\n\n```{fence}\n{solution.rstrip()}\n```")
         parts.append(
-            f"## Your version against it\n\n```diff\n{diff.rstrip()}\n```" if diff else "## Your version is the reference solution"
+            f"## Your version against it\n\n```diff\n{diff.rstrip()}\n```"
+            if diff
+            else "## Your version is the reference solution"
         )
         try:
             parts.append(self.files.writeup.read_text(encoding="utf-8"))

@@ -41,6 +41,7 @@ class Practice:
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
 
+
 CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
 GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
@@ -77,7 +78,6 @@ class ReviewScreen(Screen[None]):
         self.answer_record: dict[str, Any] | None = None
         self.shown_at = time.monotonic()
         self.form: Any = None
-
 
     def compose(self) -> ComposeResult:
         yield Static(id="top")
@@ -257,7 +257,9 @@ class ReviewScreen(Screen[None]):
         """The review's commands by name in the command palette (ctrl+p)."""
         if self.card is not None:
             if not self.revealed:
-                yield SystemCommand("Reveal / check", "Show the answer (a form is checked as it stands)", self.reveal_or_check)
+                yield SystemCommand(
+                    "Reveal / check", "Show the answer (a form is checked as it stands)", self.reveal_or_check
+                )
             yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
             yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
         yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
@@ -391,5 +393,7 @@ class ReviewScreen(Screen[None]):
             self.revealed = True
             await self.action_grade(grade)
 
-        self.app.push_screen(KernelScreen(card, store=store, data_dir=self.practice.data_dir, judge=self.practice.judge()), graded)
+        self.app.push_screen(
+            KernelScreen(card, store=store, data_dir=self.practice.data_dir, judge=self.practice.judge()), graded
+        )
         return True

@@ -51,7 +51,11 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -
         if c.message:
             out.append(f"  {c.message}", style="red")
         out.append("\n")
-    verdict = {True: ("correct", "bold green"), False: ("WRONG", "bold red"), None: ("correctness not checked", "yellow")}[v.correct]
+    verdict = {
+        True: ("correct", "bold green"),
+        False: ("WRONG", "bold red"),
+        None: ("correctness not checked", "yellow"),
+    }[v.correct]
     if v.compiled is not False:
         out.append(f"\n{verdict[0]}\n", style=verdict[1])
     for t in v.timings:

@@ -64,8 +64,12 @@ def test_bundled_kernels_are_correct_and_timed(judge, cards, card_id, which):
 
 @pytest.mark.parametrize("card_id", ["reduce", "transpose"])
 def test_answers_beat_their_starters(judge, cards, card_id):
-    starter = RESULTS.get(f"{card_id}:starter") or judged(judge, cards, card_id, text(cards, card_id, "starter")).to_json()
-    answer = RESULTS.get(f"{card_id}:solution") or judged(judge, cards, card_id, text(cards, card_id, "solution")).to_json()
+    starter = (
+        RESULTS.get(f"{card_id}:starter") or judged(judge, cards, card_id, text(cards, card_id, "starter")).to_json()
+    )
+    answer = (
+        RESULTS.get(f"{card_id}:solution") or judged(judge, cards, card_id, text(cards, card_id, "solution")).to_json()
+    )
     assert answer["gbps"] > 1.3 * starter["gbps"]
 
 
