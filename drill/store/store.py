@@ -182,7 +182,7 @@ class Store:
         with self._writing():
             self._put_state(state)
 
-    def bury(self, state: CardState, until: dt.date) -> None:
+    def bury(self, state: CardState, until: dt.date | None) -> None:
         state.buried_until = until
         with self._writing():
             self._put_state(state)

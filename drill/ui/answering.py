@@ -112,11 +112,15 @@ class ChoiceList(InOrderKeys, OptionList):
         form = self.form
         if form is None or self.highlighted is None:
             return
-        form.choose(self.highlighted)
+        if isinstance(form, DiagnosisForm):
+            form.choose(self.highlighted)
         form.step(self, 1)
 
-    async def action_select(self) -> None:
-        await self.field_done()
+    def action_select(self) -> None:
+        """A click on an option chooses it (enter is handled in order by `take_key`)."""
+        form = self.form
+        if isinstance(form, DiagnosisForm) and self.highlighted is not None and not form.submitted:
+            form.choose(self.highlighted)
 
 
 @dataclass

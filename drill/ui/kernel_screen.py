@@ -228,9 +228,13 @@ class KernelScreen(Screen[int | None]):
     @work(thread=True, exclusive=True, group="kernel-run")
     def run_judge(self, source: str) -> None:
         verdict = self.judge.run(
-            kernel_job(self.card), source, on_event=lambda e: self.post_message(JudgeReported(e)), timeout=self.timeout
+            kernel_job(self.card), source, on_event=self.report, timeout=self.timeout
         )
         self.post_message(KernelFinished(verdict, source))
+
+    def report(self, event: dict[str, Any]) -> None:
+        """Called from the judge's thread for each streamed event."""
+        self.post_message(JudgeReported(event))
 
     def on_judge_reported(self, message: JudgeReported) -> None:
         if not self.running:
