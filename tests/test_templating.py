@@ -369,3 +369,32 @@ def test_bundled_ledger_cards_pass_and_render(card_id):
     first = render(card, draw)
     assert first == render(card, json.loads(json.dumps(draw)))
     assert first.answers and all(math.isfinite(a.value) for a in first.answers)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"p": {"choices": list(range(8000))}}, "8000 choices; at most 1000"),
+        ({f"p{i}": {"choices": list(range(1, 51))} for i in range(300)}, "300 parameters; a card may have at most 50"),
+    ],
+    ids=["8000-choices", "300-parameters"],
+)
+def test_absurd_parameter_lists_are_refused_quickly(params, message):
+    import time
+
+    from drill.cards.model import Card
+    from drill.cards.templating import check_ledger_card
+
+    card = Card(
+        id="c",
+        kind="memory_ledger",
+        topic="t",
+        prompt="{{ p }}",
+        answer="a",
+        sources=("s",),
+        fields={"params": params, "answers": [{"label": "x", "expr": "1", "unit": "count"}]},
+    )
+    started = time.perf_counter()
+    problems = check_ledger_card(card)
+    assert any(message in p for p in problems), problems
+    assert time.perf_counter() - started < 5  # it used to take minutes

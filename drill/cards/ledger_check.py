@@ -8,7 +8,7 @@ from typing import Any
 
 from drill.cards.evaluation import expression_problems, template_problems
 from drill.cards.model import Card
-from drill.cards.params import draw_params, options, spec_problem
+from drill.cards.params import MAX_PARAMS, draw_params, options, spec_problem
 from drill.cards.rendered import TemplateProblem
 from drill.cards.rendering import load_catalogue, render
 from drill.cards.units import CARD_UNITS
@@ -55,16 +55,17 @@ def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mappin
 
 
 def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[str, Any]]:
+    """Random draws, plus draws that pin one parameter to each listed option (at most MAX_CORNER_DRAWS)."""
     rng = random.Random(seed)
     draws = [draw_params(card, rng) for _ in range(CHECK_DRAWS)]
+    pinned = [(name, value) for name, spec in params.items() for value in {repr(o): o for o in options(spec)}.values()]
+    if len(pinned) > MAX_CORNER_DRAWS:
+        pinned = rng.sample(pinned, MAX_CORNER_DRAWS)
     corners = []
-    for name, spec in params.items():
-        for option in dict.fromkeys(map(repr, options(spec))):
-            base = draw_params(card, rng)
-            base[name] = next(o for o in options(spec) if repr(o) == option)
-            corners.append(base)
-    if len(corners) > MAX_CORNER_DRAWS:
-        corners = rng.sample(corners, MAX_CORNER_DRAWS)
+    for name, value in pinned:
+        base = draw_params(card, rng)
+        base[name] = value
+        corners.append(base)
     return draws + corners
 
 
@@ -91,6 +92,8 @@ def check_ledger_card(
     params = card.fields.get("params")
     if not isinstance(params, dict):
         return ["`params` must be a mapping of parameter name to spec"]
+    if len(params) > MAX_PARAMS:
+        return [f"params: {len(params)} parameters; a card may have at most {MAX_PARAMS}"]
     for name, spec in params.items():
         problem = spec_problem(name, spec)
         if problem:

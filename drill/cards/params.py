@@ -13,6 +13,8 @@ from drill.cards.model import Card
 from drill.cards.rendered import TemplateProblem
 
 PARAM_KINDS = ("model", "gpu", "choices", "range")
+MAX_PARAMS = 50  # a card with more parameters than this is a mistake, and checking it would take minutes
+MAX_CHOICES = 1000
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
@@ -33,9 +35,13 @@ def spec_problem(name: Any, spec: Any) -> str | None:
     if kind in ("model", "gpu"):
         if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
             return f"params.{name}: `{kind}` needs a non-empty list of {kind} names"
+        if len(values) > MAX_CHOICES:
+            return f"params.{name}: {len(values)} {kind} names; at most {MAX_CHOICES}"
     elif kind == "choices":
         if not isinstance(values, list) or not values:
             return f"params.{name}: `choices` needs a non-empty list"
+        if len(values) > MAX_CHOICES:
+            return f"params.{name}: {len(values)} choices; at most {MAX_CHOICES} (use a `range` for many numbers)"
         if not all(isinstance(v, (int, float, str)) for v in values):
             return f"params.{name}: choices must be numbers, text or true/false"
         if any(isinstance(v, float) and not math.isfinite(v) for v in values):
@@ -62,6 +68,8 @@ def card_params(card: Card) -> dict[str, dict[str, Any]]:
     params = card.fields.get("params") or {}
     if not isinstance(params, dict):
         raise TemplateProblem("`params` must be a mapping", "params")
+    if len(params) > MAX_PARAMS:
+        raise TemplateProblem(f"{len(params)} parameters; a card may have at most {MAX_PARAMS}", "params")
     for name, spec in params.items():
         problem = spec_problem(name, spec)
         if problem:
