@@ -31,7 +31,12 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
     assert bundled.problems == []
     assert sorted(bundled.cards) == sorted(BUNDLED)
     topics = {c.id: c.topic for c in bundled.cards.values()}
-    assert topics == {"reduce": "cuda-reduction", "transpose": "smem-coalescing", "softmax": "triton-softmax", "rmsnorm": "fusion"}
+    assert topics == {
+        "reduce": "cuda-reduction",
+        "transpose": "smem-coalescing",
+        "softmax": "triton-softmax",
+        "rmsnorm": "fusion",
+    }
 
 
 @pytest.mark.parametrize("card_id", BUNDLED)
@@ -65,7 +70,17 @@ def kernel_deck(tmp_path, **override):
     shutil.copy(paths.answers_dir() / "reduce.cu", root / "answers" / "mine.cu")
     (root / "answers" / "mine.md").write_text("# why\n")
     shutil.copy(paths.kernels_dir() / "harness" / "reduce_harness.py", root / "kernels" / "harness" / "mine_harness.py")
-    return Card(id="mine", kind="kernel", topic="cuda-reduction", prompt="p", answer="a", sources=("s",), fields=fields, path=root / "deck.yaml", line=3)
+    return Card(
+        id="mine",
+        kind="kernel",
+        topic="cuda-reduction",
+        prompt="p",
+        answer="a",
+        sources=("s",),
+        fields=fields,
+        path=root / "deck.yaml",
+        line=3,
+    )
 
 
 def test_a_card_beside_its_own_files_checks_clean(tmp_path):
@@ -157,9 +172,18 @@ def test_draft_names_stay_inside_the_drafts_folder(tmp_path, bad):
 # -- layers ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "module",
-    ["drill.kernel.client", "drill.kernel.cards", "drill.kernel.cli", "drill.kernel.drafts", "drill.kernel.verdict", "drill.kernel.child"],
+    [
+        "drill.kernel.client",
+        "drill.kernel.cards",
+        "drill.kernel.cli",
+        "drill.kernel.drafts",
+        "drill.kernel.verdict",
+        "drill.kernel.child",
+    ],
 )
 def test_the_client_side_imports_no_gpu_stack_and_no_ui(module):
     code = f"import sys, {module}; print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     assert not loaded & {"torch", "triton", "cupy", "textual", "numpy"}

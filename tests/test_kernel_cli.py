@@ -59,7 +59,9 @@ def test_run_uses_the_draft_first_and_reports_compile_errors_at_its_lines(capsys
 @needs_nvrtc
 def test_run_with_a_file_and_a_bad_launch_line(capsys, tmp_path):
     path = tmp_path / "mine.cu"
-    path.write_text('// drill: block=4096\nextern "C" __global__ void reduce_sum(const float* x, float* out, int n) {}\n')
+    path.write_text(
+        '// drill: block=4096\nextern "C" __global__ void reduce_sum(const float* x, float* out, int n) {}\n'
+    )
     code = main(["kernel", "run", "reduce", "--file", str(path)])
     out = capsys.readouterr().out
     assert code == 1

@@ -1,17 +1,40 @@
-"""Kernel cards: where their files are, what `drill check` verifies, and the job the judge receives."""
+"""Kernel cards: where their files are, what `drill check` verifies, and the job the judge receives.
+
+Every file a kernel card names (starter, solution, writeup, harness) is a
+relative name inside its folder: the bundled `kernels/`, `answers/` and
+`kernels/harness/`, or the same folders beside the card's deck file. A name
+that is absolute, climbs out with `..`, or leads out through a symbolic link
+is a deck problem, and such a card is never handed to the judge.
+"""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from drill import paths
 from drill.cards.model import Card
 
 LANGUAGES = {"cuda": ".cu", "triton": ".py"}
-HARNESS_FUNCTIONS = ("cases", "timing_cases", "make_inputs", "reference", "launcher", "compare", "baseline", "bytes_moved")
+HARNESS_FUNCTIONS = (
+    "cases",
+    "timing_cases",
+    "make_inputs",
+    "reference",
+    "launcher",
+    "compare",
+    "baseline",
+    "bytes_moved",
+)
+# Each file a card names: its key and the folder it lives in (bundled, or beside the deck).
+FILE_FOLDERS = {"starter": "kernels", "solution": "answers", "writeup": "answers", "harness": "kernels/harness"}
+MAX_NAME_CHARS = 255
+
+
+class CardFileError(ValueError):
+    """A kernel card names a file it may not use (outside its folder, absolute, not a harness)."""
 
 
 @dataclass(frozen=True)
@@ -22,28 +45,97 @@ class KernelFiles:
     harness: Path
 
 
-def _resolve(name: str, bundled: Path, card: Card, folder: str) -> Path:
-    """A card's file: under the bundled folder, else under `<folder>/` beside the card's deck."""
-    first = bundled / name
-    if first.exists():
-        return first
-    beside = Path(card.path).parent / folder / name
+def _bundled_folder(key: str) -> Path:
+    return {
+        "starter": paths.kernels_dir(),
+        "solution": paths.answers_dir(),
+        "writeup": paths.answers_dir(),
+        "harness": paths.kernels_dir() / "harness",
+    }[key]
+
+
+def name_problem(key: str, name: str) -> str | None:
+    """Why `name` cannot be the card's `key` file, judged from the text alone; None when it can."""
+    folder = FILE_FOLDERS[key]
+    where = f"name a file inside {folder}/"
+    shown = repr(name if len(name) <= 80 else name[:77] + "...")
+    if not name.strip():
+        return f"{key} is empty; {where}"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return f"{key} {shown} contains control characters; {where}"
+    if len(name) > MAX_NAME_CHARS:
+        return f"{key} name is longer than {MAX_NAME_CHARS} characters; {where}"
+    if "\\" in name:
+        return f"{key} {shown} contains a backslash; write folders with / and {where}"
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        return f"{key} {shown} is an absolute path; {where}"
+    if ".." in PurePosixPath(name).parts:
+        return f"{key} {shown} climbs out of its folder with '..'; {where}"
+    if key == "harness" and PurePosixPath(name).suffix != ".py":
+        return f"harness {shown} must be a Python source file ending in .py"
+    return None
+
+
+def _inside(path: Path, *folders: Path) -> bool:
+    """Whether `path`, with every symbolic link followed, lies inside each of `folders` (also resolved)."""
+    target = path.resolve()
+    return all(target.is_relative_to(folder.resolve()) for folder in folders)
+
+
+def _resolve(key: str, name: str, card: Card) -> Path:
+    """A card's file: under the bundled folder, else under the same folder beside the card's deck.
+
+    Raises CardFileError for a name that is not a plain relative path, or that
+    leads out of its folder (or out of the deck's folder) once links are followed.
+    """
+    problem = name_problem(key, name)
+    if problem:
+        raise CardFileError(problem)
+    folder = FILE_FOLDERS[key]
+    bundled = _bundled_folder(key)
+    deck_dir = Path(card.path).parent
+    beside_dir = deck_dir / folder
+    first, beside = bundled / name, beside_dir / name
+    try:
+        if first.exists():
+            if not _inside(first, bundled):
+                raise CardFileError(f"{key} {name!r} leads out of the bundled {folder}/ folder through a link")
+            return first
+        if not _inside(beside, beside_dir, deck_dir):
+            raise CardFileError(
+                f"{key} {name!r} leads out of {folder}/ beside the deck through a link; name a file inside it"
+            )
+    except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a name the system refuses
+        if isinstance(exc, CardFileError):
+            raise
+        raise CardFileError(f"{key} {name!r} cannot be looked up: {exc}") from None
     return beside if beside.exists() else first
 
 
 def kernel_files(card: Card) -> KernelFiles:
+    """The card's four files; raises CardFileError when one of the names may not be used."""
     f = card.fields
-    kernels, answers = paths.kernels_dir(), paths.answers_dir()
-    return KernelFiles(
-        starter=_resolve(str(f.get("starter", "")), kernels, card, "kernels"),
-        solution=_resolve(str(f.get("solution", "")), answers, card, "answers"),
-        writeup=_resolve(str(f.get("writeup", "")), answers, card, "answers"),
-        harness=_resolve(str(f.get("harness", "")), kernels / "harness", card, "kernels/harness"),
-    )
+    return KernelFiles(**{key: _resolve(key, str(f.get(key, "")), card) for key in FILE_FOLDERS})
+
+
+def file_problems(card: Card) -> list[str]:
+    """Every file name of the card that may not be used (empty when all are fine)."""
+    problems = []
+    for key in FILE_FOLDERS:
+        try:
+            _resolve(key, str(card.fields.get(key, "")), card)
+        except CardFileError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def kernel_job(card: Card) -> dict[str, Any]:
-    """What the judge child needs to run this card (plain JSON)."""
+    """What the judge child needs to run this card (plain JSON).
+
+    Raises CardFileError for a card whose files lead outside their folders: the
+    judge is never given such a path. Whether the learner has trusted a deck's
+    harness is asked separately (drill.kernel.trust.locked_reason).
+    """
     files = kernel_files(card)
     return {
         "card": card.id,
@@ -79,8 +171,16 @@ def check_kernel_card(card: Card) -> list[str]:
     target = f.get("target_pct")
     if isinstance(target, (int, float)) and not 0 < target <= 100:
         problems.append(f"target_pct must be above 0 and at most 100 (got {target})")
+    bad_names = file_problems(card)
+    if bad_names:
+        return problems + bad_names
     files = kernel_files(card)
-    for key, path in (("starter", files.starter), ("solution", files.solution), ("writeup", files.writeup), ("harness", files.harness)):
+    for key, path in (
+        ("starter", files.starter),
+        ("solution", files.solution),
+        ("writeup", files.writeup),
+        ("harness", files.harness),
+    ):
         if not path.is_file():
             problems.append(f"{key} file not found: {path}")
     if language in LANGUAGES:
@@ -110,7 +210,9 @@ def check_kernel_card(card: Card) -> list[str]:
         if language == "triton":
             problems.extend(f"{key} {m}" for m in _check_python(source, path.name, tuple(entry)))
         else:
-            problems.extend(f"{key} {m}" for m in _check_cuda(source, path.name, tuple(entry), consts.get("LAUNCH_KEYS")))
+            problems.extend(
+                f"{key} {m}" for m in _check_cuda(source, path.name, tuple(entry), consts.get("LAUNCH_KEYS"))
+            )
     return problems
 
 
@@ -139,5 +241,5 @@ def _check_cuda(source: str, filename: str, entry: tuple[str, ...], launch_keys:
         out.extend(f"{filename} does not compile: {m}" for m in result.errors[:3])
         return out
     names = {r.name for r in result.resources}
-    out.extend(f"{filename} has no `extern \"C\" __global__` kernel `{e}`" for e in entry if e not in names)
+    out.extend(f'{filename} has no `extern "C" __global__` kernel `{e}`' for e in entry if e not in names)
     return out

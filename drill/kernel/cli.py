@@ -1,4 +1,4 @@
-"""`drill kernel run|list` and `drill gpu calibrate`: the kernel judge without the app."""
+"""`drill kernel run|list`, `drill gpu calibrate` and `drill trust`: the kernel judge without the app."""
 
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def _common(p: argparse.ArgumentParser) -> None:
     # SUPPRESS keeps a value given before the command (drill --data-dir X kernel ...) from being reset
-    p.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where drafts and the GPU calibration live")
-    p.add_argument("--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra deck file or folder")
+    p.add_argument(
+        "--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where drafts and the GPU calibration live"
+    )
+    p.add_argument(
+        "--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra deck file or folder"
+    )
 
 
 def add_parser(subparsers: Any) -> None:
-    kernel = subparsers.add_parser("kernel", help="judge kernel cards without the app", description="Kernel cards: judge, list.")
+    kernel = subparsers.add_parser(
+        "kernel", help="judge kernel cards without the app", description="Kernel cards: judge, list."
+    )
     ksub = kernel.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
     run = ksub.add_parser(
         "run",
@@ -42,8 +48,28 @@ def add_parser(subparsers: Any) -> None:
     cal.add_argument("--json", action="store_true", help="print the measurement as JSON")
     _common(cal)
 
+    trust = subparsers.add_parser(
+        "trust",
+        help="let kernel cards from a deck folder run its Python",
+        description="Kernel cards from your own decks run Python (their harness) in the judge. Read that code, "
+        "then trust the folder: it is recorded with a hash of every Python file under its kernels/ folder, and any "
+        "change to them locks the folder's cards again. Exit 0 on success, 1 when there is nothing to trust "
+        "or nothing to revoke, 2 on a usage error.",
+    )
+    trust.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="the deck folder (or a deck file in it) whose kernels/ Python you have read",
+    )
+    trust.add_argument("--list", action="store_true", help="the trusted folders and whether they changed since")
+    trust.add_argument("--revoke", metavar="PATH", help="stop trusting a folder")
+    trust.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the trust record lives")
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.command == "trust":
+        return _trust(args)
     if args.command == "gpu":
         if getattr(args, "gpu_command", None) != "calibrate":
             print("usage: drill gpu calibrate", file=sys.stderr)
@@ -74,22 +100,28 @@ def kernel_cards(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from drill.kernel.cards import kernel_files
+    from drill.kernel.cards import CardFileError, kernel_files
     from drill.kernel.drafts import extension_for, has_draft
+    from drill.kernel.trust import locked_reason
 
     cards = kernel_cards(args)
     data_dir = _data_dir(args)
     rows = []
     for card in sorted(cards.values(), key=lambda c: c.id):
         language = str(card.fields.get("language"))
+        try:
+            starter = str(kernel_files(card).starter)
+        except CardFileError:
+            starter = ""
         rows.append(
             {
                 "id": card.id,
                 "language": language,
                 "topic": card.topic,
                 "target_pct": card.fields.get("target_pct"),
-                "starter": str(kernel_files(card).starter),
+                "starter": starter,
                 "draft": has_draft(data_dir, card.id, extension_for(language)),
+                "locked": locked_reason(card, data_dir),
             }
         )
     if args.json:
@@ -101,7 +133,10 @@ def _list(args: argparse.Namespace) -> int:
     width = max(len(r["id"]) for r in rows)
     for r in rows:
         draft = "  (draft)" if r["draft"] else ""
-        print(f"{r['id']:<{width}}  {r['language']:<6}  target {r['target_pct']:>3} %  {r['topic']:<16} {Path(r['starter']).name}{draft}")
+        locked = "  (locked: see `drill kernel run`)" if r["locked"] else ""
+        print(
+            f"{r['id']:<{width}}  {r['language']:<6}  target {r['target_pct']:>3} %  {r['topic']:<16} {Path(r['starter']).name}{draft}{locked}"
+        )
     return EXIT_OK
 
 
@@ -123,8 +158,7 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     from drill.kernel.cards import kernel_job
-    from drill.kernel.client import JudgeClient
-    from drill.kernel.verdict import format_verdict, suggest_kernel_grade
+    from drill.kernel.trust import locked_reason
 
     cards = kernel_cards(args)
     card = cards.get(args.card_id)
@@ -136,6 +170,13 @@ def _run(args: argparse.Namespace) -> int:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
     data_dir = _data_dir(args)
+    reason = locked_reason(card, data_dir)
+    if reason:  # checked before anything is read or the judge is started
+        print(f"drill kernel run: {reason}", file=sys.stderr)
+        return EXIT_USAGE
+    from drill.kernel.client import JudgeClient
+    from drill.kernel.verdict import format_verdict, suggest_kernel_grade
+
     try:
         source, origin = source_for(card, data_dir, args.file)
     except (OSError, UnicodeDecodeError) as exc:
@@ -147,7 +188,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  ... {event.get('name')}", file=sys.stderr, flush=True)
 
     with JudgeClient(data_dir=data_dir) as client:
-        verdict = client.run(kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first")
+        verdict = client.run(
+            kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
+        )
     target = float(card.fields.get("target_pct") or 0)
     grade = suggest_kernel_grade(verdict, target)
     _record_attempt(data_dir, card.id, source, verdict.to_json())
@@ -188,3 +231,48 @@ def _calibrate(args: argparse.Namespace) -> int:
     else:
         print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)
     return EXIT_OK if result.get("event") == "calibrated" else EXIT_FAILED
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from drill.kernel import trust
+
+    given = [name for name, on in (("PATH", args.path), ("--list", args.list), ("--revoke", args.revoke)) if on]
+    if len(given) != 1:
+        print("usage: drill trust PATH | --list | --revoke PATH", file=sys.stderr)
+        return EXIT_USAGE
+    data_dir = _data_dir(args)
+    if args.list:
+        records = trust.load_trusted(data_dir)
+        if not records:
+            print(f"no trusted deck folders (record: {trust.trust_file(data_dir)})")
+            return EXIT_OK
+        for record in records.values():
+            print(
+                f"{record.folder}  {len(record.files)} file(s), trusted {record.trusted_at}: {trust.folder_state(record)}"
+            )
+        return EXIT_OK
+    if args.revoke:
+        if not trust.revoke(args.revoke, data_dir):
+            print(f"drill trust: {trust.deck_folder(args.revoke)} was not trusted; nothing to revoke", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"no longer trusted: {trust.deck_folder(args.revoke)} (recorded in {trust.trust_file(data_dir)})")
+        return EXIT_OK
+    if not Path(args.path).expanduser().exists():
+        print(f"drill trust: no such file or folder: {args.path}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        record, where = trust.trust(args.path, data_dir)
+    except trust.NothingToTrust as exc:
+        print(f"drill trust: {exc}; nothing to trust", file=sys.stderr)
+        return EXIT_FAILED
+    except (OSError, ValueError) as exc:
+        print(f"drill trust: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    width = max(len(rel) for rel in record.files)
+    print(f"trusting the Python of {record.folder}:")
+    for rel, digest in record.files.items():
+        print(f"  {rel:<{width}}  sha256 {digest}")
+    harnesses = len(trust.harness_files(record.files))
+    print(f"{len(record.files)} file(s), {harnesses} of them harnesses; recorded in {where}")
+    print("kernel cards from this folder may now run this code; a change to any of these files locks them again")
+    return EXIT_OK
