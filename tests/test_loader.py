@@ -184,3 +184,26 @@ def test_drill_version_is_the_package_version(monkeypatch):
     from drill.cards import loader
 
     assert loader.drill_version() == drill.__version__ == importlib.metadata.version("drill")
+
+
+def test_alias_bombs_deep_nesting_and_odd_kinds_are_problems_and_the_rest_loads(write_deck):
+    from drill.cards.loader import load_decks
+
+    bomb = "\n".join(
+        [f"    l0: &l0 [{', '.join(['x'] * 9)}]"]
+        + [f"    l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 8)]
+    )
+    deck = write_deck(
+        "deck: T\ncards:\n"
+        '  - {id: fine, kind: concept, topic: gpu-arch, prompt: "p?", answer: "a.", sources: [s]}\n'
+        "  - id: bomb\n    kind: shape_trace\n    topic: gpu-arch\n" + bomb + "\n"
+        "  - id: deep\n    kind: concept\n    topic: gpu-arch\n    prompt: " + "[" * 300 + "]" * 300 + "\n"
+        "  - {id: odd, kind: [x], topic: gpu-arch}\n"
+    )
+    decks = load_decks([deck])
+    assert list(decks.cards) == ["fine"]
+    messages = {p.card_id: (p.line, p.message) for p in decks.problems}
+    assert "expands to more than 100,000 values" in messages["bomb"][1]
+    assert "nested more than 64 levels" in messages["deep"][1]
+    assert "unknown kind" in messages["odd"][1]
+    assert all(line >= 1 for line, _ in messages.values())

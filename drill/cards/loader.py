@@ -90,6 +90,13 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
+    deep = _nesting_beyond_limit(text)
+    if deep is not None:
+        return [
+            Problem(
+                where, deep, "-", f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
+            )
+        ]
     loader = _Loader(text)
     try:
         try:
@@ -98,6 +105,8 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
             return [Problem(where, _line(exc), "-", f"YAML syntax error: {_yaml_message(exc)}")]
         except yaml.YAMLError as exc:
             return [Problem(where, 0, "-", f"YAML error: {exc}")]
+        except RecursionError:
+            return [Problem(where, 1, "-", "nested too deeply to read")]
         if root is None:
             return [Problem(where, 1, "-", "empty deck")]
         if not isinstance(root, yaml.MappingNode):
@@ -126,9 +135,87 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         loader.dispose()
 
 
+MAX_VALUES = 100_000  # values one card may expand to, aliases counted each time they are used
+MAX_DEPTH = 64  # nesting a card may have
+FILE_MAX_DEPTH = 5_000  # beyond some tens of thousands of levels the YAML reader itself crashes
+
+
+def _expanded_size(node: yaml.Node) -> tuple[int, int]:
+    """(values, depth) of a node tree once aliases are expanded, computed without expanding them."""
+    sizes: dict[int, tuple[int, int]] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, children_done = stack.pop()
+        key = id(current)
+        if key in sizes:
+            continue
+        if isinstance(current, yaml.ScalarNode):
+            sizes[key] = (1, 1)
+            continue
+        kids = [n for pair in current.value for n in pair] if isinstance(current, yaml.MappingNode) else current.value
+        if not children_done:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes and k is not current)
+            continue
+        values, depth = 1, 1
+        for k in kids:
+            kv, kd = sizes.get(id(k), (MAX_VALUES + 1, MAX_DEPTH + 1))  # a node that holds itself
+            values += kv
+            depth = max(depth, kd + 1)
+        sizes[key] = (min(values, 10 * MAX_VALUES), min(depth, 10 * MAX_DEPTH))
+    return sizes[id(node)]
+
+
+_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _nesting_beyond_limit(text: str) -> int | None:
+    """The line where nesting passes FILE_MAX_DEPTH, or None; the YAML reader itself would crash on deeper input.
+
+    A bracket count and the widest indentation decide cheaply whether to look closer;
+    only then are the parser's events counted.
+    """
+    brackets = _BRACKETS.sub("", text)
+    depth = widest = 0
+    for ch in brackets:
+        depth += 1 if ch in "[{" else -1
+        widest = max(widest, depth)
+    indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
+    if widest <= FILE_MAX_DEPTH and indent <= FILE_MAX_DEPTH:
+        return None
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > FILE_MAX_DEPTH:
+                    return event.start_mark.line + 1
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the reader reports the syntax error with its line
+    return None
+
+
 def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list) -> Any:
+    values, depth = _expanded_size(node)
+    if values > MAX_VALUES:
+        out.append(
+            Problem(
+                where,
+                node.start_mark.line + 1,
+                card_id,
+                f"expands to more than {MAX_VALUES:,} values (YAML aliases used over and over?)",
+            )
+        )
+        return None
+    if depth > MAX_DEPTH:
+        out.append(Problem(where, node.start_mark.line + 1, card_id, f"nested more than {MAX_DEPTH} levels deep"))
+        return None
     try:
         return loader.construct_object(node, deep=True)
+    except RecursionError:
+        out.append(Problem(where, node.start_mark.line + 1, card_id, "nested too deeply to read"))
     except yaml.MarkedYAMLError as exc:
         out.append(Problem(where, _line(exc, node), card_id, f"YAML error: {_yaml_message(exc)}"))
     except (yaml.YAMLError, ValueError, TypeError) as exc:
@@ -164,8 +251,8 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str) -> list
     if kind is None:
         bad(None, "missing required field `kind`")
         return problems
-    if kind not in KINDS:
-        bad("kind", f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    if not isinstance(kind, str) or kind not in KINDS:
+        bad("kind", f"unknown kind {str(kind)[:80]!r} (known: {', '.join(KINDS)})")
         return problems
     spec = KINDS[kind]
     allowed = {**COMMON_FIELDS, **spec.fields}
