@@ -103,8 +103,12 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
             root = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             return [Problem(where, _line(exc), "-", f"YAML syntax error: {_yaml_message(exc)}")]
+        except yaml.reader.ReaderError as exc:
+            line = text.count("\n", 0, max(0, exc.position)) + 1
+            code = ord(exc.character) if isinstance(exc.character, str) else int(exc.character)
+            return [Problem(where, line, "-", f"YAML error: character U+{code:04X} is not allowed ({exc.reason})")]
         except yaml.YAMLError as exc:
-            return [Problem(where, 0, "-", f"YAML error: {exc}")]
+            return [Problem(where, 1, "-", "YAML error: " + " ".join(str(exc).split()))]
         except RecursionError:
             return [Problem(where, 1, "-", "nested too deeply to read")]
         if root is None:
