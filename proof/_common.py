@@ -82,8 +82,10 @@ def unprivileged() -> tuple[list[str], str]:
     candidates = []
     if shutil.which("setpriv"):
         candidates.append(
-            ([shutil.which("setpriv") or "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"],
-             "setpriv --reuid=65534 (nobody)")
+            (
+                [shutil.which("setpriv") or "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"],
+                "setpriv --reuid=65534 (nobody)",
+            )
         )
     if shutil.which("runuser"):
         candidates.append(([shutil.which("runuser") or "runuser", "-u", "nobody", "--"], "runuser -u nobody"))
@@ -91,7 +93,10 @@ def unprivileged() -> tuple[list[str], str]:
         probe = run([sys.executable, "-c", "import drill.store.store"], prefix, timeout=60)
         if probe.rc == 0:
             return prefix, f"running as root: read-only cases run as user nobody via {how}"
-    return [], "running as root and no way to drop to another user: read-only cases are NOT meaningful (root ignores modes)"
+    return (
+        [],
+        "running as root and no way to drop to another user: read-only cases are NOT meaningful (root ignores modes)",
+    )
 
 
 def readable_by_all(path: Path) -> None:

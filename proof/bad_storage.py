@@ -145,8 +145,10 @@ def run_case(case: Case, ro_prefix: list[str]) -> list[str]:
             result = run([*DRILL, *args, "--data-dir", str(data)], prefix)
             verdict = judge(case, result)
             shown = result.message or "(nothing on stderr)"
-            print(f"  drill {' '.join(args):13s} exit {result.rc}  traceback {'YES' if result.traceback else 'no '}"
-                  f"  stderr lines {result.stderr_lines}  {'ok' if not verdict else 'BAD: ' + verdict}")
+            print(
+                f"  drill {' '.join(args):13s} exit {result.rc}  traceback {'YES' if result.traceback else 'no '}"
+                f"  stderr lines {result.stderr_lines}  {'ok' if not verdict else 'BAD: ' + verdict}"
+            )
             print(f"    {shown}")
             if verdict:
                 failures.append(f"{case.name} / drill {' '.join(args)}: {verdict}")
@@ -189,7 +191,12 @@ def app_in_terminal(data: Path, seconds: float = 20.0) -> tuple[int | None, str]
     env = child_env()
     env.update(TERM="xterm-256color", COLUMNS="100", LINES="30")
     proc = subprocess.Popen(
-        [*DRILL, "--data-dir", str(data)], stdin=slave, stdout=slave, stderr=slave, cwd=REPO, env=env,
+        [*DRILL, "--data-dir", str(data)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=REPO,
+        env=env,
         start_new_session=True,
     )
     os.close(slave)
@@ -252,8 +259,10 @@ def main() -> int:
     message = next((line for line in lines if DB_NAME in line), lines[0] if lines else "(no output)")
     traceback = "Traceback" in output
     print("app (`drill` with no command), garbage database file, in a pseudo-terminal:")
-    print(f"  exit {rc if rc is not None else 'none (still running at the time limit; stopped)'}"
-          f"  traceback {'YES' if traceback else 'no '}  output lines {len(lines)}")
+    print(
+        f"  exit {rc if rc is not None else 'none (still running at the time limit; stopped)'}"
+        f"  traceback {'YES' if traceback else 'no '}  output lines {len(lines)}"
+    )
     print(f"    {message[:300]}")
     if traceback:
         failures.append("app / garbage file: traceback")

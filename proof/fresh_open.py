@@ -120,8 +120,16 @@ def round_of(trials: int, gated: bool) -> dict:
         mark = "ok" if not bad and not problem else "FAILED"
         print(f"  [{label}] trial {i + 1:2d}: {n} processes, exits {sorted(r.rc for r in runs)} {mark}", flush=True)
     print(f"{label}: {trials} trials in {time.monotonic() - began:.0f} s")
-    for key in ("trials", "trials with 2 processes", "trials with 4 processes", "processes",
-                "failures to open", "tracebacks seen", "bad files afterwards", "failed trials"):
+    for key in (
+        "trials",
+        "trials with 2 processes",
+        "trials with 4 processes",
+        "processes",
+        "failures to open",
+        "tracebacks seen",
+        "bad files afterwards",
+        "failed trials",
+    ):
         print(f"  {key:24s} {stats[key]}")
     for message, count in errors.most_common():
         print(f"  error x{count}: {message}")
