@@ -4,13 +4,14 @@ Each app runs as its own process on a fresh pseudo-terminal of a chosen size
 (set on the terminal itself, as a terminal window does). Everything it paints
 goes through a small terminal emulator kept here, so a proof reads the screen as
 rows of text: the top line, the grade bar, the key line, notices. Nothing beyond
-the standard library is needed, so the proofs run the same on any Linux or
-macOS machine with or without tmux.
+the standard library is needed (no tmux, no terminal emulator package), so the
+proofs run wherever Python has pseudo-terminals (Linux, other POSIX systems).
 
 The emulator covers what a full-screen terminal app sends: cursor moves, erases,
-colours and styles (kept only as far as reverse video), the alternate screen,
-scroll regions, wide characters, and the queries and mode switches it may send
-(answered by nothing, as a plain terminal would).
+insertions and deletions, the alternate screen, scroll regions, autowrap, wide
+characters, and the queries and mode switches it may send (answered by nothing,
+as a plain terminal would). Colours and styles are read past: the proofs look
+at text.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import termios
 import threading
 import time
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -55,7 +57,6 @@ HINT_START = {
     "kernel": "space ",
 }
 REVEALED = re.compile(r"(suggested \d \(enter\) · )?0 blackout")
-GRADE_WORDS = ("0 blackout", "1 wrong", "2 almost", "3 hard", "4 good", "5 perfect")
 # A notice that reports trouble, and screen text that only trouble puts there (card text
 # may well say "error", so the wider words are looked for in notices only).
 NOTICE_TROUBLE = re.compile(r"lock|error|Error|ERROR|database|Traceback|cannot|failed", re.I)
@@ -84,8 +85,6 @@ class Terminal:
         self.main = self._blank_screen()
         self.alt = self._blank_screen()
         self.grid = self.main
-        self.reverse = False
-        self.rev_grid = [[False] * cols for _ in range(rows)]
         self.x = self.y = 0
         self.saved_cursor = (0, 0)
         self.top, self.bottom = 0, rows - 1
@@ -145,7 +144,6 @@ class Terminal:
             self._linefeed()
         row = self.grid[self.y]
         row[self.x] = ch
-        self.rev_grid[self.y][self.x] = self.reverse
         if width == 2:
             row[self.x + 1] = None  # type: ignore[call-overload]
         if self.x + width >= self.cols:
@@ -307,7 +305,7 @@ class Terminal:
         elif final == "u":
             self.x, self.y = self.saved_cursor
         elif final == "m":
-            self._sgr(nums or [0])
+            pass  # colours and styles: the proofs read text only
         elif final in "hl" and private == "?":
             on = final == "h"
             for mode in nums:
@@ -315,23 +313,6 @@ class Terminal:
                     self.autowrap = on
                 elif mode in (47, 1047, 1049):
                     self._alternate(on, mode)
-
-    def _sgr(self, nums: list[int]) -> None:
-        k = 0
-        while k < len(nums):
-            v = nums[k]
-            if v == 0:
-                self.reverse = False
-            elif v == 7:
-                self.reverse = True
-            elif v == 27:
-                self.reverse = False
-            elif v in (38, 48, 58):  # extended colour: skip its arguments
-                if k + 1 < len(nums) and nums[k + 1] == 5:
-                    k += 2
-                elif k + 1 < len(nums) and nums[k + 1] == 2:
-                    k += 4
-            k += 1
 
     def _erase_line(self, start: int, stop: int) -> None:
         row = self.grid[self.y]
@@ -382,6 +363,19 @@ def drill_command(data_dir: Path, *flags: str) -> list[str]:
     return [*head, "--data-dir", str(data_dir), *flags]
 
 
+@dataclass
+class Top:
+    """The app's top line: `done D · left L · N saved │ Deck · kind`."""
+
+    done: int
+    left: int
+    saved: int
+    where: str
+    kind: str | None  # None where the line does not show it
+    line: str
+    kind_from_hint: bool = False  # the kind was read from the hint under the card instead
+
+
 class AppGone(RuntimeError):
     """The app process ended (killed, crashed or quit) while the proof waited on it."""
 
@@ -400,7 +394,9 @@ class App:
         self.argv = list(argv)
         self.cols, self.rows = cols, rows
         self.term = Terminal(cols, rows)
-        self.raw = bytearray()  # everything the app wrote, for crash scanning
+        self.raw = bytearray()  # everything the app wrote
+        self.saw_traceback = False  # "Traceback" anywhere in it
+        self._tail = b""
         self.lock = threading.Lock()
         self.last_output = time.monotonic()
         self.started = time.monotonic()
@@ -437,6 +433,9 @@ class App:
                 self.raw.extend(data)
                 self.term.feed(data)
                 self.last_output = time.monotonic()
+                seen = strip_escapes((self._tail + data).decode("utf-8", "replace"))
+                self.saw_traceback = self.saw_traceback or "Traceback" in seen
+                self._tail = data[-256:]
         self._eof.set()
 
     def lines(self) -> list[str]:
@@ -452,8 +451,8 @@ class App:
         with self.lock:
             return strip_escapes(bytes(self.raw).decode("utf-8", "replace"))
 
-    def top(self) -> dict[str, object] | None:
-        """The top line read back: done, left, saved, deck, kind; None while no card line is painted."""
+    def top(self) -> Top | None:
+        """The top line read back; None while no card line is painted."""
         with self.lock:
             first = self.term.lines()[0] if self.term.rows else ""
         m = TOP.search(first)
@@ -461,14 +460,23 @@ class App:
             return None
         where = m.group("where")
         kind = next((k for k in KINDS if where.split("  ")[0].endswith("· " + k)), None)
-        return {
-            "done": int(m.group("done")),
-            "left": int(m.group("left")),
-            "saved": int(m.group("saved") or 0),
-            "where": where,
-            "kind": kind,
-            "line": first.rstrip(),
-        }
+        return Top(
+            done=int(m.group("done")),
+            left=int(m.group("left")),
+            saved=int(m.group("saved") or 0),
+            where=where,
+            kind=kind,
+            line=first.strip(),
+        )
+
+    def saved(self) -> int:
+        """The "N saved" of the top line (0 while it is not shown)."""
+        top = self.top()
+        return top.saved if top else 0
+
+    def left(self) -> int | None:
+        top = self.top()
+        return top.left if top else None
 
     def kind_from_hint(self) -> str | None:
         """The card's kind read from the hint under it (and, for typed answers, the fields' placeholders)."""
@@ -502,7 +510,8 @@ class App:
 
     def toasts(self) -> list[str]:
         """The notices painted now (each a box with a ▌ edge at the right of the screen), as text."""
-        found, current = [], []
+        found: list[str] = []
+        current: list[str] = []
         for line in self.lines():
             at = line.find("▌")
             if at < 0:
@@ -521,7 +530,7 @@ class App:
         """What reads like an error: a notice about locks or errors, a database message, a traceback."""
         found = [f"notice: {t}" for t in self.toasts() if NOTICE_TROUBLE.search(t)]
         found += [f"screen: {line.strip()}" for line in self.lines() if SCREEN_TROUBLE.search(line)]
-        if "Traceback" in self.output_text():
+        if self.saw_traceback:
             found.append("Traceback in the app's output")
         return found
 
@@ -569,7 +578,7 @@ class App:
                 return
             time.sleep(0.01)
 
-    def wait_card(self, timeout: float = 30.0, quiet: float = 0.1) -> dict[str, object] | None:
+    def wait_card(self, timeout: float = 30.0, quiet: float = 0.1) -> Top | None:
         """Wait for a fresh card, fully painted (returned: its top line), or the end-of-day screen (None).
 
         The top line changes first; the card's prompt, fields and hint follow a
@@ -583,12 +592,12 @@ class App:
             top = self.top()
             if top is None or self.revealed():
                 return None
-            if top["kind"] is None:  # the kind is not on the top line (cut short, or under a notice)
-                top["kind"] = self.kind_from_hint()
-                top["kind_from_hint"] = True
-                if top["kind"] is None and self.quiet_for() < 2.0:
+            if top.kind is None:  # the kind is not on the top line (cut short, or under a notice)
+                top.kind = self.kind_from_hint()
+                top.kind_from_hint = True
+                if top.kind is None and self.quiet_for() < 2.0:
                     return None
-            start = HINT_START.get(str(top["kind"]))
+            start = HINT_START.get(str(top.kind))
             if start is not None and not self.grade_bar().startswith(start):
                 return None
             if self.quiet_for() < quiet:
@@ -596,7 +605,7 @@ class App:
             return top
 
         result = self.wait_for(ready, timeout)
-        return result if isinstance(result, dict) else None
+        return result if isinstance(result, Top) else None
 
     # -- ending ----------------------------------------------------------------
     def kill9(self) -> None:

@@ -113,7 +113,7 @@ class Trial:
     def read_saved(self) -> int:
         top = self.app.top()
         if top is not None:
-            self.saved_seen = max(self.saved_seen, int(top["saved"]))  # type: ignore[arg-type]
+            self.saved_seen = max(self.saved_seen, top.saved)
         return self.saved_seen
 
     def run(self) -> None:
@@ -138,10 +138,10 @@ class Trial:
                 self.kill("all cards done")
                 return
             self.read_saved()
-            if not answerer.answer(top["kind"]):  # type: ignore[arg-type]
-                left = top["left"]
+            if not answerer.answer(top.kind):
+                left = top.left
                 answerer.set_aside()
-                app.wait_for(lambda: (app.top() or {}).get("left") != left, 10)
+                app.wait_for(lambda: app.left() != left, 10)
                 continue
             grade = rng.choices(range(6), weights=(1, 2, 3, 3, 3, 2))[0]
             before = self.saved_seen
@@ -161,14 +161,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the data directory and print where it is")
     args = parser.parse_args()
-    trials = 4 if args.quick else args.trials
+    trials = 6 if args.quick else args.trials
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="drill-kill9-"))
     data = tmp / "data"
     started = time.monotonic()
 
-    modes = Counter()
+    modes: Counter[str] = Counter()
     kills = confirmed_total = present = absent = 0
     integrity_failures = open_failures = tracebacks = ended_alone = unexplained = 0
     lost_max = tab_missed = experiment_lost = stalls = 0
@@ -258,16 +258,16 @@ def main() -> int:
         answerer = Answerer(final, rng)
         graded = 0
         while top is not None and graded < 1:
-            if answerer.answer(top["kind"]):  # type: ignore[arg-type]
-                before = int(top["saved"])  # type: ignore[arg-type]
+            if answerer.answer(top.kind):
+                before = top.saved
                 answerer.key("4", "grade")
-                final.wait_for(lambda: (final.top() or {}).get("saved", 0) > before, 15)
+                final.wait_for(lambda: final.saved() > before, 15)
                 graded += 1
                 confirmed_total += 1
             else:
-                left = top["left"]
+                left = top.left
                 answerer.set_aside()
-                final.wait_for(lambda: (final.top() or {}).get("left") != left, 10)
+                final.wait_for(lambda: final.left() != left, 10)
             top = final.wait_card(timeout=30)
         final.settle(0.2)
         final.send(CTRL_Q)

@@ -30,6 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from _screen import CTRL_Q, ENTER, Answerer, App, AppGone, app_env, drill_command
 
@@ -46,9 +47,9 @@ KEYS = ("^z Undo", "^s Suspend", "^t Bury", "^q Quit", "^p palette")
 SGR = re.compile(r"\x1b\[([0-9;:]*)m")
 
 
-def colour_codes(raw: str) -> tuple[int, set[tuple]]:
+def colour_codes(raw: str) -> tuple[int, set[tuple[int, ...]]]:
     """How many style sequences the app sent that set a colour, and how many distinct colours they name."""
-    count, colours = 0, set()
+    count, colours = 0, set[tuple[int, ...]]()
     for params in SGR.findall(raw):
         nums = [int(p) if p.isdigit() else 0 for p in re.split("[;:]", params)]
         k, hit = 0, False
@@ -61,14 +62,14 @@ def colour_codes(raw: str) -> tuple[int, set[tuple]]:
                 hit = True
                 continue
             if 30 <= n <= 37 or 40 <= n <= 47 or 90 <= n <= 97 or 100 <= n <= 107:
-                colours.add((n % 10, n >= 90))
+                colours.add((n % 10, int(n >= 90)))
                 hit = True
             k += 1
         count += hit
     return count, colours
 
 
-def grey(colour: tuple) -> bool:
+def grey(colour: tuple[int, ...]) -> bool:
     """Whether a colour named in a style sequence is black, white or a grey."""
     if len(colour) == 2 and colour[0] == 5:
         return colour[1] >= 232 or colour[1] in (0, 7, 8, 15, 16, 231)
@@ -129,56 +130,78 @@ def clear_notices(app: App) -> None:
         pass
 
 
-def run_case(case: Case, rng: random.Random) -> dict[str, object]:
+@dataclass
+class Outcome:
+    case: str
+    size: str
+    problems: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # seen and reported, not part of PASS/FAIL
+    first_paint: str = "-"
+    top: str = "-"
+    kind: str = "-"  # the first card's kind
+    hints: dict[str, str] = field(default_factory=dict)  # by kind: the hint under a fresh card
+    bars: dict[str, str] = field(default_factory=dict)  # by kind: the grade bar once the answer shows
+    keys: str = "-"
+    graded: str = "no"
+    exit: str = "-"
+    traceback: str = "-"
+    colour_codes: int = 0
+    colours: int = 0
+    greys_only: str = "-"
+    undecodable: int = 0
+    encoding: str = "-"
+
+
+def run_case(case: Case, rng: random.Random) -> Outcome:
     env = app_env(case.env)
     tmp = Path(tempfile.mkdtemp(prefix="drill-term-"))
     app = App(drill_command(tmp / "data", *FLAGS), cols=case.cols, rows=case.rows, env=env)
-    row: dict[str, object] = {"case": case.name, "size": f"{case.cols}x{case.rows}", "problems": []}
-    problems: list[str] = row["problems"]  # type: ignore[assignment]
-    row["findings"] = findings = []  # seen and reported, not part of PASS/FAIL
+    out = Outcome(case.name, f"{case.cols}x{case.rows}")
+    problems = out.problems
     started = time.monotonic()
+    answerer = Answerer(app, rng)
     try:
         top = app.wait_card(timeout=60)
-        row["first paint"] = f"{time.monotonic() - started:.1f} s"
-        if top is None or not str(top["line"]).lstrip().startswith("done 0 · left"):
+        out.first_paint = f"{time.monotonic() - started:.1f} s"
+        if top is None or not top.line.startswith("done 0 · left"):
             problems.append(f"first card not painted; top line: {app.lines()[0].strip()!r}")
             raise RuntimeError
-        row["top"] = str(top["line"]).strip()
-        answerer = Answerer(app, rng)
-        row["hints"], row["bars"] = {}, {}
+        out.top = top.line
         saved = 0
         for _ in range(40):
             if top is None:
                 break
-            kind = str(top["kind"])
+            kind = str(top.kind)
             if kind == "kernel":  # its space key opens an editor: bury it
-                left = top["left"]
+                left = top.left
                 answerer.set_aside()
-                app.wait_for(lambda: (app.top() or {}).get("left") != left, 10)
+                app.wait_for(lambda: app.left() != left, 10)
                 top = app.wait_card(timeout=30)
                 continue
-            if case.every_kind and kind == "concept" and kind in row["bars"]:  # type: ignore[operator]
+            if case.every_kind and kind == "concept" and kind in out.bars:
                 app.send(ENTER)  # seen already: show the answer and grade it at once
                 app.wait_for(app.revealed, 15)
                 app.send("5")
                 saved += 1
-                app.wait_for(lambda: (app.top() or {}).get("saved") == saved, 15)
+                app.wait_for(lambda: app.saved() == saved, 15)
                 top = app.wait_card(timeout=30)
                 continue
             clear_notices(app)
             shown = app.top()
-            if shown is not None and shown["kind"] is None:  # no notice covers it: the line is cut
-                findings.append(
-                    f"top line cut at {case.cols} columns, the card kind ({kind}) is not shown: {shown['line'].strip()!r}"
+            if shown is not None and shown.kind is None:  # no notice covers it: the line is cut
+                out.findings.append(
+                    f"top line cut at {case.cols} columns, the card kind ({kind}) is not shown: {shown.line!r}"
                 )
-            row.setdefault("kind", kind)
+            if out.kind == "-":
+                out.kind = kind
             hint = app.grade_bar()
-            row["hints"].setdefault(kind, hint)  # type: ignore[union-attr]
+            out.hints.setdefault(kind, hint)
             wrong = whole(hint, HINTS.get(kind, hint))
             if wrong:
                 problems.append(f"{kind} hint line {wrong}")
             keys = app.key_line()
-            row.setdefault("keys", keys)
+            if out.keys == "-":
+                out.keys = keys
             missing = [k for k in KEYS if k not in keys]
             if missing:
                 problems.append(f"key line lacks {missing}: shows {keys!r}")
@@ -188,50 +211,51 @@ def run_case(case: Case, rng: random.Random) -> dict[str, object]:
             app.settle(0.1)
             clear_notices(app)
             bar = app.grade_bar()
-            row["bars"].setdefault(kind, bar)  # type: ignore[union-attr]
+            out.bars.setdefault(kind, bar)
             suggested = re.match(r"suggested \d \(enter\) · ", bar)
             wrong = whole(bar[suggested.end() :] if suggested else bar, GRADES)
             if wrong:
                 problems.append(f"{kind} grade bar {wrong}")
             app.send("4")
             saved += 1
-            app.wait_for(lambda: (app.top() or {}).get("saved") == saved, 15)
-            if not case.every_kind or len(row["bars"]) == len(HINTS):  # type: ignore[arg-type]
+            app.wait_for(lambda: app.saved() == saved, 15)
+            if not case.every_kind or len(out.bars) == len(HINTS):
                 break
             top = app.wait_card(timeout=30)
-        if answerer.tab_missed:
-            findings.append(f"tab did not move into the choice list on {answerer.tab_missed} diagnosis card(s)")
-        if answerer.experiment_lost:
-            findings.append(f"a typed experiment line went nowhere {answerer.experiment_lost} time(s)")
-        row["graded"] = f"{saved} ({', '.join(row['bars'])})" if case.every_kind else f"yes ({saved} saved)"  # type: ignore[arg-type]
-        if case.every_kind and len(row["bars"]) < len(HINTS):  # type: ignore[arg-type]
-            problems.append(f"only these kinds came up: {list(row['bars'])}")  # type: ignore[call-overload]
+        out.graded = f"{saved} ({', '.join(out.bars)})" if case.every_kind else f"yes ({saved} saved)"
+        if case.every_kind and len(out.bars) < len(HINTS):
+            problems.append(f"only these kinds came up: {list(out.bars)}")
         app.settle(0.2)
         app.send(CTRL_Q)
         rc = app.wait_exit(20)
-        row["exit"] = rc if rc is not None else "still running"
+        out.exit = str(rc) if rc is not None else "still running"
         if rc != 0:
             problems.append(f"exit status {rc}")
     except RuntimeError:
         pass
     except (AppGone, TimeoutError) as exc:
-        problems.append(f"{type(exc).__name__}: {exc}; screen top: {app.lines()[0].strip()!r}")
+        screen = "\n      ".join(line.rstrip() for line in app.lines() if line.strip())
+        problems.append(f"{type(exc).__name__}: {exc}; screen:\n      {screen}")
     finally:
         app.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    if answerer.tab_missed:
+        out.findings.append(f"tab did not move into the choice list on {answerer.tab_missed} diagnosis card(s)")
+    if answerer.experiment_lost:
+        out.findings.append(f"a typed experiment line went nowhere {answerer.experiment_lost} time(s)")
     output = app.output_text()
     raw = bytes(app.raw).decode("utf-8", "replace")
-    row["traceback"] = "yes" if "Traceback" in output else "no"
+    out.traceback = "yes" if "Traceback" in output else "no"
     if "Traceback" in output:
         problems.append("Traceback in the output")
-    row["colour codes"], colours = colour_codes(raw)
-    row["colours"] = len(colours)
-    row["greys only"] = "yes" if all(grey(c) for c in colours) else "no"
-    if "NO_COLOR" in case.env and row["greys only"] != "yes":
+    out.colour_codes, colours = colour_codes(raw)
+    out.colours = len(colours)
+    out.greys_only = "yes" if all(grey(c) for c in colours) else "no"
+    if "NO_COLOR" in case.env and out.greys_only != "yes":
         problems.append("NO_COLOR is set, yet the app paints in colour")
-    row["undecodable"] = raw.count("\ufffd")
-    row["encoding"] = python_encoding(env)
-    return row
+    out.undecodable = raw.count("\ufffd")
+    out.encoding = python_encoding(env)
+    return out
 
 
 def main() -> int:
@@ -245,35 +269,41 @@ def main() -> int:
     rows = [run_case(case, rng) for case in cases]
     elapsed = time.monotonic() - started
 
-    head = f"{'case':<16} {'size':<7} {'painted':<8} {'card':<14} {'graded':<52} {'exit':<5} {'traceback':<9} {'colour':<7} {'greys':<6} result"
+    columns: list[tuple[str, int, Callable[[Outcome], object]]] = [
+        ("case", 16, lambda r: r.case),
+        ("size", 7, lambda r: r.size),
+        ("1st card", 8, lambda r: r.first_paint),
+        ("kind", 8, lambda r: r.kind),
+        ("graded", 52, lambda r: r.graded),
+        ("exit", 5, lambda r: r.exit),
+        ("traceback", 9, lambda r: r.traceback),
+        ("colour", 7, lambda r: r.colour_codes),
+        ("greys", 6, lambda r: r.greys_only),
+        ("result", 6, lambda r: "ok" if not r.problems else "FAIL"),
+    ]
+    head = " ".join(f"{name:<{width}}" for name, width, _ in columns)
     print(head)
     print("-" * len(head))
     for r in rows:
-        result = "ok" if not r["problems"] else "FAIL"
-        print(
-            f"{r['case']:<16} {r['size']:<7} {str(r.get('first paint', '-')):<8} {str(r.get('kind', '-')):<14} "
-            f"{str(r.get('graded', 'no')):<52} {str(r.get('exit', '-')):<5} {r['traceback']:<9} {r['colour codes']!s:<7} {r['greys only']:<6} {result}"
-        )
+        print(" ".join(f"{str(value(r)):<{width}}" for _, width, value in columns).rstrip())
     print()
     for r in rows:
-        print(f"{r['case']}:")
-        print(
-            f"  python under this environment: {r['encoding']}; undecodable bytes in the app's output: {r['undecodable']}"
-        )
-        print(
-            f"  colour: {r['colour codes']} style sequences set a colour, {r['colours']} distinct colours; greys only: {r['greys only']}"
-        )
-        print(f"  top line:   {r.get('top', '-')}")
-        for kind, hint in r.get("hints", {}).items():  # type: ignore[union-attr]
+        print(f"{r.case}:")
+        print(f"  python under this environment: {r.encoding}")
+        print(f"  undecodable bytes in the app's output: {r.undecodable}")
+        print(f"  colour: {r.colour_codes} style sequences set a colour, {r.colours} distinct colours,")
+        print(f"          all of them greys: {r.greys_only}")
+        print(f"  top line:           {r.top}")
+        for kind, hint in r.hints.items():
             print(f"  {kind + ' hint:':<20} {hint}")
-            print(f"  {kind + ' grade bar:':<20} {r['bars'].get(kind, '-')}")  # type: ignore[index]
-        print(f"  key line:           {r.get('keys', '-')}")
-        for p in r["problems"]:  # type: ignore[attr-defined]
+            print(f"  {kind + ' grade bar:':<20} {r.bars.get(kind, '-')}")
+        print(f"  key line:           {r.keys}")
+        for p in r.problems:
             print(f"  problem: {p}")
-        for f in dict.fromkeys(r["findings"]):  # type: ignore[call-overload]
+        for f in dict.fromkeys(r.findings):
             print(f"  finding (reported, not part of PASS/FAIL): {f}")
     print(f"time {elapsed:.0f} s")
-    ok = all(not r["problems"] for r in rows)
+    ok = all(not r.problems for r in rows)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -48,6 +48,7 @@ class Learner(threading.Thread):
         self.rng = rng
         self.deadline = deadline
         self.sent = 0
+        self.sent_at: list[float] = []
         self.confirmed = 0
         self.buried = 0
         self.slowest_confirm = 0.0
@@ -70,21 +71,22 @@ class Learner(threading.Thread):
                 if top is None:
                     self.failure = "ran out of cards"
                     return
-                if not answerer.answer(top["kind"]):  # type: ignore[arg-type]
-                    left = top["left"]
+                if not answerer.answer(top.kind):
+                    left = top.left
                     answerer.set_aside()
-                    app.wait_for(lambda: (app.top() or {}).get("left") != left, 15)
+                    app.wait_for(lambda: app.left() != left, 15)
                     self.buried += 1
                     continue
                 self.watch()
-                before = int(top["saved"])  # type: ignore[arg-type]
+                before = top.saved
                 time.sleep(self.rng.uniform(0.02, 0.15))  # a glance at the answer
                 started = time.monotonic()
                 answerer.key(str(self.rng.choices(range(6), weights=(1, 2, 3, 3, 3, 2))[0]), "grade")
                 self.sent += 1
-                app.wait_for(lambda: (app.top() or {}).get("saved", 0) > before, 20)
+                self.sent_at.append(started)
+                app.wait_for(lambda: app.saved() > before, 20)
                 self.slowest_confirm = max(self.slowest_confirm, time.monotonic() - started)
-                self.confirmed = int((app.top() or {}).get("saved", 0))  # type: ignore[arg-type]
+                self.confirmed = app.saved()
                 self.watch()
         except (AppGone, TimeoutError) as exc:
             self.watch()
@@ -118,7 +120,16 @@ def main() -> int:
     print(f"two apps on one data directory: {trials} trial(s) of {seconds:g} s, seed {seed}")
 
     failures: list[str] = []
-    totals = {"sent": 0, "saved": 0, "log": 0, "trouble": 0, "tracebacks": 0, "tab missed": 0, "experiment lost": 0}
+    totals = {
+        "sent": 0,
+        "saved": 0,
+        "log": 0,
+        "trouble": 0,
+        "tracebacks": 0,
+        "tab missed": 0,
+        "experiment lost": 0,
+        "close": 0,
+    }
     for t in range(1, trials + 1):
         before = log_count(data)
         apps = [App(drill_command(data, *FLAGS), cols=100, rows=40) for _ in range(2)]
@@ -136,7 +147,7 @@ def main() -> int:
         finals, codes = [], []
         for learner in learners:
             app = learner.app
-            finals.append(int((app.top() or {}).get("saved", learner.confirmed)))  # type: ignore[arg-type]
+            finals.append(app.saved() if app.top() else learner.confirmed)
             learner.watch()
         for app in apps:
             if app.alive():
@@ -163,6 +174,9 @@ def main() -> int:
                 f"    {learner.name}: grade keys {learner.sent}, final screen '{final} saved', buried {learner.buried},"
                 f" slowest grade->confirmed {learner.slowest_confirm * 1000:.0f} ms, ctrl+q exit status {rc}"
             )
+        close = sum(1 for a in learners[0].sent_at if any(abs(a - b) < 0.1 for b in learners[1].sent_at))
+        totals["close"] += close
+        print(f"    grade keys of the two apps within 100 ms of each other: {close}")
         print(f"    review_log grew by {grown}; screens' saved sum {sum(finals)}; integrity_check {integrity}")
         print(f"    lock/error notices or tracebacks on screen: {len(trouble)}")
         for line in trouble:
@@ -190,6 +204,7 @@ def main() -> int:
     print()
     print(f"trials                         {trials} x {seconds:g} s, two apps each")
     print(f"grade keys sent                {totals['sent']}")
+    print(f"  of them within 100 ms of a grade key in the other app: {totals['close']}")
     print(f"grades saved (screens' sum)    {totals['saved']}")
     print(f"review_log rows added          {totals['log']}")
     print(f"lock/error notices, tracebacks {totals['trouble']} ({totals['tracebacks']} traceback(s))")
