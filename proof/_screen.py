@@ -485,10 +485,9 @@ class App:
             if bar.startswith(HINT_START[kind]):
                 return kind
         if bar.startswith(HINT_START["shape trace"]):
-            text = self.text()
-            if SHAPE_HINT in text:
+            if empty_fields(self, "shape trace"):
                 return "shape trace"
-            if any(hint in text for hint in LEDGER_HINTS):
+            if empty_fields(self, "memory ledger"):
                 return "memory ledger"
         return None
 
@@ -658,13 +657,14 @@ EXPERIMENTS = (
     "turn off the fused kernel, keep everything else, measure the HBM bandwidth",
 )
 SHAPE_HINT = "shape, e.g. (B, S, D)"
+# How the placeholder of an empty memory-ledger field begins, by unit (bytes, seconds, ...).
 LEDGER_HINTS = (
-    "bytes, units welcome",
+    "bytes, units welcome: ",
     "a time: ",
     "FLOPs: ",
     "a count: ",
-    "a fraction or percent",
-    "FLOP per byte",
+    "a fraction or percent: ",
+    "FLOP per byte: ",
     "a rate: ",
 )
 
@@ -675,12 +675,15 @@ def chosen(app: "App") -> bool:
 
 
 def empty_fields(app: App, kind: str) -> int:
-    """How many empty answer fields of this card are painted (each shows its placeholder)."""
-    text = app.text()
+    """How many empty answer fields of this card are painted: lines that are a field's placeholder.
+
+    Only whole lines count: card text may well contain words such as "FLOPs: ".
+    """
+    lines = [line.strip() for line in app.lines()]
     if kind == "shape trace":
-        return text.count(SHAPE_HINT)
+        return sum(line.startswith(SHAPE_HINT) for line in lines)
     if kind == "memory ledger":
-        return sum(text.count(hint) for hint in LEDGER_HINTS)
+        return sum(line.startswith(LEDGER_HINTS) for line in lines)
     return 1
 
 
@@ -758,6 +761,10 @@ class Answerer:
             pool = SHAPES if kind == "shape trace" else QUANTITIES
             fields = max(1, empty_fields(app, kind))
             for i in range(12):
+                if i:
+                    app.settle(0.1, 1.0)
+                    if app.revealed():  # fewer fields than counted: never type a digit now
+                        return True
                 self.type(self.rng.choice(pool))
                 self.key(ENTER, "enter")
                 if i + 1 >= fields:
