@@ -293,11 +293,11 @@ def main() -> int:
         print(f"  undecodable bytes in the app's output: {r.undecodable}")
         print(f"  colour: {r.colour_codes} style sequences set a colour, {r.colours} distinct colours,")
         print(f"          all of them greys: {r.greys_only}")
-        print(f"  top line:           {r.top}")
+        print(f"  top line:               {r.top}")
         for kind, hint in r.hints.items():
-            print(f"  {kind + ' hint:':<20} {hint}")
-            print(f"  {kind + ' grade bar:':<20} {r.bars.get(kind, '-')}")
-        print(f"  key line:           {r.keys}")
+            print(f"  {kind + ' hint:':<24} {hint}")
+            print(f"  {kind + ' grade bar:':<24} {r.bars.get(kind, '-')}")
+        print(f"  key line:               {r.keys}")
         for p in r.problems:
             print(f"  problem: {p}")
         for f in dict.fromkeys(r.findings):
