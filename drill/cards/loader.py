@@ -90,13 +90,10 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
-    deep = _nesting_beyond_limit(text)
-    if deep is not None:
-        return [
-            Problem(
-                where, deep, "-", f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
-            )
-        ]
+    shape = _file_shape(text)
+    if shape.too_deep_at is not None:
+        message = f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
+        return [Problem(where, shape.too_deep_at, "-", message)]
     loader = _Loader(text)
     try:
         try:
@@ -124,7 +121,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
                 )
         deck_title = path.stem
         if "deck" in top:
-            deck_title = str(_construct(loader, top["deck"][1], where, "-", out) or path.stem)
+            deck_title = str(_construct(loader, top["deck"][1], where, "-", out, shape.measure_cards) or path.stem)
         if "cards" not in top:
             out.append(Problem(where, 1, "-", "deck has no `cards:` list"))
             return out
@@ -133,7 +130,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
             out.append(Problem(where, cards_node.start_mark.line + 1, "-", "`cards:` must be a list"))
             return out
         for node in cards_node.value:
-            out.extend(_card_from_node(loader, node, path, deck_title))
+            out.extend(_card_from_node(loader, node, path, deck_title, shape.measure_cards))
         return out
     finally:
         loader.dispose()
@@ -173,36 +170,65 @@ def _expanded_size(node: yaml.Node) -> tuple[int, int]:
 _BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-def _nesting_beyond_limit(text: str) -> int | None:
-    """The line where nesting passes FILE_MAX_DEPTH, or None; the YAML reader itself would crash on deeper input.
+@dataclass(frozen=True)
+class _Shape:
+    """What a cheap look at a deck file's text says about reading it safely."""
 
-    A bracket count and the widest indentation decide cheaply whether to look closer;
-    only then are the parser's events counted.
+    too_deep_at: int | None  # the line where nesting passes FILE_MAX_DEPTH, which would crash the YAML reader
+    measure_cards: bool  # anchors (so aliases can multiply values) or deep nesting: measure each card first
+
+
+_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def _nested_beyond(brackets: str, limit: int) -> bool:
+    """Whether brackets nest more than `limit` deep: each round strips the innermost pairs.
+
+    Brackets inside quoted text may leave some unmatched; a long run of openers left over still counts.
     """
+    for _ in range(limit + 1):
+        brackets, stripped = _EMPTY_PAIR.subn("", brackets)
+        if not stripped:
+            return re.search(rf"[\[{{]{{{limit + 1},}}", brackets) is not None
+    return True
+
+
+_ANCHOR = re.compile(r"&[^\s\[\]{},]")
+
+
+def _has_anchor(text: str) -> bool:
+    """A YAML anchor (`&name` after a space, a bracket, a comma, `:` or `-`): aliases can then repeat values."""
+    return any(m.start() == 0 or text[m.start() - 1] in " \t\r\n[{,:-" for m in _ANCHOR.finditer(text))
+
+
+def _indented_beyond(text: str, spaces: int) -> bool:
+    run = " " * (spaces + 1)
+    return text.startswith(run) or "\n" + run in text
+
+
+def _file_shape(text: str) -> _Shape:
+    """Cheap looks at the text decide whether to look closer; only then are the parser's events counted."""
     brackets = _BRACKETS.sub("", text)
-    depth = widest = 0
-    for ch in brackets:
-        depth += 1 if ch in "[{" else -1
-        widest = max(widest, depth)
-    indent = max((len(line) - len(line.lstrip(" ")) for line in text.splitlines()), default=0)
-    if widest <= FILE_MAX_DEPTH and indent <= FILE_MAX_DEPTH:
-        return None
+    measure = _has_anchor(text) or _indented_beyond(text, 2 * MAX_DEPTH) or _nested_beyond(brackets, MAX_DEPTH)
+    openers = brackets.count("[") + brackets.count("{")
+    if openers <= FILE_MAX_DEPTH and not _indented_beyond(text, FILE_MAX_DEPTH):
+        return _Shape(None, measure)
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > FILE_MAX_DEPTH:
-                    return event.start_mark.line + 1
+                    return _Shape(event.start_mark.line + 1, True)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError:
-        return None  # the reader reports the syntax error with its line
-    return None
+        pass  # the reader reports the syntax error with its line
+    return _Shape(None, True)
 
 
-def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list) -> Any:
-    values, depth = _expanded_size(node)
+def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list, measure: bool = True) -> Any:
+    values, depth = _expanded_size(node) if measure else (0, 0)
     if values > MAX_VALUES:
         out.append(
             Problem(
@@ -227,7 +253,7 @@ def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list
     return None
 
 
-def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str) -> list[Card | Problem]:
+def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure: bool) -> list[Card | Problem]:
     where, line = str(path), node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         return [Problem(where, line, "-", "a card must be a mapping of keys to values")]
@@ -235,7 +261,7 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str) -> list
     id_node = next((v for k, v in node.value if getattr(k, "value", None) == "id"), None)
     card_id = id_node.value if isinstance(id_node, yaml.ScalarNode) and id_node.value else "-"
     problems: list[Card | Problem] = []
-    raw = _construct(loader, node, where, card_id, problems)
+    raw = _construct(loader, node, where, card_id, problems, measure)
     if problems or not isinstance(raw, dict):
         return problems or [Problem(where, line, card_id, "a card must be a mapping")]
 
