@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from drill.paths import DataDirError
+from drill.store.errors import StoreError
+
 # Sub-commands that live in their own modules, each with add_parser(sub) and run(args).
 _PLUGINS = ("drill.calc.cli", "drill.kernel.cli")
 
@@ -132,19 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:
-        if not _is_store_error(exc):
-            raise
+    except (StoreError, DataDirError) as exc:  # a damaged, locked, read-only or too-new database; an unusable folder
         print(f"drill: {exc}", file=sys.stderr)
         return 1
-
-
-def _is_store_error(exc: BaseException) -> bool:
-    """Whether `exc` is a learner-facing storage error: a damaged, locked, read-only or too-new database, or a data directory that cannot be used."""
-    from drill.paths import DataDirError
-    from drill.store.errors import StoreError
-
-    return isinstance(exc, (StoreError, DataDirError))
 
 
 def deck_roots(args: argparse.Namespace, paths_given: Sequence[str] = ()) -> list[Path]:
