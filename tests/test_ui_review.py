@@ -107,3 +107,30 @@ async def test_grades_survive_a_new_app_and_repeats_come_first(tmp_path, concept
         await settle(pilot)
     again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
     assert again.session.queue == ["c01", "c02"]
+
+
+async def test_a_kernel_card_from_an_untrusted_folder_is_locked_and_shows_its_answer(tmp_path):
+    import shutil
+
+    from drill import paths
+    from tests.conftest import write_kernel_deck
+
+    root = tmp_path / "decks"
+    (root / "kernels" / "harness").mkdir(parents=True)
+    (root / "answers").mkdir()
+    shutil.copy(paths.kernels_dir() / "reduce.cu", root / "kernels" / "mine.cu")
+    shutil.copy(paths.answers_dir() / "reduce.cu", root / "answers" / "mine.cu")
+    (root / "answers" / "mine.md").write_text("# why\n")
+    harness = root / "kernels" / "harness" / "mine_harness.py"
+    harness.write_text((paths.kernels_dir() / "harness" / "reduce_harness.py").read_text())
+    deck = write_kernel_deck(
+        root, language="cuda", starter="mine.cu", solution="mine.cu", writeup="mine.md", harness="mine_harness.py"
+    )
+    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="mine")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "locked:" in verdict and "drill trust" in verdict
+        await pilot.press("space")
+        await settle(pilot)
+        assert app.screen.revealed and type(app.screen).__name__ == "ReviewScreen"

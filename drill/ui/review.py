@@ -74,6 +74,7 @@ class ReviewScreen(Screen[None]):
         self._store_ready = asyncio.Event()
         self._store_error: str | None = None
         self.revealed = False
+        self.locked: str | None = None  # a kernel card's lock, read once when the card is shown
         self.suggested: int | None = None
         self.answer_record: dict[str, Any] | None = None
         self.shown_at = time.monotonic()
@@ -162,6 +163,7 @@ class ReviewScreen(Screen[None]):
 
     async def show_current(self) -> None:
         self.revealed = False
+        self.locked = None
         self.suggested = None
         self.answer_record = None
         self.shown_at = time.monotonic()
@@ -200,7 +202,7 @@ class ReviewScreen(Screen[None]):
                 hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
             self.query_one("#gradebar", Static).update(hint)
         elif card.kind == "kernel":
-            reason = self.kernel_lock(card)
+            reason = self.locked = self.kernel_lock(card)
             if reason:
                 self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(reason)}")
                 self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer (the editor is locked)")
@@ -370,14 +372,12 @@ class ReviewScreen(Screen[None]):
     # -- kernel cards --------------------------------------------------------
     def kernel_lock(self, card: "Card") -> str | None:
         """Why this kernel card cannot run here (its harness comes from a folder not trusted), or None."""
-        try:
-            from drill.kernel.trust import locked_reason
-        except ImportError:
-            return None
+        from drill.kernel.trust import locked_reason
+
         return locked_reason(card, self.practice.data_dir)
 
     async def open_kernel_screen(self, card: "Card") -> bool:
-        if self.kernel_lock(card):
+        if self.locked is not None:
             return False
         try:
             from drill.ui.kernel_screen import KernelScreen
