@@ -65,3 +65,35 @@ def deck_subset(decks, topics):
         cards={cid: c for cid, c in decks.cards.items() if c.path.name in files},
         problems=[p for p in decks.problems if Path(p.path).name in files],
     )
+
+
+def write_kernel_deck(root: Path, *, language: str, starter: str, solution: str, writeup: str, harness: str) -> Path:
+    """`root/deck.yaml` with one kernel card `mine` (at line 3) naming these files; returns the deck file."""
+    import json
+
+    deck = root / "deck.yaml"
+    names = {"starter": starter, "solution": solution, "writeup": writeup, "harness": harness}
+    lines = [
+        "deck: Mine",
+        "cards:",
+        "  - id: mine",
+        "    kind: kernel",
+        "    topic: cuda-reduction",
+        f"    language: {language}",
+        *[f"    {key}: {json.dumps(value)}" for key, value in names.items()],
+        "    target_pct: 70",
+        "    prompt: p",
+        "    answer: a",
+        "    sources: [s]",
+    ]
+    deck.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return deck
+
+
+def only_card(deck: Path, card_id: str = "mine"):
+    """The card `card_id` of a deck that must load without a problem."""
+    from drill.cards.loader import load_decks
+
+    decks = load_decks([deck])
+    assert decks.problems == []
+    return decks.cards[card_id]

@@ -3,7 +3,6 @@
 import json
 import os
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from drill.cards.loader import load_decks
 from drill.cli import main
 from drill.kernel.cards import FILE_FOLDERS, CardFileError, check_kernel_card, kernel_files, kernel_job, name_problem
 from drill.kernel.trust import locked_reason
+from tests.conftest import only_card, write_kernel_deck
 
 GOOD = {"starter": "mine.cu", "solution": "mine.cu", "writeup": "mine.md", "harness": "mine_harness.py"}
 
@@ -26,35 +26,10 @@ def make_deck(root: Path, **names: str) -> Path:
     shutil.copy(paths.answers_dir() / "reduce.cu", root / "answers" / "mine.cu")
     (root / "answers" / "mine.md").write_text("# why\n")
     shutil.copy(paths.kernels_dir() / "harness" / "reduce_harness.py", root / "kernels" / "harness" / "mine_harness.py")
-    deck = root / "deck.yaml"
-    deck.write_text(
-        textwrap.dedent(
-            f"""\
-            deck: Mine
-            cards:
-              - id: mine
-                kind: kernel
-                topic: cuda-reduction
-                language: cuda
-                starter: {json.dumps(fields["starter"])}
-                solution: {json.dumps(fields["solution"])}
-                writeup: {json.dumps(fields["writeup"])}
-                harness: {json.dumps(fields["harness"])}
-                target_pct: 70
-                prompt: p
-                answer: a
-                sources: [s]
-            """
-        ),
-        encoding="utf-8",
-    )
-    return deck
+    return write_kernel_deck(root, language="cuda", **fields)
 
 
-def card_of(deck: Path):
-    decks = load_decks([deck])
-    assert decks.problems == []
-    return decks.cards["mine"]
+card_of = only_card
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ import py_compile
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from drill.cards.loader import load_decks
 from drill.cli import main
 from drill.kernel import trust
 from drill.kernel.trust import locked_reason
+from tests.conftest import only_card, write_kernel_deck
 
 
 @pytest.fixture(autouse=True)
@@ -47,28 +47,9 @@ def canary_deck(
     if not (paths.kernels_dir() / "harness" / harness).exists():
         body = (paths.kernels_dir() / "harness" / f"{bundled}_harness.py").read_text()
         (root / "kernels" / "harness" / harness).write_text(f"open({str(canary)!r}, 'w').close()\n" + body)
-    deck = root / "deck.yaml"
-    deck.write_text(
-        textwrap.dedent(
-            f"""\
-            deck: Mine
-            cards:
-              - id: mine
-                kind: kernel
-                topic: cuda-reduction
-                language: {language}
-                starter: {starter}
-                solution: mine{ext}
-                writeup: mine.md
-                harness: {harness}
-                target_pct: 70
-                prompt: p
-                answer: a
-                sources: [s]
-            """
-        )
+    return write_kernel_deck(
+        root, language=language, starter=starter, solution=f"mine{ext}", writeup="mine.md", harness=harness
     )
-    return deck
 
 
 @pytest.fixture
@@ -76,10 +57,7 @@ def deck(tmp_path):
     return canary_deck(tmp_path / "decks", tmp_path / "CANARY")
 
 
-def card_of(deck: Path):
-    decks = load_decks([deck])
-    assert decks.problems == []
-    return decks.cards["mine"]
+card_of = only_card
 
 
 def harness_of(deck: Path) -> Path:
