@@ -50,4 +50,6 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float
         warps = max(4, min(16, block // 1024))
         rmsnorm_whole_row[(rows,)](x, weight, out, cols, x.stride(0), out.stride(0), eps, BLOCK=block, num_warps=warps)
     else:
-        rmsnorm_streamed[(rows,)](x, weight, out, cols, x.stride(0), out.stride(0), eps, BLOCK=STREAM_BLOCK, num_warps=8)
+        rmsnorm_streamed[(rows,)](
+            x, weight, out, cols, x.stride(0), out.stride(0), eps, BLOCK=STREAM_BLOCK, num_warps=8
+        )
