@@ -207,3 +207,16 @@ def test_alias_bombs_deep_nesting_and_odd_kinds_are_problems_and_the_rest_loads(
     assert "nested more than 64 levels" in messages["deep"][1]
     assert "unknown kind" in messages["odd"][1]
     assert all(line >= 1 for line, _ in messages.values())
+
+
+def test_follow_ups_name_other_cards(write_deck):
+    card = "  - id: {id}\n    kind: concept\n    topic: gpu-arch\n    prompt: p\n    answer: a\n    sources: [s]\n"
+    good = card.format(id="a") + "    follow_ups: [b]\n" + card.format(id="b")
+    decks = load_decks([write_deck("cards:\n" + good)])
+    assert decks.problems == [] and decks.cards["a"].follow_ups == ("b",)
+    bad = card.format(id="a") + "    follow_ups: [a, bb]\n" + card.format(id="b")
+    path = write_deck("cards:\n" + bad)
+    assert problems_of(path) == [
+        f"{path}:2: a: `follow_ups` names the card itself",
+        f"{path}:2: a: `follow_ups` names unknown card 'bb' (did you mean 'b'?)",
+    ]

@@ -18,6 +18,7 @@ COMMON_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "answer": (str, True),
     "rubric": (list, False),
     "sources": (list, True),
+    "follow_ups": (list, False),
 }
 
 

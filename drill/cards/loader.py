@@ -81,7 +81,26 @@ def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> De
                     messages = [f"could not be checked: {type(exc).__name__}: {exc}"]
                 result.problems.extend(Problem(str(card.path), card.line, card.id, m) for m in messages)
     result.cards = seen
+    result.problems.extend(_follow_up_problems(seen))
     return result
+
+
+def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
+    """Every `follow_ups` id must name another card of the loaded decks."""
+    problems = []
+    for card in cards.values():
+        for other in card.follow_ups:
+            if other == card.id:
+                message = "`follow_ups` names the card itself"
+            elif other not in cards:
+                hint = _closest(other, cards)
+                message = f"`follow_ups` names unknown card {other[:80]!r}" + (
+                    f" (did you mean {hint!r}?)" if hint else ""
+                )
+            else:
+                continue
+            problems.append(Problem(str(card.path), card.line, card.id, message))
+    return problems
 
 
 def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
@@ -300,7 +319,7 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             bad(name, f"`{name}` must be {type_name(typ)}, got {describe(value)}")
         elif isinstance(value, str) and not value.strip() and required:
             bad(name, f"`{name}` is empty")
-    for name in ("tags", "rubric", "sources"):
+    for name in ("tags", "rubric", "sources", "follow_ups"):
         value = raw.get(name)
         if isinstance(value, list) and not all(isinstance(v, str) and v.strip() for v in value):
             bad(name, f"every item of `{name}` must be non-empty text")
@@ -322,6 +341,7 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             tags=tuple(raw.get("tags") or ()),
             rubric=tuple(raw.get("rubric") or ()),
             sources=tuple(raw["sources"]),
+            follow_ups=tuple(raw.get("follow_ups") or ()),
             fields={k: v for k, v in raw.items() if k not in common},
             deck=deck,
             path=path,

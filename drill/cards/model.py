@@ -19,6 +19,8 @@ class Card:
     tags: tuple[str, ...] = ()
     rubric: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    # Card ids a mock interview may ask next after a good answer to this one.
+    follow_ups: tuple[str, ...] = ()
     fields: Mapping[str, Any] = field(default_factory=dict)
     deck: str = ""
     path: Path = Path("?")
