@@ -5,72 +5,42 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from drill.calc import activations, collectives, data, kv, pipeline, roofline, zero
+from drill.calc import (
+    activations,
+    capacity,
+    collectives,
+    context,
+    data,
+    gemm,
+    kv,
+    moe,
+    pipeline,
+    reliability,
+    roofline,
+    zero,
+)
+from drill.calc.arguments import (
+    BYTES,
+    COUNT,
+    FRACTION,
+    RATIO,
+    SECONDS,
+    TEXT,
+    Handler,
+    OneLineParser,
+    Rows,
+    dtype,
+    params_count,
+    quantity,
+    whole,
+)
 from drill.calc.ledger import OPTIMIZER_BYTES, training_ledger
 from drill.calc.params import breakdown
-from drill.calc.units import GB, GiB, dtype_name, parse_quantity
+from drill.calc.units import GB, GiB
 
-# How each output key is shown in the table.
-BYTES, COUNT, FRACTION, SECONDS, RATIO, TEXT = "bytes", "count", "fraction", "seconds", "ratio", "text"
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A parser whose usage errors are one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
-        # Report stray arguments here, in one line, rather than leave them to the top-level parser.
-        parsed, extras = super().parse_known_args(args, namespace)
-        if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return parsed, extras
-
-
-def _quantity(text: str) -> float:
-    try:
-        value = parse_quantity(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return value
-
-
-def _params_count(text: str) -> float:
-    try:
-        value = parse_quantity(text, count=True)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return value
-
-
-def _whole(text: str) -> int:
-    try:
-        value = parse_quantity(text, count=True)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if not value.is_integer() or value < 0:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text}")
-    return int(value)
-
-
-def _dtype(text: str) -> str:
-    try:
-        return dtype_name(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-# --- the sub-commands: each returns (rows, title); rows map key -> (value, how to show it)
-
-Rows = dict[str, tuple[Any, str]]
+# --- the sub-commands: each returns (rows, title)
 
 
 def _params(args: argparse.Namespace) -> tuple[Rows, str]:
@@ -209,11 +179,14 @@ def _print(rows: Rows, title: str, as_json: bool) -> None:
 
 # --- wiring
 
+# Calculator modules that add their own sub-commands (see drill.calc.arguments).
+MODULES_WITH_COMMANDS = (moe, context, gemm, capacity, reliability)
+
 
 def _command(
     sub: argparse._SubParsersAction,
     name: str,
-    handler: Callable[[argparse.Namespace], tuple[Rows, str]],
+    handler: Handler,
     help_text: str,
 ) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help_text, description=help_text)
@@ -238,52 +211,59 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
     p = _command(sub, "zero", _zero, "ZeRO model-state bytes per GPU (stage 0-3)")
     p.add_argument(
-        "--params", required=True, type=_params_count, metavar="P", help="parameter count, e.g. 7.5e9 or 7.5B"
+        "--params", required=True, type=params_count, metavar="P", help="parameter count, e.g. 7.5e9 or 7.5B"
     )
-    p.add_argument("--gpus", required=True, type=_whole, metavar="N", help="data-parallel ranks")
+    p.add_argument("--gpus", required=True, type=whole, metavar="N", help="data-parallel ranks")
     p.add_argument("--stage", required=True, type=int, choices=zero.STAGES)
     p.add_argument("--k", type=float, default=12, help="optimizer bytes per parameter (12 for mixed-precision Adam)")
 
     p = _command(sub, "kv", _kv, "KV-cache bytes of a model")
     p.add_argument("--model", required=True, metavar="NAME")
-    p.add_argument("--tokens", required=True, type=_whole, metavar="T")
-    p.add_argument("--batch", type=_whole, default=1, metavar="B", help="sequences (default 1)")
-    p.add_argument("--dtype", type=_dtype, default="bf16", metavar="bf16|fp16|fp8|fp32|...")
+    p.add_argument("--tokens", required=True, type=whole, metavar="T")
+    p.add_argument("--batch", type=whole, default=1, metavar="B", help="sequences (default 1)")
+    p.add_argument("--dtype", type=dtype, default="bf16", metavar="bf16|fp16|fp8|fp32|...")
 
     p = _command(sub, "allreduce", _allreduce, "bytes each rank sends in a collective (nccl-tests bus factors)")
-    p.add_argument("--gpus", required=True, type=_whole, metavar="N")
-    p.add_argument("--bytes", required=True, type=_quantity, metavar="S", help="buffer size, e.g. 1GiB or 2.5e9")
+    p.add_argument("--gpus", required=True, type=whole, metavar="N")
+    p.add_argument("--bytes", required=True, type=quantity, metavar="S", help="buffer size, e.g. 1GiB or 2.5e9")
     p.add_argument("--algo", choices=["ring"], default="ring")
     p.add_argument("--op", default="all-reduce", choices=collectives.OPS)
 
     p = _command(sub, "activations", _activations, "activation bytes per transformer layer (Korthikanti et al.)")
-    p.add_argument("--seq", required=True, type=_whole, metavar="s")
-    p.add_argument("--batch", required=True, type=_whole, metavar="b")
-    p.add_argument("--hidden", required=True, type=_whole, metavar="h")
-    p.add_argument("--heads", required=True, type=_whole, metavar="a")
-    p.add_argument("--tp", type=_whole, default=1, metavar="t", help="tensor-parallel size")
+    p.add_argument("--seq", required=True, type=whole, metavar="s")
+    p.add_argument("--batch", required=True, type=whole, metavar="b")
+    p.add_argument("--hidden", required=True, type=whole, metavar="h")
+    p.add_argument("--heads", required=True, type=whole, metavar="a")
+    p.add_argument("--tp", type=whole, default=1, metavar="t", help="tensor-parallel size")
     p.add_argument("--sp", action="store_true", help="sequence parallel")
     p.add_argument("--recompute", choices=activations.RECOMPUTE, default="none")
 
     p = _command(sub, "bubble", _bubble, "pipeline bubble fractions (1F1B, interleaved with --chunks)")
-    p.add_argument("--stages", required=True, type=_whole, metavar="p")
-    p.add_argument("--microbatches", required=True, type=_whole, metavar="m")
-    p.add_argument("--chunks", type=_whole, default=1, metavar="v", help="model chunks per stage (interleaved)")
+    p.add_argument("--stages", required=True, type=whole, metavar="p")
+    p.add_argument("--microbatches", required=True, type=whole, metavar="m")
+    p.add_argument("--chunks", type=whole, default=1, metavar="v", help="model chunks per stage (interleaved)")
 
     p = _command(sub, "roofline", _roofline, "ridge point, and the time bound of a kernel")
     p.add_argument("--gpu", required=True, metavar="NAME")
-    p.add_argument("--dtype", type=_dtype, default="bf16")
-    p.add_argument("--flops", type=_params_count, metavar="F")
-    p.add_argument("--bytes", type=_quantity, metavar="B")
+    p.add_argument("--dtype", type=dtype, default="bf16")
+    p.add_argument("--flops", type=params_count, metavar="F")
+    p.add_argument("--bytes", type=quantity, metavar="B")
 
     p = _command(sub, "ledger", _ledger, "training memory per GPU: weights, gradients, optimizer, activations")
     p.add_argument("--model", required=True, metavar="NAME")
     p.add_argument("--optimizer", choices=sorted(OPTIMIZER_BYTES), default="adam")
-    p.add_argument("--gpus", type=_whole, default=1, metavar="N", help="data-parallel ranks for ZeRO")
+    p.add_argument("--gpus", type=whole, default=1, metavar="N", help="data-parallel ranks for ZeRO")
     p.add_argument("--zero", type=int, choices=zero.STAGES, default=0, metavar="S", help="ZeRO stage 0-3")
-    p.add_argument("--seq", type=_whole, metavar="s")
-    p.add_argument("--batch", type=_whole, metavar="b", help="micro-batch per GPU")
+    p.add_argument("--seq", type=whole, metavar="s")
+    p.add_argument("--batch", type=whole, metavar="b", help="micro-batch per GPU")
     p.add_argument("--recompute", choices=activations.RECOMPUTE, default="none")
+
+    def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        return _command(sub, name, handler, help_text)
+
+    for module in MODULES_WITH_COMMANDS:
+        module.commands(command)
+    calc.set_defaults(calc_names=list(sub.choices))
     return calc
 
 
@@ -292,8 +272,7 @@ def run(args: argparse.Namespace) -> int:
     handler = getattr(args, "calc_handler", None)
     if handler is None:
         print(
-            "drill calc: error: choose a calculator: params, zero, kv, allreduce, activations, bubble, "
-            "roofline, ledger",
+            f"drill calc: error: choose a calculator: {', '.join(getattr(args, 'calc_names', []))}",
             file=sys.stderr,
         )
         return 2

@@ -11,7 +11,22 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from drill.calc import activations, collectives, flops, inference, kv, ledger, pipeline, roofline, zero
+from drill.calc import (
+    activations,
+    capacity,
+    collectives,
+    context,
+    flops,
+    gemm,
+    inference,
+    kv,
+    ledger,
+    moe,
+    pipeline,
+    reliability,
+    roofline,
+    zero,
+)
 from drill.calc.data import as_gpu, as_model
 from drill.calc.params import count_params
 from drill.calc.units import GB, KB, MB, TB, GiB, KiB, MiB, TiB, dtype_bytes
@@ -129,6 +144,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "max": max,
     "abs": abs,
     "round": round,
+    # calculator modules that list their own card functions
+    **moe.CARD_FUNCTIONS,
+    **context.CARD_FUNCTIONS,
+    **gemm.CARD_FUNCTIONS,
+    **capacity.CARD_FUNCTIONS,
+    **reliability.CARD_FUNCTIONS,
 }
 
 CONSTANTS: dict[str, float] = {

@@ -1,0 +1,79 @@
+"""What `drill calc` sub-commands share: argument types, the row format, and how a command is added.
+
+A calculator module may offer sub-commands with a function
+`commands(command: Command) -> None` that calls `command(name, handler, help)`
+and adds arguments to the parser it returns; `drill.calc.cli` calls it. A
+handler takes the parsed arguments and returns (rows, title): rows map an
+output key to (value, how to show it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from drill.calc.units import dtype_name, parse_quantity
+
+# How each output key is shown in the table.
+BYTES, COUNT, FRACTION, SECONDS, RATIO, TEXT = "bytes", "count", "fraction", "seconds", "ratio", "text"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        # Report stray arguments here, in one line, rather than leave them to the top-level parser.
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+def quantity(text: str) -> float:
+    try:
+        value = parse_quantity(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def params_count(text: str) -> float:
+    try:
+        value = parse_quantity(text, count=True)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def whole(text: str) -> int:
+    try:
+        value = parse_quantity(text, count=True)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not value.is_integer() or value < 0:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text}")
+    return int(value)
+
+
+def dtype(text: str) -> str:
+    try:
+        return dtype_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+Rows = dict[str, tuple[Any, str]]
+
+
+# rows map key -> (value, how to show it)
+Rows = dict[str, tuple[Any, str]]
+Handler = Callable[[argparse.Namespace], tuple[Rows, str]]
+Command = Callable[[str, Handler, str], argparse.ArgumentParser]

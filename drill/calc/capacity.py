@@ -1,0 +1,15 @@
+"""Serving capacity and cost: GPUs for a load at a latency target, and dollars per million tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from drill.calc.arguments import Command
+
+# Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
+CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def commands(command: Command) -> None:
+    """Add this module's `drill calc` sub-commands."""
