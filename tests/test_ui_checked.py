@@ -162,3 +162,31 @@ async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose (nothing)" in verdict and app.screen.suggested == 1
+
+
+async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app.session.queue = ["t-diag", "t-shape", "t-diag"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")
+        assert app.screen.focused is app.screen.query_one(OptionList)
+        await pilot.press("tab", *"try it", "shift+tab", "tab")
+        assert app.screen.query_one("#experiment", Input).value == "try it"
+        assert app.screen.focused is app.screen.query_one("#experiment", Input)
+        await pilot.press("enter", "2")  # check, then grade
+        await settle(pilot)
+        # the shape card: answer it and grade, leaving focus nowhere
+        for box in app.screen.query(Input):
+            box.value = "(B, S, D)"
+        app.screen.query(Input).last().focus()
+        await pilot.press("enter", "3")
+        await settle(pilot)
+        assert app.screen.card.id == "t-diag"
+        await pilot.press("tab")
+        assert app.screen.focused is app.screen.query_one(OptionList)
+        await pilot.press("down", "enter", *"measure", "enter")
+        await pilot.pause()
+        assert app.screen.revealed and app.screen.answer_record["experiment"] == "measure"

@@ -60,6 +60,8 @@ class ReviewScreen(Screen[None]):
         Binding("ctrl+s", "suspend", "Suspend", id="review.suspend"),
         Binding("ctrl+t", "bury", "Bury", id="review.bury"),
         Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
+        Binding("tab", "next_field(1)", "Next field", id="review.next_field", show=False),
+        Binding("shift+tab", "next_field(-1)", "Previous field", id="review.previous_field", show=False),
         Binding("q", "quit_when_done", "Quit", id="review.quit_when_done", show=False),
         Binding("down", "scroll(1)", "Scroll down", id="review.down", show=False),
         Binding("up", "scroll(-1)", "Scroll up", id="review.up", show=False),
@@ -315,6 +317,16 @@ class ReviewScreen(Screen[None]):
     def action_scroll(self, lines: int) -> None:
         body = self.query_one("#body", VerticalScroll)
         body.scroll_relative(y=lines, animate=False)
+
+    def action_next_field(self, direction: int) -> None:
+        """Tab: from outside the form into its first empty field; inside it, to the next or previous field."""
+        form = self.form
+        if form is None or self.revealed or form.submitted:
+            self.focus_next() if direction > 0 else self.focus_previous()
+        elif self.focused in form.fields():
+            form.step(self.focused, direction)
+        else:
+            form.focus_first(empty=True)
 
     def action_leave_input(self) -> None:
         self.set_focus(None)
