@@ -163,24 +163,25 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from drill import paths
-    from drill.cards.loader import load_decks
+    from drill.cards.loader import load_decks_cached
     from drill.stats import collect
-    from drill.store.store import Store
+    from drill.store.progress import has_progress_schema
 
-    decks = load_decks(deck_roots(args))
-    store = Store(paths.data_dir(args.data_dir))
-    try:
-        # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
-        # only; otherwise the report uses the settings the review app saved.
-        report = collect(
-            decks.cards,
-            store,
-            rollover_hour=getattr(args, "day_starts_at", None),
-            new_per_day=getattr(args, "new_per_day", None),
-            new_order=getattr(args, "new_order", None),
-        )
-    finally:
-        store.close()
+    data_dir = paths.data_dir(args.data_dir)
+    if not has_progress_schema(data_dir):  # an older file: the Store migrates it once
+        from drill.store.store import Store
+
+        Store(data_dir).close()
+    decks = load_decks_cached(deck_roots(args), data_dir)
+    # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
+    # only; otherwise the report uses the settings the review app saved.
+    report = collect(
+        decks.cards,
+        data_dir,
+        rollover_hour=getattr(args, "day_starts_at", None),
+        new_per_day=getattr(args, "new_per_day", None),
+        new_order=getattr(args, "new_order", None),
+    )
     if args.json:
         print(json.dumps(report, indent=2))
     else:

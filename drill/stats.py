@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any, Mapping
 
 from drill.cards.model import Card
@@ -17,68 +18,66 @@ from drill.session import (
 )
 
 _REPORT = """\
-drill: {{ cards }} cards, {{ reviews }} reviews logged
+drill: {{ cards }} cards, {{ reviews }} reviews logged{% if streak %}, a {{ streak }}-day streak{% endif %}{% if mocks %}, {{ mocks }} mock{{ "s" if mocks != 1 }}{% endif %}
+
 study day {{ today }} (rolls over at {{ "%02d"|format(day_starts_at) }}:00)
 due today: {{ due_today }}, plus {{ new_today }} new ({{ new_available }} not yet seen; new cards in {{ new_order }} order)
 {% if suspended or buried %}set aside: {{ suspended }} suspended, {{ buried }} buried until tomorrow
 {% endif %}
-{% if forecast %}next 7 days: {{ forecast_text }}
+{% if forecast_text %}next 7 days: {{ forecast_text }}
 {% endif %}
-{{ "%-22s %6s %8s %9s"|format("topic", "cards", "reviews", "retention") }}
-{% for t in topics %}{{ "%-22s %6d %8d %9s"|format(t.topic, t.cards, t.reviews, t.retention_text) }}
+{{ "%-22s %5s %7s %9s %6s %6s %8s"|format("topic", "cards", "reviews", "ret. 30d", "lapses", "due 7d", "weakness") }}
+{% for t in topics %}{{ "%-22s %5d %7d %9s %6d %6d %8.2f"|format(t.topic, t.cards, t.reviews, t.retention_text, t.lapses, t.due_7d, t.weakness) }}
 {% endfor %}
 {% if weak_topics %}weakest: {{ weak_topics|join(", ") }}{% else %}weakest: not enough reviews yet{% endif %}
+
 """
 
 
 def collect(
     cards: Mapping[str, Card],
-    store: Any,
+    data_dir: Path,
     now: dt.datetime | None = None,
     rollover_hour: int | None = None,
     *,
     new_per_day: int | None = None,
     new_order: str | None = None,
 ) -> dict[str, Any]:
-    """The progress report. Settings left as None are read from the store, as the review app does."""
+    """The progress report, read without SQLModel. Settings left as None are read as the review app saved them.
+
+    The data directory's database must be at the current schema (open a Store on it
+    first when `has_progress_schema` says otherwise).
+    """
+    from drill.cards.loader import known_topics
+    from drill.progress import forecast, heatmap, retention_trend, streak, topic_figures
+    from drill.store.fast import read_settings, read_states
+    from drill.store.progress import read_progress
+
     now = now or dt.datetime.now()
+    settings = read_settings(data_dir)
     if rollover_hour is None:
-        rollover_hour = _saved_int(store, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
+        rollover_hour = _saved_int(settings, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
     if new_per_day is None:
-        new_per_day = _saved_int(store, "new_per_day", DEFAULT_NEW_PER_DAY, 0, None)
+        new_per_day = _saved_int(settings, "new_per_day", DEFAULT_NEW_PER_DAY, 0, None)
     if new_order is None:
-        new_order = store.get_setting("new_order") or DEFAULT_NEW_ORDER
+        new_order = settings.get("new_order") or DEFAULT_NEW_ORDER
         new_order = new_order if new_order in NEW_ORDERS else DEFAULT_NEW_ORDER
     today = study_day(now, rollover_hour)
-    states = store.states()
+    states = read_states(data_dir)
+    rows = read_progress(data_dir, today)
     queue = build_queue(cards.values(), states, today, new_limit=10**9, new_order="deck")
     due_today = sum(1 for cid in queue if cid in states and not states[cid].is_new)
     new_available = sum(1 for cid in queue if cid not in states or states[cid].is_new)
     new_done_today = sum(1 for s in states.values() if s.introduced_on == today)
-    per_topic: dict[str, dict[str, Any]] = defaultdict(lambda: {"cards": 0, "reviews": 0, "passed": 0})
-    for card in cards.values():
-        per_topic[card.topic]["cards"] += 1
-    for card_id, grades in store.grades_by_card().items():
-        card = cards.get(card_id)
-        if card is None:
-            continue
-        t = per_topic[card.topic]
-        t["reviews"] += len(grades)
-        t["passed"] += sum(1 for g in grades if g >= 3)
-    topics = []
-    for name, t in sorted(per_topic.items()):
-        retention = t["passed"] / t["reviews"] if t["reviews"] else None
-        topics.append({"topic": name, "cards": t["cards"], "reviews": t["reviews"], "retention": retention})
-    rated = [t for t in topics if t["reviews"] >= 3 and t["retention"] is not None]
-    weak = [t["topic"] for t in sorted(rated, key=lambda t: t["retention"])[:3]]
-    forecast = Counter(
-        s.sm2.due.isoformat()
-        for s in states.values()
-        if s.sm2.due and today < s.sm2.due <= today + dt.timedelta(days=7) and not s.suspended and s.card_id in cards
-    )
+    titles = {k: str(v.get("title", k)) for k, v in known_topics().items()}
+    figures = topic_figures(cards, rows, today, titles)
+    topics = sorted((t.as_json() for t in figures), key=lambda t: t["topic"])
+    evidenced = [t for t in figures if t.reviews_30d or t.last_mock is not None]
+    days30 = forecast(rows, today, 30, card_ids=cards)
+    week = {d["date"]: d["due"] for d in days30[1:8] if d["due"]}
     return {
         "cards": len(cards),
-        "reviews": store.review_count(),
+        "reviews": rows.total_reviews,
         "today": today.isoformat(),
         "day_starts_at": rollover_hour,
         "due_today": due_today,
@@ -91,15 +90,21 @@ def collect(
         "buried": sum(1 for s in states.values() if s.buried_until and s.buried_until > today),
         "leeches": sorted(s.card_id for s in states.values() if s.leech),
         "topics": topics,
-        "weak_topics": weak,
-        "forecast": dict(sorted(forecast.items())),
+        "weak_topics": [t.topic for t in evidenced[:3]],
+        "forecast": days30,
+        "forecast_7d": week,
+        "heatmap": heatmap(rows),
+        "retention_trend": retention_trend(rows, today),
+        "streak": streak(rows, today),
+        "mocks": len(rows.mocks),
+        "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
     }
 
 
-def _saved_int(store: Any, key: str, default: int, low: int, high: int | None) -> int:
+def _saved_int(settings: Mapping[str, str], key: str, default: int, low: int, high: int | None) -> int:
     """A saved whole-number setting, or `default` when it is missing or out of range."""
     try:
-        value = int(store.get_setting(key) or default)
+        value = int(settings.get(key) or default)
     except ValueError:
         return default
     return value if value >= low and (high is None or value <= high) else default
@@ -109,10 +114,11 @@ def render_text(report: dict[str, Any]) -> str:
     from jinja2 import Environment
 
     topics = [
-        {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"} for t in report["topics"]
+        {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"}
+        for t in sorted(report["topics"], key=lambda t: (-t["weakness"], t["topic"]))
     ]
     env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast"].items())
+    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast_7d"].items())
     return env.from_string(_REPORT).render({**report, "topics": topics, "forecast_text": forecast_text}).rstrip()
 
 

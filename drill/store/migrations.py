@@ -20,7 +20,9 @@ BUSY_WAIT_S = 5.0
 _PAUSE_S = 0.02
 
 # Version 1 shipped card state and the review log; version 2 added answers given,
-# leech and same-day repeat tracking, kernel attempts, sessions and settings.
+# leech and same-day repeat tracking, kernel attempts, sessions and settings;
+# version 3 added mock interviews, a review count per card and a covering index
+# for recent reviews.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         "CREATE TABLE IF NOT EXISTS meta (key VARCHAR NOT NULL PRIMARY KEY, value VARCHAR NOT NULL)",
@@ -71,6 +73,39 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE TABLE setting (key VARCHAR NOT NULL PRIMARY KEY, value VARCHAR NOT NULL)",
         # lapses before this version were not tracked per repeat; mark the cards already lapsing often
         "UPDATE card_state SET leech = 1 WHERE lapses >= 8",
+    ],
+    3: [
+        # a count of each card's logged reviews, so progress figures need not scan the whole log
+        "ALTER TABLE card_state ADD COLUMN reviews INTEGER NOT NULL DEFAULT 0",
+        """UPDATE card_state SET reviews =
+            (SELECT COUNT(*) FROM review_log r WHERE r.card_id = card_state.card_id)""",
+        # recent-review figures (retention, heatmap) read only this index, never the log's rows
+        "DROP INDEX IF EXISTS ix_review_log_day",
+        "CREATE INDEX ix_review_log_day_card ON review_log (day, card_id, grade, mode)",
+        """CREATE TABLE mock (
+            id INTEGER NOT NULL PRIMARY KEY,
+            started_at VARCHAR NOT NULL,
+            ended_at VARCHAR,
+            minutes INTEGER NOT NULL,
+            status VARCHAR NOT NULL DEFAULT 'running',
+            plan VARCHAR NOT NULL,
+            score FLOAT,
+            report VARCHAR)""",
+        """CREATE TABLE mock_answer (
+            id INTEGER NOT NULL PRIMARY KEY,
+            mock_id INTEGER NOT NULL REFERENCES mock (id),
+            position INTEGER NOT NULL,
+            card_id VARCHAR NOT NULL,
+            topic VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            budget_s FLOAT NOT NULL,
+            spent_s FLOAT NOT NULL DEFAULT 0,
+            status VARCHAR NOT NULL,
+            score FLOAT,
+            answer VARCHAR,
+            missed VARCHAR,
+            follow_up_of VARCHAR,
+            UNIQUE (mock_id, position))""",
     ],
 }
 LATEST = max(MIGRATIONS)

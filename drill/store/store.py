@@ -15,6 +15,7 @@ from sqlmodel import Session, create_engine, select
 
 from drill.store import errors, migrations
 from drill.store.fast import DB_NAME, state_from_row
+from drill.store.mocks import MockRecords
 from drill.store.records import CardState
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
 
@@ -25,7 +26,7 @@ def _iso(day: dt.date | None) -> str | None:
     return day.isoformat() if day else None
 
 
-class Store:
+class Store(MockRecords):
     """SQLite through SQLModel: WAL, busy timeout, every write committed at once.
 
     Every write takes SQLite's write lock before its first read (BEGIN IMMEDIATE),
@@ -35,7 +36,8 @@ class Store:
     """
 
     def __init__(self, data_dir: Path) -> None:
-        self.path = Path(data_dir) / DB_NAME
+        self.data_dir = Path(data_dir)
+        self.path = self.data_dir / DB_NAME
         self._wait_s = wait_s = BUSY_TIMEOUT_MS / 1000
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,7 @@ class Store:
                 self._session.add(row)
         return changed
 
-    def _put_state(self, state: CardState, content_hash: str | None = None) -> None:
+    def _put_state(self, state: CardState, content_hash: str | None = None, *, reviews: int = 0) -> None:
         """Inside `_writing`: the card's row set to `state` (read afresh, so another drill's write is seen)."""
         row = self._session.get(CardRow, state.card_id, populate_existing=True) or CardRow(card_id=state.card_id)
         row.repetitions = state.sm2.repetitions
@@ -127,6 +129,7 @@ class Store:
         row.last_review_day = _iso(state.last_review_day)
         row.repeat_pending = state.repeat_pending
         row.introduced_on = _iso(state.introduced_on)
+        row.reviews = max(0, (row.reviews or 0) + reviews)
         if content_hash is not None:
             if row.content_hash and row.content_hash != content_hash:
                 row.changed = True
@@ -159,7 +162,7 @@ class Store:
             answer=json.dumps(answer) if answer is not None else None,
         )
         with self._writing():
-            self._put_state(after, content_hash)
+            self._put_state(after, content_hash, reviews=1)
             self._session.add(log)
         assert log.id is not None
         return log.id
@@ -173,7 +176,7 @@ class Store:
             current = self._session.get(CardRow, log.card_id, populate_existing=True)
             base = state_from_row(current.model_dump()) if current else CardState(log.card_id)
             before = CardState.from_json(log.card_id, json.loads(log.state_before), base)
-            self._put_state(before)
+            self._put_state(before, reviews=-1)
             self._session.delete(log)
         return before
 

@@ -29,6 +29,7 @@ class CardRow(SQLModel, table=True):
     last_review_day: Optional[str] = None
     repeat_pending: bool = False
     introduced_on: Optional[str] = None
+    reviews: int = 0
 
 
 class ReviewRow(SQLModel, table=True):
@@ -36,7 +37,7 @@ class ReviewRow(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     card_id: str = Field(index=True)
     reviewed_at: str
-    day: str = Field(index=True)
+    day: str
     grade: int
     duration_ms: int = 0
     mode: str = "review"
@@ -67,3 +68,32 @@ class SettingRow(SQLModel, table=True):
     __tablename__ = "setting"
     key: str = Field(primary_key=True)
     value: str
+
+
+class MockRow(SQLModel, table=True):
+    __tablename__ = "mock"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    started_at: str
+    ended_at: Optional[str] = None
+    minutes: int
+    status: str = "running"  # running | finished | time_up | quit
+    plan: str  # JSON: the planned questions
+    score: Optional[float] = None
+    report: Optional[str] = None  # JSON: the report as it was when the mock ended
+
+
+class MockAnswerRow(SQLModel, table=True):
+    __tablename__ = "mock_answer"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    mock_id: int = Field(foreign_key="mock.id")
+    position: int
+    card_id: str
+    topic: str
+    kind: str
+    budget_s: float
+    spent_s: float = 0.0
+    status: str  # answered | skipped | unanswered
+    score: Optional[float] = None
+    answer: Optional[str] = None  # JSON
+    missed: Optional[str] = None  # JSON list of rubric points
+    follow_up_of: Optional[str] = None

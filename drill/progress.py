@@ -1,0 +1,182 @@
+"""Where a learner stands, per topic and over time: pure functions over what the store read.
+
+The weakness of a topic (0 = strong, 1 = weak) blends three kinds of evidence,
+each pulled toward a prior so that a topic seen only a few times cannot top the
+list on luck:
+
+    retention_s = (passed_30d + A * P) / (reviews_30d + A)          A = 10, P = 0.85
+    mock_s      = (q * last_mock_score + M * P) / (q + M)           M = 2, q = questions asked
+    ease_s      = (c * clamp((mean_ef - 1.3) / 1.2, 0, 1) + E) / (c + E)   E = 3, c = cards reviewed
+    weakness    = 1 - (0.6 * retention_s + 0.25 * mock_s + 0.15 * ease_s)
+
+P = 0.85 is the retention a learner aims at: a topic with no evidence scores
+0.13. Two failed reviews move retention_s only from 0.85 to 0.71 (weakness
+0.21); forty reviews at 60 % move it to 0.65 (weakness 0.25), so the topic with
+more evidence ranks weaker. Reviews in cram mode are left out of retention.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from drill.cards.model import Card
+from drill.store.progress import ProgressRows
+
+PRIOR_RETENTION = 0.85
+RETENTION_WEIGHT_REVIEWS = 10.0
+MOCK_WEIGHT_QUESTIONS = 2.0
+EASE_WEIGHT_CARDS = 3.0
+WEIGHTS = (0.6, 0.25, 0.15)  # retention, mock, ease
+MIN_EF, START_EF = 1.3, 2.5
+
+
+def smoothed(successes: float, trials: float, prior: float, weight: float) -> float:
+    """A rate pulled toward `prior` as if `weight` trials had gone at the prior's rate."""
+    return (successes + weight * prior) / (trials + weight)
+
+
+def weakness(
+    reviews_30d: int,
+    passed_30d: int,
+    mean_ef: float | None,
+    cards_reviewed: int,
+    last_mock: float | None = None,
+    mock_questions: int = 0,
+) -> float:
+    """The weakness score of one topic (see the module docstring); 0 = strong, 1 = weak."""
+    retention_s = smoothed(passed_30d, reviews_30d, PRIOR_RETENTION, RETENTION_WEIGHT_REVIEWS)
+    if last_mock is None:
+        mock_s = PRIOR_RETENTION
+    else:
+        mock_s = smoothed(last_mock * mock_questions, mock_questions, PRIOR_RETENTION, MOCK_WEIGHT_QUESTIONS)
+    ease = 1.0 if mean_ef is None else min(1.0, max(0.0, (mean_ef - MIN_EF) / (START_EF - MIN_EF)))
+    ease_s = smoothed(ease * cards_reviewed, cards_reviewed, 1.0, EASE_WEIGHT_CARDS)
+    w_r, w_m, w_e = WEIGHTS
+    return round(1.0 - (w_r * retention_s + w_m * mock_s + w_e * ease_s), 4)
+
+
+@dataclass
+class TopicFigures:
+    topic: str
+    title: str
+    cards: int = 0
+    reviews: int = 0
+    reviews_30d: int = 0
+    retention: float | None = None  # raw, last 30 days
+    lapses: int = 0
+    mean_ease: float | None = None
+    due_7d: int = 0
+    last_mock: float | None = None
+    kernel_best_pct_of_target: float | None = None
+    weakness: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def topic_figures(
+    cards: Mapping[str, Card],
+    rows: ProgressRows,
+    today: dt.date,
+    titles: Mapping[str, str] | None = None,
+) -> list[TopicFigures]:
+    """Per-topic figures, weakest first (ties by topic id)."""
+    titles = titles or {}
+    horizon = (today + dt.timedelta(days=7)).isoformat()
+    topics: dict[str, TopicFigures] = {}
+    passed: dict[str, int] = {}
+    efs: dict[str, list[float]] = {}
+    best: dict[str, float] = {}
+    for card in cards.values():
+        t = topics.get(card.topic)
+        if t is None:
+            t = topics[card.topic] = TopicFigures(card.topic, titles.get(card.topic, card.topic))
+        t.cards += 1
+        figures = rows.cards.get(card.id)
+        if figures is not None:
+            t.reviews += figures.reviews
+            t.lapses += figures.lapses
+            if figures.repetitions or figures.reviews:
+                efs.setdefault(card.topic, []).append(figures.ef)
+            if figures.due and figures.due <= horizon and not figures.suspended:
+                t.due_7d += 1
+        n, ok = rows.recent.get(card.id, (0, 0))
+        t.reviews_30d += n
+        passed[card.topic] = passed.get(card.topic, 0) + ok
+        pcts = rows.kernel_pcts.get(card.id)
+        target = card.fields.get("target_pct") if card.kind == "kernel" else None
+        if pcts and isinstance(target, (int, float)) and target > 0:
+            best[card.topic] = max(best.get(card.topic, 0.0), max(pcts) / target * 100)
+    out = []
+    for name, t in topics.items():
+        t.retention = passed.get(name, 0) / t.reviews_30d if t.reviews_30d else None
+        ef_list = efs.get(name, [])
+        t.mean_ease = round(sum(ef_list) / len(ef_list), 3) if ef_list else None
+        mock = rows.last_mock_by_topic.get(name)
+        t.last_mock = round(mock[1], 4) if mock else None
+        t.kernel_best_pct_of_target = round(best[name], 1) if name in best else None
+        t.weakness = weakness(
+            t.reviews_30d,
+            passed.get(name, 0),
+            t.mean_ease,
+            len(ef_list),
+            t.last_mock,
+            mock[2] if mock else 0,
+        )
+        out.append(t)
+    out.sort(key=lambda t: (-t.weakness, t.topic))
+    return out
+
+
+def weakest(figures: Iterable[TopicFigures], n: int) -> list[str]:
+    """The ids of the `n` weakest topics that have cards."""
+    return [t.topic for t in figures if t.cards][:n]
+
+
+def forecast(
+    rows: ProgressRows, today: dt.date, days: int = 30, card_ids: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
+    """Cards due on each of the next `days` days; today's count includes overdue cards."""
+    keep = set(card_ids) if card_ids is not None else None
+    counts = [0] * days
+    for cid, f in rows.cards.items():
+        if f.due is None or f.suspended or (keep is not None and cid not in keep):
+            continue
+        offset = (dt.date.fromisoformat(f.due) - today).days
+        if offset < days:
+            counts[max(0, offset)] += 1
+    return [{"date": (today + dt.timedelta(days=i)).isoformat(), "due": n} for i, n in enumerate(counts)]
+
+
+def heatmap(rows: ProgressRows) -> dict[str, int]:
+    """Reviews per day over the window read (days without reviews left out)."""
+    return {day: n for day, (n, _, _) in sorted(rows.days.items())}
+
+
+def streak(rows: ProgressRows, today: dt.date) -> int:
+    """Days in a row with at least one review, ending today (or yesterday, before today's first review)."""
+    days = set(rows.days) | set(rows.earlier_days)
+    cursor = today if today.isoformat() in days else today - dt.timedelta(days=1)
+    count = 0
+    while cursor.isoformat() in days:
+        count += 1
+        cursor -= dt.timedelta(days=1)
+    return count
+
+
+def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list[dict[str, Any]]:
+    """Retention (grade >= 3, cram left out) for each of the last `weeks` weeks, oldest first."""
+    out = []
+    for w in range(weeks - 1, -1, -1):
+        end = today - dt.timedelta(days=7 * w)
+        start = end - dt.timedelta(days=6)
+        n = ok = 0
+        for i in range(7):
+            _, sched, passed = rows.days.get((start + dt.timedelta(days=i)).isoformat(), (0, 0, 0))
+            n += sched
+            ok += passed
+        out.append({"week_start": start.isoformat(), "reviews": n, "retention": ok / n if n else None})
+    return out

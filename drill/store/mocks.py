@@ -1,0 +1,75 @@
+"""Mock interviews in the database: one row per mock, one per question, each written when it happens."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from sqlmodel import Session, select
+
+from drill.store.tables import MockAnswerRow, MockRow
+
+
+class MockRecords:
+    """The mock-interview part of Store (mixed into it; uses its session and locking)."""
+
+    _session: Session
+
+    def _writing(self) -> AbstractContextManager[None]:  # provided by Store
+        raise NotImplementedError
+
+    def _reading(self) -> AbstractContextManager[None]:  # provided by Store
+        raise NotImplementedError
+
+    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, Any]]) -> int:
+        row = MockRow(started_at=at.isoformat(timespec="seconds"), minutes=minutes, plan=json.dumps(list(plan)))
+        with self._writing():
+            self._session.add(row)
+        assert row.id is not None
+        return row.id
+
+    def save_mock_answer(self, mock_id: int, position: int, **fields: Any) -> None:
+        """Insert or replace the question at `position` of a mock (a skipped question is answered later)."""
+        for key in ("answer", "missed"):
+            if key in fields and fields[key] is not None and not isinstance(fields[key], str):
+                fields[key] = json.dumps(fields[key])
+        with self._writing():
+            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id, MockAnswerRow.position == position)
+            row = self._session.exec(stmt.execution_options(populate_existing=True)).first()
+            if row is None:
+                row = MockAnswerRow(mock_id=mock_id, position=position, **fields)
+            else:
+                for key, value in fields.items():
+                    setattr(row, key, value)
+            self._session.add(row)
+
+    def finish_mock(
+        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, Any] | None
+    ) -> None:
+        """Close a mock once; a mock already closed keeps its first ending."""
+        with self._writing():
+            row = self._session.get(MockRow, mock_id, populate_existing=True)
+            if row is None or row.status != "running":
+                return
+            row.ended_at = at.isoformat(timespec="seconds")
+            row.status = status
+            row.score = score
+            row.report = json.dumps(report) if report is not None else None
+            self._session.add(row)
+
+    def mocks(self) -> list[MockRow]:
+        """Every mock, newest first."""
+        stmt = select(MockRow).order_by(MockRow.id.desc())  # type: ignore[union-attr]
+        with self._reading():
+            return list(self._session.exec(stmt.execution_options(populate_existing=True)).all())
+
+    def mock(self, mock_id: int) -> tuple[MockRow, list[MockAnswerRow]] | None:
+        with self._reading():
+            row = self._session.get(MockRow, mock_id, populate_existing=True)
+            if row is None:
+                return None
+            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id).order_by(MockAnswerRow.position)
+            return row, list(self._session.exec(stmt.execution_options(populate_existing=True)).all())
