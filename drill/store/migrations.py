@@ -105,7 +105,7 @@ MIGRATIONS: dict[int, list[str]] = {
             answer VARCHAR,
             missed VARCHAR,
             follow_up_of VARCHAR,
-            UNIQUE (mock_id, position))""",
+            UNIQUE (mock_id, card_id))""",
     ],
 }
 LATEST = max(MIGRATIONS)

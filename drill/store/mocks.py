@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from drill.store.tables import MockAnswerRow, MockRow
 
@@ -31,16 +31,16 @@ class MockRecords:
         assert row.id is not None
         return row.id
 
-    def save_mock_answer(self, mock_id: int, position: int, **fields: Any) -> None:
-        """Insert or replace the question at `position` of a mock (a skipped question is answered later)."""
+    def save_mock_answer(self, mock_id: int, card_id: str, **fields: Any) -> None:
+        """Insert or update one question of a mock (a card is asked at most once per mock)."""
         for key in ("answer", "missed"):
             if key in fields and fields[key] is not None and not isinstance(fields[key], str):
                 fields[key] = json.dumps(fields[key])
         with self._writing():
-            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id, MockAnswerRow.position == position)
+            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id, MockAnswerRow.card_id == card_id)
             row = self._session.exec(stmt.execution_options(populate_existing=True)).first()
             if row is None:
-                row = MockAnswerRow(mock_id=mock_id, position=position, **fields)
+                row = MockAnswerRow(mock_id=mock_id, card_id=card_id, **fields)
             else:
                 for key, value in fields.items():
                     setattr(row, key, value)
@@ -62,7 +62,7 @@ class MockRecords:
 
     def mocks(self) -> list[MockRow]:
         """Every mock, newest first."""
-        stmt = select(MockRow).order_by(MockRow.id.desc())  # type: ignore[union-attr]
+        stmt = select(MockRow).order_by(col(MockRow.id).desc())
         with self._reading():
             return list(self._session.exec(stmt.execution_options(populate_existing=True)).all())
 
@@ -71,5 +71,5 @@ class MockRecords:
             row = self._session.get(MockRow, mock_id, populate_existing=True)
             if row is None:
                 return None
-            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id).order_by(MockAnswerRow.position)
+            stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id).order_by(col(MockAnswerRow.position))
             return row, list(self._session.exec(stmt.execution_options(populate_existing=True)).all())

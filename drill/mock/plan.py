@@ -1,0 +1,135 @@
+"""Choosing a mock interview's questions: a time budget, kind minimums, weighted toward weak topics.
+
+A plan holds at least one numeric card (memory_ledger), one diagnosis and one
+shape trace when the chosen topics have them and the minutes allow, and one
+kernel card when the judge can run. The rest are drawn topic by topic with
+probability proportional to the topic's weakness (plus a floor, so a strong
+topic still comes up), never repeating a card. The minutes of the planned
+questions add up to at most the mock's length.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from drill.cards.model import Card
+
+# Minutes an interviewer would give each kind of question.
+MINUTES_BY_KIND: dict[str, int] = {"concept": 4, "shape_trace": 4, "memory_ledger": 5, "diagnosis": 5, "kernel": 15}
+REQUIRED_KINDS = ("memory_ledger", "diagnosis", "shape_trace")
+DEFAULT_MINUTES = 45
+WEIGHT_FLOOR = 0.05
+
+
+@dataclass(frozen=True)
+class PlannedQuestion:
+    card_id: str
+    topic: str
+    kind: str
+    minutes: int
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MockPlan:
+    minutes: int
+    questions: tuple[PlannedQuestion, ...]
+
+    @property
+    def planned_minutes(self) -> int:
+        return sum(q.minutes for q in self.questions)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"minutes": self.minutes, "questions": [q.as_json() for q in self.questions]}
+
+
+class PlanError(ValueError):
+    """A plan cannot be made from what was asked (unknown topic or track, no cards, no time)."""
+
+
+def load_tracks(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The preset topic mixes in cards/data/tracks.yaml, by id."""
+    import yaml
+
+    from drill import paths
+
+    path = path or paths.data_files_dir() / "tracks.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {t["id"]: t for t in data.get("tracks", [])}
+
+
+def minutes_for(card: Card) -> int:
+    return MINUTES_BY_KIND.get(card.kind, 5)
+
+
+def make_plan(
+    cards: Mapping[str, Card],
+    weakness: Mapping[str, float],
+    *,
+    minutes: int = DEFAULT_MINUTES,
+    topics: Sequence[str] = (),
+    questions: int | None = None,
+    judge_available: bool = False,
+    seed: int | None = None,
+    exclude: Iterable[str] = (),
+) -> MockPlan:
+    """A plan for a mock of `minutes` minutes over `topics` (all topics when empty).
+
+    `weakness` maps topic -> weakness score (drill.progress); a topic missing
+    from it counts as unseen (the prior). `questions` caps the count.
+    `exclude` names cards to leave out (suspended ones, say).
+    """
+    if minutes < 1:
+        raise PlanError("a mock needs at least 1 minute")
+    if questions is not None and questions < 1:
+        raise PlanError("a mock needs at least 1 question")
+    known = {c.topic for c in cards.values()}
+    unknown = [t for t in topics if t not in known]
+    if unknown:
+        raise PlanError(f"no cards in topic {', '.join(unknown)}")
+    wanted = set(topics) or known
+    skip = set(exclude)
+    pool = [c for c in cards.values() if c.topic in wanted and c.id not in skip]
+    if not judge_available:
+        pool = [c for c in pool if c.kind != "kernel"]
+    if not pool:
+        raise PlanError("no cards to ask in the chosen topics")
+    rng = random.Random(seed)
+    pool.sort(key=lambda c: c.id)
+    chosen: list[Card] = []
+    budget = minutes
+    limit = questions if questions is not None else len(pool)
+
+    def weight(topic: str) -> float:
+        return max(0.0, weakness.get(topic, 0.1275)) + WEIGHT_FLOOR
+
+    def take(candidates: list[Card]) -> bool:
+        nonlocal budget
+        fitting = [c for c in candidates if minutes_for(c) <= budget and c not in chosen]
+        if not fitting or len(chosen) >= limit:
+            return False
+        by_topic: dict[str, list[Card]] = {}
+        for c in fitting:
+            by_topic.setdefault(c.topic, []).append(c)
+        names = sorted(by_topic)
+        topic = rng.choices(names, weights=[weight(t) for t in names])[0]
+        card = rng.choice(by_topic[topic])
+        chosen.append(card)
+        budget -= minutes_for(card)
+        return True
+
+    kinds = (*REQUIRED_KINDS, "kernel") if judge_available else REQUIRED_KINDS
+    for kind in kinds:
+        take([c for c in pool if c.kind == kind])
+    while take(pool):
+        pass
+    if not chosen:
+        raise PlanError(f"no question fits in {minutes} minute(s)")
+    rng.shuffle(chosen)
+    return MockPlan(minutes, tuple(PlannedQuestion(c.id, c.topic, c.kind, minutes_for(c)) for c in chosen))

@@ -1,0 +1,100 @@
+"""A finished mock's report, as a mapping the templates render (see drill.mock.render for the layout)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.cards.model import Card
+from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
+
+
+def build_report(
+    mock: Mapping[str, Any],
+    slots: Sequence[Mapping[str, Any]],
+    cards: Mapping[str, Card],
+    titles: Mapping[str, str],
+    weakness: Mapping[str, float],
+) -> dict[str, Any]:
+    """`mock`: id, started_at, ended_at, minutes, status; `slots`: each question as Slot.as_json plus position."""
+    questions = []
+    per_topic: dict[str, list[float]] = {}
+    for s in slots:
+        card = cards.get(s["card_id"])
+        score = float(s.get("score") or 0.0)
+        per_topic.setdefault(s["topic"], []).append(score)
+        questions.append(
+            {
+                "position": s["position"],
+                "card_id": s["card_id"],
+                "topic": s["topic"],
+                "title": titles.get(s["topic"], s["topic"]),
+                "kind": s["kind"],
+                "prompt": card.prompt if card else "(this card is no longer in the decks)",
+                "budget_s": s["budget_s"],
+                "spent_s": s.get("spent_s") or 0.0,
+                "status": s["status"],
+                "score": score,
+                "answer": answer_text(s.get("answer")),
+                "expected": card.answer if card else "",
+                "missed": list(s.get("missed") or []),
+                "follow_up_of": s.get("follow_up_of"),
+            }
+        )
+    topics: list[dict[str, Any]] = [
+        {"topic": t, "title": titles.get(t, t), "score": sum(v) / len(v), "questions": len(v)}
+        for t, v in sorted(per_topic.items())
+    ]
+    ranked = sorted(topics, key=lambda t: (t["score"], -weakness.get(t["topic"], 0.0), t["topic"]))
+    study_next = [
+        {
+            "topic": t["topic"],
+            "title": t["title"],
+            "why": f"score {t['score']:.0%} in this mock; weakness {weakness.get(t['topic'], 0.0):.2f}",
+        }
+        for t in ranked[:3]
+    ]
+    if len(study_next) < 3:  # a short mock: add the weakest topics it did not ask
+        for topic, w in sorted(weakness.items(), key=lambda kv: (-kv[1], kv[0])):
+            if len(study_next) >= 3:
+                break
+            if topic not in per_topic:
+                study_next.append(
+                    {"topic": topic, "title": titles.get(topic, topic), "why": f"weakness {w:.2f}; not asked"}
+                )
+    total = len(questions)
+    return {
+        "id": mock["id"],
+        "started_at": mock["started_at"],
+        "ended_at": mock.get("ended_at"),
+        "minutes": mock["minutes"],
+        "status": mock["status"],
+        "score": sum(q["score"] for q in questions) / total if total else 0.0,
+        "answered": sum(q["status"] == ANSWERED for q in questions),
+        "skipped": sum(q["status"] == SKIPPED for q in questions),
+        "unanswered": sum(q["status"] == UNANSWERED for q in questions),
+        "total": total,
+        "topics": topics,
+        "questions": questions,
+        "study_next": study_next,
+    }
+
+
+def answer_text(answer: Any) -> str:
+    """What the learner gave, as one readable line (typed text, shapes, numbers, a choice)."""
+    if answer is None:
+        return ""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, Mapping):
+        if "typed" in answer:
+            return str(answer["typed"])
+        if "choice" in answer:
+            text = f"chose {answer.get('choice') or '(nothing)'}"
+            return text + (f"; next: {answer['experiment']}" if answer.get("experiment") else "")
+        for key in ("steps", "given"):  # shape steps, ledger numbers, as typed
+            if key in answer:
+                return " | ".join(str(x) or "(blank)" for x in answer[key])
+        if "verdict" in answer:
+            return str(answer["verdict"])
+    return str(answer)

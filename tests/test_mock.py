@@ -1,0 +1,176 @@
+"""The mock interview's domain: plans, the timed state machine, the schedule it feeds, the stored report."""
+
+import datetime as dt
+
+import pytest
+
+from drill.cards.model import Card
+from drill.mock.plan import MINUTES_BY_KIND, MockPlan, PlanError, PlannedQuestion, make_plan
+from drill.mock.record import MockRecorder
+from drill.mock.run import FINISHED, QUIT, TIME_UP, MockRun, schedule_after
+from drill.sm2 import SM2State
+from drill.store.records import CardState
+from drill.store.store import Store
+
+TODAY = dt.date(2026, 11, 23)
+
+
+def card(cid, topic, kind="concept", follow_ups=()):
+    return Card(
+        id=cid, kind=kind, topic=topic, prompt=f"prompt {cid}", answer=f"answer {cid}", follow_ups=tuple(follow_ups)
+    )
+
+
+def deck():
+    cards = []
+    for topic in ("serving", "moe", "gemm", "ddp"):
+        cards += [card(f"{topic}-c{i}", topic) for i in range(6)]
+        cards += [card(f"{topic}-l", topic, "memory_ledger"), card(f"{topic}-d", topic, "diagnosis")]
+        cards += [card(f"{topic}-s", topic, "shape_trace"), card(f"{topic}-k", topic, "kernel")]
+    return {c.id: c for c in cards}
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_plan_fits_its_minutes_and_holds_each_required_kind(seed):
+    plan = make_plan(deck(), {}, minutes=45, seed=seed)
+    kinds = [q.kind for q in plan.questions]
+    assert plan.planned_minutes <= 45
+    assert {"memory_ledger", "diagnosis", "shape_trace"} <= set(kinds) and "kernel" not in kinds
+    assert len({q.card_id for q in plan.questions}) == len(plan.questions)
+    assert 45 - plan.planned_minutes < min(MINUTES_BY_KIND.values())  # filled until nothing more fits
+
+
+def test_a_kernel_card_only_when_the_judge_can_run():
+    plan = make_plan(deck(), {}, minutes=45, judge_available=True, seed=1)
+    assert sum(q.kind == "kernel" for q in plan.questions) >= 1
+
+
+def test_weak_topics_are_asked_more():
+    weakness = {"serving": 0.9, "moe": 0.05, "gemm": 0.05, "ddp": 0.05}
+    asked = [q.topic for s in range(40) for q in make_plan(deck(), weakness, minutes=30, seed=s).questions]
+    assert asked.count("serving") > 2 * asked.count("moe")
+
+
+def test_topics_questions_and_bad_requests():
+    plan = make_plan(deck(), {}, minutes=60, topics=["gemm"], questions=3, seed=2)
+    assert len(plan.questions) == 3 and {q.topic for q in plan.questions} == {"gemm"}
+    with pytest.raises(PlanError, match="no cards in topic cooking"):
+        make_plan(deck(), {}, topics=["cooking"])
+    with pytest.raises(PlanError, match="fits in 2 minute"):
+        make_plan(deck(), {}, minutes=2)
+    assert make_plan(deck(), {}, minutes=45, seed=5) == make_plan(deck(), {}, minutes=45, seed=5)
+
+
+def plan_of(*ids, minutes=20):
+    cards = deck()
+    return MockPlan(minutes, tuple(PlannedQuestion(i, cards[i].topic, cards[i].kind, 4) for i in ids))
+
+
+def test_skip_comes_back_after_the_others_and_time_adds_up():
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0"), deck(), clock)
+    assert run.begin().card_id == "serving-c0"
+    clock.t += 30
+    run.skip()
+    assert run.begin().card_id == "serving-c1"
+    clock.t += 100
+    run.submit(0.5, {"typed": "x"})
+    assert run.begin().card_id == "moe-c0"
+    clock.t += 10
+    run.submit(0.0, None)
+    slot = run.begin()
+    assert slot.card_id == "serving-c0" and run.question_elapsed() == 30  # back to the skipped one
+    clock.t += 20
+    run.submit(1.0, {"typed": "y"})
+    assert run.begin() is None and run.status == FINISHED
+    assert [s.spent_s for s in run.slots] == [50, 100, 10]
+    assert run.score() == 0.5
+
+
+def test_time_running_out_ends_the_mock_and_counts_the_rest_unanswered():
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0", minutes=5), deck(), clock)
+    run.begin()
+    clock.t += 60
+    run.submit(1.0, None)
+    run.begin()
+    clock.t += 400  # past the 5-minute deadline
+    assert run.tick() is False and run.status == TIME_UP
+    assert [s.status for s in run.slots] == ["answered", "unanswered", "unanswered"]
+    assert run.slots[1].spent_s == 240  # counted only up to the deadline
+    assert run.begin() is None
+
+
+def test_quit_keeps_what_was_answered():
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1"), deck(), clock)
+    run.begin()
+    run.submit(0.7, {"typed": "kept"})
+    run.begin()
+    run.quit()
+    assert run.status == QUIT and [s.status for s in run.slots] == ["answered", "unanswered"]
+    assert run.slots[0].answer == {"typed": "kept"}
+
+
+def test_a_good_answer_brings_its_follow_up_next_in_place_of_the_last_question():
+    cards = deck()
+    cards["serving-c0"] = card("serving-c0", "serving", follow_ups=["gemm-c5"])
+    run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0"), cards, Clock())
+    run.begin()
+    follow = run.submit(0.9, None)
+    assert follow is not None and follow.follow_up_of == "serving-c0"
+    assert [s.card_id for s in run.slots] == ["serving-c0", "gemm-c5", "serving-c1"]
+    assert [s.position for s in run.slots] == [1, 2, 3]
+    assert run.begin().card_id == "gemm-c5"
+    weak = MockRun(plan_of("serving-c0", "serving-c1"), cards, Clock())
+    weak.begin()
+    assert weak.submit(0.5, None) is None  # no follow-up after a weak answer
+
+
+def test_schedule_after_a_mock():
+    due_later = CardState("c", sm2=SM2State(3, 2.5, 20, TODAY + dt.timedelta(days=15)), introduced_on=TODAY)
+    failed = schedule_after(due_later, 0.3, TODAY)
+    assert failed.sm2.due == TODAY + dt.timedelta(days=1) and failed.sm2.ef == 2.5 and failed.sm2.interval == 20
+    assert schedule_after(due_later, 0.8, TODAY) is due_later  # a pass leaves the schedule alone
+    due_today = CardState("c", sm2=SM2State(1, 2.5, 1, TODAY), introduced_on=TODAY)
+    assert schedule_after(due_today, 0.0, TODAY) is due_today  # already due sooner
+    new = schedule_after(CardState("n"), 0.0, TODAY)
+    assert new.sm2.due == TODAY + dt.timedelta(days=1) and new.introduced_on == TODAY
+
+
+def test_the_recorder_saves_each_answer_and_the_report(tmp_path):
+    cards = deck()
+    store = Store(tmp_path)
+    clock = Clock()
+    plan = plan_of("serving-c0", "moe-c0", "gemm-c0")
+    run = MockRun(plan, cards, clock)
+    now = dt.datetime(2026, 11, 23, 9, 0)
+    rec = MockRecorder(
+        store, run, plan, cards, lambda: now, lambda: TODAY, {"serving": "Inference serving"}, {"moe": 0.4}
+    )
+    run.begin()
+    clock.t += 50
+    rec.answered(run.submit(0.2, {"typed": "not sure"}) or run.slots[0])
+    row, answers = store.mock(rec.mock_id)
+    assert row.status == "running" and [a.status for a in answers] == ["answered", "pending", "pending"]
+    assert store.states()["serving-c0"].sm2.due == TODAY + dt.timedelta(days=1)  # failed: due tomorrow
+    (log,) = store.reviews("serving-c0")
+    assert (log.mode, log.grade) == ("mock", 1)
+    run.begin()
+    run.quit()
+    report = rec.finish()
+    row, answers = store.mock(rec.mock_id)
+    assert row.status == "quit" and [a.status for a in answers] == ["answered", "unanswered", "unanswered"]
+    assert report["answered"] == 1 and report["unanswered"] == 2 and report["total"] == 3
+    assert abs(report["score"] - 0.2 / 3) < 1e-9
+    assert report["questions"][0]["answer"] == "not sure" and report["questions"][0]["expected"] == "answer serving-c0"
+    assert [t["topic"] for t in report["study_next"]] == ["moe", "gemm", "serving"]  # ties: weaker first
+    store.close()
