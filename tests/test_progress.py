@@ -109,7 +109,7 @@ def test_read_progress_from_a_real_store(tmp_path):
     store.record_kernel_attempt("k", "src", {"verdict": "wrong"})
     mock = store.start_mock(dt.datetime(2026, 11, 22, 9), 45, [])
     store.save_mock_answer(
-        mock, 1, card_id="c", topic="t", kind="concept", budget_s=60, spent_s=30, status="answered", score=0.5
+        mock, "c", position=1, topic="t", kind="concept", budget_s=60, spent_s=30, status="answered", score=0.5
     )
     store.save_mock_answer(mock, "d", position=2, topic="t", kind="concept", budget_s=60, status="unanswered")
     store.finish_mock(mock, dt.datetime(2026, 11, 22, 10), "time_up", 0.25, None)
