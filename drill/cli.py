@@ -13,7 +13,7 @@ from drill.paths import DataDirError
 from drill.store.errors import StoreError
 
 # Sub-commands that live in their own modules, each with add_parser(sub) and run(args).
-_PLUGINS = ("drill.calc.cli", "drill.kernel.cli")
+_PLUGINS = ("drill.calc.cli", "drill.kernel.cli", "drill.mock.cli")
 
 
 def non_negative(text: str) -> int:
@@ -21,6 +21,14 @@ def non_negative(text: str) -> int:
     value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more (got {value})")
+    return value
+
+
+def positive_count(text: str) -> int:
+    """--weak N: a whole number, 1 or more."""
+    value = _whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
     return value
 
 
@@ -93,7 +101,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
         metavar="ID",
         help="open one card now, e.g. to preview a card you are writing; counts as a review unless --cram",
     )
-    parser.add_argument("--cram", action="store_true", help="review without changing the schedule")
+    parser.add_argument(
+        "--topic",
+        metavar="TOPIC",
+        action="append",
+        help="practise only this topic (repeatable; see `drill stats` for the topic ids)",
+    )
+    parser.add_argument(
+        "--weak",
+        type=positive_count,
+        nargs="?",
+        const=3,
+        metavar="N",
+        help="practise the N weakest topics (default 3; `drill stats` shows the weakness score)",
+    )
+    parser.add_argument(
+        "--cram",
+        action="store_true",
+        help="review without changing the schedule: with --topic/--weak every card of those topics, "
+        "hardest first; logged as cram and left out of retention",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -122,9 +149,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
 def main(argv: Sequence[str] | None = None) -> int:
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
-    if args.command is not None and (args.card is not None or args.cram):
-        flag = "--card" if args.card is not None else "--cram"
-        parser.error(f"{flag} opens the review app; leave out the command {args.command!r}")
+    if args.command is not None and args.command != "mock":
+        given = [
+            f
+            for f, v in (("--card", args.card), ("--cram", args.cram), ("--topic", args.topic), ("--weak", args.weak))
+            if v
+        ]
+        if given:
+            parser.error(f"{given[0]} opens the review app; leave out the command {args.command!r}")
+    if args.card is not None and (args.topic or args.weak):
+        parser.error("--card opens one card; leave out --topic and --weak")
     try:
         if args.command is None:
             from drill.ui.app import run_app

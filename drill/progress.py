@@ -132,8 +132,24 @@ def topic_figures(
 
 
 def weakest(figures: Iterable[TopicFigures], n: int) -> list[str]:
-    """The ids of the `n` weakest topics that have cards."""
-    return [t.topic for t in figures if t.cards][:n]
+    """The `n` weakest topics with cards: those with evidence (reviews in 30 days, a mock) first, then unseen ones."""
+    ranked = [t for t in figures if t.cards]
+    evidenced = [t.topic for t in ranked if t.reviews_30d or t.last_mock is not None]
+    rest = [t.topic for t in ranked if t.topic not in evidenced]
+    return (evidenced + rest)[:n]
+
+
+def read_weakness(
+    cards: Mapping[str, Card], data_dir: Any, today: dt.date, titles: Mapping[str, str] | None = None
+) -> list[TopicFigures]:
+    """Per-topic figures from the data directory (migrating an older database file first)."""
+    from drill.store.progress import has_progress_schema, read_progress
+
+    if not has_progress_schema(data_dir):
+        from drill.store.store import Store
+
+        Store(data_dir).close()
+    return topic_figures(cards, read_progress(data_dir, today), today, titles)
 
 
 def forecast(

@@ -95,6 +95,51 @@ def build_queue(
     return repeats + [cid for _, cid in due] + fresh
 
 
+def focused_queue(
+    cards: Iterable[Card],
+    states: Mapping[str, CardState],
+    today: dt.date,
+    topics: Iterable[str],
+    *,
+    cram: bool = False,
+    new_limit: int = DEFAULT_NEW_PER_DAY,
+    new_done_today: int = 0,
+    new_order: str = DEFAULT_NEW_ORDER,
+    seed: int | str | None = None,
+) -> list[str]:
+    """The queue for practice on some topics (all topics when `topics` is empty).
+
+    Scheduled (not cram): today's queue restricted to those topics, new cards up to the limit.
+    Cram: every card of those topics that is not suspended, whether due or not, the
+    hardest first (most lapses, then lowest ease, then soonest due), then the unseen
+    ones; the session logs these as cram and leaves the schedule alone.
+    """
+    wanted = set(topics)
+    chosen = [c for c in cards if not wanted or c.topic in wanted]
+    if not cram:
+        return build_queue(
+            chosen,
+            states,
+            today,
+            new_limit=new_limit,
+            new_done_today=new_done_today,
+            new_order=new_order,
+            seed=seed,
+        )
+    seen: list[tuple[int, float, dt.date, str]] = []
+    unseen: list[str] = []
+    for card in chosen:
+        state = states.get(card.id)
+        if state is not None and state.suspended:
+            continue
+        if state is None or state.is_new:
+            unseen.append(card.id)
+        else:
+            seen.append((-state.lapses, state.sm2.ef, state.sm2.due or today, card.id))
+    seen.sort()
+    return [cid for *_, cid in seen] + unseen
+
+
 class ReviewWriter(Protocol):
     """What a session needs from the store (the real Store, or a fake in tests)."""
 

@@ -218,3 +218,25 @@ def test_new_orders_skip_suspended_and_buried_cards_and_keep_due_first(bundled_c
 def test_unknown_new_order_is_refused():
     with pytest.raises(ValueError, match="unknown new-card order"):
         build_queue(cards(2), {}, TODAY, new_order="alphabetical")
+
+
+def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_first():
+    import datetime as dt
+
+    from drill.cards.model import Card
+    from drill.session import focused_queue
+    from drill.sm2 import SM2State
+    from drill.store.records import CardState
+
+    today = dt.date(2026, 11, 23)
+    cards = [Card(id=f"{t}{i}", kind="concept", topic=t, prompt="p", answer="a") for t in ("a", "b") for i in range(3)]
+    later = today + dt.timedelta(days=9)
+    states = {
+        "a0": CardState("a0", sm2=SM2State(2, 2.5, 6, later), introduced_on=today),
+        "a1": CardState("a1", sm2=SM2State(1, 1.7, 1, today), lapses=3, introduced_on=today),
+        "b0": CardState("b0", sm2=SM2State(1, 2.5, 1, today), introduced_on=today),
+        "a2": CardState("a2", suspended=True, introduced_on=today),
+    }
+    assert focused_queue(cards, states, today, ["a"], new_limit=5) == ["a1"]  # a0 is not due, a2 suspended
+    assert focused_queue(cards, states, today, ["a"], cram=True) == ["a1", "a0"]
+    assert focused_queue(cards, states, today, [], cram=True) == ["a1", "b0", "a0", "b1", "b2"]  # b0 is due sooner

@@ -20,9 +20,11 @@ from drill.session import (
     NEW_ORDERS,
     ReviewSession,
     build_queue,
+    focused_queue,
     study_day,
 )
 from drill.store import fast
+from drill.ui.routes import Routes
 
 if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
@@ -39,7 +41,18 @@ class UnknownCard(LookupError):
         super().__init__(f"no card {card_id!r} in the decks{hint}")
 
 
-class DrillApp(App[int]):
+class UnknownTopic(LookupError):
+    """`drill --topic T` named a topic that has no cards."""
+
+    def __init__(self, topic: str, topics: Iterable[str]) -> None:
+        import difflib
+
+        close = difflib.get_close_matches(topic, sorted(set(topics)), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        super().__init__(f"no cards in topic {topic!r}{hint}")
+
+
+class DrillApp(Routes, App[int]):
     CSS_PATH = "drill.tcss"
     TITLE = "drill"
     ENABLE_COMMAND_PALETTE = True  # ctrl+p: every command of the screen by name
@@ -56,6 +69,9 @@ class DrillApp(App[int]):
         new_order: str | None = None,
         card_id: str | None = None,
         cram: bool = False,
+        topics: Sequence[str] = (),
+        weak: int | None = None,
+        mock: dict[str, Any] | None = None,
         seed: int | None = None,
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
     ) -> None:
@@ -85,6 +101,20 @@ class DrillApp(App[int]):
             if card_id not in decks.cards:
                 raise UnknownCard(card_id, decks.cards)
             queue = [card_id]
+        elif topics or weak or cram:
+            self.focus_topics = self.chosen_topics(decks.cards, topics, weak, today)
+            new_done = sum(1 for s in states.values() if s.introduced_on == today)
+            queue = focused_queue(
+                decks.cards.values(),
+                states,
+                today,
+                self.focus_topics,
+                cram=cram,
+                new_limit=self.new_per_day,
+                new_done_today=new_done,
+                new_order=self.new_order,
+                seed=today.toordinal(),
+            )
         else:
             new_done = sum(1 for s in states.values() if s.introduced_on == today)
             queue = build_queue(
@@ -97,7 +127,26 @@ class DrillApp(App[int]):
                 seed=today.toordinal(),
             )
         self.single_card = card_id
+        self.mock_options = dict(mock or {})
+        self.mock_only = mock is not None
+        self.focus_topics = getattr(self, "focus_topics", [])
         self.session = ReviewSession(cards=decks.cards, states=states, queue=queue, today=today, cram=cram)
+
+    def chosen_topics(
+        self, cards: Mapping[str, Any], topics: Sequence[str], weak: int | None, today: dt.date
+    ) -> list[str]:
+        """--topic names (checked), plus the `weak` weakest topics."""
+        known = {c.topic for c in cards.values()}
+        for topic in topics:
+            if topic not in known:
+                raise UnknownTopic(topic, known)
+        chosen = list(dict.fromkeys(topics))
+        if weak:
+            from drill.progress import read_weakness, weakest
+
+            ranked = weakest(read_weakness(cards, self.data_dir, today), weak + len(chosen))
+            chosen += [t for t in ranked if t not in chosen][:weak]
+        return chosen
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -116,7 +165,7 @@ class DrillApp(App[int]):
                 self._judge = JudgeClient(data_dir=self.data_dir)
         return self._judge
 
-    def on_mount(self) -> None:
+    def review_screen(self) -> Screen[None]:
         from drill.ui.review import Practice, ReviewScreen
 
         practice = Practice(
@@ -128,7 +177,19 @@ class DrillApp(App[int]):
             settings_to_save=self.settings_to_save,
             deck_problems=self.deck_problems,
         )
-        self.push_screen(ReviewScreen(practice))
+        return ReviewScreen(practice)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.review_screen())
+        if self.mock_only:
+            self.call_after_refresh(self.open_mock_setup_and_exit)
+
+    async def open_mock_setup_and_exit(self) -> None:
+        await self.open_mock_setup(then_exit=True)
+
+    async def action_quit(self) -> None:
+        self.stop_running_mock(self.screen_stack)
+        self.exit(self.return_code or 0)
 
     def on_unmount(self) -> None:
         if self._judge is not None:
@@ -145,7 +206,20 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         new_order=getattr(args, "new_order", None),
         card_id=getattr(args, "card", None),
         cram=bool(getattr(args, "cram", False)),
+        topics=getattr(args, "topic", None) or (),
+        weak=getattr(args, "weak", None),
+        mock=(
+            {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
+            if getattr(args, "mock", False)
+            else None
+        ),
     )
+
+
+def _mock_topics(args: argparse.Namespace) -> tuple[str, ...]:
+    from drill.mock.cli import chosen_topics
+
+    return tuple(chosen_topics(args))
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -153,7 +227,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     try:
         app = make_app(args)
-    except UnknownCard as exc:
+    except (UnknownCard, UnknownTopic) as exc:
         print(f"drill: {exc}", file=sys.stderr)
         return 2
     app.run()

@@ -37,3 +37,28 @@ class DraftChosen(Message):
     """The learner chose to continue the saved draft (True) or start from the starter."""
 
     keep_draft: bool
+
+
+@dataclass
+class OpenMock(Message):
+    """The learner asked for a mock interview (its setup screen)."""
+
+
+@dataclass
+class OpenStats(Message):
+    """The learner asked for the stats screen."""
+
+
+@dataclass
+class OpenBrowser(Message):
+    """The learner asked for the card browser."""
+
+
+@dataclass
+class Practise(Message):
+    """Practise some topics now (all when empty), on schedule or as cram; or one card (`card_id`)."""
+
+    topics: tuple[str, ...] = ()
+    weak: int | None = None
+    cram: bool = False
+    card_id: str | None = None

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
-from drill.ui.messages import StoreOpened
+from drill.ui.messages import OpenBrowser, OpenMock, OpenStats, Practise, StoreOpened
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -59,6 +59,9 @@ class ReviewScreen(Screen[None]):
         Binding("ctrl+z", "undo", "Undo", id="review.undo"),
         Binding("ctrl+s", "suspend", "Suspend", id="review.suspend"),
         Binding("ctrl+t", "bury", "Bury", id="review.bury"),
+        Binding("ctrl+o", "open_mock", "Mock", id="review.mock"),
+        Binding("ctrl+g", "open_stats", "Stats", id="review.stats"),
+        Binding("ctrl+f", "open_browser", "Find", id="review.browser"),
         Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
         Binding("tab", "next_field(1)", "Next field", id="review.next_field", show=False),
         Binding("shift+tab", "next_field(-1)", "Previous field", id="review.previous_field", show=False),
@@ -267,6 +270,32 @@ class ReviewScreen(Screen[None]):
             yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
             yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
         yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
+        yield SystemCommand(
+            "Mock interview (ctrl+o)", "A timed mock built from your weakest topics", self.action_open_mock
+        )
+        yield SystemCommand("Stats (ctrl+g)", "Weak topics, heatmap, forecast, mocks", self.action_open_stats)
+        yield SystemCommand(
+            "Find cards (ctrl+f)", "Search every card; unsuspend; practise one", self.action_open_browser
+        )
+        yield SystemCommand(
+            "Practise your weakest topics", "Today's cards of the 3 weakest topics", lambda: self.practise(weak=3)
+        )
+        yield SystemCommand(
+            "Cram your weakest topics",
+            "Every card of the 3 weakest topics, hardest first; the schedule is left alone",
+            lambda: self.practise(weak=3, cram=True),
+        )
+        yield SystemCommand(
+            "Cram everything", "Every card seen so far, hardest first", lambda: self.practise(cram=True)
+        )
+        if self.card is not None:
+            topic = self.card.topic
+            yield SystemCommand(
+                f"Practise this topic ({topic})", "Today's cards of this card's topic", lambda: self.practise((topic,))
+            )
+
+    def practise(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None:
+        self.post_message(Practise(topics, weak, cram))
 
     async def reveal_or_check(self) -> None:
         if self.form is not None:
@@ -327,6 +356,15 @@ class ReviewScreen(Screen[None]):
             form.step(self.focused, direction)
         else:
             form.focus_first(empty=True)
+
+    def action_open_mock(self) -> None:
+        self.post_message(OpenMock())
+
+    def action_open_stats(self) -> None:
+        self.post_message(OpenStats())
+
+    def action_open_browser(self) -> None:
+        self.post_message(OpenBrowser())
 
     def action_leave_input(self) -> None:
         self.set_focus(None)

@@ -1,0 +1,199 @@
+"""`drill mock`: plan a mock interview, list past mocks, write a report; with no option, sit one in the app."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _minutes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of minutes (got {text!r})") from None
+    if not 1 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"must be 1 to 600 minutes (got {value})")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
+    return value
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "mock",
+        help="a timed mock interview: plan, list, report (no option: sit one)",
+        description="A timed mock interview built from checked cards, weighted toward your weakest topics. "
+        "With no option, opens the app on the mock's setup screen.",
+    )
+    p.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database lives")
+    p.add_argument("--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra decks")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--plan", action="store_true", help="print the questions a mock would ask, without starting it")
+    what.add_argument("--list", action="store_true", help="list past mocks")
+    what.add_argument("--report", metavar="last|ID", help="write the report of a finished mock")
+    p.add_argument("--minutes", type=_minutes, default=None, metavar="N", help="length of the mock (default 45)")
+    p.add_argument("--topics", metavar="A,B", help="comma-separated topic ids to draw from")
+    p.add_argument("--track", metavar="ID", help="a preset mix of topics: training, inference or kernels")
+    p.add_argument("--questions", type=_count, metavar="N", help="at most N questions")
+    p.add_argument("--seed", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
+    p.add_argument("--json", action="store_true", help="machine-readable output (--plan, --list)")
+
+
+def judge_can_run() -> bool:
+    """Whether kernel cards can be judged here: an NVIDIA GPU's device node is present."""
+    return Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
+
+
+def chosen_topics(args: argparse.Namespace, known: set[str] | None = None) -> list[str]:
+    """--topics and a --track's topics (those with cards, when `known` is given)."""
+    from drill.mock.plan import PlanError, load_tracks
+
+    topics = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
+    if args.track:
+        tracks = load_tracks()
+        if args.track not in tracks:
+            raise PlanError(f"unknown track {args.track!r} (choose from {', '.join(tracks)})")
+        topics += [t for t in tracks[args.track]["topics"] if (known is None or t in known) and t not in topics]
+    return topics
+
+
+def run(args: argparse.Namespace) -> int:
+    from drill.mock.plan import PlanError
+
+    try:
+        if args.list:
+            return _list(args)
+        if args.report:
+            return _report(args)
+        if args.plan:
+            return _plan(args)
+    except PlanError as exc:
+        print(f"drill mock: {exc}", file=sys.stderr)
+        return 2
+    from drill.ui.app import run_app
+
+    args.mock = True
+    return run_app(args)
+
+
+def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
+    import datetime as dt
+
+    from drill import paths
+    from drill.cards.loader import load_decks_cached
+    from drill.store.fast import read_settings
+
+    data_dir = paths.data_dir(getattr(args, "data_dir", None))
+    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
+    cards = load_decks_cached(roots, data_dir).cards
+    from drill.session import DEFAULT_ROLLOVER_HOUR, study_day
+
+    try:
+        hour = int(read_settings(data_dir).get("day_starts_at", DEFAULT_ROLLOVER_HOUR))
+    except ValueError:
+        hour = DEFAULT_ROLLOVER_HOUR
+    return data_dir, cards, study_day(dt.datetime.now(), hour)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from drill.mock.plan import DEFAULT_MINUTES, make_plan
+    from drill.progress import read_weakness
+    from drill.store.fast import read_states
+
+    data_dir, cards, today = _context(args)
+    topics = chosen_topics(args, {c.topic for c in cards.values()})
+    weakness = {t.topic: t.weakness for t in read_weakness(cards, data_dir, today)}
+    suspended = [cid for cid, s in read_states(data_dir).items() if s.suspended]
+    plan = make_plan(
+        cards,
+        weakness,
+        minutes=args.minutes or DEFAULT_MINUTES,
+        topics=topics,
+        questions=args.questions,
+        judge_available=judge_can_run(),
+        seed=args.seed,
+        exclude=suspended,
+    )
+    if args.json:
+        print(json.dumps(plan.as_json(), indent=2))
+        return 0
+    print(f"a {plan.minutes}-minute mock: {len(plan.questions)} questions, {plan.planned_minutes} minutes planned")
+    for i, q in enumerate(plan.questions, 1):
+        print(f"  {i:2d}. {q.minutes:2d} min  {q.kind:<13} {q.topic:<20} {q.card_id}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from drill.store.progress import has_progress_schema, read_progress
+
+    data_dir, _cards, today = _context(args)
+    if not has_progress_schema(data_dir):
+        from drill.store.store import Store
+
+        Store(data_dir).close()
+    mocks = read_progress(data_dir, today).mocks
+    if args.json:
+        rows = [
+            {"id": i, "started_at": at, "status": status, "score": score, "minutes": minutes}
+            for i, at, status, score, minutes in mocks
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not mocks:
+        print("no mocks yet: `drill mock` starts one")
+        return 0
+    for i, at, status, score, minutes in mocks:
+        shown = "-" if score is None else f"{score:.0%}"
+        print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {status:<9} {shown:>5}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from drill.mock.plan import PlanError
+    from drill.mock.render import render_html, render_markdown
+    from drill.store.progress import mock_report_json
+
+    data_dir, _cards, today = _context(args)
+    _list_rows = _mock_ids(data_dir, today)
+    if args.report == "last":
+        if not _list_rows:
+            raise PlanError("no finished mock yet")
+        mock_id = _list_rows[0]
+    else:
+        try:
+            mock_id = int(args.report)
+        except ValueError:
+            raise PlanError(f"--report takes `last` or a mock id (got {args.report!r})") from None
+        if mock_id not in _list_rows:
+            raise PlanError(f"no finished mock {mock_id} (`drill mock --list` shows them)")
+    report = mock_report_json(data_dir, mock_id)
+    if report is None:
+        raise PlanError(f"mock {mock_id} has no stored report")
+    text = render_html(report) if args.format == "html" else render_markdown(report)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _mock_ids(data_dir: Path, today: Any) -> list[int]:
+    from drill.store.progress import has_progress_schema, read_progress
+
+    if not has_progress_schema(data_dir):
+        return []
+    return [m[0] for m in read_progress(data_dir, today).mocks]

@@ -1,0 +1,453 @@
+"""A finished mock interview's report as Markdown (for the terminal) and as one self-contained HTML file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup, escape
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+STATUS_WORDS = {
+    "finished": "finished",
+    "time_up": "ended when time ran out",
+    "quit": "ended early",
+}
+
+# Chart layout, in SVG user units (the SVG scales to the page width).
+CHART_WIDTH = 720.0
+LABEL_RIGHT = 204.0  # labels are right-aligned here
+PLOT_LEFT = 214.0
+PLOT_WIDTH = 400.0
+ROW_HEIGHT = 26.0
+BAR_HEIGHT = 16.0
+TOP = 10.0
+AXIS_HEIGHT = 26.0
+LABEL_CHARS = 26
+TIME_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One row of a horizontal bar chart; every coordinate is worked out here, not in the template."""
+
+    label: str  # shortened to fit the label column
+    title: str  # the full text, shown as a tooltip
+    x: float
+    y: float
+    width: float
+    height: float
+    label_y: float  # baseline of the row's text
+    value_x: float
+    value_text: str
+    css_class: str
+    value_class: str = "value"
+    outline: str = ""  # SVG path of the budget outline; empty when there is none
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: float
+    height: float
+    label_x: float
+    plot_top: float
+    plot_bottom: float
+    tick_label_y: float
+    bars: tuple[Bar, ...]
+    ticks: tuple[Tick, ...]
+
+
+def clock(seconds: float) -> str:
+    """Seconds as m:ss (minutes keep counting past an hour)."""
+    whole = max(0, round(seconds))
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+def percent(score: float) -> str:
+    return f"{score:.0%}"
+
+
+def _shorten(text: str, limit: int = LABEL_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _number(value: Any) -> float:
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return result if math.isfinite(result) else 0.0
+
+
+def _r(value: float) -> float:
+    return round(value, 1)
+
+
+def _row_y(index: int) -> tuple[float, float]:
+    """Top of the bar and baseline of the text for row `index`."""
+    top = TOP + index * ROW_HEIGHT + (ROW_HEIGHT - BAR_HEIGHT) / 2
+    return _r(top), _r(top + BAR_HEIGHT / 2 + 4)
+
+
+def _frame(rows: int) -> tuple[float, float, float]:
+    plot_bottom = TOP + rows * ROW_HEIGHT
+    return _r(plot_bottom), _r(plot_bottom + AXIS_HEIGHT), _r(plot_bottom + 16)
+
+
+def topic_chart(topics: Sequence[Mapping[str, Any]]) -> Chart:
+    """Score per topic as horizontal bars on a 0-100 % scale."""
+    bars = []
+    for i, topic in enumerate(topics):
+        score = min(1.0, max(0.0, _number(topic.get("score"))))
+        title = str(topic.get("title") or topic.get("topic") or "")
+        width = _r(PLOT_WIDTH * score)
+        y, label_y = _row_y(i)
+        bars.append(
+            Bar(
+                label=_shorten(title),
+                title=f"{title}: {percent(score)} over {topic.get('questions', 0)} questions",
+                x=PLOT_LEFT,
+                y=y,
+                width=width,
+                height=BAR_HEIGHT,
+                label_y=label_y,
+                value_x=_r(PLOT_LEFT + width + 6),
+                value_text=percent(score),
+                css_class="bar",
+            )
+        )
+    ticks = tuple(Tick(_r(PLOT_LEFT + PLOT_WIDTH * p / 100), f"{p}%") for p in (0, 25, 50, 75, 100))
+    plot_bottom, height, tick_label_y = _frame(len(bars))
+    return Chart(CHART_WIDTH, height, LABEL_RIGHT, TOP, plot_bottom, tick_label_y, tuple(bars), ticks)
+
+
+def _time_scale(longest: float) -> tuple[float, int]:
+    """The axis maximum and the tick step, in seconds, for a longest bar of `longest` seconds."""
+    step = next((s for s in TIME_STEPS if longest / s <= 6), TIME_STEPS[-1])
+    return max(step, math.ceil(longest / step) * step), step
+
+
+def time_chart(questions: Sequence[Mapping[str, Any]]) -> Chart:
+    """Time spent on each question as a bar inside a dashed outline of its budget."""
+    longest = max((max(_number(q.get("budget_s")), _number(q.get("spent_s"))) for q in questions), default=0.0)
+    scale, step = _time_scale(max(longest, 60.0))
+    bars = []
+    for i, q in enumerate(questions):
+        budget = max(0.0, _number(q.get("budget_s")))
+        spent = max(0.0, _number(q.get("spent_s")))
+        over = round(spent) > round(budget)
+        width = _r(PLOT_WIDTH * spent / scale)
+        budget_x = _r(PLOT_LEFT + PLOT_WIDTH * budget / scale)
+        y, label_y = _row_y(i)
+        bottom = _r(y + BAR_HEIGHT)
+        title = str(q.get("title") or q.get("topic") or "")
+        position = q.get("position", i + 1)
+        status = str(q.get("status") or "")
+        bars.append(
+            Bar(
+                label=_shorten(f"Q{position} · {title}"),
+                title=f"Question {position}, {title}: {clock(spent)} spent of {clock(budget)} ({status})",
+                x=PLOT_LEFT,
+                y=y,
+                width=width,
+                height=BAR_HEIGHT,
+                label_y=label_y,
+                value_x=_r(max(PLOT_LEFT + width, budget_x) + 6),
+                value_text=f"{clock(spent)} / {clock(budget)}",
+                css_class="bar over" if over else "bar",
+                value_class="value over" if over else "value",
+                outline=f"M{PLOT_LEFT} {y}H{budget_x}V{bottom}H{PLOT_LEFT}Z",
+            )
+        )
+    ticks = tuple(Tick(_r(PLOT_LEFT + PLOT_WIDTH * s / scale), clock(s)) for s in range(0, int(scale) + 1, step))
+    plot_bottom, height, tick_label_y = _frame(len(bars))
+    return Chart(CHART_WIDTH, height, LABEL_RIGHT, TOP, plot_bottom, tick_label_y, tuple(bars), ticks)
+
+
+# ---------------------------------------------------------------------------
+# Text filters
+# ---------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s+(.*)")
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_ITALIC = re.compile(r"(?<![*\w])\*(?=\S)(.+?)(?<=\S)\*(?![*\w])")
+
+
+def _blocks(text: str) -> list[tuple[bool, list[str]]]:
+    """Split Markdown into runs of lines: (True, lines) for a fenced code block with its fences, else (False, lines)."""
+    blocks: list[tuple[bool, list[str]]] = []
+    fence = ""
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if fence:
+            blocks[-1][1].append(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = ""
+        elif match:
+            fence = match.group(1)
+            blocks.append((True, [line]))
+        else:
+            if not blocks or blocks[-1][0]:
+                blocks.append((False, []))
+            blocks[-1][1].append(line)
+    return blocks
+
+
+def _outside_code(line: str, plain: Callable[[str], str], code: Callable[[re.Match[str]], str]) -> str:
+    """Apply `plain` to the parts of a line outside inline code spans and `code` to the spans."""
+    parts: list[str] = []
+    end = 0
+    for match in _CODE_SPAN.finditer(line):
+        parts.append(plain(line[end : match.start()]))
+        parts.append(code(match))
+        end = match.end()
+    parts.append(plain(line[end:]))
+    return "".join(parts)
+
+
+def md_text(value: Any) -> str:
+    """Card Markdown made safe to show as Markdown: a `<` outside code is escaped so no HTML tag survives."""
+    lines: list[str] = []
+    for is_code, block in _blocks(str(value or "").strip("\n")):
+        if is_code:
+            lines.extend(block)
+        else:
+            lines.extend(_outside_code(line, lambda s: s.replace("<", "\\<"), lambda m: m.group(0)) for line in block)
+    return "\n".join(lines).rstrip()
+
+
+def md_quote(value: Any) -> str:
+    """Plain text the learner typed, as a Markdown block quote."""
+    return "\n".join(f"> {line}".rstrip() for line in md_text(value).splitlines())
+
+
+def md_cell(value: Any) -> str:
+    """Text that fits in one Markdown table cell."""
+    return " ".join(md_text(value).split()).replace("|", "\\|")
+
+
+def md_line(value: Any) -> str:
+    """Text on one line (a list item, a heading)."""
+    return " ".join(md_text(value).split())
+
+
+def _inline_html(line: str) -> str:
+    def plain(part: str) -> str:
+        text = str(escape(part))
+        text = _BOLD.sub(r"<strong>\1</strong>", text)
+        return _ITALIC.sub(r"<em>\1</em>", text)
+
+    return _outside_code(line, plain, lambda m: f"<code>{escape(m.group(2).strip())}</code>")
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one Markdown table row (an escaped pipe stays in its cell)."""
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", row)]
+
+
+def _html_table(lines: list[str]) -> str:
+    head = "".join(f"<th>{_inline_html(cell)}</th>" for cell in _cells(lines[0]))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_inline_html(cell)}</td>" for cell in _cells(line)) + "</tr>" for line in lines[2:]
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html_paragraph(lines: list[str]) -> str:
+    """One paragraph of card Markdown: a table, or prose followed by list items."""
+    if len(lines) >= 2 and lines[0].lstrip().startswith("|") and _TABLE_RULE.match(lines[1]):
+        return _html_table(lines)
+    parts: list[str] = []
+    prose: list[str] = []
+    items: list[str] = []
+    ordered = False
+
+    def flush() -> None:
+        nonlocal items
+        if prose:
+            parts.append(f"<p>{_inline_html(' '.join(prose))}</p>")
+            prose.clear()
+        if items:
+            tag = "ol" if ordered else "ul"
+            parts.append(f"<{tag}>" + "".join(f"<li>{_inline_html(i)}</li>" for i in items) + f"</{tag}>")
+            items = []
+
+    for line in lines:
+        match = _LIST_ITEM.match(line)
+        if match:
+            if prose or (items and ordered != match.group(1)[0].isdigit()):
+                flush()
+            ordered = match.group(1)[0].isdigit()
+            items.append(match.group(2).strip())
+        elif items:
+            items[-1] += " " + line.strip()
+        else:
+            prose.append(line.strip())
+    flush()
+    return "\n".join(parts)
+
+
+def html_text(value: Any) -> Markup:
+    """Card Markdown as HTML. Every piece of text is escaped first; then paragraphs, lists, tables,
+    fenced code, `code`, **bold** and *italic* are marked up."""
+    out: list[str] = []
+    for is_code, block in _blocks(str(value or "").strip("\n")):
+        if is_code:
+            closed = len(block) > 1 and _FENCE.match(block[-1]) is not None
+            body = block[1:-1] if closed else block[1:]
+            out.append(f'<pre class="code"><code>{escape(chr(10).join(body))}</code></pre>')
+            continue
+        paragraph: list[str] = []
+        for line in [*block, ""]:
+            if line.strip():
+                paragraph.append(line)
+            elif paragraph:
+                out.append(_html_paragraph(paragraph))
+                paragraph = []
+    return Markup("\n".join(out))
+
+
+# ---------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def _date_text(moment: dt.datetime | None) -> str:
+    if moment is None:
+        return "date unknown"
+    return f"{moment.day} {moment:%B %Y, %H:%M}"
+
+
+def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
+    budget = max(0.0, _number(q.get("budget_s")))
+    spent = max(0.0, _number(q.get("spent_s")))
+    status = str(q.get("status") or "unanswered")
+    gap = round(spent) - round(budget)
+    if status == "unanswered" and round(spent) == 0:
+        verdict = "not reached"
+    elif gap > 0:
+        verdict = f"{clock(gap)} over"
+    elif gap < 0:
+        verdict = f"{clock(-gap)} under"
+    else:
+        verdict = "on budget"
+    result = percent(_number(q.get("score"))) if status == "answered" else status
+    return {
+        "position": q.get("position", index + 1),
+        "card_id": str(q.get("card_id") or ""),
+        "topic": str(q.get("topic") or ""),
+        "title": str(q.get("title") or q.get("topic") or ""),
+        "kind": str(q.get("kind") or "").replace("_", " "),
+        "prompt": str(q.get("prompt") or ""),
+        "answer": str(q.get("answer") or "").strip(),
+        "expected": str(q.get("expected") or ""),
+        "missed": [str(m) for m in q.get("missed") or [] if str(m).strip()],
+        "follow_up_of": q.get("follow_up_of") or None,
+        "status": status,
+        "result": result,
+        "budget": clock(budget),
+        "spent": clock(spent),
+        "verdict": verdict,
+        "over": gap > 0,
+    }
+
+
+def _context(report: Mapping[str, Any]) -> dict[str, Any]:
+    questions = [_question(q, i) for i, q in enumerate(report.get("questions") or [])]
+    positions = {q["card_id"]: q["position"] for q in questions}
+    for q in questions:
+        q["follow_up_position"] = positions.get(q["follow_up_of"]) if q["follow_up_of"] else None
+    topics = [
+        {
+            "topic": str(t.get("topic") or ""),
+            "title": str(t.get("title") or t.get("topic") or ""),
+            "questions": int(_number(t.get("questions"))),
+            "score": percent(_number(t.get("score"))),
+        }
+        for t in report.get("topics") or []
+    ]
+    started = _parse_time(report.get("started_at"))
+    ended = _parse_time(report.get("ended_at"))
+    if started is not None and ended is not None and ended >= started:
+        used_s = (ended - started).total_seconds()
+    else:
+        used_s = sum(max(0.0, _number(q.get("spent_s"))) for q in report.get("questions") or [])
+    status = str(report.get("status") or "finished")
+    return {
+        "id": report.get("id"),
+        "date": _date_text(started),
+        "score": percent(_number(report.get("score"))),
+        "answered": int(_number(report.get("answered"))),
+        "skipped": int(_number(report.get("skipped"))),
+        "unanswered": int(_number(report.get("unanswered"))),
+        "total": int(_number(report.get("total"))) or len(questions),
+        "minutes_used": round(used_s / 60),
+        "minutes": int(_number(report.get("minutes"))),
+        "status_words": STATUS_WORDS.get(status, status.replace("_", " ")),
+        "topics": topics,
+        "questions": questions,
+        "study_next": [
+            {
+                "topic": str(s.get("topic") or ""),
+                "title": str(s.get("title") or s.get("topic") or ""),
+                "why": str(s.get("why") or ""),
+            }
+            for s in report.get("study_next") or []
+        ],
+        "topic_chart": topic_chart(report.get("topics") or []),
+        "time_chart": time_chart(report.get("questions") or []),
+    }
+
+
+@lru_cache(maxsize=2)
+def _environment(html: bool) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=html,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=StrictUndefined,
+    )
+    env.filters.update(md_text=md_text, md_quote=md_quote, md_cell=md_cell, md_line=md_line, html_text=html_text)
+    return env
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown that reads well in a terminal; it holds no HTML."""
+    text = _environment(False).get_template("report.md.j2").render(_context(report))
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The report as one HTML file with inline styles and inline SVG charts; it loads nothing from anywhere."""
+    return _environment(True).get_template("report.html.j2").render(_context(report))

@@ -1,0 +1,310 @@
+"""The mock interview screen: one question at a time against the clock, answers hidden until submitted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, SelectionList, Static
+
+from drill.ui.answering import AnswerForm
+from drill.ui.markdown_view import MarkdownView
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.kernel.client import JudgeClient
+    from drill.mock.record import MockRecorder
+    from drill.mock.run import MockRun, Slot
+    from drill.store.store import Store
+    from drill.ui.answering import FormVerdict
+
+SELF_CHECKED = ("concept", "diagnosis")
+NO_RUBRIC = "my answer covered what the expected answer says"
+
+
+class Checklist(SelectionList[int]):
+    """The rubric points to tick: space ticks, enter goes on to the next question."""
+
+    BINDINGS = [Binding("enter", "screen.next", "Next question", show=False)]
+
+
+def clock_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class MockScreen(Screen[dict[str, Any]]):
+    """Dismisses with the mock's report once it ends (all answered, time up, or ended early)."""
+
+    BINDINGS = [
+        Binding("ctrl+n", "skip", "Skip (comes back later)", id="mock.skip"),
+        Binding("ctrl+g", "end", "End the mock", id="mock.end"),
+        Binding("enter", "next", "Next question", id="mock.next", show=False),
+        Binding("space", "open_kernel", "Open the editor", id="mock.open_kernel", show=False),
+        Binding("tab", "next_field(1)", "Next field", id="mock.next_field", show=False),
+        Binding("shift+tab", "next_field(-1)", "Previous field", id="mock.previous_field", show=False),
+        Binding("down", "scroll(1)", "Scroll down", show=False),
+        Binding("up", "scroll(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll(10)", "Page down", show=False),
+        Binding("pageup", "scroll(-10)", "Page up", show=False),
+    ]
+    DEFAULT_CSS = """
+    MockScreen #mtop { height: 1; padding: 0 1; background: $boost; }
+    MockScreen #mtop.hurry { background: $error 40%; }
+    MockScreen #mbody { height: 1fr; padding: 0 1; }
+    MockScreen #mwork { height: auto; }
+    MockScreen #mverdict { height: auto; }
+    MockScreen #mrubric { height: auto; max-height: 12; display: none; }
+    MockScreen #mrubric.shown { display: block; }
+    MockScreen #manswer { border-top: solid $primary; display: none; }
+    MockScreen #manswer.shown { display: block; }
+    MockScreen #mbar { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(
+        self,
+        run: "MockRun",
+        recorder: "MockRecorder",
+        cards: Mapping[str, "Card"],
+        store: "Store",
+        *,
+        judge: Callable[[], "JudgeClient"] | None = None,
+        data_dir: Any = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.run, self.recorder, self.cards, self.store = run, recorder, cards, store
+        self.judge, self.data_dir, self.seed = judge, data_dir, seed
+        self.slot: Slot | None = None
+        self.form: AnswerForm | None = None
+        self.verdict: FormVerdict | None = None
+        self.kernel_grade: int | None = None
+        self.shown_at = time.monotonic()
+        self.ended = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="mtop")
+        with VerticalScroll(id="mbody"):
+            yield MarkdownView(id="mprompt")
+            yield Vertical(id="mwork")
+            yield Static(id="mverdict")
+            yield Checklist(id="mrubric")
+            yield MarkdownView(id="manswer")
+        yield Static(id="mbar")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        self.set_interval(1.0, self.tick)
+        await self.ask_next()
+
+    # -- the clock ------------------------------------------------------------------
+    async def tick(self) -> None:
+        if self.ended:
+            return
+        if not self.run.tick():
+            self.notify("time is up: the mock has ended", timeout=6)
+            await self.end()
+            return
+        self.update_top()
+
+    def update_top(self) -> None:
+        slot = self.slot
+        left = self.run.time_left()
+        if slot is None:
+            self.query_one("#mtop", Static).update(f"[b]mock[/b] · {clock_text(left)} left")
+            return
+        card = self.cards.get(slot.card_id)
+        where = f"{card.deck} · {slot.kind.replace('_', ' ')}" if card else slot.kind
+        follow = " · follow-up" if slot.follow_up_of else ""
+        spent = self.run.question_elapsed() if self.verdict is None else slot.spent_s
+        top = self.query_one("#mtop", Static)
+        top.update(
+            f"[b]mock {slot.position}/{len(self.run.slots)}[/b]{follow} │ {escape(where)} │ "
+            f"this question {clock_text(spent)} / {clock_text(slot.budget_s)} │ [b]{clock_text(left)} left[/b]"
+        )
+        top.set_class(left < 60 or spent > slot.budget_s, "hurry")
+
+    # -- asking ------------------------------------------------------------------------
+    async def ask_next(self) -> None:
+        slot = self.run.begin()
+        if slot is None:
+            await self.end()
+            return
+        self.slot, self.verdict, self.kernel_grade = slot, None, None
+        self.shown_at = time.monotonic()
+        work = self.query_one("#mwork", Vertical)
+        await work.remove_children()
+        self.query_one("#mverdict", Static).update("")
+        rubric = self.query_one("#mrubric", SelectionList)
+        rubric.clear_options()
+        rubric.remove_class("shown")
+        answer = self.query_one("#manswer", MarkdownView)
+        answer.remove_class("shown")
+        answer.show("")
+        card = self.cards[slot.card_id]
+        from drill.ui.answering import form_for
+
+        seed = hash((slot.card_id, self.recorder.mock_id, self.seed)) & 0xFFFFFFFF
+        try:
+            self.form = form_for(card, seed)
+        except ValueError as exc:
+            self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
+            self.form = None
+        self.query_one("#mprompt", MarkdownView).show(self.form.prompt_markdown() if self.form else card.prompt)
+        if self.form is not None:
+            await work.mount(self.form)
+            self.form.focus_first()
+            hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+        else:
+            hint = "[b]space[/b] open the editor · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+        self.query_one("#mbar", Static).update(hint)
+        self.query_one("#mbody", VerticalScroll).scroll_home(animate=False)
+        self.update_top()
+
+    async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
+        message.stop()
+        if self.form is None or self.verdict is not None or self.slot is None:
+            return
+        self.verdict = self.form.check(time.monotonic() - self.shown_at)
+        self.form.freeze()
+        self.set_focus(None)
+        self.query_one("#mverdict", Static).update(self.verdict.summary)
+        answer = self.query_one("#manswer", MarkdownView)
+        answer.show(self.form.answer_markdown())
+        answer.add_class("shown")
+        card = self.cards[self.slot.card_id]
+        if self.slot.kind in SELF_CHECKED:
+            rubric = self.query_one("#mrubric", SelectionList)
+            points = list(card.rubric) or [NO_RUBRIC]
+            rubric.add_options([(point, i) for i, point in enumerate(points)])
+            rubric.add_class("shown")
+            rubric.highlighted = 0
+            rubric.focus()
+            hint = "tick each point you covered ([b]space[/b]) · [b]enter[/b] next question"
+        else:
+            hint = "[b]enter[/b] next question"
+        self.query_one("#mbar", Static).update(hint)
+
+    def on_selection_list_selected_changed(self, message: SelectionList.SelectedChanged[int]) -> None:
+        message.stop()
+
+    # -- scoring ------------------------------------------------------------------------
+    def score(self) -> tuple[float, dict[str, Any], list[str]]:
+        """The current question's score (0-1), what was answered, and the points missed."""
+        assert self.slot is not None
+        card = self.cards[self.slot.card_id]
+        if self.kernel_grade is not None:
+            return self.kernel_grade / 5, {"verdict": f"kernel graded {self.kernel_grade}/5"}, []
+        verdict = self.verdict
+        assert verdict is not None
+        record = dict(verdict.record)
+        missed: list[str] = []
+        if self.slot.kind in SELF_CHECKED:
+            points = list(card.rubric) or [NO_RUBRIC]
+            ticked = set(self.query_one("#mrubric", SelectionList).selected)
+            missed = [p for i, p in enumerate(points) if i not in ticked]
+            covered = len(ticked) / len(points)
+            if self.slot.kind == "diagnosis":
+                right = bool(record.get("correct"))
+                if not right:
+                    missed.insert(0, f"the evidence points to {card.fields.get('correct')}")
+                return 0.5 * right + 0.5 * covered, record, missed
+            return covered, record, missed
+        if self.slot.kind == "shape_trace":
+            from drill.cards.checking import check_shape_steps
+
+            results = check_shape_steps(card, record.get("steps", []))
+            labels = [str(s["label"]) for s in card.fields["steps"]]
+            missed = [f"{labels[i]}: {r.expected}" for i, r in enumerate(results) if not r.ok]
+            return sum(r.ok for r in results) / max(1, len(results)), record, missed
+        if self.slot.kind == "memory_ledger" and self.form is not None:
+            answers = getattr(self.form, "rendered").answers
+            from drill.cards.units import check_number, format_quantity
+
+            given = record.get("given", [])
+            for expected, text in zip(answers, given):
+                if not check_number(text, expected.value, expected.unit, expected.tolerance).ok:
+                    missed.append(f"{expected.label}: {format_quantity(expected.value, expected.unit)}")
+            return record.get("right", 0) / max(1, len(answers)), record, missed
+        return 0.0, record, missed
+
+    async def action_next(self) -> None:
+        if self.ended or self.slot is None:
+            return
+        if self.verdict is None and self.kernel_grade is None:
+            if self.form is not None:
+                self.form.focus_first(empty=True)
+            return
+        score, record, missed = self.score()
+        slot = self.slot
+        follow = self.run.submit(score, record, missed)
+        self.recorder.answered(slot)
+        if follow is not None:
+            self.notify("a follow-up question comes next", timeout=3)
+        await self.ask_next()
+
+    async def action_skip(self) -> None:
+        if self.ended or self.slot is None or self.verdict is not None:
+            return
+        self.run.skip()
+        self.recorder.save()
+        await self.ask_next()
+
+    def action_next_field(self, direction: int) -> None:
+        form = self.form
+        if form is None or form.submitted:
+            self.focus_next() if direction > 0 else self.focus_previous()
+        elif self.focused in form.fields():
+            form.step(self.focused, direction)
+        else:
+            form.focus_first(empty=True)
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#mbody", VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    async def action_open_kernel(self) -> None:
+        slot = self.slot
+        if slot is None or slot.kind != "kernel" or self.kernel_grade is not None or self.judge is None:
+            return
+        from drill.kernel.trust import locked_reason
+        from drill.ui.kernel_screen import KernelScreen
+
+        card = self.cards[slot.card_id]
+        reason = locked_reason(card, self.data_dir)
+        if reason:
+            self.notify(f"locked: {reason}", severity="warning", timeout=8)
+            return
+
+        async def graded(grade: int | None) -> None:
+            if grade is None or self.slot is not slot:
+                return
+            self.kernel_grade = grade
+            await self.action_next()
+
+        self.app.push_screen(KernelScreen(card, store=self.store, data_dir=self.data_dir, judge=self.judge()), graded)
+
+    # -- ending -------------------------------------------------------------------------
+    async def action_end(self) -> None:
+        await self.end()
+
+    async def end(self) -> None:
+        """Close the mock (answered questions kept, the rest unanswered) and hand back its report."""
+        if self.ended:
+            return
+        self.ended = True
+        self.run.quit()  # no-op when it already finished or ran out of time
+        report = self.recorder.finish()
+        self.dismiss(report)
+
+    def stop_for_exit(self) -> None:
+        """The app is quitting mid-mock: keep what was answered and close the mock as quit."""
+        if not self.ended:
+            self.ended = True
+            self.run.quit()
+            self.recorder.finish()

@@ -1,0 +1,218 @@
+"""Setting up a mock interview (length, mix of topics, questions), and reading its report afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from drill.ui.markdown_view import MarkdownView
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.mock.plan import MockPlan
+
+
+@dataclass(frozen=True)
+class MockRequest:
+    """What the learner chose on the setup screen."""
+
+    minutes: int
+    topics: tuple[str, ...]
+    questions: int | None
+    plan: "MockPlan"
+
+
+class MockSetupScreen(Screen[MockRequest | None]):
+    """Choose the length and the mix; the plan below updates as you type. Dismisses with the request."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Back", id="mock_setup.back"),
+        Binding("tab", "app.focus_next", "Next field", show=False),
+    ]
+    DEFAULT_CSS = """
+    MockSetupScreen { layout: vertical; }
+    MockSetupScreen #stop { height: 1; padding: 0 1; background: $boost; }
+    MockSetupScreen #sbody { height: 1fr; padding: 0 1; }
+    MockSetupScreen #mix { max-height: 12; }
+    MockSetupScreen #splan { height: auto; margin-top: 1; }
+    MockSetupScreen #sbar { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(
+        self,
+        cards: Mapping[str, "Card"],
+        weakness: Mapping[str, float],
+        titles: Mapping[str, str],
+        tracks: Mapping[str, Mapping[str, Any]],
+        *,
+        minutes: int = 45,
+        topics: Sequence[str] = (),
+        questions: int | None = None,
+        judge_available: bool = False,
+        exclude: Sequence[str] = (),
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.cards, self.weakness, self.titles, self.tracks = cards, weakness, titles, tracks
+        self.minutes, self.questions, self.given_topics = minutes, questions, tuple(topics)
+        self.judge_available, self.exclude, self.seed = judge_available, tuple(exclude), seed
+        self.plan: MockPlan | None = None
+        self.mixes: list[tuple[str, tuple[str, ...]]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("[b]mock interview[/b] │ answers stay hidden until you submit; the clock runs", id="stop")
+        with VerticalScroll(id="sbody"):
+            yield Label("Minutes (1-600):", classes="step-label")
+            yield Input(str(self.minutes), id="minutes", compact=True, restrict=r"[0-9]*", max_length=3)
+            yield Label("Questions at most (blank: as many as fit):", classes="step-label")
+            yield Input(
+                "" if self.questions is None else str(self.questions),
+                id="questions",
+                compact=True,
+                restrict=r"[0-9]*",
+                max_length=3,
+            )
+            yield Label("Topics (↑↓, [b]enter[/b] starts the mock with the highlighted mix):", classes="step-label")
+            yield OptionList(id="mix")
+            yield Static(id="splan")
+        yield Static("[b]tab[/b] next field · [b]enter[/b] on a mix starts · [b]esc[/b] back", id="sbar")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        mixes: list[tuple[str, tuple[str, ...]]] = []
+        if self.given_topics:
+            names = ", ".join(self.given_topics)
+            mixes.append((f"the topics you named: {names}", self.given_topics))
+        mixes.append(("all topics, weighted toward your weakest", ()))
+        known = {c.topic for c in self.cards.values()}
+        for track_id, track in self.tracks.items():
+            topics = tuple(t for t in track.get("topics", ()) if t in known)
+            if topics:
+                mixes.append((f"track {track_id}: {track.get('title', track_id)}", topics))
+        ranked = sorted(known, key=lambda t: (-self.weakness.get(t, 0.0), t))
+        for topic in ranked:
+            label = f"{self.titles.get(topic, topic)} ({topic}) · weakness {self.weakness.get(topic, 0.0):.2f}"
+            mixes.append((label, (topic,)))
+        self.mixes = mixes
+        options = self.query_one("#mix", OptionList)
+        options.add_options([Option(escape(label)) for label, _ in mixes])
+        options.highlighted = 0
+        self.query_one("#minutes", Input).focus()
+        self.replan()
+
+    def chosen(self) -> tuple[int, int | None, tuple[str, ...]]:
+        minutes_text = self.query_one("#minutes", Input).value
+        questions_text = self.query_one("#questions", Input).value
+        minutes = int(minutes_text) if minutes_text.isdigit() else 0
+        questions = int(questions_text) if questions_text.isdigit() and int(questions_text) > 0 else None
+        index = self.query_one("#mix", OptionList).highlighted or 0
+        topics = self.mixes[index][1] if self.mixes else ()
+        return minutes, questions, topics
+
+    def replan(self) -> None:
+        from drill.mock.plan import PlanError, make_plan
+
+        minutes, questions, topics = self.chosen()
+        box = self.query_one("#splan", Static)
+        try:
+            if not 1 <= minutes <= 600:
+                raise PlanError("minutes must be 1 to 600")
+            self.plan = make_plan(
+                self.cards,
+                self.weakness,
+                minutes=minutes,
+                topics=topics,
+                questions=questions,
+                judge_available=self.judge_available,
+                exclude=self.exclude,
+                seed=self.seed,
+            )
+        except PlanError as exc:
+            self.plan = None
+            box.update(f"[red]{escape(str(exc))}[/red]")
+            return
+        lines = [f"[b]{len(self.plan.questions)} questions, {self.plan.planned_minutes} of {minutes} minutes:[/b]"]
+        for i, q in enumerate(self.plan.questions, 1):
+            title = self.titles.get(q.topic, q.topic)
+            lines.append(f"{i:2d}. {q.minutes:2d} min  {q.kind.replace('_', ' '):<13} {escape(title)}")
+        box.update("\n".join(lines))
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        self.replan()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        self.focus_next()
+
+    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        self.replan()
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        self.replan()
+        if self.plan is None:
+            self.notify("fix the setup first: the plan above says why", severity="warning")
+            return
+        minutes, questions, topics = self.chosen()
+        self.dismiss(MockRequest(minutes, topics, questions, self.plan))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class MockReportScreen(Screen[None]):
+    """A finished mock's report as Markdown; `ctrl+w` writes the HTML version beside the database."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="mock_report.close"),
+        Binding("ctrl+w", "write_html", "Write HTML", id="mock_report.html"),
+        Binding("down", "scroll(1)", "Scroll down", show=False),
+        Binding("up", "scroll(-1)", "Scroll up", show=False),
+        Binding("pagedown,space", "scroll(10)", "Page down", show=False),
+        Binding("pageup", "scroll(-10)", "Page up", show=False),
+    ]
+    DEFAULT_CSS = """
+    MockReportScreen #rbody { height: 1fr; padding: 0 1; }
+    MockReportScreen #rbar { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, report: Mapping[str, Any], data_dir: Path) -> None:
+        super().__init__()
+        self.report, self.data_dir = report, Path(data_dir)
+
+    def compose(self) -> ComposeResult:
+        from drill.mock.render import render_markdown
+
+        with VerticalScroll(id="rbody"):
+            yield MarkdownView(render_markdown(self.report), id="rtext")
+        yield Static("[b]ctrl+w[/b] write the HTML report · [b]q[/b] close", id="rbar")
+        yield Footer(compact=True)
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#rbody", VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    def action_write_html(self) -> None:
+        from drill.mock.render import render_html
+
+        folder = self.data_dir / "reports"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"mock-{self.report['id']}.html"
+            path.write_text(render_html(self.report), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"could not write the report: {exc}", severity="error", timeout=10)
+            return
+        self.notify(f"wrote {path}", timeout=10)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,167 @@
+"""The app's routes between screens: mock interviews, stats, the browser and focused practice.
+
+Screens post messages (drill.ui.messages); DrillApp mixes this class in and
+answers them here, so no screen imports the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.kernel.client import JudgeClient
+    from drill.mock.plan import MockPlan
+    from drill.session import ReviewSession
+    from drill.ui.mock_setup import MockRequest
+
+
+class Routes:
+    """Mixed into DrillApp (a textual App): what each screen's request opens."""
+
+    data_dir: Path
+    clock: Callable[[], dt.datetime]
+    seed: int | None
+    session: "ReviewSession"
+    rollover_hour: int
+    new_per_day: int
+    new_order: str
+    mock_options: dict[str, Any]
+
+    # provided by textual.App / DrillApp
+    push_screen: Any
+    notify: Any
+    exit: Any
+    kernel_judge: Callable[[], "JudgeClient"]
+    switch_screen: Any
+    review_screen: Any
+
+    def today(self) -> dt.date:
+        from drill.session import study_day
+
+        return study_day(self.clock(), self.rollover_hour)
+
+    def topic_titles(self) -> dict[str, str]:
+        from drill.cards.loader import known_topics
+
+        return {k: str(v.get("title", k)) for k, v in known_topics().items()}
+
+    # -- mock interviews ------------------------------------------------------------
+    async def on_open_mock(self, _message: object = None) -> None:
+        await self.open_mock_setup()
+
+    async def open_mock_setup(self, *, then_exit: bool = False) -> None:
+        from drill.mock.cli import judge_can_run
+        from drill.mock.plan import load_tracks
+        from drill.progress import read_weakness
+        from drill.ui.mock_setup import MockSetupScreen
+
+        cards = self.session.cards
+        figures = await asyncio.to_thread(read_weakness, cards, self.data_dir, self.today())
+        weakness = {t.topic: t.weakness for t in figures}
+        suspended = [cid for cid, s in self.session.states.items() if s.suspended]
+        options = self.mock_options
+
+        async def chosen(request: "MockRequest | None") -> None:
+            if request is None:
+                if then_exit:
+                    self.exit(0)
+                return
+            await self.start_mock(request.plan, weakness, then_exit=then_exit)
+
+        self.push_screen(
+            MockSetupScreen(
+                cards,
+                weakness,
+                self.topic_titles(),
+                load_tracks(),
+                minutes=options.get("minutes") or 45,
+                topics=options.get("topics") or (),
+                questions=options.get("questions"),
+                judge_available=judge_can_run(),
+                exclude=suspended,
+                seed=self.seed,
+            ),
+            chosen,
+        )
+
+    async def start_mock(self, plan: "MockPlan", weakness: Mapping[str, float], *, then_exit: bool) -> None:
+        import time
+
+        from drill.mock.record import MockRecorder
+        from drill.mock.run import MockRun
+        from drill.store.store import Store
+        from drill.ui.mock_screen import MockScreen
+        from drill.ui.mock_setup import MockReportScreen
+
+        try:
+            store = await asyncio.to_thread(Store, self.data_dir)
+        except Exception as exc:  # shown, never a traceback: the mock cannot be saved
+            self.notify(f"the mock cannot be saved: {exc}", severity="error", timeout=10)
+            return
+        cards: Mapping[str, Card] = self.session.cards
+        run = MockRun(plan, cards, time.monotonic)
+        recorder = MockRecorder(store, run, plan, cards, self.clock, self.today, self.topic_titles(), weakness)
+
+        async def ended(report: dict[str, Any] | None) -> None:
+            store.close()
+            if report is None:
+                return
+
+            def closed(_: None) -> None:
+                if then_exit:
+                    self.exit(0)
+
+            self.push_screen(MockReportScreen(report, self.data_dir), closed)
+
+        self.push_screen(
+            MockScreen(run, recorder, cards, store, judge=self.kernel_judge, data_dir=self.data_dir, seed=self.seed),
+            ended,
+        )
+
+    # -- focused practice -------------------------------------------------------------
+    async def on_practise(self, message: Any) -> None:
+        """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it."""
+        from drill.session import ReviewSession, focused_queue
+        from drill.store import fast
+
+        cards = self.session.cards
+        today = self.today()
+        states = await asyncio.to_thread(fast.read_states, self.data_dir)
+        topics: list[str] = list(message.topics)
+        if message.weak:
+            from drill.progress import read_weakness, weakest
+
+            figures = await asyncio.to_thread(read_weakness, cards, self.data_dir, today)
+            topics += [t for t in weakest(figures, message.weak + len(topics)) if t not in topics][: message.weak]
+        if message.card_id is not None:
+            queue = [message.card_id]
+        else:
+            new_done = sum(1 for s in states.values() if s.introduced_on == today)
+            queue = focused_queue(
+                cards.values(),
+                states,
+                today,
+                topics,
+                cram=message.cram,
+                new_limit=self.new_per_day,
+                new_done_today=new_done,
+                new_order=self.new_order,
+                seed=today.toordinal(),
+            )
+        self.session = ReviewSession(cards=cards, states=states, queue=queue, today=today, cram=message.cram)
+        what = "cram" if message.cram else "practice"
+        scope = ", ".join(topics) if topics else ("one card" if message.card_id else "every topic")
+        self.notify(f"{what}: {scope} · {len(queue)} card(s)", timeout=5)
+        await self.switch_screen(self.review_screen())
+
+    def stop_running_mock(self, screens: Sequence[Any]) -> None:
+        """On quit: a mock in progress keeps its answers and is closed as quit."""
+        for screen in screens:
+            stop = getattr(screen, "stop_for_exit", None)
+            if stop is not None:
+                stop()

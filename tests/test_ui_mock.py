@@ -1,0 +1,160 @@
+"""Pilot tests of the mock interview: setup, answering each kind, skip, time running out, quitting, the report."""
+
+import datetime as dt
+import json
+import sqlite3
+
+from textual.widgets import Input, OptionList, SelectionList
+
+from drill.store.fast import DB_NAME
+from drill.ui.app import DrillApp
+from drill.ui.mock_screen import MockScreen
+from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
+from tests.conftest import FixedClock
+from tests.test_ui_checked import DECK
+
+NOW = dt.datetime(2026, 5, 10, 12, 0)
+
+MORE = """\
+  - id: t-concept
+    kind: concept
+    topic: serving
+    prompt: Why does decode bind on memory bandwidth?
+    answer: Each token reads every weight once.
+    rubric: [weights read per token, batch raises reuse]
+    follow_ups: [t-ledger]
+    sources: [FACTS.md]
+"""
+
+
+def rows(data, sql):
+    conn = sqlite3.connect(data / DB_NAME)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+async def settle(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def open_mock(pilot, app, minutes="30"):
+    await pilot.press("ctrl+o")
+    await settle(pilot)
+    assert isinstance(app.screen, MockSetupScreen)
+    box = app.screen.query_one("#minutes", Input)
+    box.value = minutes
+    await pilot.pause()
+    app.screen.query_one("#mix", OptionList).focus()
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, MockScreen)
+    return app.screen
+
+
+async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
+    deck = write_deck(DECK + MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app)
+        kinds = [s.kind for s in screen.run.slots]
+        assert {"memory_ledger", "diagnosis", "shape_trace"} <= set(kinds)
+        answered = 0
+        while isinstance(app.screen, MockScreen) and answered < 10:
+            slot = screen.slot
+            if slot.kind == "concept":
+                await pilot.press(*"weights are read once per token", "enter")
+                await pilot.press("space", "enter")  # tick the first rubric point, go on
+            elif slot.kind == "shape_trace":
+                for box in screen.query(Input):
+                    box.value = "(B, S, D)"
+                screen.query(Input).last().focus()
+                await pilot.press("enter")
+                await pilot.press("enter")
+            elif slot.kind == "memory_ledger":
+                await pilot.press(*"1.5625 GiB", "enter", "enter")
+            elif slot.kind == "diagnosis":
+                await pilot.press(*["down"] * screen.form.choices.index("memory-bound"), "enter")
+                await pilot.press(*"fuse it", "enter")
+                await pilot.press("space", "enter")
+            answered += 1
+            await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+        report = app.screen.report
+        assert report["status"] == "finished" and report["answered"] == report["total"] == answered
+        by_kind = {q["kind"]: q for q in report["questions"]}
+        assert by_kind["memory_ledger"]["score"] == 1.0 and by_kind["diagnosis"]["score"] == 1.0
+        assert by_kind["shape_trace"]["score"] == 1 / 3 and by_kind["shape_trace"]["missed"]
+        assert by_kind["concept"]["score"] == 0.5 and by_kind["concept"]["missed"] == ["batch raises reuse"]
+        assert by_kind["concept"]["answer"] == "weights are read once per token"
+        await pilot.press("ctrl+w")
+        await pilot.pause()
+        assert (data / "reports" / f"mock-{report['id']}.html").exists()
+    (status, stored), = rows(data, "SELECT status, report FROM mock")
+    assert status == "finished" and json.loads(stored)["total"] == answered
+    logged = rows(data, "SELECT card_id, mode FROM review_log")
+    assert len(logged) == answered and {m for _, m in logged} == {"mock"}
+    # the shape trace (1/3) and the concept (1 of 2 points) failed: due tomorrow; the passes stay new
+    due = dict(rows(data, "SELECT card_id, due FROM card_state WHERE due IS NOT NULL"))
+    assert due == {"t-shape": "2026-05-11", "t-concept": "2026-05-11"}
+
+
+async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
+    deck = write_deck(DECK + MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app)
+        first = screen.slot.card_id
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert screen.slot.card_id != first
+        await pilot.press("ctrl+q")
+        await settle(pilot)
+    (status,), = rows(data, "SELECT status FROM mock")
+    assert status == "quit"
+    statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
+    assert statuses[first] == "unanswered" and set(statuses.values()) == {"unanswered"}
+
+
+async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
+    deck = write_deck(DECK + MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        screen.run.started -= 20 * 60 + 1  # the clock has run past the deadline
+        await screen.tick()
+        await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+        assert app.screen.report["status"] == "time_up"
+        assert app.screen.report["unanswered"] == app.screen.report["total"]
+        await pilot.press("q")
+        await settle(pilot)
+        assert not isinstance(app.screen, (MockReportScreen, MockScreen))
+
+
+async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_deck):
+    deck = write_deck(DECK + MORE)
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("backspace", "backspace", "0")
+        await pilot.pause()
+        assert screen.plan is None and "1 to 600" in str(screen.query_one("#splan").render())
+        await pilot.press("backspace", "1", "5")
+        await pilot.pause()
+        assert screen.plan is not None and screen.plan.planned_minutes <= 15
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, MockSetupScreen)
