@@ -31,6 +31,12 @@ MODEL_KEYS = (
 )
 # Keys that must hold numbers (null allowed where the hardware lacks the feature or the value is unverified).
 MODEL_COUNTS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
+# Optional keys of mixture-of-experts models: a model with any MoE key has all of MOE_REQUIRED.
+MOE_REQUIRED = ("experts", "experts_per_token", "expert_ffn")
+MOE_OPTIONAL = ("shared_experts", "dense_layers")  # whole numbers >= 0, default 0
+ROUTER_SCORES = ("softmax", "sigmoid")
+# Optional keys of multi-head latent attention (MLA): all of MLA_REQUIRED, or none; q_lora_rank may be null.
+MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 GPU_NUMBERS = (
     "hbm_bytes",
     "hbm_bandwidth",
@@ -105,9 +111,49 @@ def _load(
     return out
 
 
+def _is_whole(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _check_moe(path: Path, name: str, entry: dict[str, Any]) -> None:
+    """The optional MoE and MLA keys of one model entry: complete, whole numbers, consistent."""
+    problems: list[str] = []
+    moe = [key for key in MOE_REQUIRED + MOE_OPTIONAL + ("router_score",) if key in entry]
+    if moe:
+        problems += [f"{key} missing (MoE keys go together)" for key in MOE_REQUIRED if key not in entry]
+        problems += [
+            f"{key} not a whole number >= 1" for key in MOE_REQUIRED if key in entry and not _is_whole(entry[key], 1)
+        ]
+        problems += [
+            f"{key} not a whole number >= 0" for key in MOE_OPTIONAL if key in entry and not _is_whole(entry[key], 0)
+        ]
+        if "router_score" in entry and entry["router_score"] not in ROUTER_SCORES:
+            problems.append(f"router_score not one of {', '.join(ROUTER_SCORES)}")
+        if not problems:
+            if entry["experts_per_token"] > entry["experts"]:
+                problems.append("experts_per_token > experts")
+            if entry.get("dense_layers", 0) >= entry["layers"]:
+                problems.append("dense_layers >= layers")
+    mla = [key for key in MLA_REQUIRED + ("q_lora_rank",) if key in entry]
+    if mla:
+        problems += [f"{key} missing (MLA keys go together)" for key in MLA_REQUIRED if key not in entry]
+        problems += [
+            f"{key} not a whole number >= 1" for key in MLA_REQUIRED if key in entry and not _is_whole(entry[key], 1)
+        ]
+        q_rank = entry.get("q_lora_rank")
+        if q_rank is not None and not _is_whole(q_rank, 0):
+            problems.append("q_lora_rank not a whole number >= 0 or null")
+    if problems:
+        raise DataFileError(f"{path}: {name}: {'; '.join(problems)}")
+
+
 @cache
 def _models(directory: Path) -> dict[str, dict[str, Any]]:
-    return _load(directory / "models.yaml", "models", MODEL_KEYS, MODEL_COUNTS)
+    path = directory / "models.yaml"
+    models = _load(path, "models", MODEL_KEYS, MODEL_COUNTS)
+    for name, entry in models.items():
+        _check_moe(path, name, entry)
+    return models
 
 
 @cache
