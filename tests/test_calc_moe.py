@@ -288,3 +288,11 @@ def test_cli_errors_are_one_line(capsys):
         == 2
     )
     assert "bandwidth" in capsys.readouterr().err
+
+
+def test_the_dense_calculators_count_every_expert_and_the_latent_cache():
+    from drill.calc.expressions import kv_bytes_per_token, params
+
+    assert params("mixtral-8x7b") == moe.moe_total_params("mixtral-8x7b")
+    assert abs(params("mixtral-8x7b") / 1e9 - 46.7) < 0.05  # Mixtral announcement: 46.7B total
+    assert kv_bytes_per_token("deepseek-v3") == 70_272  # MLA: (512 + 64) x 61 layers x 2 B

@@ -45,6 +45,9 @@ from drill.calc.units import GB, GiB
 
 def _params(args: argparse.Namespace) -> tuple[Rows, str]:
     model = data.model(args.model)
+    if model.get("experts") or model.get("kv_lora_rank"):  # every expert counted; active ones shown too
+        counts = moe.moe_params(model)
+        return {key: (value, COUNT) for key, value in counts.items()}, f"parameters of {model['title']}"
     parts = breakdown(model)
     rows: Rows = {
         "params": (parts.total, COUNT),

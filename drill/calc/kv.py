@@ -10,7 +10,11 @@ from drill.calc.units import dtype_bytes
 
 
 def kv_bytes_per_token(model: Mapping[str, Any], dtype: str = "bf16") -> float:
-    """Bytes of K and V one token adds across all layers (vLLM: OPT-13B holds 800 KB)."""
+    """Bytes of K and V one token adds across all layers (vLLM: OPT-13B holds 800 KB); MLA's latent cache for MLA models."""
+    if model.get("kv_lora_rank"):
+        from drill.calc.moe import mla_kv_bytes_per_token
+
+        return mla_kv_bytes_per_token(model, dtype)
     layers = checks.count("layers", checks.field(model, "layers"))
     kv_heads = checks.count("kv_heads", checks.field(model, "kv_heads"))
     head_dim = checks.count("head_dim", checks.field(model, "head_dim"))
