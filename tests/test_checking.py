@@ -164,6 +164,12 @@ def test_case_counts_on_a_card_that_uses_d_and_D():
         (shape_card([{"label": "Q", "shape": "(B)"}], aliases={"Dh": ["k"], "Dk": ["k"]}), "stands for both"),
         (shape_card([{"label": "Q", "shape": "(B)"}], aliases={"Dh": []}), "expected a symbol with a list"),
         (shape_card([{"label": "Q", "shape": "(B)"}], given=" "), "`given` must be non-empty text"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": "(N, 1)"}]), "`also` must be a non-empty list"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": []}]), "`also` must be a non-empty list"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": ["(N, 1"]}]), "steps[0].also[0]: unbalanced"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": [4096]}]), "steps[0].also[0]: must be non-empty"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": ["[N]"]}]), "repeats a shape"),
+        (shape_card([{"label": "s", "shape": "(N)", "also": ["(1, N)", "1 x N"]}]), "also[1]: '1 x N' repeats"),
     ],
 )
 def test_check_shape_card_finds_problems(card, says):
@@ -172,6 +178,31 @@ def test_check_shape_card_finds_problems(card, says):
 
 def test_check_shape_card_accepts_a_good_card():
     assert check_shape_card(ATTENTION) == []
+
+
+SCALES = shape_card(
+    [
+        {"label": "activations", "shape": "(T, K)"},
+        {"label": "weight scales", "shape": "(N)", "also": ["(1, N)", "(N, 1)"]},
+    ],
+    aliases={"N": ["out_features"]},
+    given="X: (T, K); W: (N, K); one scale per output channel",
+)
+
+
+def test_also_accepts_each_listed_spelling_and_nothing_else():
+    assert check_shape_card(SCALES) == []
+    for typed in ["(N,)", "[1, N]", "N x 1", "(out_features, 1)", "torch.Size([1, N])"]:
+        assert check_shape_steps(SCALES, ["(T, K)", typed])[1].ok, typed
+    for typed in ["(N, N)", "(1, 1, N)", "(K, 1)", "(N, K)", ""]:
+        assert not check_shape_steps(SCALES, ["(T, K)", typed])[1].ok, typed
+    assert check_shape_steps(SCALES, ["(T, K)", "(K, 1)"])[1].expected == "(N)"
+
+
+def test_also_shapes_count_for_the_case_rule():
+    card = shape_card([{"label": "s", "shape": "(D)", "also": ["(d, 1)"]}], given="x")
+    assert case_matters(card)
+    assert not check_shape_steps(card, ["(D, 1)"])[0].ok
 
 
 def diagnosis_card(choices, correct, evidence="step 412 ms; GPU busy 30%") -> Card:
@@ -272,6 +303,10 @@ def test_bundled_shape_cards_pass_and_accept_their_own_shapes(card_id):
     expected = [step["shape"] for step in card.fields["steps"]]
     assert all(r.ok for r in check_shape_steps(card, expected))
     assert not any(r.ok for r in check_shape_steps(card, ["(Q, Z, 7, 7, 7)"] * len(expected)))
+    for i, step in enumerate(card.fields["steps"]):
+        for other in step.get("also", []):
+            typed = expected[:i] + [other] + expected[i + 1 :]
+            assert check_shape_steps(card, typed)[i].ok, (step["label"], other)
 
 
 @pytest.mark.parametrize("card_id", sorted(c.id for c in BUNDLED.values() if c.kind == "diagnosis"))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.shape_reading import ShapeError
@@ -18,20 +19,32 @@ class StepResult:
     ok: bool
 
 
+def accepted_shapes(step: Mapping[str, Any]) -> list[str]:
+    """The step's `shape` followed by the other spellings its optional `also` list accepts."""
+    also = step.get("also") or []
+    return [str(step["shape"])] + [str(s) for s in (also if isinstance(also, list) else [also])]
+
+
 def check_shape_steps(card: Card, answers: Sequence[str]) -> list[StepResult]:
-    """Each step of a shape_trace card against the learner's answer for it (missing answers are wrong)."""
+    """Each step of a shape_trace card against the learner's answer for it (missing answers are wrong).
+
+    A step accepts its `shape` or any shape in its optional `also` list (the
+    same tensor under another convention, e.g. a per-channel scale as (N)
+    or (N, 1)); `expected` reports the `shape`.
+    """
     aliases = card.fields.get("aliases") or {}
     fold = not case_matters(card)
     results = []
     for i, step in enumerate(card.fields.get("steps", [])):
         expected = str(step["shape"])
         given = answers[i] if i < len(answers) else ""
-        try:
-            ok = bool(given.strip()) and normalise_shape(given, aliases, fold_case=fold) == normalise_shape(
-                expected, aliases, fold_case=fold
-            )
-        except ShapeError:
-            ok = False
+        ok = False
+        if given.strip():
+            try:
+                typed = normalise_shape(given, aliases, fold_case=fold)
+                ok = any(typed == normalise_shape(s, aliases, fold_case=fold) for s in accepted_shapes(step))
+            except ShapeError:
+                ok = False
         results.append(StepResult(str(step["label"]), expected, given, ok))
     return results
 
@@ -81,16 +94,41 @@ def check_shape_card(card: Card) -> list[str]:
             problems.append(f"{where}: expected a mapping with `label` and `shape`")
             continue
         for key in step:
-            if key not in ("label", "shape"):
-                problems.append(f"{where}: unknown key {key!r} (expected label, shape)")
+            if key not in ("label", "shape", "also"):
+                problems.append(f"{where}: unknown key {key!r} (expected label, shape, also)")
         label, shape = step.get("label"), step.get("shape")
         if not isinstance(label, str) or not label.strip():
             problems.append(f"{where}: `label` must be non-empty text")
         if not isinstance(shape, str) or not shape.strip():
             problems.append(f'{where}: `shape` must be non-empty text (quote it: "(4096)")')
             continue
+        main: tuple[str, ...] | None
         try:
-            normalise_shape(shape, aliases if not problems else None)
+            main = normalise_shape(shape, aliases if not problems else None)
         except ShapeError as e:
             problems.append(f"{where}.shape: {e}")
+            main = None
+        if "also" in step:
+            problems += _check_also(step["also"], main, where, aliases if not problems else None)
+    return problems
+
+
+def _check_also(also: object, main: tuple[str, ...] | None, where: str, aliases: Mapping[str, Any] | None) -> list[str]:
+    """Problems of a step's `also` list: non-empty shape texts, readable, none a repeat of the step's shape."""
+    if not isinstance(also, list) or not also:
+        return [f'{where}: `also` must be a non-empty list of other accepted shapes (e.g. also: ["(N, 1)"])']
+    problems: list[str] = []
+    seen = {main} if main is not None else set()
+    for j, other in enumerate(also):
+        if not isinstance(other, str) or not other.strip():
+            problems.append(f'{where}.also[{j}]: must be non-empty text (quote it: "(4096)")')
+            continue
+        try:
+            dims = normalise_shape(other, aliases)
+        except ShapeError as e:
+            problems.append(f"{where}.also[{j}]: {e}")
+            continue
+        if dims in seen:
+            problems.append(f"{where}.also[{j}]: {other!r} repeats a shape the step already accepts")
+        seen.add(dims)
     return problems

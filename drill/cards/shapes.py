@@ -40,7 +40,9 @@ def _render(tokens: list[tuple[str, str]]) -> str:
         if inner is tokens:
             break
         tokens = inner
-    depth, factors, current, plain = 0, [], [], True
+    depth, plain = 0, True
+    factors: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
     for kind, value in tokens:
         if kind == "open":
             depth += 1
@@ -132,12 +134,17 @@ def _names_in(texts: Iterable[str]) -> set[str]:
 def case_matters(card: Card) -> bool:
     """True when a symbol of the card's shapes differs only in case from another symbol it uses.
 
-    The symbols are the names in the steps' shapes and the aliases; the
-    `given` line counts too, but only against those symbols (its prose has
-    words such as "Diffusion" and "diffusion" that are no symbols).
+    The symbols are the names in the steps' shapes (their `also` shapes
+    included) and the aliases; the `given` line counts too, but only against
+    those symbols (its prose has words such as "Diffusion" and "diffusion"
+    that are no symbols).
     """
     aliases = card.fields.get("aliases") or {}
-    texts = [str(s.get("shape", "")) for s in card.fields.get("steps", []) if isinstance(s, dict)]
+    texts = []
+    for step in card.fields.get("steps", []):
+        if isinstance(step, dict):
+            also = step.get("also") or []
+            texts += [str(step.get("shape", ""))] + [str(s) for s in (also if isinstance(also, list) else [also])]
     for symbol, spellings in aliases.items():
         texts.append(str(symbol))
         texts += [spellings] if isinstance(spellings, str) else [str(s) for s in spellings or []]
