@@ -97,6 +97,10 @@ def collect(
         "retention_trend": retention_trend(rows, today),
         "streak": streak(rows, today),
         "mocks": len(rows.mocks),
+        "mock_history": [
+            {"id": i, "started_at": at, "status": status, "score": score, "minutes": minutes}
+            for i, at, status, score, minutes in rows.mocks[:20]
+        ],
         "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
     }
 

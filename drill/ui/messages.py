@@ -62,3 +62,10 @@ class Practise(Message):
     weak: int | None = None
     cram: bool = False
     card_id: str | None = None
+
+
+@dataclass
+class Unsuspend(Message):
+    """Put a suspended card back into the queues."""
+
+    card_id: str

@@ -123,6 +123,43 @@ class Routes:
             ended,
         )
 
+    # -- stats and the browser ---------------------------------------------------------
+    async def on_open_stats(self, _message: object = None) -> None:
+        from drill.stats import collect
+        from drill.ui.stats_screen import StatsScreen
+
+        report = await asyncio.to_thread(collect, self.session.cards, self.data_dir, self.clock())
+        self.push_screen(StatsScreen(report, self.topic_titles()))
+
+    async def on_open_browser(self, _message: object = None) -> None:
+        from drill.store import fast
+        from drill.ui.browser import BrowserScreen
+
+        states = await asyncio.to_thread(fast.read_states, self.data_dir)
+        self.push_screen(BrowserScreen(self.session.cards, states, self.today(), self.data_dir))
+
+    async def on_unsuspend(self, message: Any) -> None:
+        from drill.store.store import Store
+
+        def write() -> None:
+            store = Store(self.data_dir)
+            try:
+                state = store.states().get(message.card_id)
+                if state is not None and state.suspended:
+                    store.set_suspended(state, False)
+            finally:
+                store.close()
+
+        try:
+            await asyncio.to_thread(write)
+        except Exception as exc:  # shown, never a traceback
+            self.notify(f"could not unsuspend {message.card_id}: {exc}", severity="error", timeout=10)
+            return
+        state = self.session.states.get(message.card_id)
+        if state is not None:
+            state.suspended = False
+        self.notify(f"{message.card_id} is back in the queues", timeout=4)
+
     # -- focused practice -------------------------------------------------------------
     async def on_practise(self, message: Any) -> None:
         """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it."""
