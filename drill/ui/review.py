@@ -7,11 +7,11 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rich.markup import escape
 from textual import work
-from textual.app import ComposeResult, SystemCommand
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
@@ -20,7 +20,8 @@ from textual.widgets import Footer, Static
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
-from drill.ui.messages import OpenBrowser, OpenMock, OpenStats, Practise, StoreOpened
+from drill.ui.messages import StoreOpened
+from drill.ui.review_commands import ReviewCommands
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -46,7 +47,7 @@ CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
 GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(ReviewCommands, Screen[None]):
     # Commands are ctrl-keys, so no letter or digit typed into an answer can suspend,
     # bury, undo or quit; digits grade only once the answer is shown.
     BINDINGS = [
@@ -260,43 +261,6 @@ class ReviewScreen(Screen[None]):
             return self.card is not None
         return True
 
-    def palette_commands(self) -> Iterator[SystemCommand]:
-        """The review's commands by name in the command palette (ctrl+p)."""
-        if self.card is not None:
-            if not self.revealed:
-                yield SystemCommand(
-                    "Reveal / check", "Show the answer (a form is checked as it stands)", self.reveal_or_check
-                )
-            yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
-            yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
-        yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
-        yield SystemCommand(
-            "Mock interview (ctrl+o)", "A timed mock built from your weakest topics", self.action_open_mock
-        )
-        yield SystemCommand("Stats (ctrl+g)", "Weak topics, heatmap, forecast, mocks", self.action_open_stats)
-        yield SystemCommand(
-            "Find cards (ctrl+f)", "Search every card; unsuspend; practise one", self.action_open_browser
-        )
-        yield SystemCommand(
-            "Practise your weakest topics", "Today's cards of the 3 weakest topics", lambda: self.practise(weak=3)
-        )
-        yield SystemCommand(
-            "Cram your weakest topics",
-            "Every card of the 3 weakest topics, hardest first; the schedule is left alone",
-            lambda: self.practise(weak=3, cram=True),
-        )
-        yield SystemCommand(
-            "Cram everything", "Every card seen so far, hardest first", lambda: self.practise(cram=True)
-        )
-        if self.card is not None:
-            topic = self.card.topic
-            yield SystemCommand(
-                f"Practise this topic ({topic})", "Today's cards of this card's topic", lambda: self.practise((topic,))
-            )
-
-    def practise(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None:
-        self.post_message(Practise(topics, weak, cram))
-
     async def reveal_or_check(self) -> None:
         if self.form is not None:
             await self.check_form()
@@ -357,15 +321,6 @@ class ReviewScreen(Screen[None]):
         else:
             form.focus_first(empty=True)
 
-    def action_open_mock(self) -> None:
-        self.post_message(OpenMock())
-
-    def action_open_stats(self) -> None:
-        self.post_message(OpenStats())
-
-    def action_open_browser(self) -> None:
-        self.post_message(OpenBrowser())
-
     def action_leave_input(self) -> None:
         self.set_focus(None)
 
@@ -418,32 +373,3 @@ class ReviewScreen(Screen[None]):
     async def action_quit_when_done(self) -> None:
         if self.card is None:
             self.app.exit(0)
-
-    # -- kernel cards --------------------------------------------------------
-    def kernel_lock(self, card: "Card") -> str | None:
-        """Why this kernel card cannot run here (its harness comes from a folder not trusted), or None."""
-        from drill.kernel.trust import locked_reason
-
-        return locked_reason(card, self.practice.data_dir)
-
-    async def open_kernel_screen(self, card: "Card") -> bool:
-        if self.locked is not None:
-            return False
-        try:
-            from drill.ui.kernel_screen import KernelScreen
-        except ImportError:
-            return False
-        store = await self.ready_store()
-        if store is None:
-            return True
-
-        async def graded(grade: int | None) -> None:
-            if grade is None:
-                return
-            self.revealed = True
-            await self.action_grade(grade)
-
-        self.app.push_screen(
-            KernelScreen(card, store=store, data_dir=self.practice.data_dir, judge=self.practice.judge()), graded
-        )
-        return True
