@@ -79,7 +79,7 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
             elif slot.kind == "memory_ledger":
                 await pilot.press(*"1.5625 GiB", "enter", "enter")
             elif slot.kind == "diagnosis":
-                await pilot.press(*["down"] * screen.form.choices.index("memory-bound"), "enter")
+                await pilot.press("tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
                 await pilot.press(*"fuse it", "enter")
                 await pilot.press("space", "enter")
             answered += 1

@@ -122,7 +122,7 @@ class MockScreen(Screen[dict[str, Any]]):
         card = self.cards.get(slot.card_id)
         where = f"{card.deck} · {slot.kind.replace('_', ' ')}" if card else slot.kind
         follow = " · follow-up" if slot.follow_up_of else ""
-        spent = self.run.question_elapsed() if self.verdict is None else slot.spent_s
+        spent = self.run.question_elapsed()
         top = self.query_one("#mtop", Static)
         top.update(
             f"[b]mock {slot.position}/{len(self.run.slots)}[/b]{follow} │ {escape(where)} │ "
@@ -159,8 +159,12 @@ class MockScreen(Screen[dict[str, Any]]):
         self.query_one("#mprompt", MarkdownView).show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work.mount(self.form)
-            self.form.focus_first()
-            hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+            if self.form.FOCUS_AT_START:
+                self.form.focus_first()
+                hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+            else:  # long evidence: arrows scroll it until the learner tabs into the answer
+                self.set_focus(None)
+                hint = "read (↑↓ scroll), then [b]tab[/b] to answer · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
         else:
             hint = "[b]space[/b] open the editor · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
         self.query_one("#mbar", Static).update(hint)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,9 @@ class MockSetupScreen(Screen[MockRequest | None]):
         super().__init__()
         self.cards, self.weakness, self.titles, self.tracks = cards, weakness, titles, tracks
         self.minutes, self.questions, self.given_topics = minutes, questions, tuple(topics)
-        self.judge_available, self.exclude, self.seed = judge_available, tuple(exclude), seed
+        self.judge_available, self.exclude = judge_available, tuple(exclude)
+        # one seed per setup, so the plan shown changes only when the learner changes the setup
+        self.seed = seed if seed is not None else random.randrange(2**31)
         self.plan: MockPlan | None = None
         self.mixes: list[tuple[str, tuple[str, ...]]] = []
 
@@ -159,7 +162,6 @@ class MockSetupScreen(Screen[MockRequest | None]):
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
-        self.replan()
         if self.plan is None:
             self.notify("fix the setup first: the plan above says why", severity="warning")
             return
