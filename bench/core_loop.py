@@ -63,6 +63,13 @@ def bench_cold_start(runs: int) -> list[float]:
         return [cold_start_once(Path(tmp), marker) for _ in range(runs)]
 
 
+BENCH_TOPICS = ("gpu-arch", "serving", "moe", "gemm", "ddp", "zero-fsdp", "profiling", "numerics")
+
+
+def bench_topic(i: int) -> str:
+    return BENCH_TOPICS[i % len(BENCH_TOPICS)]
+
+
 def fill_database(data_dir: Path, n_cards: int, n_reviews: int) -> None:
     from drill.store.store import Store
 
@@ -79,10 +86,25 @@ def fill_database(data_dir: Path, n_cards: int, n_reviews: int) -> None:
         ],
     )
     state = json.dumps({"repetitions": 3, "ef": 2.5, "interval": 10, "due": "2026-01-01"})
+
+    def review() -> tuple[str, str, str, int, str, str, str]:
+        day = (today - dt.timedelta(days=rng.randrange(365))).isoformat()  # a year of history
+        i = rng.randrange(n_cards)
+        return f"b{i:05d}", f"{day}T10:00:00", day, rng.randint(0, 5), state, state, bench_topic(i)
+
     conn.executemany(
-        "INSERT INTO review_log(card_id, reviewed_at, day, grade, duration_ms, mode, state_before, state_after)"
-        " VALUES(?, '2026-01-01T10:00:00', '2026-01-01', ?, 4000, 'review', ?, ?)",
-        ((f"b{rng.randrange(n_cards):05d}", rng.randint(0, 5), state, state) for _ in range(n_reviews)),
+        "INSERT INTO review_log(card_id, reviewed_at, day, grade, duration_ms, mode, state_before, state_after, topic)"
+        " VALUES(?, ?, ?, ?, 4000, 'review', ?, ?, ?)",
+        (review() for _ in range(n_reviews)),
+    )
+    conn.execute("UPDATE card_state SET reviews = (SELECT COUNT(*) FROM review_log r WHERE r.card_id = card_state.card_id)")
+    conn.execute(
+        "INSERT INTO review_day (day, reviews, scheduled, passed) SELECT day, COUNT(*), SUM(mode != 'cram'),"
+        " SUM(grade >= 3 AND mode != 'cram') FROM review_log GROUP BY day"
+    )
+    conn.execute(
+        "INSERT INTO review_topic_day (day, topic, scheduled, passed) SELECT day, topic, SUM(mode != 'cram'),"
+        " SUM(grade >= 3 AND mode != 'cram') FROM review_log GROUP BY day, topic"
     )
     conn.commit()
     conn.close()

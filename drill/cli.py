@@ -13,7 +13,18 @@ from drill.paths import DataDirError
 from drill.store.errors import StoreError
 
 # Sub-commands that live in their own modules, each with add_parser(sub) and run(args).
-_PLUGINS = ("drill.calc.cli", "drill.kernel.cli", "drill.mock.cli")
+# A module is imported only when its command is on the command line (or for --help);
+# the others get a placeholder with the same name and help, so `drill stats` does not
+# pay for importing every calculator.
+_PLUGINS: dict[str, dict[str, str]] = {
+    "drill.calc.cli": {"calc": "calculators behind the numeric cards"},
+    "drill.kernel.cli": {
+        "kernel": "judge kernel cards without the app",
+        "gpu": "this machine's GPU as the kernel judge sees it",
+        "trust": "let kernel cards from a deck folder run its Python",
+    },
+    "drill.mock.cli": {"mock": "a timed mock interview: plan, list, report (no option: sit one)"},
+}
 
 
 def non_negative(text: str) -> int:
@@ -57,7 +68,9 @@ def _whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
+def build_parser(
+    argv: Sequence[str] | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
     from drill.session import NEW_ORDERS
 
     def shared(default: object) -> argparse.ArgumentParser:
@@ -132,7 +145,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
     p.add_argument("--json", action="store_true", help="machine-readable output")
     handlers["stats"] = cmd_stats
 
-    for name in _PLUGINS:
+    words = set(sys.argv[1:] if argv is None else argv)
+    everything = bool(words & {"-h", "--help"})
+    for name, commands in _PLUGINS.items():
+        if not everything and not words & set(commands):
+            for command, help_text in commands.items():
+                sub.add_parser(command, help=help_text, add_help=False)
+            continue
         try:
             module = importlib.import_module(name)
         except ImportError as exc:
@@ -147,7 +166,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, handlers = build_parser()
+    parser, handlers = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is not None and args.command != "mock":
         given = [
@@ -206,7 +225,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
         from drill.store.store import Store
 
         Store(data_dir).close()
-    decks = load_decks_cached(deck_roots(args), data_dir)
+    # The database is read in a thread while the decks load (SQLite lets go of the GIL as it reads).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from drill.stats import read_for_report
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        rows = pool.submit(read_for_report, data_dir, getattr(args, "day_starts_at", None))
+        decks = load_decks_cached(deck_roots(args), data_dir)
+        read = rows.result()
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
     # only; otherwise the report uses the settings the review app saved.
     report = collect(
@@ -215,6 +242,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         rollover_hour=getattr(args, "day_starts_at", None),
         new_per_day=getattr(args, "new_per_day", None),
         new_order=getattr(args, "new_order", None),
+        read=read,
     )
     if args.json:
         print(json.dumps(report, indent=2))

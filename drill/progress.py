@@ -110,6 +110,10 @@ def topic_figures(
         target = card.fields.get("target_pct") if card.kind == "kernel" else None
         if pcts and isinstance(target, (int, float)) and target > 0:
             best[card.topic] = max(best.get(card.topic, 0.0), max(pcts) / target * 100)
+    for name, (n, ok) in rows.recent_by_topic.items():
+        if name in topics:
+            topics[name].reviews_30d += n
+            passed[name] = passed.get(name, 0) + ok
     out = []
     for name, t in topics.items():
         t.retention = passed.get(name, 0) / t.reviews_30d if t.reviews_30d else None
@@ -196,3 +200,41 @@ def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list
             ok += passed
         out.append({"week_start": start.isoformat(), "reviews": n, "retention": ok / n if n else None})
     return out
+
+
+def queue_counts(cards: Iterable[str], rows: ProgressRows, today: dt.date) -> dict[str, Any]:
+    """Today's queue in counts, by the rules of drill.session.build_queue, from the figures alone.
+
+    due: same-day repeats and cards due by today; new: cards never introduced;
+    suspended and buried ones are in neither. Also the set-aside counts and leeches.
+    """
+    day = today.isoformat()
+    due = new = new_done = suspended = buried = 0
+    leeches = []
+    for cid in cards:
+        f = rows.cards.get(cid)
+        if f is None:
+            new += 1
+            continue
+        if f.introduced_on == day:
+            new_done += 1
+        if f.leech:
+            leeches.append(cid)
+        if f.suspended:
+            suspended += 1
+            continue
+        if f.buried_until and f.buried_until > day:
+            buried += 1
+            continue
+        if f.introduced_on is None:
+            new += 1
+        elif (f.repeat_pending and f.last_review_day == day) or (f.due is not None and f.due <= day):
+            due += 1
+    return {
+        "due_today": due,
+        "new_available": new,
+        "new_done_today": new_done,
+        "suspended": suspended,
+        "buried": buried,
+        "leeches": sorted(leeches),
+    }

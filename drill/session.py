@@ -155,6 +155,7 @@ class ReviewWriter(Protocol):
         mode: str,
         answer: dict[str, Any] | None = None,
         content_hash: str | None = None,
+        topic: str | None = None,
     ) -> int: ...
     def undo_review(self, log_id: int) -> CardState: ...
     def set_suspended(self, state: CardState, suspended: bool) -> None: ...
@@ -265,6 +266,7 @@ class ReviewSession:
             mode=mode,
             answer=answer,
             content_hash=self.cards[card_id].content_hash,
+            topic=self.cards[card_id].topic,
         )
         self.states[card_id] = after
         self.saved += 1

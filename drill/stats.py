@@ -5,15 +5,17 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from drill.cards.model import Card
+
+if TYPE_CHECKING:
+    from drill.store.progress import ProgressRows
 from drill.session import (
     DEFAULT_NEW_ORDER,
     DEFAULT_NEW_PER_DAY,
     DEFAULT_ROLLOVER_HOUR,
     NEW_ORDERS,
-    build_queue,
     study_day,
 )
 
@@ -42,6 +44,7 @@ def collect(
     *,
     new_per_day: int | None = None,
     new_order: str | None = None,
+    read: "tuple[dict[str, str], dt.date, ProgressRows] | None" = None,
 ) -> dict[str, Any]:
     """The progress report, read without SQLModel. Settings left as None are read as the review app saved them.
 
@@ -49,12 +52,10 @@ def collect(
     first when `has_progress_schema` says otherwise).
     """
     from drill.cards.loader import known_topics
-    from drill.progress import forecast, heatmap, retention_trend, streak, topic_figures
-    from drill.store.fast import read_settings, read_states
-    from drill.store.progress import read_progress
+    from drill.progress import forecast, heatmap, queue_counts, retention_trend, streak, topic_figures
 
     now = now or dt.datetime.now()
-    settings = read_settings(data_dir)
+    settings, today, rows = read if read is not None else read_for_report(data_dir, rollover_hour, now)
     if rollover_hour is None:
         rollover_hour = _saved_int(settings, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
     if new_per_day is None:
@@ -62,13 +63,7 @@ def collect(
     if new_order is None:
         new_order = settings.get("new_order") or DEFAULT_NEW_ORDER
         new_order = new_order if new_order in NEW_ORDERS else DEFAULT_NEW_ORDER
-    today = study_day(now, rollover_hour)
-    states = read_states(data_dir)
-    rows = read_progress(data_dir, today)
-    queue = build_queue(cards.values(), states, today, new_limit=10**9, new_order="deck")
-    due_today = sum(1 for cid in queue if cid in states and not states[cid].is_new)
-    new_available = sum(1 for cid in queue if cid not in states or states[cid].is_new)
-    new_done_today = sum(1 for s in states.values() if s.introduced_on == today)
+    counts = queue_counts(cards, rows, today)
     titles = {k: str(v.get("title", k)) for k, v in known_topics().items()}
     figures = topic_figures(cards, rows, today, titles)
     topics = sorted((t.as_json() for t in figures), key=lambda t: t["topic"])
@@ -80,15 +75,15 @@ def collect(
         "reviews": rows.total_reviews,
         "today": today.isoformat(),
         "day_starts_at": rollover_hour,
-        "due_today": due_today,
-        "new_today": min(max(0, new_per_day - new_done_today), new_available),
-        "new_done_today": new_done_today,
+        "due_today": counts["due_today"],
+        "new_today": min(max(0, new_per_day - counts["new_done_today"]), counts["new_available"]),
+        "new_done_today": counts["new_done_today"],
         "new_per_day": new_per_day,
         "new_order": new_order,
-        "new_available": new_available,
-        "suspended": sum(1 for s in states.values() if s.suspended),
-        "buried": sum(1 for s in states.values() if s.buried_until and s.buried_until > today),
-        "leeches": sorted(s.card_id for s in states.values() if s.leech),
+        "new_available": counts["new_available"],
+        "suspended": counts["suspended"],
+        "buried": counts["buried"],
+        "leeches": counts["leeches"],
         "topics": topics,
         "weak_topics": [t.topic for t in evidenced[:3]],
         "forecast": days30,
@@ -103,6 +98,20 @@ def collect(
         ],
         "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
     }
+
+
+def read_for_report(
+    data_dir: Path, rollover_hour: int | None = None, now: dt.datetime | None = None
+) -> "tuple[dict[str, str], dt.date, ProgressRows]":
+    """What the report reads from the database: saved settings, the study day, and the progress rows."""
+    from drill.store.fast import read_settings
+    from drill.store.progress import read_progress
+
+    settings = read_settings(data_dir)
+    if rollover_hour is None:
+        rollover_hour = _saved_int(settings, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
+    today = study_day(now or dt.datetime.now(), rollover_hour)
+    return settings, today, read_progress(data_dir, today)
 
 
 def _saved_int(settings: Mapping[str, str], key: str, default: int, low: int, high: int | None) -> int:

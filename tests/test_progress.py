@@ -133,4 +133,25 @@ def test_undo_takes_back_the_review_count(tmp_path):
     conn = sqlite3.connect(tmp_path / DB_NAME)
     assert conn.execute("SELECT reviews FROM card_state WHERE card_id='c'").fetchone() == (0,)
     conn.close()
-    assert json.dumps(read_progress(tmp_path, TODAY).recent) == "{}"
+    rows = read_progress(tmp_path, TODAY)
+    assert json.dumps(rows.recent) == "{}" and rows.days == {}  # the day's count went back too
+
+
+def test_reviews_logged_with_their_topic_are_counted_by_topic_and_undone(tmp_path):
+    store = Store(tmp_path)
+    at = dt.datetime(2026, 11, 23)
+    for grade, mode in ((5, "review"), (2, "review"), (5, "cram")):
+        store.record_review(
+            CardState("c"), CardState("c"), grade=grade, at=at, day=TODAY, duration_ms=1, mode=mode, topic="moe"
+        )
+    last = store.record_review(
+        CardState("d"), CardState("d"), grade=4, at=at, day=TODAY, duration_ms=1, mode="mock", topic="moe"
+    )
+    rows = read_progress(tmp_path, TODAY)
+    assert rows.recent_by_topic == {"moe": (3, 2)} and rows.recent == {}  # cram left out
+    store.undo_review(last)
+    store.close()
+    assert read_progress(tmp_path, TODAY).recent_by_topic == {"moe": (2, 1)}
+    cards = {"c": card("c", "moe"), "d": card("d", "moe")}
+    (moe,) = topic_figures(cards, read_progress(tmp_path, TODAY), TODAY)
+    assert (moe.reviews_30d, moe.retention) == (2, 0.5)

@@ -58,6 +58,7 @@ class MockRecorder:
             duration_ms=int(slot.spent_s * 1000),
             mode="mock",
             answer={"mock": self.mock_id, "score": slot.score, "answer": slot.answer},
+            topic=slot.topic,
         )
 
     def finish(self) -> dict[str, Any]:

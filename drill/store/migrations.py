@@ -79,9 +79,28 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE card_state ADD COLUMN reviews INTEGER NOT NULL DEFAULT 0",
         """UPDATE card_state SET reviews =
             (SELECT COUNT(*) FROM review_log r WHERE r.card_id = card_state.card_id)""",
-        # recent-review figures (retention, heatmap) read only this index, never the log's rows
+        # the card's topic when it was reviewed, for per-topic figures without the deck at hand
+        "ALTER TABLE review_log ADD COLUMN topic VARCHAR",
+        # reviews per study day and topic, kept with every logged review: retention by topic over
+        # recent days reads a few hundred of these rows instead of grouping the log by card
+        """CREATE TABLE review_topic_day (
+            day VARCHAR NOT NULL,
+            topic VARCHAR NOT NULL,
+            scheduled INTEGER NOT NULL DEFAULT 0,
+            passed INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (day, topic))""",
+        # reviews per study day (heatmap, streak, retention trend), kept with every logged review
+        """CREATE TABLE review_day (
+            day VARCHAR NOT NULL PRIMARY KEY,
+            reviews INTEGER NOT NULL DEFAULT 0,
+            scheduled INTEGER NOT NULL DEFAULT 0,
+            passed INTEGER NOT NULL DEFAULT 0)""",
+        """INSERT INTO review_day (day, reviews, scheduled, passed)
+            SELECT day, COUNT(*), SUM(mode != 'cram'), SUM(grade >= 3 AND mode != 'cram')
+            FROM review_log GROUP BY day""",
+        # recent per-card figures (30-day retention) read only this index, never the log's rows
         "DROP INDEX IF EXISTS ix_review_log_day",
-        "CREATE INDEX ix_review_log_day_card ON review_log (day, card_id, grade, mode)",
+        "CREATE INDEX ix_review_log_day_card ON review_log (day, card_id, grade, mode, topic)",
         """CREATE TABLE mock (
             id INTEGER NOT NULL PRIMARY KEY,
             started_at VARCHAR NOT NULL,

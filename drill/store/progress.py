@@ -31,6 +31,9 @@ class CardFigures:
     suspended: bool
     leech: bool
     buried_until: str | None
+    introduced_on: str | None = None
+    repeat_pending: bool = False
+    last_review_day: str | None = None
 
 
 @dataclass
@@ -38,7 +41,9 @@ class ProgressRows:
     """What the database holds for progress figures; the domain (drill.progress) turns it into figures."""
 
     cards: dict[str, CardFigures] = field(default_factory=dict)
-    # last `recent_days` days, cram left out: card id -> (reviews, passed with grade >= 3)
+    # last `recent_days` days, cram left out: topic -> (reviews, passed with grade >= 3), from
+    # reviews logged with their topic; `recent` holds reviews logged without one, by card
+    recent_by_topic: dict[str, tuple[int, int]] = field(default_factory=dict)
     recent: dict[str, tuple[int, int]] = field(default_factory=dict)
     # each day of the last `heat_days` days with a review: day -> (reviews, scheduled reviews, passed)
     days: dict[str, tuple[int, int, int]] = field(default_factory=dict)
@@ -66,35 +71,42 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
         out = ProgressRows()
         rows = _rows_or_none(
             conn,
-            "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until FROM card_state",
+            "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until, introduced_on,"
+            " repeat_pending, last_review_day FROM card_state",
         )
-        for cid, reviews, lapses, ef, reps, due, suspended, leech, buried in rows or []:
-            out.cards[cid] = CardFigures(reviews, lapses, ef, reps, due, bool(suspended), bool(leech), buried)
+        for cid, reviews, lapses, ef, reps, due, susp, leech, buried, intro, pending, last in rows or []:
+            figures = CardFigures(
+                reviews, lapses, ef, reps, due, bool(susp), bool(leech), buried, intro, bool(pending), last
+            )
+            out.cards[cid] = figures
             out.total_reviews += reviews
-        recent = conn.execute(
-            "SELECT card_id, COUNT(*), SUM(grade >= 3) FROM review_log INDEXED BY ix_review_log_day_card"
-            " WHERE day >= ? AND mode != 'cram' GROUP BY card_id",
+        by_topic = conn.execute(
+            "SELECT topic, SUM(scheduled), SUM(passed) FROM review_topic_day WHERE day >= ? GROUP BY topic",
             (recent_since,),
         ).fetchall()
-        out.recent = {cid: (n, int(passed or 0)) for cid, n, passed in recent}
-        days = conn.execute(
-            "SELECT day, COUNT(*), SUM(mode != 'cram'), SUM(grade >= 3 AND mode != 'cram')"
-            " FROM review_log INDEXED BY ix_review_log_day_card WHERE day >= ? GROUP BY day",
-            (heat_since,),
+        out.recent_by_topic = {t: (int(n or 0), int(p or 0)) for t, n, p in by_topic if n}
+        untagged = conn.execute(  # reviews logged before topics were kept with them
+            "SELECT card_id, COUNT(*), SUM(grade >= 3) FROM review_log INDEXED BY ix_review_log_day_card"
+            " WHERE day >= ? AND topic IS NULL AND mode != 'cram' GROUP BY card_id",
+            (recent_since,),
         ).fetchall()
-        out.days = {day: (n, int(sched or 0), int(passed or 0)) for day, n, sched, passed in days}
+        out.recent = {cid: (n, int(passed or 0)) for cid, n, passed in untagged}
+        days = conn.execute(
+            "SELECT day, reviews, scheduled, passed FROM review_day WHERE day >= ? AND reviews > 0", (heat_since,)
+        ).fetchall()
+        out.days = {day: (n, sched, passed) for day, n, sched, passed in days}
         if heat_since in out.days:  # the streak may reach past the window: walk back only as far as it goes
             out.earlier_days = _days_before(conn, heat_since)
         mocks = _rows_or_none(
             conn, "SELECT id, started_at, status, score, minutes FROM mock WHERE status != 'running' ORDER BY id DESC"
         )
         out.mocks = [(m[0], m[1], m[2], m[3], m[4]) for m in mocks or []]
-        by_topic = _rows_or_none(
+        mock_topics = _rows_or_none(
             conn,
             "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
             " WHERE m.status != 'running' GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
         )
-        for topic, mock_id, score, questions in by_topic or []:
+        for topic, mock_id, score, questions in mock_topics or []:
             out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))
         attempts = _rows_or_none(conn, "SELECT card_id, result FROM kernel_attempt ORDER BY id")
         for cid, result in attempts or []:
@@ -111,8 +123,7 @@ def _days_before(conn: sqlite3.Connection, before: str, chunk: int = 400) -> lis
     out: list[str] = []
     cursor = dt.date.fromisoformat(before)
     rows = conn.execute(
-        "SELECT DISTINCT day FROM review_log INDEXED BY ix_review_log_day_card WHERE day < ? ORDER BY day DESC LIMIT ?",
-        (before, chunk),
+        "SELECT day FROM review_day WHERE day < ? AND reviews > 0 ORDER BY day DESC LIMIT ?", (before, chunk)
     ).fetchall()
     for (day,) in rows:
         expected = (cursor - dt.timedelta(days=1)).isoformat()

@@ -7,9 +7,9 @@ import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
-from sqlalchemy import delete, event, func, text
+from sqlalchemy import event, func, text
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, create_engine, select
 
@@ -148,6 +148,7 @@ class Store(MockRecords):
         mode: str,
         answer: dict[str, Any] | None = None,
         content_hash: str | None = None,
+        topic: str | None = None,
     ) -> int:
         """Store the new state and append to the review log in one transaction; returns the log id."""
         log = ReviewRow(
@@ -160,10 +161,12 @@ class Store(MockRecords):
             state_before=json.dumps(before.as_json()),
             state_after=json.dumps(after.as_json()),
             answer=json.dumps(answer) if answer is not None else None,
+            topic=topic,
         )
         with self._writing():
             self._put_state(after, content_hash, reviews=1)
             self._session.add(log)
+            self._count_day(day.isoformat(), grade, mode, topic, +1)
         assert log.id is not None
         return log.id
 
@@ -178,7 +181,30 @@ class Store(MockRecords):
             before = CardState.from_json(log.card_id, json.loads(log.state_before), base)
             self._put_state(before, reviews=-1)
             self._session.delete(log)
+            self._count_day(log.day, log.grade, log.mode, log.topic, -1)
         return before
+
+    def _count_day(self, day: str, grade: int, mode: str, topic: str | None, step: int) -> None:
+        """Inside `_writing`: keep the per-day (and per-day-and-topic) review counts in step with the log."""
+        scheduled = step if mode != "cram" else 0
+        passed = scheduled if grade >= 3 else 0
+        values = {"day": day, "topic": topic, "n": step, "s": scheduled, "p": passed}
+        self._session.exec(  # type: ignore[call-overload]
+            text(
+                "INSERT INTO review_day (day, reviews, scheduled, passed) VALUES (:day, :n, :s, :p) "
+                "ON CONFLICT(day) DO UPDATE SET reviews = reviews + :n, scheduled = scheduled + :s, "
+                "passed = passed + :p"
+            ),
+            params=values,
+        )
+        if topic:
+            self._session.exec(  # type: ignore[call-overload]
+                text(
+                    "INSERT INTO review_topic_day (day, topic, scheduled, passed) VALUES (:day, :topic, :s, :p) "
+                    "ON CONFLICT(day, topic) DO UPDATE SET scheduled = scheduled + :s, passed = passed + :p"
+                ),
+                params=values,
+            )
 
     def set_suspended(self, state: CardState, suspended: bool) -> None:
         state.suspended = suspended
@@ -273,10 +299,6 @@ class Store(MockRecords):
     def journal_mode(self) -> str:
         with self._reading():
             return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
-
-    def delete_reviews(self, ids: Iterable[int]) -> None:
-        with self._writing():
-            self._session.exec(delete(ReviewRow).where(ReviewRow.id.in_(list(ids))))  # type: ignore[attr-defined,call-overload]
 
 
 def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:

@@ -44,6 +44,7 @@ class ReviewRow(SQLModel, table=True):
     state_before: str = "{}"
     state_after: str = "{}"
     answer: Optional[str] = None
+    topic: Optional[str] = None
 
 
 class KernelAttemptRow(SQLModel, table=True):
