@@ -217,14 +217,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from drill import paths
     from drill.cards.loader import load_decks_cached
+    from drill.progress import ensure_schema
     from drill.stats import collect
-    from drill.store.progress import has_progress_schema
 
     data_dir = paths.data_dir(args.data_dir)
-    if not has_progress_schema(data_dir):  # an older file: the Store migrates it once
-        from drill.store.store import Store
-
-        Store(data_dir).close()
+    ensure_schema(data_dir)  # an older file: the Store migrates it once
     # The database is read in a thread while the decks load (SQLite lets go of the GIL as it reads).
     from concurrent.futures import ThreadPoolExecutor
 

@@ -147,13 +147,20 @@ def read_weakness(
     cards: Mapping[str, Card], data_dir: Any, today: dt.date, titles: Mapping[str, str] | None = None
 ) -> list[TopicFigures]:
     """Per-topic figures from the data directory (migrating an older database file first)."""
-    from drill.store.progress import has_progress_schema, read_progress
+    from drill.store.progress import read_progress
+
+    ensure_schema(data_dir)
+    return topic_figures(cards, read_progress(data_dir, today), today, titles)
+
+
+def ensure_schema(data_dir: Any) -> None:
+    """Migrate an older database file before reading progress from it (the Store does it once)."""
+    from drill.store.progress import has_progress_schema
 
     if not has_progress_schema(data_dir):
         from drill.store.store import Store
 
         Store(data_dir).close()
-    return topic_figures(cards, read_progress(data_dir, today), today, titles)
 
 
 def forecast(

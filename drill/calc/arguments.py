@@ -70,9 +70,6 @@ def dtype(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-Rows = dict[str, tuple[Any, str]]
-
-
 # rows map key -> (value, how to show it)
 Rows = dict[str, tuple[Any, str]]
 Handler = Callable[[argparse.Namespace], tuple[Rows, str]]

@@ -51,7 +51,7 @@ def training_ledger(
     if (seq is None) != (batch is None):
         raise ValueError("give both seq and batch for activations, or neither")
     activations = 0.0
-    if seq is not None:
+    if seq is not None and batch is not None:
         per_layer = activation_bytes_per_layer(
             seq, batch, checks.field(model, "hidden"), checks.field(model, "heads"), tp=tp, sp=sp, recompute=recompute
         )

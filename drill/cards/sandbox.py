@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import StrictUndefined
 from jinja2.filters import FILTERS as JINJA_FILTERS
@@ -153,8 +153,8 @@ _SAFE_TESTS = (
     "false",
 )
 FILTERS: dict[str, Callable[..., Any]] = {name: JINJA_FILTERS[name] for name in _SAFE_FILTERS}
-FILTERS.update(format=_format_filter, qty=_qty_filter, thousands=_thousands_filter)
-TESTS: dict[str, Callable[..., Any]] = {name: JINJA_TESTS[name] for name in _SAFE_TESTS}
+FILTERS.update({"format": _format_filter, "qty": _qty_filter, "thousands": _thousands_filter})
+TESTS: dict[str, Callable[..., Any]] = {name: cast(Callable[..., Any], JINJA_TESTS[name]) for name in _SAFE_TESTS}
 
 
 def _make_environment() -> CardSandbox:

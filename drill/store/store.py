@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 from sqlalchemy import event, func, text
 from sqlalchemy.exc import DBAPIError
-from sqlmodel import Session, create_engine, select
+from sqlmodel import Session, col, create_engine, select
 
 from drill.store import errors, migrations
 from drill.store.fast import DB_NAME, state_from_row
@@ -227,14 +227,16 @@ class Store(MockRecords):
             return int(self._session.exec(select(func.count()).select_from(ReviewRow)).one())
 
     def reviews(self, card_id: str | None = None) -> list[ReviewRow]:
-        stmt = select(ReviewRow).order_by(ReviewRow.id)
+        stmt = select(ReviewRow).order_by(col(ReviewRow.id))
         if card_id:
             stmt = stmt.where(ReviewRow.card_id == card_id)
         with self._reading():
             return list(self._session.exec(stmt).all())
 
     def next_due_after(self, day: dt.date) -> dt.date | None:
-        stmt = select(func.min(CardRow.due)).where(CardRow.due > day.isoformat(), CardRow.suspended == False)  # noqa: E712
+        stmt = select(func.min(CardRow.due)).where(
+            col(CardRow.due) > day.isoformat(), col(CardRow.suspended).is_(False)
+        )
         with self._reading():
             value = self._session.exec(stmt).one()
         return dt.date.fromisoformat(value) if value else None
@@ -261,7 +263,7 @@ class Store(MockRecords):
         return row.id
 
     def kernel_attempts(self, card_id: str) -> list[KernelAttemptRow]:
-        stmt = select(KernelAttemptRow).where(KernelAttemptRow.card_id == card_id).order_by(KernelAttemptRow.id)
+        stmt = select(KernelAttemptRow).where(KernelAttemptRow.card_id == card_id).order_by(col(KernelAttemptRow.id))
         with self._reading():
             return list(self._session.exec(stmt).all())
 

@@ -125,9 +125,11 @@ class Routes:
 
     # -- stats and the browser ---------------------------------------------------------
     async def on_open_stats(self, _message: object = None) -> None:
+        from drill.progress import ensure_schema
         from drill.stats import collect
         from drill.ui.stats_screen import StatsScreen
 
+        await asyncio.to_thread(ensure_schema, self.data_dir)  # the store may not have migrated the file yet
         report = await asyncio.to_thread(collect, self.session.cards, self.data_dir, self.clock())
         self.push_screen(StatsScreen(report, self.topic_titles()))
 

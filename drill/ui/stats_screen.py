@@ -1,0 +1,220 @@
+"""The stats screen: weak topics as a sortable table, then the heatmap, forecast, retention, mocks and kernels."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import HorizontalGroup, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from drill.ui.stats_widgets import (
+    AIM,
+    ForecastChart,
+    HeatmapChart,
+    KernelProgress,
+    MockHistory,
+    RetentionChart,
+    percent,
+)
+
+TITLE_WIDTH = 20
+NARROW = 90  # columns
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the weak-topics table: where its value comes from, how it reads and which way it sorts first."""
+
+    key: str
+    label: str
+    show: Callable[[Any], str]
+    high_first: bool  # the first sort puts high values on top (weakness, lapses) or low ones (retention, ease)
+
+
+def _title(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= TITLE_WIDTH else text[: TITLE_WIDTH - 1] + "…"
+
+
+COLUMNS = (
+    Column("title", "topic", _title, False),
+    Column("weakness", "weakness", lambda v: f"{v:.2f}", True),
+    Column("cards", "cards", str, True),
+    Column("reviews", "reviews", str, True),
+    Column("retention", "ret 30d", percent, False),
+    Column("lapses", "lapses", str, True),
+    Column("due_7d", "due 7d", str, True),
+    Column("mean_ease", "ease", lambda v: "-" if v is None else f"{v:.2f}", False),
+    Column("last_mock", "mock", percent, False),
+    Column("kernel_best_pct_of_target", "kernel", lambda v: "-" if v is None else f"{v:.0f}%", False),
+)
+BY_KEY = {c.key: c for c in COLUMNS}
+FIRST_SORT = "weakness"
+
+
+def sort_topics(topics: Sequence[Mapping[str, Any]], key: str, reverse: bool = False) -> list[Mapping[str, Any]]:
+    """Topics ordered by one column (its usual direction, or the other with `reverse`); missing values go last.
+
+    Ties keep the weakest topic first, then topic id order.
+    """
+    column = BY_KEY[key]
+    base = sorted(topics, key=lambda t: (-t["weakness"], t["topic"]))
+    present = [t for t in base if t.get(key) is not None]
+    missing = [t for t in base if t.get(key) is None]
+
+    def value(t: Mapping[str, Any]) -> Any:
+        v = t[key]
+        return v.casefold() if isinstance(v, str) else v
+
+    # sorted() is stable (reverse=True too), so equal values keep the weakest-first order either way
+    return sorted(present, key=value, reverse=column.high_first != reverse) + missing
+
+
+def direction_words(key: str, reverse: bool) -> str:
+    column = BY_KEY[key]
+    descending = column.high_first != reverse
+    if key == "weakness":
+        return "weakest first" if descending else "strongest first"
+    if key == "title":
+        return "Z to A" if descending else "A to Z"
+    return "highest first" if descending else "lowest first"
+
+
+class StatsScreen(Screen[None]):
+    """Where the learner stands: the report of drill.stats.collect() as a table and charts."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="stats.close"),
+        Binding("s", "next_sort", "Sort by next column", id="stats.sort"),
+        Binding("r", "reverse_sort", "Reverse sort", id="stats.reverse"),
+    ]
+    AUTO_FOCUS = "#stbody"
+    DEFAULT_CSS = """
+    StatsScreen #sttop { height: 1; padding: 0 1; background: $boost; }
+    StatsScreen #stbody { height: 1fr; padding: 0 0 0 1; overflow-x: auto; scrollbar-size-vertical: 1; }
+    StatsScreen #stsort { height: 1; color: $text-muted; }
+    StatsScreen #sttopics { height: auto; max-height: 12; margin-bottom: 1; scrollbar-size-vertical: 1; }
+    StatsScreen HorizontalGroup { height: auto; margin-bottom: 1; }
+    StatsScreen HeatmapChart { width: auto; margin-right: 4; }
+    StatsScreen RetentionChart { width: auto; }
+    StatsScreen ForecastChart { width: auto; margin-bottom: 1; }
+    StatsScreen MockHistory { width: auto; margin-right: 4; }
+    StatsScreen KernelProgress { width: 1fr; }
+    StatsScreen.-narrow HorizontalGroup { layout: vertical; }
+    StatsScreen.-narrow HeatmapChart, StatsScreen.-narrow MockHistory { margin: 0 0 1 0; }
+    """
+
+    def __init__(self, report: dict[str, Any], titles: Mapping[str, str]) -> None:
+        super().__init__()
+        self.report, self.titles = report, titles
+        self.topics = [{**t, "title": titles.get(t["topic"]) or t.get("title") or t["topic"]} for t in report["topics"]]
+        self.sort_key, self.sort_reverse = FIRST_SORT, False
+
+    def compose(self) -> ComposeResult:
+        report = self.report
+        today = dt.date.fromisoformat(report["today"])
+        yield Static(self.header_line(), id="sttop")
+        with VerticalScroll(id="stbody"):
+            yield Static(id="stsort")
+            yield DataTable(id="sttopics", cursor_type="row", zebra_stripes=True)
+            with HorizontalGroup():
+                yield HeatmapChart(report.get("heatmap", {}), today, id="stheat")
+                yield RetentionChart(report.get("retention_trend", []), id="stretention")
+            yield ForecastChart(report.get("forecast", []), id="stforecast")
+            with HorizontalGroup():
+                yield MockHistory(report.get("mock_history"), int(report.get("mocks", 0)), id="stmocks")
+                yield KernelProgress(report.get("kernels", {}), id="stkernels")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.fill_table()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # below this width the charts that sit side by side no longer fit: stack them
+        self.set_class(event.size.width < NARROW, "-narrow")
+
+    def header_line(self) -> Text:
+        r = self.report
+        streak, mocks = int(r.get("streak", 0)), int(r.get("mocks", 0))
+        parts = [
+            f"{r['cards']} cards",
+            f"{r['reviews']} reviews",
+            f"{r['due_today']} due today",
+            f"{streak}-day streak",
+            f"{mocks} mock{'' if mocks == 1 else 's'}",
+        ]
+        if r.get("leeches"):
+            parts.append(f"{len(r['leeches'])} leech{'' if len(r['leeches']) == 1 else 'es'}")
+        if r.get("suspended"):
+            parts.append(f"{r['suspended']} suspended")
+        text = Text.assemble(("Stats", "bold"), " │ ", " · ".join(parts))
+        text.append(f"   study day {r['today']}", style="dim")
+        return text
+
+    # -- the table ---------------------------------------------------------------------------
+    def fill_table(self) -> None:
+        """Put the topics in the table in the chosen order, from the top.
+
+        While the table has focus the highlighted topic stays highlighted, wherever it moves.
+        """
+        table = self.query_one("#sttopics", DataTable)
+        keep = None
+        if table.row_count and table.has_focus:
+            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear(columns=True)
+        arrow = " ▼" if BY_KEY[self.sort_key].high_first != self.sort_reverse else " ▲"
+        for column in COLUMNS:
+            label = column.label + (arrow if column.key == self.sort_key else "")
+            style = "bold" if column.key == self.sort_key else ""
+            table.add_column(
+                Text(label, style=style, justify="left" if column.key == "title" else "right"), key=column.key
+            )
+        for topic in sort_topics(self.topics, self.sort_key, self.sort_reverse):
+            table.add_row(*(self.cell(column, topic) for column in COLUMNS), key=topic["topic"])
+        if keep is not None:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+        else:
+            table.scroll_home(animate=False)
+        where = f"{BY_KEY[self.sort_key].label}, {direction_words(self.sort_key, self.sort_reverse)}"
+        self.query_one("#stsort", Static).update(
+            f"[b]Weak topics[/b] · sorted by {where} · [b]s[/b] next column · [b]r[/b] reverse · or click a header"
+        )
+
+    @staticmethod
+    def cell(column: Column, topic: Mapping[str, Any]) -> Text:
+        value = topic.get(column.key)
+        if column.key == "title":
+            return Text(_title(value))
+        style = ""
+        if column.key == "retention" and value is not None:
+            style = "green" if value >= AIM else "yellow" if value >= 0.7 else "red"
+        elif column.key == "weakness":
+            style = "bold"
+        return Text(column.show(value), style=style, justify="right")
+
+    def sort_by(self, key: str, reverse: bool = False) -> None:
+        self.sort_key, self.sort_reverse = key, reverse
+        self.fill_table()
+
+    def action_next_sort(self) -> None:
+        keys = [c.key for c in COLUMNS]
+        self.sort_by(keys[(keys.index(self.sort_key) + 1) % len(keys)])
+
+    def action_reverse_sort(self) -> None:
+        self.sort_by(self.sort_key, not self.sort_reverse)
+
+    def on_data_table_header_selected(self, message: DataTable.HeaderSelected) -> None:
+        message.stop()
+        key = str(message.column_key.value)
+        self.sort_by(key, not self.sort_reverse if key == self.sort_key else False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
