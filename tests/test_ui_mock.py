@@ -4,7 +4,7 @@ import datetime as dt
 import json
 import sqlite3
 
-from textual.widgets import Input, OptionList, SelectionList
+from textual.widgets import Input, OptionList
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
@@ -95,7 +95,7 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         await pilot.press("ctrl+w")
         await pilot.pause()
         assert (data / "reports" / f"mock-{report['id']}.html").exists()
-    (status, stored), = rows(data, "SELECT status, report FROM mock")
+    ((status, stored),) = rows(data, "SELECT status, report FROM mock")
     assert status == "finished" and json.loads(stored)["total"] == answered
     logged = rows(data, "SELECT card_id, mode FROM review_log")
     assert len(logged) == answered and {m for _, m in logged} == {"mock"}
@@ -117,7 +117,7 @@ async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
         assert screen.slot.card_id != first
         await pilot.press("ctrl+q")
         await settle(pilot)
-    (status,), = rows(data, "SELECT status FROM mock")
+    ((status,),) = rows(data, "SELECT status FROM mock")
     assert status == "quit"
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
     assert statuses[first] == "unanswered" and set(statuses.values()) == {"unanswered"}
