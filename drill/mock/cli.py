@@ -52,11 +52,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (--plan, --list)")
 
 
-def judge_can_run() -> bool:
-    """Whether kernel cards can be judged here: an NVIDIA GPU's device node is present."""
-    return Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
-
-
 def chosen_topics(args: argparse.Namespace, known: set[str] | None = None) -> list[str]:
     """--topics and a --track's topics (those with cards, when `known` is given)."""
     from drill.mock.plan import PlanError, load_tracks
@@ -109,7 +104,7 @@ def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from drill.mock.plan import DEFAULT_MINUTES, make_plan
+    from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, make_plan
     from drill.progress import read_weakness
     from drill.store.fast import read_states
 

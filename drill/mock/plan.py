@@ -64,6 +64,11 @@ def load_tracks(path: Path | None = None) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in data.get("tracks", [])}
 
 
+def judge_can_run() -> bool:
+    """Whether kernel cards can be judged here: an NVIDIA GPU's device node is present."""
+    return Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
+
+
 def minutes_for(card: Card) -> int:
     return MINUTES_BY_KIND.get(card.kind, 5)
 

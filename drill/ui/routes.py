@@ -55,8 +55,7 @@ class Routes:
         await self.open_mock_setup()
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
-        from drill.mock.cli import judge_can_run
-        from drill.mock.plan import load_tracks
+        from drill.mock.plan import judge_can_run, load_tracks
         from drill.progress import read_weakness
         from drill.ui.mock_setup import MockSetupScreen
 

@@ -1,0 +1,298 @@
+"""The card browser: search every card, read its schedule and history, unsuspend it or practise it now."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from drill.browse import CardIndex, card_history, matches
+from drill.sm2 import SHORT_MEANINGS
+from drill.ui.messages import Practise, Unsuspend
+
+if TYPE_CHECKING:
+    from drill.cards.model import Card
+    from drill.store.records import CardState
+
+ROW_LIMIT = 200
+PROMPT_LINES = 3
+HISTORY_LINES = 8  # what the pane has room for below its heading
+HISTORY_WIDTH = 34
+PLACEHOLDER = 'search words, "a phrase", topic:T kind:K tag:T id:X is:new|due|suspended|leech|buried'
+# The table names one state a card: the first of these it has (the detail pane lists them all).
+STATE_ORDER = ("suspended", "buried", "due", "leech", "new", "learning", "review")
+FIXED_WIDTHS = {"topic": 16, "kind": 9, "state": 9, "due": 10, "ease": 4, "lapses": 6}
+SHORT_KINDS = {"memory_ledger": "ledger", "shape_trace": "shapes"}
+
+
+@dataclass
+class HistoryRead(Message):
+    """A card's review log was read (oldest first), or could not be: `error` says why."""
+
+    card_id: str
+    rows: list[dict[str, Any]]
+    error: str | None = None
+
+
+def table_state(labels: tuple[str, ...]) -> str:
+    return next((s for s in STATE_ORDER if s in labels), "")
+
+
+class BrowserScreen(Screen[None]):
+    """Every card, searched as you type; the highlighted card's details below the list."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="browser.close"),
+        Binding("ctrl+r", "unsuspend", "Unsuspend", id="browser.unsuspend"),
+        Binding("tab", "switch_focus", "Search ↔ list", id="browser.switch_focus", show=False),
+        Binding("shift+tab", "switch_focus", "Search ↔ list", id="browser.switch_focus_back", show=False),
+        Binding("down", "move(1)", "Next card", id="browser.down", show=False),
+        Binding("up", "move(-1)", "Previous card", id="browser.up", show=False),
+        Binding("pagedown", "move(10)", "Page down", id="browser.pagedown", show=False),
+        Binding("pageup", "move(-10)", "Page up", id="browser.pageup", show=False),
+    ]
+    DEFAULT_CSS = """
+    BrowserScreen { layout: vertical; }
+    BrowserScreen #btop { height: 1; padding: 0 1; background: $boost; }
+    BrowserScreen #query { margin: 0 1; }
+    BrowserScreen #results { height: 1fr; width: 100%; }
+    BrowserScreen #detail { height: 10; border-top: solid $panel-lighten-1; }
+    BrowserScreen #dinfo { width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    BrowserScreen #dhist { width: 34; padding: 0 1; border-left: solid $panel-lighten-1; }
+    BrowserScreen #bbar { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(
+        self,
+        cards: Mapping[str, "Card"],
+        states: Mapping[str, "CardState"],
+        today: dt.date,
+        data_dir: Path,
+    ) -> None:
+        super().__init__()
+        self.cards, self.data_dir = cards, Path(data_dir)
+        self.index = CardIndex(cards, states, today)
+        self.found: list[str] = []
+        self.shown: str | None = None
+        self.histories: dict[str, HistoryRead] = {}
+        self.id_width = 30
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="btop")
+        yield Input(placeholder=PLACEHOLDER, id="query", compact=True)
+        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="detail"):
+            yield Static(id="dinfo")
+            yield Static(id="dhist")
+        yield Static(
+            "[b]tab[/b] search ↔ list · [b]↑↓[/b] move · [b]enter[/b] in the list: practise now · "
+            "[b]ctrl+r[/b] unsuspend · [b]esc[/b] close",
+            id="bbar",
+        )
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#query", Input).focus()
+        self.fit_columns(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.id_width != self.id_width_for(event.size.width):
+            self.fit_columns(event.size.width)
+
+    @staticmethod
+    def id_width_for(screen_width: int) -> int:
+        """What the id column gets: the width the other columns, their padding and the scrollbar leave."""
+        fixed = sum(FIXED_WIDTHS.values()) + 2 * (len(FIXED_WIDTHS) + 1) + 2
+        return max(12, screen_width - fixed)
+
+    def fit_columns(self, screen_width: int) -> None:
+        table = self.query_one("#results", DataTable)
+        keep = self.highlighted()
+        self.id_width = self.id_width_for(screen_width)
+        table.clear(columns=True)
+        table.add_column("id", key="id", width=self.id_width)
+        for name, width in FIXED_WIDTHS.items():
+            table.add_column(name, key=name, width=width)
+        self.refresh_results(self.query_one("#query", Input).value, keep=keep)
+
+    # -- results -------------------------------------------------------------
+    def refresh_results(self, query: str, keep: str | None = None) -> None:
+        """Search again and list what is found; the highlight goes to the first card (or stays on `keep`)."""
+        found = matches(self.index, query)
+        table = self.query_one("#results", DataTable)
+        if found and found == self.found and table.row_count == min(len(found), ROW_LIMIT) and keep is None:
+            return  # a space or a filter not yet spelled out: the list stands (filling it is the costly part)
+        self.found = found
+        table.clear()
+        for card_id in self.found[:ROW_LIMIT]:
+            table.add_row(*self.cells(card_id), key=card_id)
+        self.update_top()
+        if self.found:
+            row = self.found.index(keep) if keep in self.found[:ROW_LIMIT] else 0
+            table.move_cursor(row=row, scroll=True)
+            self.show_detail(self.found[row])
+        else:
+            self.shown = None
+            self.query_one("#dinfo", Static).update("No card matches. Each word and filter must hold.")
+            self.query_one("#dhist", Static).update("")
+
+    def update_top(self) -> None:
+        total, shown = len(self.found), min(len(self.found), ROW_LIMIT)
+        more = f" · {total - shown} more: narrow the search to see them" if total > shown else ""
+        due = len(self.index.by["is"].get("due", ()))
+        self.query_one("#btop", Static).update(
+            f"[b]find cards[/b] │ {total} of {len(self.index)} card(s) match{more} │ {due} due today"
+        )
+
+    def cells(self, card_id: str) -> list[Text]:
+        card = self.cards[card_id]
+        state = self.index.states.get(card_id)
+        labels = self.index.labels[card_id]
+        seen = state is not None and not state.is_new
+        due = state.sm2.due.isoformat() if state is not None and seen and state.sm2.due else ""
+        return [
+            Text(card_id if len(card_id) <= self.id_width else card_id[: self.id_width - 1] + "…"),
+            Text(card.topic),
+            Text(SHORT_KINDS.get(card.kind, card.kind)),
+            Text(table_state(labels)),
+            Text(due),
+            Text(f"{state.sm2.ef:.2f}" if state is not None and seen else ""),
+            Text(str(state.lapses) if state is not None and seen else "", justify="right"),
+        ]
+
+    def highlighted(self) -> str | None:
+        table = self.query_one("#results", DataTable)
+        if not self.found or table.row_count == 0:
+            return None
+        return self.found[min(table.cursor_row, table.row_count - 1)]
+
+    # -- the detail pane -------------------------------------------------------
+    def show_detail(self, card_id: str, *, again: bool = False) -> None:
+        if card_id == self.shown and not again:
+            return
+        self.shown = card_id
+        self.query_one("#dinfo", Static).update(self.detail_text(card_id))
+        self.query_one("#dhist", Static).update(self.history_text(card_id))
+        if card_id not in self.histories:
+            self.read_history(card_id)
+
+    def detail_text(self, card_id: str) -> str:
+        """The card's prompt (its first lines), topic, tags, sources and schedule; a line each, cut to fit."""
+        card = self.cards[card_id]
+        state = self.index.states.get(card_id)
+        lines = [f"[b]{escape(card_id)}[/b]  {escape(card.kind.replace('_', ' '))} · {escape(card.deck)}"]
+        width = max(20, self.app.size.width - HISTORY_WIDTH - 3)
+        prompt = textwrap.wrap(" ".join(card.prompt.split()), width) or [""]
+        shown = prompt[:PROMPT_LINES]
+        if len(prompt) > PROMPT_LINES:
+            shown[-1] = shown[-1][: width - 2] + " …"
+        lines += [escape(line) for line in shown]
+        lines.append(f"[b]topic[/b] {escape(card.topic)} · [b]tags[/b] {escape(', '.join(card.tags) or 'none')}")
+        lines.append(f"[b]sources[/b] {escape('; '.join(card.sources) or 'none')}")
+        labels = ", ".join(self.index.labels[card_id])
+        if state is None or state.is_new:
+            lines.append(f"[b]state[/b] {labels}: not studied yet")
+        else:
+            s = state.sm2
+            due = s.due.isoformat() if s.due else "not set"
+            lines.append(f"[b]due[/b] {due} · [b]interval[/b] {s.interval} d · [b]ease[/b] {s.ef:.2f}")
+            lines.append(f"[b]repetitions[/b] {s.repetitions} · [b]lapses[/b] {state.lapses} · [b]state[/b] {labels}")
+        return "\n".join(lines)
+
+    def history_text(self, card_id: str) -> str:
+        """The card's last reviews, newest last: day, grade and mode."""
+        read = self.histories.get(card_id)
+        if read is None:
+            return "[b]history[/b]\nreading…"
+        if read.error is not None:
+            return f"[b]history[/b]\ncannot be read: {escape(read.error)}"
+        if not read.rows:
+            return "[b]history[/b]\nno reviews yet"
+        rows = read.rows[-HISTORY_LINES:]
+        earlier = len(read.rows) - len(rows)
+        head = f"[b]history[/b] last {len(rows)} of {len(read.rows)}" if earlier else f"[b]history[/b] ({len(rows)})"
+        head += ", newest last"
+        body = [
+            f"{r['day']} {r['grade']} {SHORT_MEANINGS.get(r['grade'], ''):<7} {escape(str(r['mode']))}" for r in rows
+        ]
+        return "\n".join([head, *body])
+
+    @work(thread=True, exclusive=True, group="history")
+    def read_history(self, card_id: str) -> None:
+        try:
+            rows = card_history(self.data_dir, card_id)
+        except Exception as exc:  # shown in the pane, never a traceback
+            self.post_message(HistoryRead(card_id, [], str(exc)))
+            return
+        self.post_message(HistoryRead(card_id, rows))
+
+    def on_history_read(self, message: HistoryRead) -> None:
+        self.histories[message.card_id] = message
+        if message.card_id == self.shown:
+            self.show_detail(message.card_id, again=True)
+
+    # -- events and actions ---------------------------------------------------------
+    def on_input_changed(self, message: Input.Changed) -> None:
+        self.refresh_results(message.value)
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        if self.found:
+            self.query_one("#results", DataTable).focus()
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        if message.row_key.value is not None:
+            self.show_detail(message.row_key.value)
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        message.stop()
+        card_id = message.row_key.value
+        if card_id is None:
+            return
+        # To the app itself, so it does not hang on this screen's queue being drained while it is dismissed.
+        self.app.post_message(Practise(card_id=card_id))
+        self.dismiss(None)
+
+    def action_switch_focus(self) -> None:
+        table = self.query_one("#results", DataTable)
+        if self.focused is table:
+            self.query_one("#query", Input).focus()
+        else:
+            table.focus()
+
+    def action_move(self, rows: int) -> None:
+        table = self.query_one("#results", DataTable)
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + rows)))
+
+    def action_unsuspend(self) -> None:
+        card_id = self.highlighted()
+        if card_id is None:
+            return
+        state = self.index.states.get(card_id)
+        if state is None or not state.suspended:
+            self.notify(f"{card_id} is not suspended", timeout=3)
+            return
+        self.post_message(Unsuspend(card_id))
+        self.index.update_state(dataclasses.replace(state, suspended=False))
+        table = self.query_one("#results", DataTable)
+        table.update_cell(card_id, "state", Text(table_state(self.index.labels[card_id])))
+        self.update_top()
+        self.show_detail(card_id, again=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
