@@ -327,7 +327,7 @@ class DiagnosisForm(AnswerForm):
         return f"```text\n{self.card.fields['evidence'].rstrip()}\n```\n\n{self.card.prompt}"
 
     def compose(self) -> ComposeResult:
-        yield Label("What bounds it? (↑↓, enter to choose)", classes="step-label", id="choice-label")
+        yield Label("Your reading of the evidence (↑↓, enter to choose):", classes="step-label", id="choice-label")
         yield ChoiceList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.choices)], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
@@ -335,7 +335,7 @@ class DiagnosisForm(AnswerForm):
     def choose(self, index: int) -> None:
         self.chosen = index
         label = f"{chr(97 + index)}. {self.choices[index]}"
-        self.query_one("#choice-label", Label).update(f"What bounds it? chosen: [b]{escape(label)}[/b]")
+        self.query_one("#choice-label", Label).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_choice, suggest_grade

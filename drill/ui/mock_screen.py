@@ -120,13 +120,13 @@ class MockScreen(Screen[dict[str, Any]]):
             self.query_one("#mtop", Static).update(f"[b]mock[/b] · {clock_text(left)} left")
             return
         card = self.cards.get(slot.card_id)
-        where = f"{card.deck} · {slot.kind.replace('_', ' ')}" if card else slot.kind
+        where = f"{slot.kind.replace('_', ' ')} · {card.deck}" if card else slot.kind
         follow = " · follow-up" if slot.follow_up_of else ""
         spent = self.run.question_elapsed()
         top = self.query_one("#mtop", Static)
-        top.update(
-            f"[b]mock {slot.position}/{len(self.run.slots)}[/b]{follow} │ {escape(where)} │ "
-            f"this question {clock_text(spent)} / {clock_text(slot.budget_s)} │ [b]{clock_text(left)} left[/b]"
+        top.update(  # the clocks first, so a narrow terminal cuts the deck title, never the time left
+            f"[b]{clock_text(left)} left[/b] │ question {slot.position}/{len(self.run.slots)}{follow}: "
+            f"{clock_text(spent)} of {clock_text(slot.budget_s)} │ {escape(where)}"
         )
         top.set_class(left < 60 or spent > slot.budget_s, "hurry")
 
@@ -194,6 +194,9 @@ class MockScreen(Screen[dict[str, Any]]):
         else:
             hint = "[b]enter[/b] next question"
         self.query_one("#mbar", Static).update(hint)
+        # the verdict, the points to tick and the expected answer start at the top of the view
+        verdict = self.query_one("#mverdict", Static)
+        self.call_after_refresh(verdict.scroll_visible, animate=False, top=True)
 
     def on_selection_list_selected_changed(self, message: SelectionList.SelectedChanged[int]) -> None:
         message.stop()

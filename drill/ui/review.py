@@ -155,7 +155,7 @@ class ReviewScreen(ReviewCommands, Screen[None]):
     def update_top(self) -> None:
         session = self.practice.session
         card = self.card
-        where = f"{card.deck} · {card.kind.replace('_', ' ')}" if card else "drill"
+        where = f"{card.kind.replace('_', ' ')} · {card.deck}" if card else "drill"
         state = session.states.get(card.id) if card else None
         flags = "".join(
             [
