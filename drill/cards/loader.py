@@ -238,7 +238,8 @@ def _file_shape(text: str) -> _Shape:
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > FILE_MAX_DEPTH:
-                    return _Shape(event.start_mark.line + 1, True)
+                    mark = event.start_mark
+                    return _Shape(mark.line + 1 if mark is not None else 0, True)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError:
@@ -246,7 +247,7 @@ def _file_shape(text: str) -> _Shape:
     return _Shape(None, True)
 
 
-def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list, measure: bool = True) -> Any:
+def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list[Any], measure: bool = True) -> Any:
     values, depth = _expanded_size(node) if measure else (0, 0)
     if values > MAX_VALUES:
         out.append(
@@ -366,8 +367,8 @@ def _closest(key: str, names: Iterable[str]) -> str | None:
 def _line(exc: yaml.MarkedYAMLError, node: yaml.Node | None = None) -> int:
     mark = exc.problem_mark or exc.context_mark
     if mark is not None:
-        return mark.line + 1
-    return node.start_mark.line + 1 if node is not None else 0
+        return int(mark.line) + 1
+    return int(node.start_mark.line) + 1 if node is not None else 0
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
@@ -421,7 +422,7 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     try:
         with cache.open("rb") as fh:
             cached_key, decks = pickle.load(fh)
-        if cached_key == key:
+        if cached_key == key and isinstance(decks, DeckSet):
             return decks
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
         pass
