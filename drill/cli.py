@@ -24,6 +24,11 @@ _PLUGINS: dict[str, dict[str, str]] = {
         "trust": "let kernel cards from a deck folder run its Python",
     },
     "drill.mock.cli": {"mock": "a timed mock interview: plan, list, report (no option: sit one)"},
+    "drill.exchange.cli": {
+        "export": "cards to Anki (.apkg) or CSV; the review log to CSV",
+        "import": "a review log from CSV (importing twice adds nothing)",
+    },
+    "drill.config.cli": {"config": "the settings file: path, show, set KEY VALUE"},
 }
 
 
