@@ -87,6 +87,8 @@ class MockScreen(Screen[dict[str, Any]]):
         self.kernel_grade: int | None = None
         self.shown_at = time.monotonic()
         self.ended = False
+        # what was typed into a skipped question, put back when it comes round again
+        self.drafts: dict[str, tuple[list[str], int | None]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="mtop")
@@ -159,6 +161,7 @@ class MockScreen(Screen[dict[str, Any]]):
         self.query_one("#mprompt", MarkdownView).show(self.form.prompt_markdown() if self.form else card.prompt)
         if self.form is not None:
             await work.mount(self.form)
+            self.restore_draft(slot.card_id)
             if self.form.FOCUS_AT_START:
                 self.form.focus_first()
                 hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
@@ -256,9 +259,23 @@ class MockScreen(Screen[dict[str, Any]]):
             self.notify("a follow-up question comes next", timeout=3)
         await self.ask_next()
 
+    def restore_draft(self, card_id: str) -> None:
+        draft = self.drafts.pop(card_id, None)
+        if draft is None or self.form is None:
+            return
+        values, chosen = draft
+        for box, value in zip(self.form.inputs(), values):
+            box.value = value
+        choose = getattr(self.form, "choose", None)
+        if chosen is not None and choose is not None:
+            choose(chosen)
+
     async def action_skip(self) -> None:
         if self.ended or self.slot is None or self.verdict is not None:
             return
+        if self.form is not None:  # keep what was typed for when the question comes back
+            values = [box.value for box in self.form.inputs()]
+            self.drafts[self.slot.card_id] = (values, getattr(self.form, "chosen", None))
         self.run.skip()
         self.recorder.save()
         await self.ask_next()
