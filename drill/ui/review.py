@@ -97,7 +97,7 @@ class ReviewScreen(ReviewCommands, Screen[None]):
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
-        self.open_store()
+        self.call_after_refresh(self.open_store)  # after the first paint: importing the store takes a while
         problems = self.practice.deck_problems
         if problems:
             first = problems[0]
