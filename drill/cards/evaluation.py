@@ -9,8 +9,8 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template, TemplateExpression
+from jinja2.exceptions import SecurityError
 from jinja2.parser import Parser
-from jinja2.sandbox import SecurityError
 
 from drill.cards.allowlist import node_problems
 from drill.cards.rendered import TemplateProblem
@@ -110,7 +110,7 @@ def render_text(source: str, names: Mapping[str, Any], where: str = "template") 
     text = _run(lambda: template.render(dict(names)), names, where)
     if len(text) > MAX_RENDERED_CHARS:
         raise TemplateProblem(f"rendered text longer than {MAX_RENDERED_CHARS} characters", where)
-    return text
+    return str(text)
 
 
 def evaluate(source: str, names: Mapping[str, Any], where: str = "expr") -> float:

@@ -15,6 +15,7 @@ import yaml
 from drill import paths
 from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
 from drill.cards.model import Card, Problem
+from drill.cards.yaml_guards import FILE_MAX_DEPTH, MAX_DEPTH, MAX_VALUES, _expanded_size, _file_shape
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -155,98 +156,6 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         loader.dispose()
 
 
-MAX_VALUES = 100_000  # values one card may expand to, aliases counted each time they are used
-MAX_DEPTH = 64  # nesting a card may have
-FILE_MAX_DEPTH = 5_000  # beyond some tens of thousands of levels the YAML reader itself crashes
-
-
-def _expanded_size(node: yaml.Node) -> tuple[int, int]:
-    """(values, depth) of a node tree once aliases are expanded, computed without expanding them."""
-    sizes: dict[int, tuple[int, int]] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
-    while stack:
-        current, children_done = stack.pop()
-        key = id(current)
-        if key in sizes:
-            continue
-        if isinstance(current, yaml.ScalarNode):
-            sizes[key] = (1, 1)
-            continue
-        kids = [n for pair in current.value for n in pair] if isinstance(current, yaml.MappingNode) else current.value
-        if not children_done:
-            stack.append((current, True))
-            stack.extend((k, False) for k in kids if id(k) not in sizes and k is not current)
-            continue
-        values, depth = 1, 1
-        for k in kids:
-            kv, kd = sizes.get(id(k), (MAX_VALUES + 1, MAX_DEPTH + 1))  # a node that holds itself
-            values += kv
-            depth = max(depth, kd + 1)
-        sizes[key] = (min(values, 10 * MAX_VALUES), min(depth, 10 * MAX_DEPTH))
-    return sizes[id(node)]
-
-
-_BRACKETS = re.compile(r"[^\[\]{}]+")
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """What a cheap look at a deck file's text says about reading it safely."""
-
-    too_deep_at: int | None  # the line where nesting passes FILE_MAX_DEPTH, which would crash the YAML reader
-    measure_cards: bool  # anchors (so aliases can multiply values) or deep nesting: measure each card first
-
-
-_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
-
-
-def _nested_beyond(brackets: str, limit: int) -> bool:
-    """Whether brackets nest more than `limit` deep: each round strips the innermost pairs.
-
-    Brackets inside quoted text may leave some unmatched; a long run of openers left over still counts.
-    """
-    for _ in range(limit + 1):
-        brackets, stripped = _EMPTY_PAIR.subn("", brackets)
-        if not stripped:
-            return re.search(rf"[\[{{]{{{limit + 1},}}", brackets) is not None
-    return True
-
-
-_ANCHOR = re.compile(r"&[^\s\[\]{},]")
-
-
-def _has_anchor(text: str) -> bool:
-    """A YAML anchor (`&name` after a space, a bracket, a comma, `:` or `-`): aliases can then repeat values."""
-    return any(m.start() == 0 or text[m.start() - 1] in " \t\r\n[{,:-" for m in _ANCHOR.finditer(text))
-
-
-def _indented_beyond(text: str, spaces: int) -> bool:
-    run = " " * (spaces + 1)
-    return text.startswith(run) or "\n" + run in text
-
-
-def _file_shape(text: str) -> _Shape:
-    """Cheap looks at the text decide whether to look closer; only then are the parser's events counted."""
-    brackets = _BRACKETS.sub("", text)
-    measure = _has_anchor(text) or _indented_beyond(text, 2 * MAX_DEPTH) or _nested_beyond(brackets, MAX_DEPTH)
-    openers = brackets.count("[") + brackets.count("{")
-    if openers <= FILE_MAX_DEPTH and not _indented_beyond(text, FILE_MAX_DEPTH):
-        return _Shape(None, measure)
-    depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > FILE_MAX_DEPTH:
-                    mark = event.start_mark
-                    return _Shape(mark.line + 1 if mark is not None else 0, True)
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
-    except yaml.YAMLError:
-        pass  # the reader reports the syntax error with its line
-    return _Shape(None, True)
-
-
 def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list[Any], measure: bool = True) -> Any:
     values, depth = _expanded_size(node) if measure else (0, 0)
     if values > MAX_VALUES:
@@ -385,7 +294,7 @@ UNKNOWN_VERSION = "unknown"  # drill's version when it runs from a checkout that
 # The modules whose classes and checks shape what the cache holds: an edit to one of
 # them (a new Card field, a new check) must not be answered from an older pickle, even
 # in an editable install whose version number stays the same.
-_SHAPING_SOURCES = ("model.py", "kinds.py", "loader.py")
+_SHAPING_SOURCES = ("model.py", "kinds.py", "loader.py", "yaml_guards.py")
 
 
 def drill_version() -> str:

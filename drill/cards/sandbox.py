@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from jinja2 import StrictUndefined
+from jinja2.exceptions import SecurityError
 from jinja2.filters import FILTERS as JINJA_FILTERS
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.tests import TESTS as JINJA_TESTS
 
 from drill.cards.units import CARD_UNITS, format_quantity
@@ -90,7 +91,7 @@ def _format_filter(fmt: Any, *args: Any, **kwargs: Any) -> str:
     _printf_safe(fmt)
     if args and kwargs:
         raise SecurityError("format takes positional or keyword arguments, not both")
-    return fmt % (kwargs or args)
+    return str(fmt % (kwargs or args))
 
 
 def _qty_filter(value: Any, unit: str, digits: int = 3) -> str:
