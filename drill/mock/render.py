@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,8 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup, escape
 
+from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 STATUS_WORDS = {
@@ -22,167 +22,6 @@ STATUS_WORDS = {
     "time_up": "ended when time ran out",
     "quit": "ended early",
 }
-
-# Chart layout, in SVG user units (the SVG scales to the page width).
-CHART_WIDTH = 720.0
-LABEL_RIGHT = 204.0  # labels are right-aligned here
-PLOT_LEFT = 214.0
-PLOT_WIDTH = 400.0
-ROW_HEIGHT = 26.0
-BAR_HEIGHT = 16.0
-TOP = 10.0
-AXIS_HEIGHT = 26.0
-LABEL_CHARS = 26
-TIME_STEPS = (15, 30, 60, 120, 300, 600, 900, 1800, 3600)
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One row of a horizontal bar chart; every coordinate is worked out here, not in the template."""
-
-    label: str  # shortened to fit the label column
-    title: str  # the full text, shown as a tooltip
-    x: float
-    y: float
-    width: float
-    height: float
-    label_y: float  # baseline of the row's text
-    value_x: float
-    value_text: str
-    css_class: str
-    value_class: str = "value"
-    outline: str = ""  # SVG path of the budget outline; empty when there is none
-
-
-@dataclass(frozen=True)
-class Tick:
-    x: float
-    label: str
-
-
-@dataclass(frozen=True)
-class Chart:
-    width: float
-    height: float
-    label_x: float
-    plot_top: float
-    plot_bottom: float
-    tick_label_y: float
-    bars: tuple[Bar, ...]
-    ticks: tuple[Tick, ...]
-
-
-def clock(seconds: float) -> str:
-    """Seconds as m:ss (minutes keep counting past an hour)."""
-    whole = max(0, round(seconds))
-    return f"{whole // 60}:{whole % 60:02d}"
-
-
-def percent(score: float) -> str:
-    return f"{score:.0%}"
-
-
-def _shorten(text: str, limit: int = LABEL_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _number(value: Any) -> float:
-    try:
-        result = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return result if math.isfinite(result) else 0.0
-
-
-def _r(value: float) -> float:
-    return round(value, 1)
-
-
-def _row_y(index: int) -> tuple[float, float]:
-    """Top of the bar and baseline of the text for row `index`."""
-    top = TOP + index * ROW_HEIGHT + (ROW_HEIGHT - BAR_HEIGHT) / 2
-    return _r(top), _r(top + BAR_HEIGHT / 2 + 4)
-
-
-def _frame(rows: int) -> tuple[float, float, float]:
-    plot_bottom = TOP + rows * ROW_HEIGHT
-    return _r(plot_bottom), _r(plot_bottom + AXIS_HEIGHT), _r(plot_bottom + 16)
-
-
-def topic_chart(topics: Sequence[Mapping[str, Any]]) -> Chart:
-    """Score per topic as horizontal bars on a 0-100 % scale."""
-    bars = []
-    for i, topic in enumerate(topics):
-        score = min(1.0, max(0.0, _number(topic.get("score"))))
-        title = str(topic.get("title") or topic.get("topic") or "")
-        width = _r(PLOT_WIDTH * score)
-        y, label_y = _row_y(i)
-        bars.append(
-            Bar(
-                label=_shorten(title),
-                title=f"{title}: {percent(score)} over {topic.get('questions', 0)} questions",
-                x=PLOT_LEFT,
-                y=y,
-                width=width,
-                height=BAR_HEIGHT,
-                label_y=label_y,
-                value_x=_r(PLOT_LEFT + width + 6),
-                value_text=percent(score),
-                css_class="bar",
-            )
-        )
-    ticks = tuple(Tick(_r(PLOT_LEFT + PLOT_WIDTH * p / 100), f"{p}%") for p in (0, 25, 50, 75, 100))
-    plot_bottom, height, tick_label_y = _frame(len(bars))
-    return Chart(CHART_WIDTH, height, LABEL_RIGHT, TOP, plot_bottom, tick_label_y, tuple(bars), ticks)
-
-
-def _time_scale(longest: float) -> tuple[float, int]:
-    """The axis maximum and the tick step, in seconds, for a longest bar of `longest` seconds."""
-    step = next((s for s in TIME_STEPS if longest / s <= 6), TIME_STEPS[-1])
-    return max(step, math.ceil(longest / step) * step), step
-
-
-def time_chart(questions: Sequence[Mapping[str, Any]]) -> Chart:
-    """Time spent on each question as a bar inside a dashed outline of its budget."""
-    longest = max((max(_number(q.get("budget_s")), _number(q.get("spent_s"))) for q in questions), default=0.0)
-    scale, step = _time_scale(max(longest, 60.0))
-    bars = []
-    for i, q in enumerate(questions):
-        budget = max(0.0, _number(q.get("budget_s")))
-        spent = max(0.0, _number(q.get("spent_s")))
-        over = round(spent) > round(budget)
-        width = _r(PLOT_WIDTH * spent / scale)
-        budget_x = _r(PLOT_LEFT + PLOT_WIDTH * budget / scale)
-        y, label_y = _row_y(i)
-        bottom = _r(y + BAR_HEIGHT)
-        title = str(q.get("title") or q.get("topic") or "")
-        position = q.get("position", i + 1)
-        status = str(q.get("status") or "")
-        bars.append(
-            Bar(
-                label=_shorten(f"Q{position} · {title}"),
-                title=f"Question {position}, {title}: {clock(spent)} spent of {clock(budget)} ({status})",
-                x=PLOT_LEFT,
-                y=y,
-                width=width,
-                height=BAR_HEIGHT,
-                label_y=label_y,
-                value_x=_r(max(PLOT_LEFT + width, budget_x) + 6),
-                value_text=f"{clock(spent)} / {clock(budget)}",
-                css_class="bar over" if over else "bar",
-                value_class="value over" if over else "value",
-                outline=f"M{PLOT_LEFT} {y}H{budget_x}V{bottom}H{PLOT_LEFT}Z",
-            )
-        )
-    ticks = tuple(Tick(_r(PLOT_LEFT + PLOT_WIDTH * s / scale), clock(s)) for s in range(0, int(scale) + 1, step))
-    plot_bottom, height, tick_label_y = _frame(len(bars))
-    return Chart(CHART_WIDTH, height, LABEL_RIGHT, TOP, plot_bottom, tick_label_y, tuple(bars), ticks)
-
-
-# ---------------------------------------------------------------------------
-# Text filters
-# ---------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -348,8 +187,8 @@ def _date_text(moment: dt.datetime | None) -> str:
 
 
 def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
-    budget = max(0.0, _number(q.get("budget_s")))
-    spent = max(0.0, _number(q.get("spent_s")))
+    budget = max(0.0, as_number(q.get("budget_s")))
+    spent = max(0.0, as_number(q.get("spent_s")))
     status = str(q.get("status") or "unanswered")
     gap = round(spent) - round(budget)
     if status == "unanswered" and round(spent) == 0:
@@ -360,7 +199,7 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         verdict = f"{clock(-gap)} under"
     else:
         verdict = "on budget"
-    result = percent(_number(q.get("score"))) if status == "answered" else status
+    result = percent(as_number(q.get("score"))) if status == "answered" else status
     return {
         "position": q.get("position", index + 1),
         "card_id": str(q.get("card_id") or ""),
@@ -390,8 +229,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         {
             "topic": str(t.get("topic") or ""),
             "title": str(t.get("title") or t.get("topic") or ""),
-            "questions": int(_number(t.get("questions"))),
-            "score": percent(_number(t.get("score"))),
+            "questions": int(as_number(t.get("questions"))),
+            "score": percent(as_number(t.get("score"))),
         }
         for t in report.get("topics") or []
     ]
@@ -400,18 +239,18 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     if started is not None and ended is not None and ended >= started:
         used_s = (ended - started).total_seconds()
     else:
-        used_s = sum(max(0.0, _number(q.get("spent_s"))) for q in report.get("questions") or [])
+        used_s = sum(max(0.0, as_number(q.get("spent_s"))) for q in report.get("questions") or [])
     status = str(report.get("status") or "finished")
     return {
         "id": report.get("id"),
         "date": _date_text(started),
-        "score": percent(_number(report.get("score"))),
-        "answered": int(_number(report.get("answered"))),
-        "skipped": int(_number(report.get("skipped"))),
-        "unanswered": int(_number(report.get("unanswered"))),
-        "total": int(_number(report.get("total"))) or len(questions),
+        "score": percent(as_number(report.get("score"))),
+        "answered": int(as_number(report.get("answered"))),
+        "skipped": int(as_number(report.get("skipped"))),
+        "unanswered": int(as_number(report.get("unanswered"))),
+        "total": int(as_number(report.get("total"))) or len(questions),
         "minutes_used": round(used_s / 60),
-        "minutes": int(_number(report.get("minutes"))),
+        "minutes": int(as_number(report.get("minutes"))),
         "status_words": STATUS_WORDS.get(status, status.replace("_", " ")),
         "topics": topics,
         "questions": questions,
