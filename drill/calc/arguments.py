@@ -25,7 +25,7 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
         # Report stray arguments here, in one line, rather than leave them to the top-level parser.
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:

@@ -41,7 +41,7 @@ def count(name: str, value: Any, *, minimum: int = 1) -> int:
 def choice(name: str, value: Any, options: tuple[str, ...] | list[str]) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}")
-    return value
+    return str(value)
 
 
 def field(mapping: Mapping[str, Any], key: str, what: str = "model") -> Any:

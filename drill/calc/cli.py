@@ -187,7 +187,7 @@ MODULES_WITH_COMMANDS = (moe, context, gemm, capacity, reliability)
 
 
 def _command(
-    sub: argparse._SubParsersAction,
+    sub: "argparse._SubParsersAction[OneLineParser]",
     name: str,
     handler: Handler,
     help_text: str,
@@ -198,7 +198,7 @@ def _command(
     return parser
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
     """Add `calc` and its sub-commands to the top-level `drill` sub-parsers."""
     calc = subparsers.add_parser(
         "calc",

@@ -58,7 +58,7 @@ def activation_bytes(
     """Korthikanti activations of all layers of `model` for one micro-batch."""
     m = as_model(model)
     per_layer = activations.activation_bytes_per_layer(seq, batch, m["hidden"], m["heads"], tp, sp, recompute)
-    return per_layer * m["layers"]
+    return float(per_layer * m["layers"])
 
 
 def peak_flops(gpu: Gpu, dtype: str = "bf16") -> float:
@@ -75,7 +75,7 @@ def roofline_time(gpu: Gpu, flops: float, bytes: float, dtype: str = "bf16") -> 
 
 def roofline_bound(gpu: Gpu, flops: float, bytes: float, dtype: str = "bf16") -> str:
     """'compute' or 'memory': the side of the roofline that bounds the time."""
-    return roofline.roofline(as_gpu(gpu), flops, bytes, dtype)["bound"]
+    return str(roofline.roofline(as_gpu(gpu), flops, bytes, dtype)["bound"])
 
 
 def training_ledger(

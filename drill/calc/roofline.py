@@ -49,4 +49,4 @@ def roofline(gpu: Mapping[str, Any], flops: float, bytes: float, dtype: str = "b
 
 def roofline_time(gpu: Mapping[str, Any], flops: float, bytes: float, dtype: str = "bf16") -> float:
     """Lower bound on time: max(flops / peak, bytes / bandwidth)."""
-    return roofline(gpu, flops, bytes, dtype)["time_s"]
+    return float(roofline(gpu, flops, bytes, dtype)["time_s"])
