@@ -35,6 +35,12 @@ def test_any_card_mapping_gives_problems_not_exceptions(tmp_path_factory, cards)
     path = tmp_path_factory.mktemp("fuzz") / "deck.yaml"
     path.write_text(yaml.safe_dump({"cards": cards}), encoding="utf-8")
     decks = load_decks([path], deep=True)
-    assert len(decks.cards) + len(decks.problems) >= 0
+    given_ids = [c.get("id") for c in cards]
+    assert set(decks.cards) <= {i for i in given_ids if isinstance(i, str)}  # nothing made up
+    assert len(decks.cards) <= len(cards)
+    lines = {p.line for p in decks.problems}
+    for card_id in given_ids:
+        # every card given either loaded or was reported (on a line of the file)
+        assert (isinstance(card_id, str) and card_id in decks.cards) or any(line >= 1 for line in lines)
     for card in decks.cards.values():
         assert card.kind in ("concept", "shape_trace", "memory_ledger", "diagnosis", "kernel")
