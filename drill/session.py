@@ -6,17 +6,18 @@ import datetime as dt
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
 
 from drill.cards.model import Card
-from drill.sm2 import PASSING, SAME_DAY_REPEAT_BELOW, review
+from drill.scheduling import LEECH_LAPSES as LEECH_LAPSES  # its home was here; the CLI and UI may import it
+from drill.scheduling import SETTING, Scheduler, after_grade, saved_scheduler, scheduler_named
+from drill.sm2 import SAME_DAY_REPEAT_BELOW
 from drill.store.records import CardState
 
 DEFAULT_NEW_PER_DAY = 10
 DEFAULT_ROLLOVER_HOUR = 4
 NEW_ORDERS = ("lab", "random", "deck")  # how new cards are introduced; see build_queue
 DEFAULT_NEW_ORDER = "lab"
-LEECH_LAPSES = 8
 REPEAT_GAP = 3  # a card graded below 4 comes back after this many other cards
 
 
@@ -162,6 +163,13 @@ class ReviewWriter(Protocol):
     def bury(self, state: CardState, until: dt.date | None) -> None: ...
 
 
+@runtime_checkable
+class SettingReader(Protocol):
+    """A store that can tell which scheduler is active (the real Store can)."""
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None: ...
+
+
 @dataclass
 class Graded:
     """The outcome of one grade, enough to undo it."""
@@ -199,6 +207,8 @@ class ReviewSession:
     """Today's queue in memory; every change goes straight to the store.
 
     In a cram session grades are logged but the schedule is left as it was.
+    `scheduler` names the active scheduler (sm2 or fsrs); None reads the saved setting
+    from the store at the first grade.
     """
 
     cards: Mapping[str, Card]
@@ -209,6 +219,7 @@ class ReviewSession:
     history: list[Graded | SetAside] = field(default_factory=list)
     cram: bool = False
     saved: int = 0  # grades written this session (less any undone)
+    scheduler: str | None = None
 
     @property
     def current(self) -> Card | None:
@@ -234,27 +245,18 @@ class ReviewSession:
         answer: dict[str, Any] | None = None,
         mode: str = "review",
     ) -> Graded:
-        """Grade the current card. The first grade of the day runs SM-2; later ones are same-day repeats."""
+        """Grade the current card: the day's first grade runs the active scheduler; later ones are same-day repeats."""
         if not self.queue:
             raise IndexError("no card to grade")
         card_id = self.queue[0]
         before = self.state_of(card_id)
-        after = replace(before)
         is_repeat = before.last_review_day == self.today and before.repeat_pending
         if self.cram:
             mode = "cram"
         elif is_repeat:
             mode = "repeat"
-        else:
-            after.sm2 = review(before.sm2, grade, self.today)
-            if grade < PASSING and before.sm2.repetitions > 0:
-                after.lapses = before.lapses + 1
-            after.leech = before.leech or after.lapses >= LEECH_LAPSES
-            if before.introduced_on is None:
-                after.introduced_on = self.today
+        after = after_grade(self.active_scheduler(store), before, grade, self.today, mode)
         if not self.cram:
-            after.last_review_day = self.today
-            after.repeat_pending = grade < SAME_DAY_REPEAT_BELOW
             after.changed = False
         log_id = store.record_review(
             before,
@@ -280,6 +282,13 @@ class ReviewSession:
         graded = Graded(card_id, log_id, before, after, position, again, mode)
         self.history.append(graded)
         return graded
+
+    def active_scheduler(self, store: object) -> Scheduler:
+        """The scheduler this session grades with, read once from the store's saved setting unless given."""
+        if self.scheduler is None:
+            saved = store.get_setting(SETTING) if isinstance(store, SettingReader) else None
+            self.scheduler = saved_scheduler({SETTING: saved or ""})
+        return scheduler_named(self.scheduler)
 
     def undo(self, store: ReviewWriter) -> Graded | SetAside | None:
         """Take back the last grade, suspension or burial: the state before it returns and the card is shown again."""

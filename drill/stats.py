@@ -11,6 +11,7 @@ from drill.cards.model import Card
 
 if TYPE_CHECKING:
     from drill.store.progress import ProgressRows
+from drill.scheduling import saved_scheduler
 from drill.session import (
     DEFAULT_NEW_ORDER,
     DEFAULT_NEW_PER_DAY,
@@ -80,6 +81,7 @@ def collect(
         "new_done_today": counts["new_done_today"],
         "new_per_day": new_per_day,
         "new_order": new_order,
+        "scheduler": saved_scheduler(settings),
         "new_available": counts["new_available"],
         "suspended": counts["suspended"],
         "buried": counts["buried"],

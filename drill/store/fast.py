@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from drill.sm2 import SM2State
 from drill.store import errors, migrations
-from drill.store.records import CardState
+from drill.store.records import CardState, FSRSState
 
 DB_NAME = "drill.sqlite3"
 T = TypeVar("T")
@@ -26,7 +26,7 @@ def _day(value: str | None) -> dt.date | None:
 
 
 def state_from_row(row: Mapping[str, Any]) -> CardState:
-    """One card_state row (as a mapping) to a CardState; columns added in v2 may be absent."""
+    """One card_state row (as a mapping) to a CardState; columns added after v1 may be absent."""
     return CardState(
         card_id=row["card_id"],
         sm2=SM2State(row["repetitions"], row["ef"], row["interval"], _day(row["due"])),
@@ -39,7 +39,17 @@ def state_from_row(row: Mapping[str, Any]) -> CardState:
         last_review_day=_day(row.get("last_review_day")),
         repeat_pending=bool(row.get("repeat_pending", False)),
         introduced_on=_day(row["introduced_on"]),
+        fsrs=_fsrs_from_row(row),
     )
+
+
+def _fsrs_from_row(row: Mapping[str, Any]) -> FSRSState | None:
+    """FSRS's part of a card_state row (v4), or None when SM-2 schedules the card."""
+    stability, difficulty = row.get("fsrs_stability"), row.get("fsrs_difficulty")
+    state, last_review = row.get("fsrs_state"), row.get("fsrs_last_review")
+    if stability is None or difficulty is None or state is None or last_review is None:
+        return None
+    return FSRSState(float(stability), float(difficulty), int(state), dt.date.fromisoformat(last_review))
 
 
 def read_states(data_dir: Path) -> dict[str, CardState]:

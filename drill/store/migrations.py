@@ -22,7 +22,7 @@ _PAUSE_S = 0.02
 # Version 1 shipped card state and the review log; version 2 added answers given,
 # leech and same-day repeat tracking, kernel attempts, sessions and settings;
 # version 3 added mock interviews, a review count per card and a covering index
-# for recent reviews.
+# for recent reviews; version 4 added what FSRS keeps of a card.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         "CREATE TABLE IF NOT EXISTS meta (key VARCHAR NOT NULL PRIMARY KEY, value VARCHAR NOT NULL)",
@@ -125,6 +125,14 @@ MIGRATIONS: dict[int, list[str]] = {
             missed VARCHAR,
             follow_up_of VARCHAR,
             UNIQUE (mock_id, card_id))""",
+    ],
+    4: [
+        # FSRS's stability, difficulty, state (1 learning, 2 review, 3 relearning) and last review
+        # day; NULL while SM-2 schedules the card. The due column stays the one date the queue reads.
+        "ALTER TABLE card_state ADD COLUMN fsrs_stability FLOAT",
+        "ALTER TABLE card_state ADD COLUMN fsrs_difficulty FLOAT",
+        "ALTER TABLE card_state ADD COLUMN fsrs_state INTEGER",
+        "ALTER TABLE card_state ADD COLUMN fsrs_last_review VARCHAR",
     ],
 }
 LATEST = max(MIGRATIONS)

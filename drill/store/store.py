@@ -7,7 +7,7 @@ import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from sqlalchemy import event, func, text
 from sqlalchemy.exc import DBAPIError
@@ -16,7 +16,7 @@ from sqlmodel import Session, col, create_engine, select
 from drill.store import errors, migrations
 from drill.store.fast import DB_NAME, state_from_row
 from drill.store.mocks import MockRecords
-from drill.store.records import CardState
+from drill.store.records import CardState, LoggedReview
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
 
 BUSY_TIMEOUT_MS = 5000
@@ -129,6 +129,11 @@ class Store(MockRecords):
         row.last_review_day = _iso(state.last_review_day)
         row.repeat_pending = state.repeat_pending
         row.introduced_on = _iso(state.introduced_on)
+        fsrs = state.fsrs
+        row.fsrs_stability = fsrs.stability if fsrs else None
+        row.fsrs_difficulty = fsrs.difficulty if fsrs else None
+        row.fsrs_state = fsrs.state if fsrs else None
+        row.fsrs_last_review = _iso(fsrs.last_review) if fsrs else None
         row.reviews = max(0, (row.reviews or 0) + reviews)
         if content_hash is not None:
             if row.content_hash and row.content_hash != content_hash:
@@ -216,6 +221,30 @@ class Store(MockRecords):
         with self._writing():
             self._put_state(state)
 
+    def replay_log(
+        self,
+        rebuild: Callable[[list[LoggedReview], dict[str, CardState]], Mapping[str, CardState]],
+        settings: Mapping[str, str],
+    ) -> tuple[int, int]:
+        """Card states rebuilt from the review log, and `settings` saved, in one write transaction.
+
+        `rebuild(log, states)` gets every logged review (oldest first) and the current
+        states, and returns the states to write. The log is only read; review counts
+        are left alone. Returns (cards written, reviews read).
+        """
+        with self._writing():
+            rows = self._session.exec(select(ReviewRow).order_by(col(ReviewRow.id))).all()
+            log = [LoggedReview.from_row(r.model_dump()) for r in rows]
+            cards = self._session.exec(select(CardRow).execution_options(populate_existing=True)).all()
+            rebuilt = rebuild(log, {r.card_id: state_from_row(r.model_dump()) for r in cards})
+            for state in rebuilt.values():
+                self._put_state(state)
+            for key, value in settings.items():
+                setting = self._session.get(SettingRow, key, populate_existing=True) or SettingRow(key=key, value=value)
+                setting.value = value
+                self._session.add(setting)
+        return len(rebuilt), len(log)
+
     # -- queries for the queue and stats -----------------------------------
     def new_introduced_on(self, day: dt.date) -> int:
         stmt = select(func.count()).select_from(CardRow).where(CardRow.introduced_on == day.isoformat())
@@ -301,6 +330,57 @@ class Store(MockRecords):
     def journal_mode(self) -> str:
         with self._reading():
             return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
+
+    # -- bulk import ---------------------------------------------------------
+    def import_reviews(self, logs: list[dict[str, Any]]) -> int:
+        """Append reviews from another log in one transaction; returns how many were new.
+
+        Each log is a review_log row as a mapping of column to value (no `id`). A
+        review already logged (same card, time, grade and mode) is skipped, so
+        importing twice adds nothing. Rows go in by `reviewed_at`, the per-day
+        counts and each card's review count follow the added rows, and a card
+        whose newest logged review is now an imported one takes that review's
+        `state_after` (its suspension and burial stay as they were).
+        """
+        ordered = sorted(logs, key=lambda r: str(r["reviewed_at"]))
+        card_ids = sorted({str(r["card_id"]) for r in ordered})
+        added: dict[str, list[dict[str, Any]]] = {}
+        with self._writing():
+            known: set[tuple[str, str, int, str]] = set()
+            newest: dict[str, str] = {}
+            for start in range(0, len(card_ids), 500):
+                stmt = select(ReviewRow.card_id, ReviewRow.reviewed_at, ReviewRow.grade, ReviewRow.mode).where(
+                    col(ReviewRow.card_id).in_(card_ids[start : start + 500])
+                )
+                for cid, at, grade, mode in self._session.exec(stmt).all():
+                    known.add((cid, at, grade, mode))
+                    newest[cid] = max(newest.get(cid, ""), at)
+            counts: dict[tuple[str, int, str, str | None], int] = {}
+            fresh: list[dict[str, Any]] = []
+            for log in ordered:
+                row = {**log, "duration_ms": log.get("duration_ms") or 0}
+                row.setdefault("answer", None)
+                row.setdefault("topic", None)
+                key = (row["card_id"], row["reviewed_at"], row["grade"], row["mode"])
+                if key in known:
+                    continue
+                known.add(key)
+                fresh.append(row)
+                added.setdefault(row["card_id"], []).append(row)
+                group = (row["day"], row["grade"], row["mode"], row["topic"])
+                counts[group] = counts.get(group, 0) + 1
+            if fresh:  # one executemany: an ORM object per row would cost a hundred times more
+                self._session.connection().execute(ReviewRow.__table__.insert(), fresh)  # type: ignore[attr-defined]
+            for (day, grade, mode, topic), n in counts.items():
+                self._count_day(day, grade, mode, topic, n)
+            for cid, rows in added.items():
+                current = self._session.get(CardRow, cid, populate_existing=True)
+                state = state_from_row(current.model_dump()) if current else CardState(cid)
+                last = rows[-1]
+                if last["reviewed_at"] >= newest.get(cid, ""):
+                    state = CardState.from_json(cid, json.loads(last["state_after"]), state)
+                self._put_state(state, reviews=len(rows))
+        return len(fresh)
 
 
 def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:

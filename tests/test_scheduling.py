@@ -1,0 +1,279 @@
+import datetime as dt
+import json
+import sqlite3
+
+import fsrs
+import pytest
+
+from drill import scheduling
+from drill.cards.model import Card
+from drill.cli import main
+from drill.mock.run import PASS, schedule_after
+from drill.scheduling import (
+    GRADE_RATINGS,
+    FSRSScheduler,
+    SM2Scheduler,
+    rating_for,
+    scheduler_named,
+    switch_scheduler,
+)
+from drill.session import ReviewSession
+from drill.sm2 import SM2State
+from drill.store import migrations
+from drill.store.fast import DB_NAME, read_states
+from drill.store.records import CardState, FSRSState
+from drill.store.store import Store
+
+DAY = dt.date(2026, 5, 10)
+IDS = ["c00", "c01", "c02", "c03"]
+DECK = {cid: Card(id=cid, kind="concept", topic="gpu-arch", prompt="p", answer="a") for cid in IDS}
+# Grades handed out in turn: every kind of answer, with passes often enough that each day ends.
+GRADES = [5, 2, 4, 3, 0, 4, 5, 1, 4, 4, 3, 5]
+
+
+# The grade -> rating table ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "grade, rating",
+    [
+        (0, fsrs.Rating.Again),  # blackout
+        (1, fsrs.Rating.Again),  # wrong, familiar
+        (2, fsrs.Rating.Again),  # wrong, easy recall once shown: still not recalled
+        (3, fsrs.Rating.Hard),  # right, hard
+        (4, fsrs.Rating.Good),  # right, hesitant
+        (5, fsrs.Rating.Easy),  # perfect
+    ],
+)
+def test_grades_map_to_fsrs_ratings(grade, rating):
+    assert rating_for(grade) == rating
+    assert GRADE_RATINGS[grade] == rating.name
+
+
+def test_the_again_line_is_the_sm2_pass_line():
+    from drill.sm2 import PASSING
+
+    assert [g for g in range(6) if rating_for(g) == fsrs.Rating.Again] == list(range(PASSING))
+
+
+@pytest.mark.parametrize("grade", [-1, 6, 2.0, True, None])
+def test_a_grade_outside_0_to_5_is_refused(grade):
+    with pytest.raises(ValueError, match="grade must be an integer 0-5"):
+        rating_for(grade)
+    with pytest.raises(ValueError, match="grade must be an integer 0-5"):
+        FSRSScheduler().review(CardState("c"), grade, DAY)
+
+
+# One FSRS review ----------------------------------------------------------------
+
+SEEN = CardState(
+    "c",
+    sm2=SM2State(3, 2.5, 15, DAY),
+    introduced_on=DAY - dt.timedelta(40),
+    fsrs=FSRSState(stability=20.0, difficulty=5.0, state=fsrs.State.Review, last_review=DAY - dt.timedelta(20)),
+)
+
+
+@pytest.mark.parametrize(
+    "before, grade, days_at_least, days_at_most",
+    [
+        (CardState("c"), 0, 1, 1),  # new card, blackout: tomorrow
+        (CardState("c"), 2, 1, 1),  # new card, almost: tomorrow
+        (CardState("c"), 4, 2, 10),
+        (CardState("c"), 5, 5, 30),
+        (SEEN, 0, 1, 1),  # a lapse: back tomorrow, as under SM-2
+        (SEEN, 2, 1, 1),
+        (SEEN, 3, 21, 400),  # recalled, 20 days after the last review: further out than it was
+        (SEEN, 4, 21, 400),
+        (SEEN, 5, 21, 400),
+    ],
+)
+def test_fsrs_moves_due_forward_for_a_recall_and_to_tomorrow_for_again(before, grade, days_at_least, days_at_most):
+    after = FSRSScheduler().review(before, grade, DAY)
+    assert days_at_least <= (after.sm2.due - DAY).days <= days_at_most
+    assert after.fsrs is not None and after.fsrs.last_review == DAY
+    assert after.introduced_on == (before.introduced_on or DAY)
+
+
+def test_better_grades_give_later_due_dates_under_fsrs():
+    dues = [FSRSScheduler().review(SEEN, g, DAY).sm2.due for g in (2, 3, 4, 5)]
+    assert dues == sorted(dues) and dues[0] < dues[1] < dues[3]
+
+
+def test_a_lapse_counts_the_same_under_both_schedulers():
+    for scheduler in (SM2Scheduler(), FSRSScheduler()):
+        after = scheduler.review(SEEN, 1, DAY)
+        assert after.lapses == 1 and after.sm2.repetitions == 0
+    assert SM2Scheduler().review(SEEN, 1, DAY).fsrs is None
+
+
+# Sessions, the store and switching --------------------------------------------
+
+
+def practise(store, days, scheduler=None, start=0):
+    """A session on each day over every card, graded from GRADES in turn; returns how many grades were given."""
+    n = start
+    for day in days:
+        session = ReviewSession(cards=DECK, states=store.states(), queue=list(IDS), today=day, scheduler=scheduler)
+        while session.queue:
+            session.grade(store, GRADES[n % len(GRADES)], now=dt.datetime.combine(day, dt.time(12)))
+            n += 1
+    return n
+
+
+def some_history(store, scheduler=None):
+    """Reviews over several weeks, with a cram session and a failed and a passed mock answer."""
+    days = [DAY + dt.timedelta(d) for d in (0, 1, 2, 4, 7, 8, 13, 21, 30, 31, 45)]
+    n = practise(store, days[:6], scheduler)
+    cram = ReviewSession(cards=DECK, states=store.states(), queue=["c01", "c02"], today=days[5], cram=True)
+    cram.grade(store, 1, now=dt.datetime.combine(days[5], dt.time(13)))
+    cram.grade(store, 5, now=dt.datetime.combine(days[5], dt.time(13)))
+    for cid, score in (("c00", 0.2), ("c03", 0.9)):
+        before = store.states()[cid]
+        after = schedule_after(CardState(**before.__dict__), score, days[6])
+        store.record_review(
+            before,
+            after,
+            grade=round(score * 5),
+            at=dt.datetime.combine(days[6], dt.time(9)),
+            day=days[6],
+            duration_ms=1,
+            mode="mock",
+            answer={"mock": 1, "score": score},
+        )
+    practise(store, days[6:], scheduler, n)
+
+
+def log_of(store):
+    return [r.model_dump() for r in store.reviews()]
+
+
+def test_switching_to_fsrs_and_back_keeps_every_review_and_the_sm2_states(tmp_path):
+    store = Store(tmp_path)
+    some_history(store)
+    store.set_suspended(store.states()["c02"], True)
+    store.bury(store.states()["c01"], DAY + dt.timedelta(60))
+    sm2_states, log = store.states(), log_of(store)
+    assert {r["mode"] for r in log} == {"review", "repeat", "cram", "mock"}
+
+    there = switch_scheduler(store, "fsrs")
+    assert (there.previous, there.active, there.cards, there.reviews) == ("sm2", "fsrs", 4, len(log))
+    fsrs_states = store.states()
+    assert log_of(store) == log
+    assert all(s.fsrs is not None for s in fsrs_states.values())
+    assert any(fsrs_states[c].sm2.due != sm2_states[c].sm2.due for c in IDS)  # FSRS has its own dates
+    assert fsrs_states["c02"].suspended and fsrs_states["c01"].buried_until == DAY + dt.timedelta(60)
+
+    back = switch_scheduler(store, "sm2")
+    assert (back.previous, back.active) == ("fsrs", "sm2")
+    assert store.states() == sm2_states
+    assert read_states(tmp_path) == sm2_states
+    assert log_of(store) == log
+    assert store.get_setting("scheduler") == "sm2"
+
+
+def test_reviews_under_fsrs_give_what_a_replay_of_their_log_gives(tmp_path):
+    """Live grading and replay are one rule: the same log gives the same states, whichever scheduler graded it."""
+    by_sm2, by_fsrs = Store(tmp_path / "a"), Store(tmp_path / "b")
+    some_history(by_sm2, "sm2")
+    some_history(by_fsrs, "fsrs")
+    assert [r["grade"] for r in log_of(by_sm2)] == [r["grade"] for r in log_of(by_fsrs)]
+    fsrs_live = by_fsrs.states()
+    assert all(s.fsrs is not None for s in fsrs_live.values())
+
+    switch_scheduler(by_sm2, "fsrs")
+    assert by_sm2.states() == fsrs_live
+    sm2_live = Store(tmp_path / "c")
+    some_history(sm2_live, "sm2")
+    switch_scheduler(by_fsrs, "sm2")
+    assert by_fsrs.states() == sm2_live.states()
+
+
+def test_the_session_grades_with_the_saved_scheduler(tmp_path):
+    store = Store(tmp_path)
+    switch_scheduler(store, "fsrs")  # no reviews yet: only the setting changes
+    session = ReviewSession(cards=DECK, states={}, queue=list(IDS), today=DAY)
+    graded = session.grade(store, 4, now=dt.datetime.combine(DAY, dt.time(12)))
+    assert session.scheduler == "fsrs"
+    assert graded.after.fsrs is not None and graded.after.fsrs.state == fsrs.State.Review
+    assert store.states()["c00"] == graded.after == read_states(tmp_path)["c00"]
+    assert json.loads(store.reviews("c00")[0].state_after)["fsrs"]["stability"] == graded.after.fsrs.stability
+
+
+def test_undo_under_fsrs_puts_back_fsrs_memory(tmp_path):
+    store = Store(tmp_path)
+    session = ReviewSession(cards=DECK, states={}, queue=["c00"], today=DAY, scheduler="fsrs")
+    first = session.grade(store, 5, now=dt.datetime.combine(DAY, dt.time(12)))
+    later = DAY + dt.timedelta(8)
+    session = ReviewSession(cards=DECK, states=store.states(), queue=["c00"], today=later, scheduler="fsrs")
+    session.grade(store, 1, now=dt.datetime.combine(later, dt.time(12)))
+    assert store.states()["c00"].sm2.due == later + dt.timedelta(1)
+    session.undo(store)
+    assert store.states()["c00"] == first.after and store.states()["c00"].fsrs == first.after.fsrs
+
+
+def test_an_unknown_scheduler_is_refused_and_nothing_changes(tmp_path):
+    store = Store(tmp_path)
+    practise(store, [DAY])
+    states = store.states()
+    with pytest.raises(ValueError) as caught:
+        switch_scheduler(store, "anki")
+    assert str(caught.value) == "unknown scheduler 'anki' (choose from sm2, fsrs)"
+    assert store.get_setting("scheduler") is None and store.states() == states
+    assert scheduler_named(" FSRS ").name == "fsrs"
+
+
+def test_a_bad_grade_in_the_log_is_named_and_nothing_changes(tmp_path):
+    store = Store(tmp_path)
+    practise(store, [DAY])
+    states = store.states()
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("UPDATE review_log SET grade = 9 WHERE id = 2")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match=r"^review 2 \(c\d\d\): grade must be an integer 0-5, got 9$"):
+        switch_scheduler(store, "fsrs")
+    assert store.get_setting("scheduler") is None and store.states() == states
+
+
+@pytest.mark.parametrize("score", [0.0, 0.3, 0.59, PASS, 0.9])
+@pytest.mark.parametrize("due_in", [None, 0, 1, 2, 30])
+def test_a_replayed_mock_answer_moves_the_card_as_the_mock_did(score, due_in):
+    due = None if due_in is None else DAY + dt.timedelta(due_in)
+    before = CardState("c", sm2=SM2State(2, 2.5, 6, due), introduced_on=None if due is None else DAY)
+    replayed = scheduling.after_grade(SM2Scheduler(), before, round(score * 5), DAY, "mock", {"score": score})
+    assert replayed == schedule_after(CardState(**before.__dict__), score, DAY)
+    assert scheduling.MOCK_PASS == PASS
+
+
+# Schema and stats ---------------------------------------------------------------
+
+
+def test_a_version_3_file_gets_the_fsrs_columns_empty(tmp_path):
+    conn = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
+    for version in (1, 2, 3):
+        for stmt in migrations.MIGRATIONS[version]:
+            conn.execute(stmt)
+    conn.execute("INSERT INTO meta VALUES('schema_version', '3')")
+    conn.execute(
+        "INSERT INTO card_state(card_id, repetitions, ef, interval, due) VALUES('old', 2, 2.4, 6, '2026-05-12')"
+    )
+    conn.close()
+    assert read_states(tmp_path)["old"].fsrs is None  # the fast reader copes with a v3 file
+    store = Store(tmp_path)
+    assert (store.migrated_from, store.version) == (3, 4)
+    assert store.states()["old"] == CardState("old", sm2=SM2State(2, 2.4, 6, dt.date(2026, 5, 12)))
+
+
+def test_stats_show_the_active_scheduler(tmp_path, concept_deck, capsys):
+    deck = concept_deck(2)
+
+    def stats():
+        assert main(["stats", "--json", "--data-dir", str(tmp_path), "--decks", str(deck)]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    assert stats()["scheduler"] == "sm2"
+    store = Store(tmp_path)
+    switch_scheduler(store, "fsrs")
+    store.close()
+    assert stats()["scheduler"] == "fsrs"
