@@ -1,0 +1,180 @@
+"""`drill export anki|csv|reviews OUT` and `drill import reviews IN`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+EXPORTS = {
+    "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates the notes",
+    "csv": "every card but kernel cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
+    "reviews": "the review log as CSV, every column `drill import reviews` needs to restore it",
+}
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database lives")
+    common.add_argument(
+        "--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra decks (repeatable)"
+    )
+    return common
+
+
+def add_parser(subparsers: Any) -> None:
+    common = _common()
+    p = subparsers.add_parser(
+        "export",
+        parents=[common],
+        help="cards to Anki (.apkg) or CSV; the review log to CSV",
+        description="Write the cards (bundled decks and --decks) or the review history to a file. "
+        "A parameterised card is written with one fixed draw of its numbers.",
+    )
+    what = p.add_subparsers(dest="what", metavar="anki|csv|reviews", required=True)
+    for name, help_text in EXPORTS.items():
+        q = what.add_parser(name, parents=[common], help=help_text, description=help_text)
+        q.add_argument(
+            "out", metavar="OUT", help="the file to write" + ("" if name == "anki" else " (- for standard output)")
+        )
+    p = subparsers.add_parser(
+        "import",
+        parents=[common],
+        help="a review log from CSV (importing twice adds nothing)",
+        description="Add the reviews of a CSV file written by `drill export reviews` to the history. "
+        "Reviews already there are skipped; a file with any problem changes nothing.",
+    )
+    what = p.add_subparsers(dest="what", metavar="reviews", required=True)
+    q = what.add_parser("reviews", parents=[common], help="a review log from CSV")
+    q.add_argument("source", metavar="IN", help="the CSV file to read")
+
+
+def run(args: argparse.Namespace) -> int:
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "anki": _export_anki,
+        "csv": _export_csv,
+        "reviews": _export_reviews if args.command == "export" else _import_reviews,
+    }
+    try:
+        return handlers[args.what](args)
+    except ExportError as exc:
+        print(f"drill {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+class ExportError(Exception):
+    """A file that cannot be written or read; the message names it."""
+
+
+def _cards(args: argparse.Namespace) -> list[Any]:
+    from drill import paths
+    from drill.cards.loader import load_decks
+    from drill.exchange.flat import exportable, flatten_all
+
+    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
+    decks = load_decks(roots)
+    if decks.problems:
+        print(
+            f"drill export: {len(decks.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)",
+            file=sys.stderr,
+        )
+    return flatten_all(exportable(decks.cards))
+
+
+@contextmanager
+def _replacing(out: str) -> Iterator[Path]:
+    """A temporary path beside `out` that becomes `out` once written, so a failed export leaves no half file."""
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ExportError(f"cannot write {target} ({exc.strerror or exc})") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _text_out(out: str) -> Iterator[IO[str]]:
+    if out == "-":
+        yield sys.stdout
+        return
+    with _replacing(out) as tmp:
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                yield fh
+        except OSError as exc:
+            raise ExportError(f"cannot write {out} ({exc.strerror or exc})") from exc
+
+
+def _named(out: str) -> str:
+    return "standard output" if out == "-" else out
+
+
+def _export_anki(args: argparse.Namespace) -> int:
+    from drill.exchange.anki import write_apkg
+
+    cards = _cards(args)
+    with _replacing(args.out) as tmp:
+        count = write_apkg(cards, tmp)
+    print(f"wrote {count} notes to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _export_csv(args: argparse.Namespace) -> int:
+    from drill.exchange.csvio import write_cards
+
+    cards = _cards(args)
+    with _text_out(args.out) as fh:
+        count = write_cards(cards, fh)
+    print(f"wrote {count} cards to {_named(args.out)}", file=sys.stderr)
+    return 0
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from drill import paths
+    from drill.store.store import Store
+
+    return Store(paths.data_dir(getattr(args, "data_dir", None)))
+
+
+def _export_reviews(args: argparse.Namespace) -> int:
+    from drill.exchange.csvio import write_reviews
+
+    store = _store(args)
+    try:
+        rows = store.reviews()
+    finally:
+        store.close()
+    with _text_out(args.out) as fh:
+        count = write_reviews(rows, fh)
+    print(f"wrote {count} reviews to {_named(args.out)}", file=sys.stderr)
+    return 0
+
+
+def _import_reviews(args: argparse.Namespace) -> int:
+    from drill.exchange.csvio import read_reviews
+
+    source = Path(args.source)
+    if not source.is_file():
+        raise ExportError(f"cannot read {source} ({'a folder' if source.is_dir() else 'no such file'})")
+    try:
+        rows, problems = read_reviews(source)
+    except OSError as exc:
+        raise ExportError(f"cannot read {source} ({exc.strerror or exc})") from exc
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"drill import: {source} has problems; nothing imported", file=sys.stderr)
+        return 1
+    store = _store(args)
+    try:
+        added = store.import_reviews(rows)
+    finally:
+        store.close()
+    print(f"imported {added} reviews from {source} ({len(rows) - added} already there)", file=sys.stderr)
+    return 0

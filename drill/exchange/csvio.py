@@ -1,0 +1,240 @@
+"""CSV files: the cards (one row each), and the review log written out and read back with every row checked."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from drill.exchange.flat import FlatCard
+from drill.store.records import CardState
+from drill.store.tables import ReviewRow
+
+CARD_COLUMNS = ("id", "deck", "topic", "kind", "tags", "prompt", "answer", "rubric", "sources")
+
+# Every column of the review log but its row id: enough to restore the history and the
+# counts kept beside it. Importing needs REQUIRED; the others have defaults.
+REVIEW_COLUMNS = (
+    "card_id",
+    "reviewed_at",
+    "day",
+    "grade",
+    "mode",
+    "duration_ms",
+    "topic",
+    "state_before",
+    "state_after",
+    "answer",
+)
+REQUIRED = ("card_id", "reviewed_at", "day", "grade", "mode", "state_before", "state_after")
+_MODE = re.compile(r"[a-z][a-z_]*\Z")
+# What a state in the log must hold for drill to schedule from it.
+_STATE_WHOLE = ("repetitions", "interval", "lapses")
+_STATE_DAYS = ("due", "last_review_day", "introduced_on")
+
+
+@dataclass(frozen=True)
+class CsvProblem:
+    """A problem in a CSV file, printed as `path:line: message`."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def write_cards(cards: Iterable[FlatCard], out: IO[str]) -> int:
+    """One row per card: tags separated by spaces, rubric points and sources one per line."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CARD_COLUMNS)
+    count = 0
+    for c in cards:
+        writer.writerow(
+            [
+                c.id,
+                c.deck,
+                c.topic,
+                c.kind,
+                " ".join(c.tags),
+                c.prompt,
+                c.answer,
+                "\n".join(c.rubric),
+                "\n".join(c.sources),
+            ]
+        )
+        count += 1
+    return count
+
+
+def write_reviews(rows: Iterable[ReviewRow], out: IO[str]) -> int:
+    """The review log in the order it was written; empty cells for values never given."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(REVIEW_COLUMNS)
+    count = 0
+    for row in rows:
+        values = row.model_dump()
+        writer.writerow(["" if values.get(name) is None else values[name] for name in REVIEW_COLUMNS])
+        count += 1
+    return count
+
+
+def read_reviews(path: Path, *, most: int = 20) -> tuple[list[dict[str, Any]], list[CsvProblem]]:
+    """The reviews of a CSV file written by `write_reviews` (or by hand), as review_log rows, and its problems.
+
+    Every row is checked before anything is returned, so a caller that writes
+    nothing while there are problems leaves the database as it was. At most
+    `most` problems are listed.
+    """
+    where = str(path)
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [CsvProblem(where, data[: exc.start].count(b"\n") + 1, f"not UTF-8 text ({exc.reason})")]
+    rows: list[dict[str, Any]] = []
+    problems: list[CsvProblem] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 1
+    try:
+        header = next(reader, None)
+        if header is None:
+            return [], [CsvProblem(where, 1, f"empty file: expected a header with {', '.join(REVIEW_COLUMNS)}")]
+        names = [h.strip() for h in header]
+        missing = [c for c in REQUIRED if c not in names]
+        if missing:
+            return [], [CsvProblem(where, 1, f"missing column {_listed(missing)} (the header has {_listed(names)})")]
+        line = reader.line_num + 1
+        for record in reader:
+            if len(problems) >= most:
+                break
+            if record and any(cell.strip() for cell in record):
+                try:
+                    rows.append(review_from(names, record))
+                except ValueError as exc:
+                    problems.append(CsvProblem(where, line, str(exc)))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        problems.append(CsvProblem(where, line, f"not a CSV row ({exc})"))
+    return rows, problems
+
+
+def review_from(names: Sequence[str], record: Sequence[str]) -> dict[str, Any]:
+    """One CSV record as a review_log row; raises ValueError naming the column and what it should hold."""
+    if len(record) != len(names):
+        raise ValueError(f"{len(record)} fields where the header has {len(names)}")
+    cells = dict(zip(names, record))
+    card_id = cells["card_id"].strip()
+    if not card_id:
+        raise ValueError("card_id: empty")
+    mode = cells["mode"].strip()
+    if not _MODE.match(mode):
+        raise ValueError(f"mode: {mode!r} is not a review mode such as review, repeat, cram or mock")
+    grade = _whole(cells["grade"], "grade")
+    if not 0 <= grade <= 5:
+        raise ValueError(f"grade: {grade} is not a grade from 0 to 5")
+    duration = _whole(cells.get("duration_ms") or "0", "duration_ms")
+    if duration < 0:
+        raise ValueError(f"duration_ms: {duration} is below 0")
+    answer = (cells.get("answer") or "").strip()
+    if answer:
+        _json(answer, "answer")
+    return dict(
+        card_id=card_id,
+        reviewed_at=_moment(cells["reviewed_at"]),
+        day=_date(cells["day"], "day").isoformat(),
+        grade=grade,
+        duration_ms=duration,
+        mode=mode,
+        state_before=_object(cells["state_before"], "state_before"),
+        state_after=_state(cells["state_after"], "state_after"),
+        answer=answer or None,
+        topic=(cells.get("topic") or "").strip() or None,
+    )
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names) if names else "nothing"
+
+
+def _whole(text: str, column: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{column}: {text!r} is not a whole number") from None
+
+
+def _date(text: str, column: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{column}: {text!r} is not a date such as 2026-05-10") from None
+
+
+def _moment(text: str) -> str:
+    """reviewed_at as drill logs it: local time without a zone (a time with one is turned into local time)."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"reviewed_at: {text!r} is not a date and time such as 2026-05-10T09:30:00") from None
+    if when.tzinfo is not None:
+        when = when.astimezone().replace(tzinfo=None)
+    return when.isoformat(timespec="seconds" if not when.microsecond else "microseconds")
+
+
+def _json(text: str, column: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        reason = getattr(exc, "msg", str(exc))
+        raise ValueError(f"{column}: not valid JSON ({reason})") from None
+
+
+def _object(text: str, column: str) -> str:
+    """A JSON object, returned as given."""
+    if not isinstance(_json(text, column), Mapping):
+        raise ValueError(f'{column}: expected a JSON object such as {{"repetitions": 1, ...}}')
+    return text.strip()
+
+
+def _state(text: str, column: str) -> str:
+    """The state a review left: a JSON object drill can schedule from. Returned as given."""
+    data = json.loads(_object(text, column))
+    for key in _STATE_WHOLE:
+        value = data.get(key, 0 if key == "lapses" else None)
+        if not _number(value) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{column}: {key!r} must be a whole number of 0 or more (got {value!r})")
+    ef = data.get("ef")
+    if not _number(ef) or not math.isfinite(ef) or ef <= 0:
+        raise ValueError(f"{column}: 'ef' must be a number above 0 (got {ef!r})")
+    if "due" not in data:
+        raise ValueError(f"{column}: lacks 'due'")
+    for key in _STATE_DAYS:
+        value = data.get(key)
+        if value is not None and not (isinstance(value, str) and _is_date(value)):
+            raise ValueError(f"{column}: {key!r} must be a date such as 2026-05-10 or null (got {value!r})")
+    try:  # the rest (a scheduler's own state) as the store will read it
+        CardState.from_json("-", data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{column}: not a card state drill can read ({type(exc).__name__}: {exc})") from None
+    return text.strip()
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

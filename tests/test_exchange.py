@@ -1,0 +1,333 @@
+"""Export and import: Anki packages and CSV of the cards, the review log out to CSV and back."""
+
+import csv
+import datetime as dt
+import itertools
+import json
+import sqlite3
+import zipfile
+from dataclasses import replace
+
+import genanki
+import pytest
+
+from drill.cards.loader import load_decks
+from drill.cli import main
+from drill.exchange.anki import note_guid, to_html
+from drill.exchange.flat import flatten
+from drill.session import study_day
+from drill.sm2 import SM2State, review
+from drill.store.fast import DB_NAME
+from drill.store.records import CardState
+from drill.store.store import Store
+
+TODAY = study_day(dt.datetime.now())
+
+
+def practise(data_dir, cards, days_ago, grades, *, cram=False):
+    """One session on the study day `days_ago` before today: cards in turn get the grades, SM-2 as the app runs it.
+
+    A card graded below 4 that comes round again the same day is a same-day repeat.
+    """
+    store = Store(data_dir)
+    states = store.states()
+    day = TODAY - dt.timedelta(days=days_ago)
+    at = dt.datetime.combine(day, dt.time(10, 0))
+    for i, (cid, grade) in enumerate(zip(itertools.cycle(sorted(cards)), grades)):
+        before = states.get(cid) or CardState(cid)
+        after = replace(before)
+        if cram:
+            mode = "cram"
+        elif before.last_review_day == day and before.repeat_pending:
+            mode = "repeat"
+        else:
+            mode = "review"
+            after.sm2 = review(before.sm2, grade, day)
+            after.lapses += grade < 3 and before.sm2.repetitions > 0
+            after.introduced_on = before.introduced_on or day
+        if not cram:
+            after.last_review_day, after.repeat_pending = day, grade < 4
+        card = cards[cid]
+        store.record_review(
+            before,
+            after,
+            grade=grade,
+            at=at + dt.timedelta(minutes=i),
+            day=day,
+            duration_ms=900 + i,
+            mode=mode,
+            answer={"typed": f"t{i}"},
+            content_hash=card.content_hash,
+            topic=card.topic,
+        )
+        states[cid] = after
+    store.close()
+
+
+def stats(data_dir, deck, capsys):
+    capsys.readouterr()
+    assert main(["stats", "--json", "--data-dir", str(data_dir), "--decks", str(deck)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def table(data_dir, sql):
+    conn = sqlite3.connect(data_dir / DB_NAME)
+    try:
+        return sorted(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def history(tmp_path, concept_deck, write_deck):
+    """A data directory with a week of reviews of two topics (failures, same-day repeats, a cram) and its decks."""
+    write_deck(
+        """
+        deck: Second
+        cards:
+          - {id: s00, kind: concept, topic: ddp, prompt: "Why?", answer: "Because.", sources: [x]}
+          - {id: s01, kind: concept, topic: ddp, prompt: "How?", answer: "So.", sources: [x]}
+        """,
+        "second.yaml",
+    )
+    deck = concept_deck(4)
+    cards = load_decks([deck.parent]).cards
+    data = tmp_path / "source"
+    practise(data, cards, 6, [5, 2, 4, 3, 1, 4, 5, 4, 4])
+    practise(data, cards, 5, [4, 4, 5, 3, 5, 5])
+    practise(data, cards, 2, [0, 5, 4, 2, 4, 4, 5, 5])
+    practise(data, cards, 1, [5, 5], cram=True)
+    practise(data, {cid: cards[cid] for cid in ("c00", "c01")}, 0, [3, 5, 4])
+    return data, deck.parent
+
+
+def test_reviews_exported_and_imported_into_a_fresh_directory_give_the_same_stats(history, tmp_path, capsys):
+    source, decks = history
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    with out.open(encoding="utf-8", newline="") as fh:
+        exported = list(csv.DictReader(fh))
+    assert {r["mode"] for r in exported} == {"review", "repeat", "cram"}
+
+    fresh = tmp_path / "fresh"
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    assert f"imported {len(exported)} reviews" in capsys.readouterr().err
+
+    before, after = stats(source, decks, capsys), stats(fresh, decks, capsys)
+    assert after["reviews"] == len(exported) > 20
+    assert after["due_today"] == before["due_today"] and after["new_available"] == before["new_available"]
+    ddp = next(t for t in after["topics"] if t["topic"] == "ddp")
+    assert ddp["reviews"] > 0 and ddp["retention"] is not None
+    assert after == before
+
+    # the counts kept beside the log, and every card's state, as the source has them
+    for sql in (
+        "SELECT * FROM review_day",
+        "SELECT * FROM review_topic_day",
+        "SELECT card_id, reviewed_at, day, grade, duration_ms, mode, state_before, state_after, answer, topic"
+        " FROM review_log",
+        "SELECT card_id, repetitions, ef, interval, due, lapses, leech, last_review_day, repeat_pending,"
+        " introduced_on, reviews FROM card_state",
+    ):
+        assert table(fresh, sql) == table(source, sql), sql
+
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    assert f"imported 0 reviews from {out} ({len(exported)} already there)" in capsys.readouterr().err
+    assert stats(fresh, decks, capsys) == before
+    assert table(fresh, "SELECT * FROM review_day") == table(source, "SELECT * FROM review_day")
+
+
+def test_a_card_takes_the_state_of_its_newest_review_whichever_log_it_came_from(tmp_path):
+    day = dt.date(2026, 3, 2)
+
+    def log(card_id, hour, interval, store):
+        after = CardState(card_id, sm2=SM2State(1, 2.5, interval, day + dt.timedelta(interval)), introduced_on=day)
+        at = dt.datetime.combine(day, dt.time(hour))
+        store.record_review(CardState(card_id), after, grade=4, at=at, day=day, duration_ms=1, mode="review")
+
+    source = Store(tmp_path / "source")
+    log("early", 9, 3, source)  # the importing store has a later review of this card
+    log("late", 18, 7, source)  # and an earlier one of this
+    rows = [r.model_dump(exclude={"id"}) for r in source.reviews()]
+    source.close()
+
+    target = Store(tmp_path / "target")
+    log("early", 12, 1, target)
+    log("late", 8, 2, target)
+    assert target.import_reviews(rows) == 2
+    assert target.import_reviews(rows) == 0
+    states = target.states()
+    assert states["early"].sm2.interval == 1
+    assert states["late"].sm2.interval == 7
+    assert table(target.data_dir, "SELECT card_id, reviews FROM card_state") == [("early", 2), ("late", 2)]
+    assert table(target.data_dir, "SELECT day, reviews, scheduled, passed FROM review_day") == [
+        (day.isoformat(), 4, 4, 4)
+    ]
+    target.close()
+
+
+def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(tmp_path, concept_deck, capsys):
+    deck = concept_deck(3)
+    cards = load_decks([*_bundled(), deck]).cards
+    expected = {cid for cid, c in cards.items() if c.kind != "kernel"} | {"c00", "c01", "c02"}
+    assert any(c.kind == "kernel" for c in cards.values())
+
+    def export(name):
+        out = tmp_path / name
+        assert main(["export", "anki", str(out), "--decks", str(deck)]) == 0
+        with zipfile.ZipFile(out) as apkg:
+            apkg.extract("collection.anki2", tmp_path / name.replace(".", "_"))
+        conn = sqlite3.connect(tmp_path / name.replace(".", "_") / "collection.anki2")
+        try:
+            notes = conn.execute("SELECT guid, flds, tags FROM notes").fetchall()
+        finally:
+            conn.close()
+        return {flds.split("\x1f")[0]: (guid, flds, tags.split()) for guid, flds, tags in notes}
+
+    first, second = export("first.apkg"), export("second.apkg")
+    assert set(first) == expected
+    assert f"wrote {len(expected)} notes" in capsys.readouterr().err
+    assert {cid: n[0] for cid, n in first.items()} == {cid: n[0] for cid, n in second.items()}
+    assert first["c00"][0] == note_guid("c00") == genanki.guid_for("drill", "c00")
+    assert first == second  # the same fields too: a parameterised card shows the same draw each time
+    guid, fields, tags = first["capacity-cost-ledger-decode-throughput"]
+    assert "capacity-cost" in tags and "decode" in tags
+    assert "<table>" in fields and "weights, read once per step" in fields and "{{" not in fields
+
+
+def test_cards_csv_lists_every_card_but_kernel_cards(tmp_path, concept_deck):
+    deck = concept_deck(2)
+    out = tmp_path / "cards.csv"
+    assert main(["export", "csv", str(out), "--decks", str(deck)]) == 0
+    with out.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["id", "deck", "topic", "kind", "tags", "prompt", "answer", "rubric", "sources"]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["c01"] == {
+        "id": "c01",
+        "deck": "Test deck",
+        "topic": "gpu-arch",
+        "kind": "concept",
+        "tags": "",
+        "prompt": "Question c01?",
+        "answer": "Answer c01.",
+        "rubric": "point one",
+        "sources": "FACTS.md",
+    }
+    assert "kernel" not in {r["kind"] for r in rows}
+    assert len(rows) == sum(c.kind != "kernel" for c in load_decks([*_bundled(), deck]).cards.values())
+
+
+def _bundled():
+    from drill import paths
+
+    return [paths.cards_dir()]
+
+
+SHAPE = """
+deck: Shapes
+cards:
+  - id: sh
+    kind: shape_trace
+    topic: transformer-shapes
+    given: "X: (B, S, D)"
+    prompt: Trace it.
+    steps:
+      - {label: "Q = X·Wq", shape: "(B, S, D)"}
+      - {label: "split", shape: "(B, H, S, Dh)", also: ["(B, H, S, D/H)"]}
+    answer: Done.
+    sources: [s]
+  - id: dg
+    kind: diagnosis
+    topic: profiling
+    evidence: "kernel <x> took 9 ms"
+    prompt: What bounds it?
+    choices: [memory-bound, compute-bound]
+    correct: compute-bound
+    answer: The FLOPs.
+    sources: [s]
+"""
+
+
+def test_shape_traces_ask_the_steps_and_answer_with_their_shapes(write_deck):
+    card = load_decks([write_deck(SHAPE)]).cards["sh"]
+    flat = flatten(card)
+    assert "X: (B, S, D)" in flat.prompt and "1. Q = X·Wq" in flat.prompt and "2. split" in flat.prompt
+    assert "(B, H, S, Dh)" not in flat.prompt
+    assert "`(B, H, S, Dh)` or `(B, H, S, D/H)`" in flat.answer and flat.answer.endswith("Done.")
+
+
+def test_diagnosis_cards_show_evidence_and_choices_then_the_right_one(write_deck):
+    flat = flatten(load_decks([write_deck(SHAPE)]).cards["dg"])
+    assert flat.prompt.startswith("```text\nkernel <x> took 9 ms\n```")
+    assert "**a.** memory-bound" in flat.prompt and "**b.** compute-bound" in flat.prompt
+    assert flat.answer.startswith("**b. compute-bound**")
+    assert "<pre><code" in to_html(flat.prompt) and "&lt;x&gt;" in to_html(flat.prompt)
+
+
+@pytest.mark.parametrize(
+    "markdown, html",
+    [
+        ("one\ntwo\n\nthree", "<p>one\ntwo</p>\n<p>three</p>"),
+        ("a <script>x</script> & b", "<p>a &lt;script&gt;x&lt;/script&gt; &amp; b</p>"),
+        ("```python\nx = 1 < 2\n```", '<pre><code class="language-python">x = 1 &lt; 2\n</code></pre>'),
+        ("- one\n- two", "<ul>\n<li>one</li>\n<li>two</li>\n</ul>"),
+        ("`a_b` and **bold**", "<p><code>a_b</code> and <strong>bold</strong></p>"),
+    ],
+)
+def test_card_markdown_becomes_simple_escaped_html(markdown, html):
+    assert to_html(markdown) == html
+
+
+GOOD = {
+    "card_id": "c00",
+    "reviewed_at": "2026-03-02T09:30:00",
+    "day": "2026-03-02",
+    "grade": "4",
+    "mode": "review",
+    "duration_ms": "1200",
+    "topic": "gpu-arch",
+    "state_before": json.dumps(CardState("c00").as_json()),
+    "state_after": json.dumps(CardState("c00", sm2=SM2State(1, 2.5, 1, dt.date(2026, 3, 3))).as_json()),
+    "answer": "",
+}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"drop": "state_after"}, ":1: missing column 'state_after'"),
+        ({"state_after": "{not json"}, ":3: state_after: not valid JSON (Expecting property name"),
+        ({"state_after": '{"repetitions": 1}'}, ":3: state_after: 'interval' must be a whole number of 0 or more"),
+        (
+            {"state_after": GOOD["state_after"][:-1] + ', "fsrs": {"stability": "x"}}'},
+            ":3: state_after: not a card state",
+        ),
+        ({"day": "2026-13-01"}, ":3: day: '2026-13-01' is not a date such as 2026-05-10"),
+        ({"reviewed_at": "yesterday"}, ":3: reviewed_at: 'yesterday' is not a date and time"),
+        ({"grade": "7"}, ":3: grade: 7 is not a grade from 0 to 5"),
+        ({"answer": "[1,"}, ":3: answer: not valid JSON"),
+        ({"extra": "x"}, ":3: 11 fields where the header has 10"),
+    ],
+)
+def test_a_bad_review_file_is_reported_by_line_and_changes_nothing(tmp_path, capsys, change, message):
+    columns = [c for c in GOOD if c != change.get("drop")]
+    second = {**GOOD, "reviewed_at": "2026-03-02T10:00:00", **change}
+    lines = [
+        columns,
+        [GOOD[c] for c in columns],
+        [second[c] for c in columns] + ([change["extra"]] if "extra" in change else []),
+    ]
+    path = tmp_path / "bad.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows(lines)
+    data = tmp_path / "data"
+    assert main(["import", "reviews", str(path), "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith(f"{path}{message}"), err
+    assert "nothing imported" in err and not (data / DB_NAME).exists()
+
+
+def test_a_missing_file_is_one_line(tmp_path, capsys):
+    assert main(["import", "reviews", str(tmp_path / "nope.csv"), "--data-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"drill import: cannot read {tmp_path / 'nope.csv'} (no such file)\n"
