@@ -7,7 +7,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from drill.paths import DataDirError
 from drill.store.errors import StoreError
@@ -183,7 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{given[0]} opens the review app; leave out the command {args.command!r}")
     if args.card is not None and (args.topic or args.weak):
         parser.error("--card opens one card; leave out --topic and --weak")
+    from drill.config.settings import ConfigError, load_settings
+
     try:
+        if args.command != "config":  # `drill config` stays open to show and mend a bad file
+            args.settings = load_settings()
         if args.command is None:
             from drill.ui.app import run_app
 
@@ -194,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (StoreError, DataDirError) as exc:  # a damaged, locked, read-only or too-new database; an unusable folder
+        print(f"drill: {exc}", file=sys.stderr)
+        return 1
+    except ConfigError as exc:  # the settings file: which file, which key, what is wrong
         print(f"drill: {exc}", file=sys.stderr)
         return 1
 
@@ -222,8 +229,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from drill import paths
     from drill.cards.loader import load_decks_cached
+    from drill.config.settings import load_settings
     from drill.progress import ensure_schema
     from drill.stats import collect
+
+    settings = getattr(args, "settings", None) or load_settings()
+
+    def chosen(key: str) -> Any:
+        """A flag given before `stats`, else the settings file's value; None leaves it to the saved setting."""
+        flag = getattr(args, key, None)
+        return flag if flag is not None else settings.from_file(key)
 
     data_dir = paths.data_dir(args.data_dir)
     ensure_schema(data_dir)  # an older file: the Store migrates it once
@@ -233,17 +248,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from drill.stats import read_for_report
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        rows = pool.submit(read_for_report, data_dir, getattr(args, "day_starts_at", None))
+        rows = pool.submit(read_for_report, data_dir, chosen("day_starts_at"))
         decks = load_decks_cached(deck_roots(args), data_dir)
         read = rows.result()
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
-    # only; otherwise the report uses the settings the review app saved.
+    # only; otherwise the settings file, then the settings the review app saved.
     report = collect(
         decks.cards,
         data_dir,
-        rollover_hour=getattr(args, "day_starts_at", None),
-        new_per_day=getattr(args, "new_per_day", None),
-        new_order=getattr(args, "new_order", None),
+        rollover_hour=chosen("day_starts_at"),
+        new_per_day=chosen("new_per_day"),
+        new_order=chosen("new_order"),
         read=read,
     )
     if args.json:

@@ -5,6 +5,12 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def no_settings_file_of_the_developer(tmp_path_factory, monkeypatch):
+    """Every test sees no settings file unless it makes one: a developer's own config must not change results."""
+    monkeypatch.setenv("DRILL_CONFIG", str(tmp_path_factory.mktemp("config") / "config.toml"))
+
+
 @pytest.fixture
 def write_deck(tmp_path):
     """Write a deck file from YAML text and return its path."""

@@ -13,11 +13,8 @@ from textual.screen import Screen
 
 from drill import paths
 from drill.cards.loader import load_decks_cached
+from drill.config.settings import Settings, load_settings, study_settings
 from drill.session import (
-    DEFAULT_NEW_ORDER,
-    DEFAULT_NEW_PER_DAY,
-    DEFAULT_ROLLOVER_HOUR,
-    NEW_ORDERS,
     ReviewSession,
     build_queue,
     focused_queue,
@@ -74,8 +71,15 @@ class DrillApp(Routes, App[int]):
         mock: dict[str, Any] | None = None,
         seed: int | None = None,
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
+        # The settings file, as make_app reads it; None: the built-in defaults, whatever the file says.
+        self.settings = settings if settings is not None else Settings()
+        if "theme" in self.settings.in_file:
+            self.theme = self.settings.theme
+        if self.settings.keys:
+            self.set_keymap(dict(self.settings.keys))
         self.data_dir = Path(data_dir)
         self.clock = clock
         self.seed = seed
@@ -86,15 +90,10 @@ class DrillApp(Routes, App[int]):
         saved = fast.read_settings(self.data_dir)
         given = {"new_per_day": new_per_day, "day_starts_at": day_starts_at, "new_order": new_order}
         self.settings_to_save = {k: str(v) for k, v in given.items() if v is not None}
-        self.new_per_day = (
-            new_per_day if new_per_day is not None else int(saved.get("new_per_day", DEFAULT_NEW_PER_DAY))
+        # A flag, else the settings file, else what an earlier flag saved, else the default.
+        self.new_per_day, self.rollover_hour, self.new_order = study_settings(
+            self.settings, saved, new_per_day=new_per_day, day_starts_at=day_starts_at, new_order=new_order
         )
-        self.rollover_hour = (
-            day_starts_at if day_starts_at is not None else int(saved.get("day_starts_at", DEFAULT_ROLLOVER_HOUR))
-        )
-        self.new_order = new_order or saved.get("new_order", DEFAULT_NEW_ORDER)
-        if self.new_order not in NEW_ORDERS:
-            self.new_order = DEFAULT_NEW_ORDER
         states = fast.read_states(self.data_dir)
         today = study_day(clock(), self.rollover_hour)
         if card_id is not None:
@@ -208,6 +207,7 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         cram=bool(getattr(args, "cram", False)),
         topics=getattr(args, "topic", None) or (),
         weak=getattr(args, "weak", None),
+        settings=getattr(args, "settings", None) or load_settings(),
         mock=(
             {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
             if getattr(args, "mock", False)

@@ -1,0 +1,125 @@
+"""`drill config`: where the settings file is, what is in effect and why, and setting one key."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from drill.config import settings as cfg
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "config",
+        help="the settings file: path, show, set KEY VALUE",
+        description="drill's settings file (TOML, in the platform's config folder; $DRILL_CONFIG names another). "
+        "Flags override it; it overrides what earlier flags saved.",
+    )
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument(
+        "--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database (and its saved settings) live"
+    )
+    actions = p.add_subparsers(dest="config_action", metavar="ACTION", required=True)
+    actions.add_parser("path", help="print the settings file's path")
+    actions.add_parser("show", parents=[data], help="the settings in effect and where each comes from")
+    s = actions.add_parser(
+        "set", parents=[data], help="check a value and write it into the file, keeping its comments and other keys"
+    )
+    s.add_argument(
+        "key", metavar="KEY", help=f"one of {', '.join(cfg.KEYS[:-1])}, or keys.BINDING_ID such as keys.review.suspend"
+    )
+    s.add_argument("value", metavar="VALUE", help='the value; for keys.BINDING_ID, "" removes the override')
+
+
+def run(args: argparse.Namespace) -> int:
+    path = cfg.config_path()
+    if args.config_action == "path":
+        print(path)
+        return 0
+    if args.config_action == "show":
+        return _show(args, path)
+    return _set(args, path)
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from drill import paths
+
+    return paths.data_dir(getattr(args, "data_dir", None))
+
+
+def _show(args: argparse.Namespace, path: Path) -> int:
+    """The settings in effect as TOML, each with where it came from."""
+    from drill.store.fast import read_settings
+
+    settings = cfg.load_settings(path)
+    saved = read_settings(_data_dir(args))
+    flags = {key: getattr(args, key, None) for key in ("new_per_day", "day_starts_at", "new_order")}
+    rows: list[tuple[str, str]] = []
+    for setting in cfg.effective(settings, saved, flags):
+        if setting.key != "keys":
+            rows.append((f"{setting.key} = {cfg.shown(setting.value)}", setting.source))
+            continue
+        bindings = dict(settings.keys)
+        rows += [(f"keys.{json.dumps(b)} = {cfg.shown(k)}", setting.source) for b, k in sorted(bindings.items())]
+        if not bindings:
+            rows.append(("keys = {}", setting.source))
+    print(f"# {path}" + ("" if path.exists() else " (no file yet: `drill config set` writes one)"))
+    width = max(len(line) for line, _ in rows)
+    for line, source in rows:
+        print(f"{line.ljust(width)}  # {source}")
+    return 0
+
+
+def _set(args: argparse.Namespace, path: Path) -> int:
+    """Check KEY VALUE, write it into the file (switching the scheduler first when that is the key), say what changed."""
+    try:
+        change = cfg.parse_assignment(path, args.key, args.value)
+    except cfg.ConfigError as exc:
+        print(f"drill: {exc}", file=sys.stderr)
+        return 2
+    doc = cfg.read_document(path)  # a file that is not TOML: ConfigError, exit 1 from main
+    switched = None
+    if change.key == "scheduler":
+        try:
+            switched = _switch_scheduler(args, str(change.value))
+        except ValueError as exc:  # a logged grade the scheduler cannot replay: nothing was changed
+            print(f"drill: cannot switch to {change.value}: {exc}", file=sys.stderr)
+            return 1
+    doc, before = cfg.assign(doc, change)
+    cfg.write_document(path, doc)
+    was = "unset" if before is None else cfg.shown(before)
+    now = "unset" if change.binding is not None and not change.value else cfg.shown(change.value)
+    print(f"{change.name}: {was} -> {now}" if was != now else f"{change.name}: {now} (unchanged)", f"({path})")
+    if switched:
+        print(switched)
+    try:
+        cfg.load_settings(path)
+    except cfg.ConfigError as exc:  # another key of the file is still wrong
+        print(f"drill: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _switch_scheduler(args: argparse.Namespace, name: str) -> str:
+    """Reschedule the stored cards with `name` by replaying the review log; a sentence saying what happened."""
+    try:
+        switch = getattr(import_module("drill.scheduling"), "switch_scheduler", None)
+    except ModuleNotFoundError:
+        switch = None
+    if switch is None:
+        return "the stored schedule is unchanged: this drill cannot replay the review log into another scheduler"
+    from drill.store.store import Store
+
+    store = Store(_data_dir(args))
+    try:
+        done = switch(store, name)
+    finally:
+        store.close()
+    cards, reviews = getattr(done, "cards", None), getattr(done, "reviews", None)
+    if cards is None or reviews is None:
+        return f"the stored schedule now follows {name}"
+    return f"rescheduled {cards} card(s) with {name} by replaying {reviews} logged review(s)"

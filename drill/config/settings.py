@@ -1,0 +1,398 @@
+"""The settings file: where it lives, its keys with their defaults and checks, reading it and writing one key."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
+
+from drill.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
+
+if TYPE_CHECKING:
+    import tomlkit
+
+ENV_VAR = "DRILL_CONFIG"  # a path to use instead of the platform's (tests, a second profile)
+FILE_NAME = "config.toml"
+SCHEDULERS = ("sm2", "fsrs")
+DEFAULT_SCHEDULER = "sm2"
+DEFAULT_THEME = "textual-dark"
+DEFAULT_JUDGE_TIMEOUT = 60.0  # as drill.kernel.client.DEFAULT_TIMEOUT
+KEYS = ("new_per_day", "day_starts_at", "scheduler", "new_order", "theme", "gpu_host", "judge_timeout", "keys")
+# Keys that earlier flags (or a scheduler switch) saved in the database's setting table.
+SAVED_KEYS = ("new_per_day", "day_starts_at", "new_order", "scheduler")
+
+# Textual 8.2's built-in themes. A name outside this set is looked up in Textual itself
+# (textual.theme.BUILTIN_THEMES), so the usual names cost commands that draw no screen
+# no Textual import, and a newer Textual's themes are accepted too.
+_USUAL_THEMES = frozenset(
+    "ansi-dark ansi-light atom-one-dark atom-one-light catppuccin-frappe catppuccin-latte catppuccin-macchiato "
+    "catppuccin-mocha dracula flexoki gruvbox monokai nord rose-pine rose-pine-dawn rose-pine-moon solarized-dark "
+    "solarized-light textual-dark textual-light tokyo-night".split()
+)
+_GPU_HOST = re.compile(r"[^@\s-][^@\s]*@[^@\s-][^@\s]*")  # no leading "-": ssh would read it as an option
+_BINDING_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
+_KEY_LIST = re.compile(r"[^\s,]+(,[^\s,]+)*")
+
+TEMPLATE = """\
+# drill's settings. Flags override this file; it overrides what earlier flags
+# saved. `drill config show` lists what is in effect and why; `drill config
+# set KEY VALUE` checks a value and writes it here, keeping these comments.
+
+# New cards introduced per study day: a whole number, 0 or more.
+# new_per_day = 10
+
+# The local hour (0-23) at which the study day rolls over.
+# day_starts_at = 4
+
+# The scheduler: "sm2" or "fsrs". `drill config set scheduler fsrs` also
+# rebuilds every card's schedule from the review log; no review is lost.
+# scheduler = "sm2"
+
+# Which new cards come first: "lab" (the labs' topics in turn), "random"
+# (a fresh draw each study day) or "deck" (deck by deck).
+# new_order = "lab"
+
+# A Textual theme: textual-dark, textual-light, nord, gruvbox, dracula, ...
+# theme = "textual-dark"
+
+# Judge kernel cards over SSH on "user@host" (drill and its kernels extra
+# installed there); "" judges them on this machine.
+# gpu_host = ""
+
+# Seconds a kernel run may take before it is stopped: a number above 0.
+# judge_timeout = 60
+
+# Key bindings by binding id; several keys are separated by commas. The review
+# screen's ids: review.undo, review.suspend, review.bury, review.mock,
+# review.stats, review.browser. Keys the answer field uses (ctrl+a, ctrl+e,
+# ctrl+k, ctrl+u, ctrl+w) reach the field first.
+[keys]
+# "review.suspend" = "ctrl+y"
+"""
+
+
+class ConfigError(Exception):
+    """A settings file drill cannot use, or a value it cannot take; the message names the file and the key."""
+
+    def __init__(self, path: Path, problem: str, key: str | None = None) -> None:
+        super().__init__(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
+        self.path, self.key = path, key
+
+
+class Invalid(ValueError):
+    """A value a key cannot take; `key` names a part deeper than the key checked (a binding in `keys`)."""
+
+    def __init__(self, problem: str, key: str | None = None) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The file's settings over the defaults; `in_file` names the keys the file sets."""
+
+    new_per_day: int = DEFAULT_NEW_PER_DAY
+    day_starts_at: int = DEFAULT_ROLLOVER_HOUR
+    scheduler: str = DEFAULT_SCHEDULER
+    new_order: str = DEFAULT_NEW_ORDER
+    theme: str = DEFAULT_THEME
+    gpu_host: str = ""
+    judge_timeout: float = DEFAULT_JUDGE_TIMEOUT
+    keys: Mapping[str, str] = field(default_factory=dict)
+    path: Path | None = None
+    in_file: frozenset[str] = frozenset()
+
+    def from_file(self, key: str) -> Any:
+        """The file's value of `key`, or None when the file leaves it to a flag, the saved setting or the default."""
+        return getattr(self, key) if key in self.in_file else None
+
+
+@dataclass(frozen=True)
+class Effective:
+    """One setting in effect and where it came from: "flag", "file", "saved setting" or "default"."""
+
+    key: str
+    value: object
+    source: str
+
+
+def shown(value: object) -> str:
+    """A value as TOML writes it, for messages: "lots", 24, true, a table."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        return f"{value:g}" if math.isfinite(value) else repr(value)
+    return "a table" if isinstance(value, Mapping) else f"a {type(value).__name__}"  # a list, a date, ...
+
+
+def _whole(value: object, low: int, high: int | None, rule: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        raise Invalid(f"{rule} (got {shown(value)})")
+    return value
+
+
+def _choice(value: object, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise Invalid(f"must be one of {', '.join(choices)} (got {shown(value)})")
+    return value
+
+
+def _builtin_themes() -> frozenset[str]:
+    from textual.theme import BUILTIN_THEMES
+
+    return frozenset(BUILTIN_THEMES)
+
+
+def check_theme(value: object) -> str:
+    if isinstance(value, str) and (value in _USUAL_THEMES or value in _builtin_themes()):
+        return value
+    close = difflib.get_close_matches(value, sorted(_builtin_themes()), n=3) if isinstance(value, str) else []
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise Invalid(f"must be a Textual theme such as textual-dark, textual-light or nord (got {shown(value)}){hint}")
+
+
+def check_gpu_host(value: object) -> str:
+    if isinstance(value, str) and (value == "" or _GPU_HOST.fullmatch(value)):
+        return value
+    raise Invalid(f'must be user@host, or "" to judge kernels on this machine (got {shown(value)})')
+
+
+def check_judge_timeout(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise Invalid(f"must be a number of seconds > 0 (got {shown(value)})")
+    return float(value)
+
+
+def check_binding(binding: str, keys: object) -> str:
+    """One key binding override: a binding id such as review.suspend, and a key list such as "ctrl+y"."""
+    where = f"keys.{json.dumps(binding)}" if "." in binding else f"keys.{binding}"
+    if not _BINDING_ID.fullmatch(binding):
+        raise Invalid("must be a binding id such as review.suspend (a screen, a dot, a name)", where)
+    if not isinstance(keys, str) or not _KEY_LIST.fullmatch(keys):
+        raise Invalid(f'must be a key, or keys separated by commas, such as "ctrl+y" (got {shown(keys)})', where)
+    return keys
+
+
+def check_keys(value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise Invalid(
+            f'must be a table of binding id = "keys", such as "review.suspend" = "ctrl+y" (got {shown(value)})'
+        )
+    return {str(binding): check_binding(str(binding), keys) for binding, keys in value.items()}
+
+
+CHECKS: dict[str, Callable[[object], Any]] = {
+    "new_per_day": lambda v: _whole(v, 0, None, "must be a whole number >= 0"),
+    "day_starts_at": lambda v: _whole(v, 0, 23, "must be a whole number from 0 to 23"),
+    "scheduler": lambda v: _choice(v, SCHEDULERS),
+    "new_order": lambda v: _choice(v, NEW_ORDERS),
+    "theme": check_theme,
+    "gpu_host": check_gpu_host,
+    "judge_timeout": check_judge_timeout,
+    "keys": check_keys,
+}
+
+
+def _unknown(key: str) -> str:
+    close = difflib.get_close_matches(key, KEYS, n=1)
+    return f"unknown key (did you mean {close[0]}?)" if close else f"unknown key (known: {', '.join(KEYS)})"
+
+
+def parse_text(key: str, text: str) -> object:
+    """A value typed on the command line (or saved in the database) as the file would hold it; the check judges it."""
+    text = text.strip()
+    if key in ("new_per_day", "day_starts_at", "judge_timeout"):
+        for number in (int, float) if key == "judge_timeout" else (int,):
+            try:
+                return number(text)
+            except ValueError:
+                pass
+        return text
+    if key in ("scheduler", "new_order", "theme"):
+        return text.lower()
+    return text
+
+
+def config_path() -> Path:
+    """The settings file: $DRILL_CONFIG, else config.toml in the platform's user config folder."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("drill", appauthor=False)) / FILE_NAME
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, or None when there is none; ConfigError when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise ConfigError(path, "not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(path, f"cannot read the settings file ({exc.strerror or exc})") from None
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The settings in the file (the defaults when there is none); ConfigError names the first problem."""
+    path = path or config_path()
+    text = _read_text(path)
+    if text is None:
+        return Settings(path=path)
+    import tomllib
+
+    try:
+        return settings_from(tomllib.loads(text), path)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, f"not valid TOML: {exc}") from None
+
+
+def settings_from(data: Mapping[str, object], path: Path) -> Settings:
+    """Settings from a parsed file, every key checked; ConfigError names the first bad one."""
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        try:
+            if key not in CHECKS:
+                raise Invalid(_unknown(key))
+            values[key] = CHECKS[key](value)
+        except Invalid as exc:
+            raise ConfigError(path, str(exc), exc.key or key) from None
+    in_file = frozenset(k for k, v in values.items() if k != "keys" or v)
+    return Settings(**values, path=path, in_file=in_file)
+
+
+def effective(
+    settings: Settings, saved: Mapping[str, str], flags: Mapping[str, object | None] | None = None
+) -> list[Effective]:
+    """Every setting in effect: a flag over the file, the file over the saved setting, that over the default."""
+    defaults = Settings()
+    out: list[Effective] = []
+    for key in KEYS:
+        flag = (flags or {}).get(key)
+        if flag is not None:
+            out.append(Effective(key, flag, "flag"))
+        elif key in settings.in_file:
+            out.append(Effective(key, getattr(settings, key), "file"))
+        elif key in SAVED_KEYS and (value := _saved(key, saved)) is not None:
+            out.append(Effective(key, value, "saved setting"))
+        else:
+            out.append(Effective(key, getattr(defaults, key), "default"))
+    return out
+
+
+def _saved(key: str, saved: Mapping[str, str]) -> object | None:
+    """A saved setting as its key's type; None when absent or not a value the key can take (the default applies)."""
+    try:
+        return cast(object, CHECKS[key](parse_text(key, saved[key]))) if key in saved else None
+    except Invalid:
+        return None
+
+
+def study_settings(settings: Settings, saved: Mapping[str, str], **flags: int | str | None) -> tuple[int, int, str]:
+    """new_per_day, day_starts_at and new_order (flags by those names): each from a flag, the file, the database or the default."""
+    chosen = {e.key: e.value for e in effective(settings, saved, flags)}
+    return cast(int, chosen["new_per_day"]), cast(int, chosen["day_starts_at"]), cast(str, chosen["new_order"])
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """`drill config set KEY VALUE`, checked: a top-level key, or one binding in `keys` ("" removes it)."""
+
+    key: str
+    value: object
+    binding: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"keys.{self.binding}" if self.binding is not None else self.key
+
+
+def parse_assignment(path: Path, key: str, text: str) -> Assignment:
+    """KEY VALUE from the command line, checked as the file's value would be; ConfigError names what is wrong."""
+    key = key.strip()
+    binding = key.removeprefix("keys.") if key.startswith("keys.") else None
+    change = (
+        Assignment("keys", text.strip(), binding) if binding is not None else Assignment(key, parse_text(key, text))
+    )
+    try:
+        if binding is not None:
+            check_binding(binding, change.value or "x")  # "" removes the override: only the id is checked
+        elif key == "keys":
+            raise Invalid("set one binding at a time: keys.ID KEYS, such as keys.review.suspend ctrl+y")
+        elif key not in CHECKS:
+            raise Invalid(_unknown(key))
+        else:
+            CHECKS[key](change.value)
+    except Invalid as exc:
+        raise ConfigError(path, str(exc), exc.key or key) from None
+    return change
+
+
+def read_document(path: Path) -> "tomlkit.TOMLDocument":
+    """The file as an editable document that keeps its comments; the documented template when there is none."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    text = _read_text(path)
+    try:
+        return tomlkit.parse(TEMPLATE if text is None else text)
+    except TOMLKitError as exc:
+        raise ConfigError(path, f"not valid TOML: {exc}") from None
+
+
+def assign(doc: "tomlkit.TOMLDocument", change: Assignment) -> tuple["tomlkit.TOMLDocument", object]:
+    """The document with the value set beside whatever else it holds, and what it held before (None: nothing)."""
+    import tomlkit
+
+    if change.binding is None:
+        before = doc.get(change.key)
+        if before is None and (placed := _beside_example(doc, change)) is not None:
+            return placed, None
+        doc[change.key] = change.value
+    else:
+        if not isinstance(doc.get("keys"), Mapping):
+            doc["keys"] = tomlkit.table()
+        table = cast("dict[str, object]", doc["keys"])
+        before = table.get(change.binding)
+        if change.value:
+            table[change.binding] = change.value
+        else:
+            table.pop(change.binding, None)
+    return doc, cast(object, before.unwrap() if isinstance(before, tomlkit.items.Item) else before)
+
+
+def _beside_example(doc: "tomlkit.TOMLDocument", change: Assignment) -> "tomlkit.TOMLDocument | None":
+    """The document with the key on the line after its commented-out example (`# key = ...`), when it has one."""
+    import tomlkit
+
+    lines = doc.as_string().splitlines(keepends=True)
+    for at, line in enumerate(lines):
+        if line.startswith("["):  # past the top-level keys
+            return None
+        if re.fullmatch(rf"#\s*{change.key}\s*=.*\n?", line):
+            lines.insert(at + 1, f"{change.key} = {tomlkit.item(change.value).as_string()}\n")
+            placed = tomlkit.parse("".join(lines))
+            return placed if placed.get(change.key) == change.value else None
+    return None
+
+
+def write_document(path: Path, doc: "tomlkit.TOMLDocument") -> None:
+    """Replace the file in one step, so a crash leaves the old file or the new one."""
+    import tomlkit
+
+    partial = path.with_name(path.name + ".partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        raise ConfigError(path, f"cannot write the settings file ({exc.strerror or exc})") from None

@@ -1,0 +1,474 @@
+"""The settings file: defaults, a checked value for every key, `drill config`, and flag > file > saved setting."""
+
+import argparse
+import datetime as dt
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from drill import cli
+from drill.config import settings as cfg
+from drill.config.settings import ConfigError, Settings, load_settings
+from drill.store.fast import read_settings
+from drill.store.store import Store
+from drill.ui.app import DrillApp, make_app
+from tests.conftest import FixedClock
+from tests.test_ui_keys import CONCEPTS, db, settle
+
+NOW = dt.datetime(2026, 5, 10, 12, 0)
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def config_file(tmp_path, monkeypatch) -> Path:
+    """Every test gets its own settings file path (not there until a test writes it)."""
+    path = tmp_path / "config" / "config.toml"
+    monkeypatch.setenv("DRILL_CONFIG", str(path))
+    return path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def drill(*args: str, capsys) -> tuple[int, str, str]:
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def save(data: Path, **values: str) -> None:
+    """Settings as earlier flags left them in the database."""
+    store = Store(data)
+    for key, value in values.items():
+        store.set_setting(key, value)
+    store.close()
+
+
+# -- reading the file ----------------------------------------------------------------
+
+
+def test_no_file_gives_the_defaults(config_file):
+    settings = load_settings()
+    assert settings == Settings(path=config_file)
+    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", "lab", "textual-dark", "", 60.0, {}]
+    assert settings.in_file == frozenset() and settings.from_file("new_per_day") is None
+
+
+def test_the_file_lives_in_the_platform_config_folder_unless_drill_config_names_one(config_file, monkeypatch):
+    from platformdirs import user_config_dir
+
+    assert cfg.config_path() == config_file
+    monkeypatch.delenv("DRILL_CONFIG")
+    assert cfg.config_path() == Path(user_config_dir("drill", appauthor=False)) / "config.toml"
+
+
+@pytest.mark.parametrize(
+    "text, attr, value",
+    [
+        ("new_per_day = 0", "new_per_day", 0),
+        ("new_per_day = 25", "new_per_day", 25),
+        ("day_starts_at = 0", "day_starts_at", 0),
+        ("day_starts_at = 23", "day_starts_at", 23),
+        ('scheduler = "fsrs"', "scheduler", "fsrs"),
+        ('new_order = "random"', "new_order", "random"),
+        ('theme = "nord"', "theme", "nord"),
+        ('theme = "textual-light"', "theme", "textual-light"),
+        ('gpu_host = "me@gpu-box.example.com"', "gpu_host", "me@gpu-box.example.com"),
+        ('gpu_host = ""', "gpu_host", ""),
+        ("judge_timeout = 2.5", "judge_timeout", 2.5),
+        ("judge_timeout = 300", "judge_timeout", 300.0),
+        (
+            '[keys]\n"review.suspend" = "f6"\n"review.undo" = "f2,ctrl+z"',
+            "keys",
+            {"review.suspend": "f6", "review.undo": "f2,ctrl+z"},
+        ),
+    ],
+)
+def test_good_values_are_read(config_file, text, attr, value):
+    settings = load_settings(write(config_file, text + "\n"))
+    assert getattr(settings, attr) == value
+    assert settings.in_file == {attr}
+
+
+WHOLE, HOUR, SECONDS = (
+    "must be a whole number >= 0",
+    "must be a whole number from 0 to 23",
+    "must be a number of seconds > 0",
+)
+THEME = "must be a Textual theme such as textual-dark, textual-light or nord"
+HOST = 'must be user@host, or "" to judge kernels on this machine'
+KEY_LIST = 'must be a key, or keys separated by commas, such as "ctrl+y"'
+BINDING_ID = "must be a binding id such as review.suspend (a screen, a dot, a name)"
+KNOWN = "known: new_per_day, day_starts_at, scheduler, new_order, theme, gpu_host, judge_timeout, keys"
+BAD = [
+    ('new_per_day = "lots"', f'new_per_day: {WHOLE} (got "lots")'),
+    ("new_per_day = -1", f"new_per_day: {WHOLE} (got -1)"),
+    ("new_per_day = 2.5", f"new_per_day: {WHOLE} (got 2.5)"),
+    ("new_per_day = true", f"new_per_day: {WHOLE} (got true)"),
+    ("day_starts_at = 24", f"day_starts_at: {HOUR} (got 24)"),
+    ('day_starts_at = "4am"', f'day_starts_at: {HOUR} (got "4am")'),
+    ('scheduler = "anki"', 'scheduler: must be one of sm2, fsrs (got "anki")'),
+    ('new_order = "alphabetical"', 'new_order: must be one of lab, random, deck (got "alphabetical")'),
+    ("new_order = [1]", "new_order: must be one of lab, random, deck (got a list)"),
+    ('theme = "nrod"', f'theme: {THEME} (got "nrod"); did you mean nord?'),
+    ("theme = 3", f"theme: {THEME} (got 3)"),
+    ('gpu_host = "gpu-box"', f'gpu_host: {HOST} (got "gpu-box")'),
+    ('gpu_host = "-oProxyCommand=x@y"', f'gpu_host: {HOST} (got "-oProxyCommand=x@y")'),
+    ('gpu_host = "me @box"', f'gpu_host: {HOST} (got "me @box")'),
+    ("judge_timeout = 0", f"judge_timeout: {SECONDS} (got 0)"),
+    ("judge_timeout = -5", f"judge_timeout: {SECONDS} (got -5)"),
+    ("judge_timeout = nan", f"judge_timeout: {SECONDS} (got nan)"),
+    ('judge_timeout = "60"', f'judge_timeout: {SECONDS} (got "60")'),
+    ("keys = 3", 'keys: must be a table of binding id = "keys", such as "review.suspend" = "ctrl+y" (got 3)'),
+    ('[keys]\n"review.suspend" = 5', f'keys."review.suspend": {KEY_LIST} (got 5)'),
+    ('[keys]\n"review.suspend" = "ctrl y"', f'keys."review.suspend": {KEY_LIST} (got "ctrl y")'),
+    ('[keys]\nsuspend = "f6"', f"keys.suspend: {BINDING_ID}"),
+    ("new_per_dya = 3", "new_per_dya: unknown key (did you mean new_per_day?)"),
+    ("colour = 3", f"colour: unknown key ({KNOWN})"),
+    ("new_per_day = ", "not valid TOML: Invalid value (at line 1, column 15)"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD, ids=[m.split(":")[0] + "-" + str(i) for i, (_, m) in enumerate(BAD)])
+def test_a_bad_value_names_the_file_and_the_key(config_file, text, message):
+    write(config_file, text + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert str(caught.value) == f"{config_file}: {message}"
+
+
+def test_a_file_that_is_not_utf8_or_not_a_file_is_named(config_file, tmp_path):
+    config_file.parent.mkdir(parents=True)
+    config_file.write_bytes(b'theme = "\xff"\n')
+    with pytest.raises(ConfigError, match=re.escape(f"{config_file}: not UTF-8 text")):
+        load_settings()
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    with pytest.raises(ConfigError, match=re.escape(f"{folder}: cannot read the settings file")):
+        load_settings(folder)
+
+
+def test_themes_outside_the_usual_set_are_looked_up_in_textual(config_file, monkeypatch):
+    from textual.theme import BUILTIN_THEMES
+
+    assert cfg._USUAL_THEMES <= set(BUILTIN_THEMES)  # the shortcut never accepts a theme Textual lacks
+    monkeypatch.setattr(cfg, "_USUAL_THEMES", frozenset())
+    assert load_settings(write(config_file, 'theme = "gruvbox"\n')).theme == "gruvbox"
+    with pytest.raises(ConfigError, match="theme: must be a Textual theme"):
+        load_settings(write(config_file, 'theme = "grubvox"\n'))
+
+
+def test_the_readme_documents_the_template_and_its_examples_are_the_defaults(config_file):
+    readme = README.read_text(encoding="utf-8")
+    section = readme[readme.index("## Settings file") : readme.index("## Commands")]
+    assert cfg.TEMPLATE in section
+    assert load_settings(write(config_file, cfg.TEMPLATE)) == Settings(path=config_file)
+    uncommented = re.sub(r"(?m)^# ((\w+|\"[\w.]+\") = .*)$", r"\1", cfg.TEMPLATE)
+    settings = load_settings(write(config_file, uncommented))
+    assert settings.in_file == set(cfg.KEYS)
+    defaults = Settings()
+    assert [getattr(settings, k) for k in cfg.KEYS[:-1]] == [getattr(defaults, k) for k in cfg.KEYS[:-1]]
+    assert dict(settings.keys) == {"review.suspend": "ctrl+y"}
+
+
+# -- precedence ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flag, in_file, saved, expected",
+    [
+        (None, None, None, (10, "default")),
+        (None, None, "5", (5, "saved setting")),
+        (None, None, "many", (10, "default")),  # a damaged saved value falls back, as before
+        (None, 3, "5", (3, "file")),
+        (7, 3, "5", (7, "flag")),
+        (7, None, None, (7, "flag")),
+        (0, 3, None, (0, "flag")),
+    ],
+)
+def test_a_flag_beats_the_file_which_beats_the_saved_setting(config_file, flag, in_file, saved, expected):
+    if in_file is not None:
+        write(config_file, f"new_per_day = {in_file}\n")
+    stored = {} if saved is None else {"new_per_day": saved}
+    chosen = {e.key: e for e in cfg.effective(load_settings(), stored, {"new_per_day": flag})}
+    assert (chosen["new_per_day"].value, chosen["new_per_day"].source) == expected
+    assert cfg.study_settings(load_settings(), stored, new_per_day=flag)[0] == expected[0]
+
+
+def test_stats_takes_the_flag_then_the_file_then_the_saved_setting(config_file, tmp_path, capsys):
+    import json
+
+    data = tmp_path / "data"
+    save(data, new_per_day="5", new_order="deck")
+
+    def report(*flags):
+        code, out, err = drill("--data-dir", str(data), *flags, "stats", "--json", capsys=capsys)
+        assert code == 0, err
+        found = json.loads(out)
+        return found["new_per_day"], found["new_order"], found["day_starts_at"]
+
+    assert report() == (5, "deck", 4)
+    write(config_file, "new_per_day = 3\nday_starts_at = 6\n")
+    assert report() == (3, "deck", 6)
+    assert report("--new-per-day", "7", "--new-order", "random") == (7, "random", 6)
+    assert read_settings(data) == {"new_per_day": "5", "new_order": "deck"}  # stats saves nothing
+
+
+def deck(write_deck):
+    return write_deck("cards:\n" + CONCEPTS)
+
+
+def test_the_app_takes_the_flag_then_the_file_then_the_saved_setting(config_file, tmp_path, write_deck):
+    data = tmp_path / "data"
+    save(data, new_order="deck", day_starts_at="2")
+    write(config_file, 'new_order = "random"\nnew_per_day = 1\n')
+    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings())
+    assert (app.new_order, app.new_per_day, app.rollover_hour) == ("random", 1, 2)
+    assert app.settings_to_save == {}  # the file's values stay in the file
+    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings(), new_order="lab")
+    assert (app.new_order, app.new_per_day) == ("lab", 1)
+    assert app.settings_to_save == {"new_order": "lab"}  # a flag is still saved, as before
+
+
+# -- a bad file stops every command -----------------------------------------------------
+
+
+def run_drill(config_file: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DRILL_CONFIG": str(config_file), "DRILL_HOME": str(tmp_path / "home")}
+    return subprocess.run(
+        [sys.executable, "-m", "drill.cli", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["stats"], [], ["--card", "k-concept"], ["mock", "--list"], ["trust", "--list"], ["config", "show"]],
+    ids=["stats", "app", "card", "mock", "trust", "show"],
+)
+def test_a_bad_file_stops_the_command_with_one_line_and_exit_1(config_file, tmp_path, args):
+    write(config_file, 'new_per_day = "lots"\n')
+    done = run_drill(config_file, tmp_path, *args)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == f'drill: {config_file}: new_per_day: must be a whole number >= 0 (got "lots")\n'
+
+
+def test_config_path_still_works_with_a_bad_file(config_file, tmp_path):
+    write(config_file, "new_per_day = \n")
+    done = run_drill(config_file, tmp_path, "config", "path")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{config_file}\n", "")
+
+
+# -- drill config ------------------------------------------------------------------------
+
+
+def test_show_says_where_each_value_comes_from(config_file, tmp_path, capsys):
+    data = tmp_path / "data"
+    save(data, new_order="deck")
+    write(config_file, 'theme = "nord"\n[keys]\n"review.suspend" = "ctrl+y"\n')
+    code, out, err = drill("--data-dir", str(data), "--day-starts-at", "6", "config", "show", capsys=capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"# {config_file}"
+    sources = {re.split(r" = ", line)[0]: line.rsplit("# ", 1)[1] for line in lines[1:]}
+    assert sources == {
+        "new_per_day": "default",
+        "day_starts_at": "flag",
+        "scheduler": "default",
+        "new_order": "saved setting",
+        "theme": "file",
+        "gpu_host": "default",
+        "judge_timeout": "default",
+        'keys."review.suspend"': "file",
+    }
+    assert 'theme = "nord"' in out and 'new_order = "deck"' in out and "day_starts_at = 6" in out
+
+
+COMMENTED = """\
+# my settings
+new_per_day = 12  # a dozen a day
+
+theme = "nord"
+
+[keys]
+# undo on F2 as well
+"review.undo" = "f2,ctrl+z"
+"""
+
+
+def test_set_keeps_comments_and_other_keys_and_says_what_changed(config_file, capsys):
+    write(config_file, COMMENTED)
+    code, out, err = drill("config", "set", "new_per_day", "20", capsys=capsys)
+    assert code == 0, err
+    assert out == f"new_per_day: 12 -> 20 ({config_file})\n"
+    assert config_file.read_text() == COMMENTED.replace("new_per_day = 12", "new_per_day = 20")
+
+    code, out, err = drill("config", "set", "keys.review.suspend", "ctrl+y", capsys=capsys)
+    assert code == 0, err
+    assert out == f'keys.review.suspend: unset -> "ctrl+y" ({config_file})\n'
+    text = config_file.read_text()
+    assert text.startswith(COMMENTED.replace("new_per_day = 12", "new_per_day = 20"))
+    assert dict(load_settings().keys) == {"review.undo": "f2,ctrl+z", "review.suspend": "ctrl+y"}
+
+    code, out, _ = drill("config", "set", "keys.review.suspend", "", capsys=capsys)
+    assert (code, out) == (0, f'keys.review.suspend: "ctrl+y" -> unset ({config_file})\n')
+    assert config_file.read_text() == COMMENTED.replace("new_per_day = 12", "new_per_day = 20")
+
+    code, out, _ = drill("config", "set", "theme", "nord", capsys=capsys)
+    assert (code, out) == (0, f'theme: "nord" (unchanged) ({config_file})\n')
+
+
+def test_set_without_a_file_writes_the_documented_template_with_the_key_under_its_example(config_file, capsys):
+    code, out, err = drill("config", "set", "day_starts_at", "6", capsys=capsys)
+    assert code == 0, err
+    assert out == f"day_starts_at: unset -> 6 ({config_file})\n"
+    assert config_file.read_text() == cfg.TEMPLATE.replace(
+        "# day_starts_at = 4\n", "# day_starts_at = 4\nday_starts_at = 6\n"
+    )
+    settings = load_settings()
+    assert (settings.day_starts_at, settings.in_file) == (6, {"day_starts_at"})
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("new_per_day", "lots", f'new_per_day: {WHOLE} (got "lots")'),
+        ("new_per_day", "-1", f"new_per_day: {WHOLE} (got -1)"),
+        ("day_starts_at", "24", f"day_starts_at: {HOUR} (got 24)"),
+        ("scheduler", "anki", 'scheduler: must be one of sm2, fsrs (got "anki")'),
+        ("judge_timeout", "soon", f'judge_timeout: {SECONDS} (got "soon")'),
+        ("gpu_host", "box", f'gpu_host: {HOST} (got "box")'),
+        ("keys.suspend", "f6", f"keys.suspend: {BINDING_ID}"),
+        ("keys", "ctrl+y", "keys: set one binding at a time: keys.ID KEYS, such as keys.review.suspend ctrl+y"),
+        ("colour", "red", f"colour: unknown key ({KNOWN})"),
+    ],
+)
+def test_a_bad_set_exits_2_naming_the_key_and_leaves_the_file_alone(config_file, capsys, key, value, message):
+    write(config_file, COMMENTED)
+    code, out, err = drill("config", "set", key, value, capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err == f"drill: {config_file}: {message}\n"
+    assert config_file.read_text() == COMMENTED
+
+
+def test_set_mends_one_key_and_names_another_still_wrong(config_file, capsys):
+    write(config_file, 'new_per_day = "lots"\nday_starts_at = 30\n')
+    code, out, err = drill("config", "set", "new_per_day", "5", capsys=capsys)
+    assert code == 1
+    assert out.startswith('new_per_day: "lots" -> 5')
+    assert err == f"drill: {config_file}: day_starts_at: must be a whole number from 0 to 23 (got 30)\n"
+    code, _, err = drill("config", "set", "day_starts_at", "5", capsys=capsys)
+    assert code == 0, err
+    assert (load_settings().new_per_day, load_settings().day_starts_at) == (5, 5)
+
+
+@pytest.fixture
+def fake_switch(monkeypatch):
+    """drill.scheduling with a switch_scheduler that records its calls."""
+    calls = []
+
+    def switch_scheduler(store, name):
+        calls.append((type(store).__name__, store.data_dir, name))
+        return types.SimpleNamespace(cards=4, reviews=9)
+
+    monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
+    return calls
+
+
+def test_set_scheduler_switches_the_stored_schedule_through_drill_scheduling(
+    config_file, tmp_path, capsys, fake_switch
+):
+    data = tmp_path / "data"
+    code, out, err = drill("--data-dir", str(data), "config", "set", "scheduler", "FSRS", capsys=capsys)
+    assert code == 0, err
+    assert fake_switch == [("Store", data, "fsrs")]
+    assert out.splitlines() == [
+        f'scheduler: unset -> "fsrs" ({config_file})',
+        "rescheduled 4 card(s) with fsrs by replaying 9 logged review(s)",
+    ]
+    assert load_settings().scheduler == "fsrs"
+
+
+def test_a_switch_that_fails_leaves_the_file_alone(config_file, tmp_path, capsys, monkeypatch):
+    def switch_scheduler(store, name):
+        raise ValueError("review 3 (c00): grade must be an integer 0-5, got 9")
+
+    monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
+    write(config_file, COMMENTED)
+    code, out, err = drill("--data-dir", str(tmp_path / "data"), "config", "set", "scheduler", "fsrs", capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == "drill: cannot switch to fsrs: review 3 (c00): grade must be an integer 0-5, got 9\n"
+    assert config_file.read_text() == COMMENTED
+
+
+def test_set_scheduler_and_back_saves_the_active_scheduler_and_keeps_every_review(config_file, tmp_path, capsys):
+    from drill.store.records import CardState
+
+    data = tmp_path / "data"
+    store = Store(data)
+    for days, grade in ((0, 4), (1, 5), (4, 3)):
+        day = NOW.date() + dt.timedelta(days=days)
+        at = NOW + dt.timedelta(days=days)
+        store.record_review(CardState("c1"), CardState("c1"), grade=grade, at=at, day=day, duration_ms=1, mode="review")
+    store.close()
+    for name in ("fsrs", "sm2"):
+        code, out, err = drill("--data-dir", str(data), "config", "set", "scheduler", name, capsys=capsys)
+        assert code == 0, err
+        assert out.splitlines()[1] == f"rescheduled 1 card(s) with {name} by replaying 3 logged review(s)"
+        assert read_settings(data).get("scheduler") == name
+        assert load_settings().scheduler == name
+    store = Store(data)
+    assert [(r.card_id, r.grade) for r in store.reviews()] == [("c1", 4), ("c1", 5), ("c1", 3)]
+    store.close()
+
+
+# -- the app: key bindings and theme ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "file, idle_key, suspend_key",
+    [(None, "f6", "ctrl+s"), ('[keys]\n"review.suspend" = "f6"\n', "ctrl+s", "f6")],
+    ids=["default", "overridden"],
+)
+async def test_a_keymap_override_moves_suspend_to_another_key(
+    config_file, tmp_path, write_deck, file, idle_key, suspend_key
+):
+    settings = load_settings(write(config_file, file)) if file else None
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), new_order="deck", settings=settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.theme == "textual-dark"
+        await pilot.press(idle_key)
+        await settle(pilot)
+        assert not db(data, "SELECT card_id FROM card_state WHERE suspended=1")
+        await pilot.press(suspend_key)
+        await settle(pilot)
+        assert db(data, "SELECT card_id FROM card_state WHERE suspended=1") == [("k-concept",)]
+
+
+async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_file, tmp_path, write_deck, monkeypatch):
+    from drill import paths
+
+    monkeypatch.setattr(paths, "cards_dir", lambda: tmp_path / "no-bundled-decks")
+    write(config_file, 'theme = "nord"\nnew_per_day = 1\nnew_order = "deck"\n[keys]\n"review.bury" = "f7"\n')
+    data = tmp_path / "data"
+    app = make_app(argparse.Namespace(data_dir=str(data), decks=[str(deck(write_deck))]))
+    assert (app.new_per_day, app.new_order, app.session.queue) == (1, "deck", ["k-concept"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.theme == "nord" and app.current_theme.name == "nord"
+        await pilot.press("ctrl+t")  # bury's default key no longer buries
+        await settle(pilot)
+        assert not db(data, "SELECT buried_until FROM card_state WHERE buried_until IS NOT NULL")
+        await pilot.press("f7")
+        await settle(pilot)
+        assert db(data, "SELECT card_id FROM card_state WHERE buried_until IS NOT NULL") == [("k-concept",)]
