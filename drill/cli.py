@@ -40,6 +40,16 @@ def non_negative(text: str) -> int:
     return value
 
 
+def gpu_host(text: str) -> str:
+    """--gpu-host: user@host or an ssh alias, never something ssh would read as an option."""
+    from drill.kernel.remote import check_host
+
+    try:
+        return check_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def positive_count(text: str) -> int:
     """--weak N: a whole number, 1 or more."""
     value = _whole_number(text)
@@ -118,6 +128,12 @@ def build_parser(
         "--card",
         metavar="ID",
         help="open one card now, e.g. to preview a card you are writing; counts as a review unless --cram",
+    )
+    parser.add_argument(
+        "--gpu-host",
+        type=gpu_host,
+        metavar="USER@HOST",
+        help="judge kernel cards on this host over SSH (drill with its kernels extra installed there)",
     )
     parser.add_argument(
         "--topic",

@@ -72,10 +72,13 @@ class DrillApp(Routes, App[int]):
         seed: int | None = None,
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
         settings: Settings | None = None,
+        gpu_host: str | None = None,
     ) -> None:
         super().__init__()
         # The settings file, as make_app reads it; None: the built-in defaults, whatever the file says.
         self.settings = settings if settings is not None else Settings()
+        # kernel cards run on this host over SSH when set (--gpu-host, or gpu_host in the settings file)
+        self.gpu_host = gpu_host or self.settings.gpu_host or None
         if "theme" in self.settings.in_file:
             self.theme = self.settings.theme
         if self.settings.keys:
@@ -161,7 +164,12 @@ class DrillApp(Routes, App[int]):
             else:
                 from drill.kernel.client import JudgeClient
 
-                self._judge = JudgeClient(data_dir=self.data_dir)
+                if self.gpu_host:
+                    from drill.kernel.remote import ssh_command
+
+                    self._judge = JudgeClient(ssh_command(self.gpu_host), data_dir=self.data_dir)
+                else:
+                    self._judge = JudgeClient(data_dir=self.data_dir)
         return self._judge
 
     def review_screen(self) -> Screen[None]:
@@ -208,6 +216,7 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         topics=getattr(args, "topic", None) or (),
         weak=getattr(args, "weak", None),
         settings=getattr(args, "settings", None) or load_settings(),
+        gpu_host=getattr(args, "gpu_host", None),
         mock=(
             {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
             if getattr(args, "mock", False)

@@ -1,0 +1,151 @@
+"""A kernel card judged on "another host" over SSH: an SSH server on localhost, started by the test.
+
+The server (asyncssh, in a thread) runs each command it is given as a local
+process, so the whole path is real: the system's `ssh` client, the SSH
+transport, `python3 -m drill.kernel.remote_child` on the far side, the CPU judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from drill import paths
+from drill.cards.loader import load_decks
+from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.client import JudgeClient
+from drill.kernel.remote import check_host, ssh_command
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _OpenServer(asyncssh.SSHServer):
+    def begin_auth(self, username: str) -> bool:
+        return False  # no authentication: a throwaway server on the loopback address
+
+
+async def _pump(reader, writer, close: bool = True) -> None:
+    while True:
+        chunk = await reader.read(65536)
+        if not chunk:
+            break
+        writer.write(chunk)
+        if hasattr(writer, "drain"):
+            await writer.drain()
+    if close:
+        writer.write_eof() if hasattr(writer, "write_eof") else writer.close()
+
+
+async def _run_command(process: asyncssh.SSHServerProcess) -> None:
+    command = process.command or ""
+    command = command.replace("python3 -m", f"{sys.executable} -m", 1)  # the "remote" python is this venv's
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DRILL_JUDGE_CPU": "1"}
+    child = await asyncio.create_subprocess_shell(
+        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+    )
+    await asyncio.gather(
+        _pump(process.stdin, child.stdin),
+        _pump(child.stdout, process.stdout, close=False),
+        _pump(child.stderr, process.stderr, close=False),
+    )
+    process.exit(await child.wait())
+
+
+@pytest.fixture(scope="module")
+def ssh_port(tmp_path_factory) -> Iterator[int]:
+    if shutil.which("ssh") is None:
+        pytest.fail("the system's ssh client is needed for the remote judge (Debian: openssh-client)")
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    box: dict[str, object] = {}
+
+    async def start() -> None:
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        server = await asyncssh.create_server(
+            _OpenServer, "127.0.0.1", 0, server_host_keys=[key], process_factory=_run_command, encoding=None
+        )
+        box["server"] = server
+        box["port"] = server.sockets[0].getsockname()[1]
+        started.set()
+
+    thread = threading.Thread(target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True)
+    thread.start()
+    assert started.wait(20), "the test SSH server did not start"
+    yield int(box["port"])  # type: ignore[call-overload]
+    loop.call_soon_threadsafe(loop.stop)
+
+
+def remote_client(port: int, tmp_path: Path) -> JudgeClient:
+    options = [
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        f"UserKnownHostsFile={tmp_path / 'known_hosts'}",
+        "-o",
+        "LogLevel=ERROR",
+    ]
+    return JudgeClient(ssh_command("learner@127.0.0.1", port=port, options=options), start_timeout=120)
+
+
+def comparable(verdict) -> dict:
+    data = verdict.to_json()
+    for key in ("device", "compiler", "timings", "seconds"):  # wall-clock figures differ run to run
+        data.pop(key, None)
+    # inputs are fresh random data each run, so errors differ in the last digits; the outcome must not
+    data["cases"] = [(c["name"], c["ok"], c["message"]) for c in data["cases"]]
+    return data
+
+
+@pytest.mark.parametrize("card_id", ["reduce", "softmax"])
+def test_a_verdict_over_ssh_equals_the_local_one(ssh_port, tmp_path, card_id):
+    card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards[card_id]
+    job = kernel_job(card)
+    job["harness"] = "/somewhere/only/the/learner/has/" + Path(job["harness"]).name  # the host uses its own copy
+    source = kernel_files(card).starter.read_text()
+    local = JudgeClient(env={"DRILL_JUDGE_CPU": "1"}, start_timeout=120)
+    remote = remote_client(ssh_port, tmp_path)
+    events: list[str] = []
+    try:
+        here = local.run(kernel_job(card), source, timeout=300)
+        there = remote.run(job, source, on_event=lambda e: events.append(e.get("event", "")), timeout=300)
+    finally:
+        local.close()
+        remote.close()
+    assert comparable(there) == comparable(here)
+    assert events[0] == "started" and events[-1] == "finished"  # streamed as it ran, not at the end
+
+
+def test_a_host_that_refuses_is_reported_in_words(tmp_path):
+    client = JudgeClient(ssh_command("learner@127.0.0.1", port=1, options=["-o", "ConnectTimeout=3"]), start_timeout=20)
+    try:
+        verdict = client.run(
+            {"card": "reduce", "language": "cuda", "harness": "x", "filename": "reduce.cu"}, "", timeout=20
+        )
+    finally:
+        client.close()
+    words = " ".join(verdict.errors)
+    assert "refused" in words.lower() or "connect" in words.lower(), words
+
+
+@pytest.mark.parametrize("bad", ["-oProxyCommand=touch /tmp/x", "a b", "", "host;rm"])
+def test_hosts_that_could_be_read_as_options_are_refused(bad):
+    with pytest.raises(ValueError, match="gpu-host"):
+        check_host(bad)
+
+
+def test_the_app_judges_on_the_host_it_is_given(tmp_path):
+    from drill.ui.app import DrillApp
+
+    app = DrillApp(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], gpu_host="learner@gpu-box")
+    judge = app.kernel_judge()
+    assert judge.command[0] == "ssh" and "learner@gpu-box" in judge.command
+    assert judge.command[-1].endswith("-m drill.kernel.remote_child")
+    judge.close()
