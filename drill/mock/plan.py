@@ -107,32 +107,45 @@ def make_plan(
         raise PlanError("no cards to ask in the chosen topics")
     rng = random.Random(seed)
     pool.sort(key=lambda c: c.id)
+    by_topic_all: dict[str, list[Card]] = {}
+    for c in pool:
+        by_topic_all.setdefault(c.topic, []).append(c)
     chosen: list[Card] = []
+    chosen_ids: set[str] = set()
     budget = minutes
     limit = questions if questions is not None else len(pool)
 
     def weight(topic: str) -> float:
         return max(0.0, weakness.get(topic, 0.1275)) + WEIGHT_FLOOR
 
-    def take(candidates: list[Card]) -> bool:
+    def take(kind: str | None) -> bool:
+        """Add one card (of `kind`, or any kind) that fits the minutes left; False when none does."""
         nonlocal budget
-        fitting = [c for c in candidates if minutes_for(c) <= budget and c not in chosen]
-        if not fitting or len(chosen) >= limit:
+        if len(chosen) >= limit:
             return False
-        by_topic: dict[str, list[Card]] = {}
-        for c in fitting:
-            by_topic.setdefault(c.topic, []).append(c)
-        names = sorted(by_topic)
+        options: dict[str, list[Card]] = {}
+        for topic, cards_of_topic in by_topic_all.items():
+            fitting = [
+                c
+                for c in cards_of_topic
+                if (kind is None or c.kind == kind) and c.id not in chosen_ids and minutes_for(c) <= budget
+            ]
+            if fitting:
+                options[topic] = fitting
+        if not options:
+            return False
+        names = sorted(options)
         topic = rng.choices(names, weights=[weight(t) for t in names])[0]
-        card = rng.choice(by_topic[topic])
+        card = rng.choice(options[topic])
         chosen.append(card)
+        chosen_ids.add(card.id)
         budget -= minutes_for(card)
         return True
 
     kinds = (*REQUIRED_KINDS, "kernel") if judge_available else REQUIRED_KINDS
     for kind in kinds:
-        take([c for c in pool if c.kind == kind])
-    while take(pool):
+        take(kind)
+    while take(None):
         pass
     if not chosen:
         raise PlanError(f"no question fits in {minutes} minute(s)")
