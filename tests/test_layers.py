@@ -17,6 +17,8 @@ NOT_DOMAIN = (
     "drill.kernel.judging",
     "drill.kernel.programs",
     "drill.kernel.kit",
+    "drill.kernel.measure",
+    "drill.kernel.cudadrv",
     "drill.kernel.fake_child",
 )
 

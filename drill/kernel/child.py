@@ -1,7 +1,9 @@
 """The judge process: `python -m drill.kernel.child`. Reads requests on stdin, writes events on stdout.
 
-It imports torch, triton and cupy once and stays warm. The learner's own
-prints go to stderr, so they can never corrupt the protocol on stdout.
+It imports torch once and stays warm (triton is imported by the Triton files
+that use it; CUDA kernels are loaded and launched through the driver API).
+The learner's own prints go to stderr, so they can never corrupt the protocol
+on stdout.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +25,25 @@ from typing import Any, TextIO
 
 from drill.kernel import nvrtc, protocol
 from drill.kernel.judging import Fatal, Judge, describe_fault
+
+CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
+
+
+def _installed(name: str) -> str:
+    """A package's version without importing it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def _quietly(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:  # torch makes the context itself, and reports what went wrong
+        pass
 
 
 def cuda_device_count() -> int:
@@ -52,7 +74,8 @@ class Runtime:
         self._kit: Any = None
         self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
         self.versions: dict[str, str] = {"python": platform.python_version()}
-        self.cupy_missing = False
+        self.startup: dict[str, float] = {}
+        self._ceilings: dict[str, float] | None = None
         try:
             self.versions["nvrtc"] = "%d.%d" % nvrtc.version()
         except nvrtc.NvrtcUnavailable:
@@ -68,24 +91,30 @@ class Runtime:
                 )
 
     def _start_gpu(self) -> None:
-        import torch
-        import triton
+        import threading
 
-        try:
-            import cupy
-        except ImportError:
-            cupy = None
-            self.cupy_missing = True
+        from drill.kernel import cudadrv
+
+        t0 = time.perf_counter()
+        # the GPU's context is made while torch imports (both take a while on a cold start)
+        context = threading.Thread(target=_quietly, args=(cudadrv.retain_primary_context,), daemon=True)
+        context.start()
+        import torch  # triton is imported by the Triton files that need it, not here: it costs a cold start
+
+        self.startup["import torch"] = time.perf_counter() - t0
+        context.join()
+        t0 = time.perf_counter()
         self.torch = torch
         torch.zeros(1, device="cuda").add_(1)  # create the context now, not during the first run
         major, minor = torch.cuda.get_device_capability(0)
         self.arch = f"sm_{major}{minor}"
         props = torch.cuda.get_device_properties(0)
         self.device_words = f"{props.name} ({self.arch}, {props.multi_processor_count} SMs)"
-        self.versions.update(
-            torch=torch.__version__, triton=triton.__version__, cupy=cupy.__version__ if cupy else "missing"
-        )
+        self.versions.update(torch=torch.__version__, triton=_installed("triton"))
+        self.startup["CUDA context"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         self.kit()
+        self.startup["kit"] = time.perf_counter() - t0
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
         """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
@@ -149,19 +178,28 @@ class Runtime:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def ceiling_gbps(self, kit: Any, emit: Callable[[dict[str, Any]], None]) -> float:
-        entry = self._saved().get(self.device_key())
-        if isinstance(entry, dict) and isinstance(entry.get("gbps"), (int, float)):
-            return float(entry["gbps"])
-        return float(self.calibrate(kit)["gbps"])
+    def ceilings(self, kit: Any) -> dict[str, float]:
+        """This GPU's copy and read ceilings in GB/s: saved, else measured now (and saved)."""
+        if self._ceilings is None:
+            entry = self._saved().get(self.device_key())
+            if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in CEILINGS)):
+                entry = self.calibrate(kit)
+            self._ceilings = {k: float(entry[k]) for k in CEILINGS}
+        return self._ceilings
 
     def calibrate(self, kit: Any) -> dict[str, Any]:
-        from drill.kernel.kit import measure_copy_gbps
+        from drill.kernel.measure import measure_copy_gbps, measure_read_gbps
 
         result = measure_copy_gbps(kit)
         self.release_memory()
+        result.update(measure_read_gbps(kit, self.arch))
+        self.release_memory()
+        self._ceilings = {k: float(result[k]) for k in CEILINGS}
         result.update(device=self.device_words, measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-        result["method"] = "device-to-device copy of 1 GiB, bytes read + written, median of CUDA-event timings"
+        result["method"] = (
+            "1 GiB: device-to-device copy (bytes read + written) and the fastest pure read; median of CUDA-event"
+            " timings, L2 flushed before each"
+        )
         if self.calibration is not None:
             data = self._saved()
             data[self.device_key()] = result
@@ -189,6 +227,7 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
             "device": runtime.device_words,
             "gpu": runtime.gpu,
             "versions": runtime.versions,
+            "startup": runtime.startup,
         },
     )
     for line in stdin:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -157,24 +158,45 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from drill.kernel.client import JudgeClient, pycache_dir
+
+    if sys.dont_write_bytecode and sys.pycache_prefix is None:
+        # the imports still ahead (the decks, the attempt log's database layer) would be compiled from
+        # source on every run: keep their bytecode in drill's cache instead, never beside the sources
+        sys.pycache_prefix = str(pycache_dir())
+        sys.dont_write_bytecode = False
+
+    if args.timeout <= 0:
+        print("drill kernel run: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    data_dir = _data_dir(args)
+    # Start the judge now: it imports torch and opens the GPU while the decks load here. It runs
+    # nothing of a card's until it is sent the run, after the lock check below.
+    client = JudgeClient(data_dir=data_dir)
+    client.start()
+    try:
+        return _judge(args, client, data_dir)
+    finally:
+        client.abandon()
+
+
+def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     from drill.kernel.cards import kernel_job
     from drill.kernel.trust import locked_reason
 
     cards = kernel_cards(args)
+    # the attempt log's database layer takes a while to import: let it load while the judge starts and runs
+    store_ready = threading.Thread(target=_import_store, daemon=True)
+    store_ready.start()
     card = cards.get(args.card_id)
     if card is None:
         known = ", ".join(sorted(cards)) or "none"
         print(f"drill kernel run: no kernel card {args.card_id!r} (kernel cards: {known})", file=sys.stderr)
         return EXIT_USAGE
-    if args.timeout <= 0:
-        print("drill kernel run: --timeout must be positive", file=sys.stderr)
-        return EXIT_USAGE
-    data_dir = _data_dir(args)
     reason = locked_reason(card, data_dir)
-    if reason:  # checked before anything is read or the judge is started
+    if reason:  # checked before anything is read or sent to the judge
         print(f"drill kernel run: {reason}", file=sys.stderr)
         return EXIT_USAGE
-    from drill.kernel.client import JudgeClient
     from drill.kernel.verdict import format_verdict, suggest_kernel_grade
 
     try:
@@ -187,12 +209,13 @@ def _run(args: argparse.Namespace) -> int:
         if not args.json and event.get("event") == "case_started":
             print(f"  ... {event.get('name')}", file=sys.stderr, flush=True)
 
-    with JudgeClient(data_dir=data_dir) as client:
-        verdict = client.run(
-            kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
-        )
+    verdict = client.run(
+        kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
+    )
+    client.abandon()  # the verdict is in: the judge has nothing left to do
     target = float(card.fields.get("target_pct") or 0)
     grade = suggest_kernel_grade(verdict, target)
+    store_ready.join()
     _record_attempt(data_dir, card.id, source, verdict.to_json())
     if args.json:
         data = verdict.to_json()
@@ -202,7 +225,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"judging {origin}")
         print(format_verdict(verdict, source_lines=source.splitlines()))
         print(f"target: {target:g} % of the copy ceiling; suggested grade {grade}")
-    return verdict.exit_code()
+    return int(verdict.exit_code())
+
+
+def _import_store() -> None:
+    try:
+        import drill.store.store  # noqa: F401
+    except Exception:  # _record_attempt reports it
+        pass
 
 
 def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str, Any]) -> None:
@@ -227,7 +257,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     elif result.get("event") == "calibrated":
-        print(f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), saved for kernel cards")
+        print(
+            f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), pure read"
+            f" {result.get('read_gbps', float('nan')):,.0f} GB/s; saved for kernel cards"
+        )
     else:
         print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)
     return EXIT_OK if result.get("event") == "calibrated" else EXIT_FAILED

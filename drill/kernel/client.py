@@ -33,6 +33,15 @@ def default_command(calibration: Path | None = None) -> list[str]:
     return cmd
 
 
+def pycache_dir() -> Path:
+    """Where the judge (and `drill kernel run`) keep compiled bytecode: DRILL_PYCACHE, else the user cache."""
+    if os.environ.get("DRILL_PYCACHE"):
+        return Path(os.environ["DRILL_PYCACHE"]).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("drill", appauthor=False)) / "pycache"
+
+
 class JudgeError(RuntimeError):
     pass
 
@@ -168,6 +177,11 @@ class JudgeClient:
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
+        # Where writing bytecode is switched off (PYTHONDONTWRITEBYTECODE, common in images), every judge
+        # start compiled torch's Python from source again: seconds. Its bytecode goes to drill's own cache.
+        if "PYTHONPYCACHEPREFIX" not in env:
+            env["PYTHONPYCACHEPREFIX"] = str(pycache_dir())
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(extra or {})
         return env
 
@@ -344,6 +358,14 @@ class JudgeClient:
     def close(self) -> None:
         with self._lock:
             if self._child is not None:
+                self._child.close()
+                self._child = None
+
+    def abandon(self) -> None:
+        """Stop the child at once, without asking it to quit (a one-shot command that is done with it)."""
+        with self._lock:
+            if self._child is not None:
+                self._child.kill()
                 self._child.close()
                 self._child = None
 

@@ -23,6 +23,7 @@ import re
 import signal
 import sys
 import time
+from typing import Any
 
 from drill.kernel import protocol
 
@@ -56,7 +57,7 @@ def main() -> int:
             return 0
         rid = request.get("id")
 
-        def emit(event: dict, rid: object = rid) -> None:
+        def emit(event: dict[str, Any], rid: object = rid) -> None:
             protocol.write(out, {"id": rid, **event})
 
         if request.get("op") == "calibrate":

@@ -49,7 +49,7 @@ def describe_fault(exc: BaseException) -> tuple[str, str]:
         short = ". ".join(text.split(". ")[:2]).rstrip(".")  # torch adds a paragraph of allocator advice
         return "oom", f"out of GPU memory ({short})"
     if hasattr(exc, "error_message") and hasattr(exc, "src"):  # triton.compiler.errors.CompilationError
-        detail = first_line(str(exc.error_message or "")) or text  # type: ignore[attr-defined]
+        detail = first_line(str(exc.error_message or "")) or text
         return "compile", f"Triton could not compile the kernel: {detail}"
     gpu_error = name in ("CUDARuntimeError", "CUDADriverError", "AcceleratorError") or text.startswith(
         ("CUDA error", "CUDA_ERROR")
@@ -83,7 +83,7 @@ class Judge:
 
     def __init__(self, runtime: Any) -> None:
         self.rt = runtime
-        self.baseline_ms: dict[tuple[str, str], float] = {}
+        self.baseline_ms: dict[tuple[str, str], tuple[float, float]] = {}  # (ms, host µs) of PyTorch's way
 
     def run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
         """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context."""
@@ -112,6 +112,7 @@ class Judge:
             )
             return
         entry = tuple(getattr(harness, "ENTRY", ()))
+        program: Any
 
         if language == "cuda":
             try:
@@ -121,7 +122,7 @@ class Judge:
                     entry=entry,
                     launch_keys=tuple(getattr(harness, "LAUNCH_KEYS", ())) or None,
                     arch=rt.arch,
-                    load=rt.gpu and not rt.cupy_missing,
+                    load=rt.gpu,
                     workdir=rt.workdir,
                 )
             except BuildError as exc:
@@ -138,6 +139,9 @@ class Judge:
                 emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
                 emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
                 return
+            if rt.gpu and rt.torch is not None:
+                cuda = rt.torch.cuda
+                program.stream = lambda: cuda.current_stream().cuda_stream  # ordered with torch's own work
             self._compiled(
                 emit,
                 True,
@@ -151,14 +155,6 @@ class Judge:
                     {
                         "event": "note",
                         "text": f"correctness and speed: no GPU here, so the CUDA kernel was only compiled (for {rt.arch})",
-                    }
-                )
-                return
-            if rt.cupy_missing:
-                emit(
-                    {
-                        "event": "note",
-                        "text": "correctness and speed: cupy is not installed in the judge's Python, so the CUDA kernel was only compiled",
                     }
                 )
                 return
@@ -196,10 +192,12 @@ class Judge:
                 }
             )
         elif timing != "none":
-            self._time(card, harness, program, kit, emit, timing)
+            self._time(card, harness, program, kit, emit, timing, bool(job.get("fresh_baseline")))
 
     @staticmethod
-    def _compiled(emit: Emit, ok: bool, log: str, messages: list, resources: list, seconds: float | None) -> None:
+    def _compiled(
+        emit: Emit, ok: bool, log: str, messages: list[Any], resources: list[Any], seconds: float | None
+    ) -> None:
         emit(
             {
                 "event": "compiled",
@@ -240,7 +238,7 @@ class Judge:
                 inputs = harness.make_inputs(case, kit)
                 ref = harness.reference(inputs, kit)
                 launch = harness.launcher(program, inputs, kit)
-                check = None
+                check: Any = None
                 for attempt in (1, 2):  # the second run exposes races and leftovers of the first
                     kit.poison_outputs()
                     if hasattr(harness, "poison"):
@@ -283,24 +281,26 @@ class Judge:
         self.rt.release_memory()
         return all_ok
 
-    def _time(self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str) -> None:
+    def _time(self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str, fresh: bool) -> None:
+        """Time each timing case, then check what the timed launches wrote against the reference."""
         cases = list(harness.timing_cases(kit))
         if timing == "first":
             cases = cases[:1]
-        ceiling = self.rt.ceiling_gbps(kit, emit)
+        ceilings = self.rt.ceilings(kit)
         for case in cases:
             name = str(case["name"])
             emit({"event": "case_started", "name": f"timing {name}"})
+            t0 = time.perf_counter()
             try:
                 kit.begin_case()
-                inputs = harness.make_inputs(case, kit)
+                inputs = harness.make_inputs(case, kit)  # fresh random values: a result cannot be cached
                 launch = harness.launcher(program, inputs, kit)
-                ms, reps = kit.time(launch.run, launch.prepare)
+                mine = kit.measure(launch.run, launch.prepare)
+                check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
                 key = (card, name)
-                if key not in self.baseline_ms:
-                    base = harness.baseline(inputs, kit)
-                    self.baseline_ms[key], _ = kit.time(base)
-                torch_ms = self.baseline_ms[key]
+                if check.ok and (fresh or key not in self.baseline_ms):
+                    base = kit.measure(harness.baseline(inputs, kit), poison=False, budget_s=0.1)
+                    self.baseline_ms[key] = (base.ms, base.host_us)
             except Fatal:
                 raise
             except Exception as exc:
@@ -309,24 +309,72 @@ class Judge:
             finally:
                 inputs = launch = None
                 self.rt.release_memory()
-            moved = int(harness.bytes_moved(case))
-            gbps = moved / (ms * 1e-3) / 1e9
-            torch_gbps = moved / (torch_ms * 1e-3) / 1e9
             emit(
                 {
-                    "event": "timing",
-                    "name": name,
-                    "ms": ms,
-                    "reps": reps,
-                    "bytes": moved,
-                    "gbps": gbps,
-                    "ceiling_gbps": ceiling,
-                    "pct_of_ceiling": 100.0 * gbps / ceiling if ceiling else None,
-                    "torch_ms": torch_ms,
-                    "torch_gbps": torch_gbps,
-                    "vs_torch": torch_ms / ms,
+                    "event": "case",
+                    "name": f"timing {name}",
+                    "ok": check.ok,
+                    "message": check.message
+                    if check.ok
+                    else f"wrong at the timed size {name}, though the small cases passed: {check.message}",
+                    "max_error": check.max_error,
+                    "tolerance": check.tolerance,
+                    "seconds": time.perf_counter() - t0,
                 }
             )
+            if not check.ok:
+                return  # a wrong result is not timed: no figure for it
+            emit(timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes))
+
+    @staticmethod
+    def _verify(harness: Any, launch: Any, inputs: Any, kit: Any) -> Any:
+        """What the last timed launch left in the outputs, against the float64 reference at that size."""
+        kit.synchronize()
+        guard = kit.check_guards()
+        if guard:
+            return kit_check(False, guard)
+        ref = harness.reference(inputs, kit)
+        return harness.compare(launch.result(), ref, inputs, kit)
+
+
+def timing_event(
+    name: str,
+    harness: Any,
+    case: dict[str, Any],
+    mine: Any,
+    base: tuple[float, float],
+    ceilings: dict[str, float],
+    l2_bytes: int,
+) -> dict[str, Any]:
+    """The `timing` event: the figures, and the bytes that had to cross DRAM during the launch.
+
+    Outputs that fit in L2 can stay there past the end of the launch, so only
+    the part of the writes beyond the L2 size must reach DRAM within it.
+    """
+    moved = int(harness.bytes_moved(case))
+    written_fn = getattr(harness, "bytes_written", None)
+    written = int(written_fn(case)) if written_fn is not None else 0
+    dram = moved - written + max(0, written - l2_bytes)
+    ms, torch_ms = mine.ms, base[0]
+    gbps = moved / (ms * 1e-3) / 1e9
+    ceiling = ceilings["gbps"]
+    return {
+        "event": "timing",
+        "name": name,
+        "ms": ms,
+        "reps": mine.reps,
+        "host_us": mine.host_us,
+        "bytes": moved,
+        "dram_bytes": dram,
+        "gbps": gbps,
+        "ceiling_gbps": ceiling,
+        "read_ceiling_gbps": ceilings.get("read_gbps"),
+        "pct_of_ceiling": 100.0 * gbps / ceiling if ceiling else None,
+        "torch_ms": torch_ms,
+        "torch_host_us": base[1],
+        "torch_gbps": moved / (torch_ms * 1e-3) / 1e9,
+        "vs_torch": torch_ms / ms,
+    }
 
 
 def kit_check(ok: bool, message: str) -> Any:

@@ -1,12 +1,11 @@
 """Tools the card harnesses use inside the judge child: inputs, guarded outputs, checks, launches, timing.
 
-Imported only by the judge child process (it needs torch; cupy on a GPU).
+Imported only by the judge child process (it needs torch).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,9 @@ class Launch:
     prepare: Callable[[], Any] = lambda: None
 
 
+CheckResult = Check  # the name annotations use (inside Kit, `Check` is the attribute harnesses read)
+
+
 class Kit:
     """One per judge process. `gpu` is False under the Triton interpreter on a CPU."""
 
@@ -49,13 +51,17 @@ class Kit:
             props = torch.cuda.get_device_properties(0)
             self.sm_count = int(props.multi_processor_count)
             self.l2_bytes = int(getattr(props, "L2_cache_size", 50 * 2**20) or 50 * 2**20)
+            # long enough to write a whole L2 of dirty lines back at 1 TB/s, counted at 2.5 GHz (at most)
+            self._drain_cycles = int(self.l2_bytes / 1e12 * 2.5e9)
         else:
             self.sm_count = 4
             self.l2_bytes = 0
+            self._drain_cycles = 0
         self.generator = torch.Generator(device=self.device)
         self.generator.seed()  # fresh inputs every run
         self._outputs: list[tuple[torch.Tensor, int]] = []
         self._flush: torch.Tensor | None = None
+        self._flush_ms: float | None = None
 
     # -- inputs and outputs -----------------------------------------------------
     def begin_case(self) -> None:
@@ -111,7 +117,9 @@ class Kit:
         return None
 
     # -- checks -----------------------------------------------------------------
-    def allclose(self, got: torch.Tensor, ref: torch.Tensor, *, rtol: float, atol: float, label: str = "out") -> Check:
+    def allclose(
+        self, got: torch.Tensor, ref: torch.Tensor, *, rtol: float, atol: float, label: str = "out"
+    ) -> CheckResult:
         """|got - ref| <= atol + rtol * |ref| everywhere; NaN never passes."""
         got64 = got.detach().to(torch.float64).reshape(-1)
         ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
@@ -126,7 +134,7 @@ class Kit:
             return Check(True, "", max_err, float(tol.max()) if tol.numel() else atol)
         return Check(False, self._describe_bad(got, got64, ref64, bad, tol, label), max_err, float(tol.max()))
 
-    def exact(self, got: torch.Tensor, ref: torch.Tensor, label: str = "out") -> Check:
+    def exact(self, got: torch.Tensor, ref: torch.Tensor, label: str = "out") -> CheckResult:
         got64 = got.detach().to(torch.float64).reshape(-1)
         ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
         if got64.numel() != ref64.numel():
@@ -197,55 +205,40 @@ class Kit:
             torch.cuda.synchronize()
 
     def flush_l2(self) -> None:
-        """Push the inputs out of L2 by reading a buffer twice its size.
+        """Push the inputs out of L2 by reading a buffer twice its size, then let memory settle.
 
         Reading, not writing: dirty lines left in L2 would be written back
-        during the timed kernel and bill it for someone else's traffic.
+        during the timed kernel and bill it for someone else's traffic. The
+        dirty lines the read evicts (the last launch's outputs) are written
+        back after it; a short spin lets that finish before the next launch.
         """
         self._flush_buffer().sum()
+        torch.cuda._sleep(self._drain_cycles)  # type: ignore[no-untyped-call]
+
+    def flush_ms(self) -> float:
+        """GPU milliseconds of one flush_l2 (measured once)."""
+        if self._flush_ms is None:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+            self.flush_l2()
+            start.record()
+            self.flush_l2()
+            end.record()
+            end.synchronize()
+            self._flush_ms = start.elapsed_time(end)
+        return self._flush_ms
+
+    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any) -> Any:
+        """GPU time of `fn` with the host kept out of it (see drill.kernel.measure); a `Measured`."""
+        from drill.kernel.measure import measure
+
+        return measure(self, fn, prepare, **options)
 
     def time(
-        self,
-        fn: Callable[[], Any],
-        prepare: Callable[[], Any] | None = None,
-        *,
-        budget_s: float = 0.35,
-        min_reps: int = 5,
-        max_reps: int = 200,
-        warmup: int = 2,
+        self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any
     ) -> tuple[float, int]:
-        """Median milliseconds of `fn` over CUDA events, L2 flushed before each repetition.
-
-        The repetitions fit in `budget_s` (at least `min_reps`), so a very slow
-        kernel costs a few runs, not a hundred.
-        """
-        for _ in range(warmup):
-            if prepare:
-                prepare()
-            fn()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if prepare:
-            prepare()
-        self.flush_l2()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        estimate_ms = max(start.elapsed_time(end), 1e-3)
-        reps = int(min(max_reps, max(min_reps, budget_s * 1000.0 / (estimate_ms + 0.02))))
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for s, e in zip(starts, ends):
-            if prepare:
-                prepare()
-            self.flush_l2()
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-        return statistics.median(times), reps
+        """(median milliseconds, repetitions) of `fn`; the outputs are not poisoned."""
+        m = self.measure(fn, prepare, poison=False, **options)
+        return m.ms, m.reps
 
     def _flush_buffer(self) -> torch.Tensor:
         if self._flush is None:
@@ -262,13 +255,3 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
         out.append(flat % dim)
         flat //= dim
     return tuple(reversed(out))
-
-
-def measure_copy_gbps(kit: Kit, n_bytes: int = 2**30, reps: int = 30) -> dict[str, Any]:
-    """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written."""
-    n = n_bytes // 4
-    src = torch.empty(n, dtype=torch.float32, device=kit.device).normal_(generator=kit.generator)
-    dst = torch.empty_like(src)
-    ms, used = kit.time(lambda: dst.copy_(src), budget_s=1.0, min_reps=reps, max_reps=reps)
-    gbps = 2 * n * 4 / (ms * 1e-3) / 1e9
-    return {"gbps": gbps, "ms": ms, "bytes": 2 * n * 4, "reps": used}

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 DEFAULT_ARCH = "sm_90"
 
@@ -37,7 +38,7 @@ class CompilerMessage:
         where = f"line {self.line}" if self.line else "no line"
         return f"{where}: {self.severity}: {self.message}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "severity": self.severity, "message": self.message}
 
 
@@ -55,7 +56,7 @@ class KernelResources:
     barriers: int = 0
     report: str = "ptxas"  # "cubin": read from the binary; spill counts unknown
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     def summary(self) -> str:
@@ -277,7 +278,7 @@ def parse_resources(log: str) -> list[KernelResources]:
                 entry["constant_bytes"] = int(c["cmem"])
             if b := _BARRIERS.search(text):
                 entry["barriers"] = int(b["bar"])
-    return [KernelResources(name, **found[name]) for name in order if found[name]]
+    return [KernelResources(name, **cast("dict[str, Any]", found[name])) for name in order if found[name]]
 
 
 def cubin_kernels(cubin: bytes) -> list[KernelResources]:

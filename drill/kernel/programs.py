@@ -1,4 +1,4 @@
-"""The learner's code made callable inside the judge child: a CUDA module (NVRTC + CuPy) or a Triton file."""
+"""The learner's code made callable inside the judge child: a CUDA module (NVRTC + the driver API) or a Triton file."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,12 @@ class BuildError(Exception):
 
 @dataclass
 class CudaProgram:
-    """A compiled CUDA file. `launch` calls one of its `extern "C"` kernels through CuPy."""
+    """A compiled CUDA file. `launch` calls one of its `extern "C"` kernels through the driver API."""
 
     decl: LaunchDecl
     compiled: nvrtc.CompileResult
-    module: Any = None  # cupy.RawModule on a GPU, None when only compiled
+    module: Any = None  # cudadrv.Module on a GPU, None when only compiled
+    stream: Callable[[], int] = lambda: 0  # the CUDA stream handle to launch on (the judge gives torch's)
     _functions: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -48,10 +50,7 @@ class CudaProgram:
     def launch(
         self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int = 0
     ) -> None:
-        fn = self.function(name)
-        if smem > 48 * 1024:
-            fn.max_dynamic_shared_size_bytes = smem  # above 48 KB a kernel must opt in
-        fn(tuple(grid), tuple(block), args, shared_mem=smem)
+        self.function(name).launch(grid, block, args, smem, self.stream())
 
 
 @dataclass
@@ -70,7 +69,7 @@ def build_cuda(
     load: bool,
     workdir: Path,
 ) -> CudaProgram:
-    """Compile with NVRTC; check the kernels and the launch line; load with CuPy when `load`."""
+    """Compile with NVRTC; check the kernels and the launch line; load the cubin when `load` (a GPU is here)."""
     result = nvrtc.compile_cuda(source, filename, arch=arch)
     if not result.ok:
         raise _CompileFailed(result)
@@ -89,11 +88,9 @@ def build_cuda(
         raise BuildError(message, log=result.log)
     program = CudaProgram(decl, result)
     if load:
-        import cupy
+        from drill.kernel import cudadrv
 
-        path = workdir / f"module{next(_counter)}.cubin"
-        path.write_bytes(result.cubin)
-        program.module = cupy.RawModule(path=str(path))
+        program.module = cudadrv.Module(result.cubin)
     return program
 
 

@@ -1,20 +1,21 @@
 """The JSON-lines protocol between the judge client and its child process.
 
 Requests (client -> child), one JSON object per line:
-    {"op": "run", "id": 3, "card": {...}, "source": "...", "timing": "first"}
+    {"op": "run", "id": 3, "job": {...}, "source": "...", "timing": "first"}   (job: fresh_baseline re-times PyTorch)
     {"op": "calibrate", "id": 4}
     {"op": "quit"}
 
 Events (child -> client) carry the request's id, except `ready`:
-    ready        pid, device, gpu, versions          (once, after start-up)
+    ready        pid, device, gpu, versions, startup (once, after start-up; startup: seconds per phase)
     started      card, device, gpu
     compiled     ok, seconds, log, messages[], resources[]
     case_started name                                 (so a crash can name its case)
     case         name, ok, message, max_error, tolerance, seconds
-    timing       name, ms, gbps, pct_of_ceiling, ceiling_gbps, torch_ms, torch_gbps, vs_torch, bytes, reps
+    timing       name, ms, gbps, pct_of_ceiling, ceiling_gbps, read_ceiling_gbps, torch_ms, torch_gbps, vs_torch,
+                 bytes, dram_bytes, reps, host_us, torch_host_us   (after the timed output was checked)
     note         text                                 (something that was not checked, and why)
     error        message, case, kind, fatal           (fatal: the child exits after it)
-    calibrated   gbps, device, ...
+    calibrated   gbps, read_gbps, device, ...
     finished     seconds
 """
 

@@ -16,6 +16,9 @@ class CaseResult:
     seconds: float | None = None
 
 
+BOUND_SLACK = 0.05  # a figure more than this far above the measured ceiling is not a measurement
+
+
 @dataclass
 class Timing:
     name: str
@@ -23,11 +26,39 @@ class Timing:
     gbps: float
     bytes: int = 0
     reps: int = 0
-    pct_of_ceiling: float | None = None
+    pct_of_ceiling: float | None = None  # None when the figure is impossible: it is never scored
     ceiling_gbps: float | None = None
     torch_ms: float | None = None
     torch_gbps: float | None = None
     vs_torch: float | None = None  # torch time / learner time: above 1 means faster than PyTorch
+    host_us: float | None = None  # host time to issue one launch, kept out of `ms`
+    torch_host_us: float | None = None
+    dram_bytes: int = 0  # the bytes that had to cross DRAM during the launch (writes that fit in L2 need not)
+    read_ceiling_gbps: float | None = None  # the fastest pure read measured on this GPU
+    impossible: str = ""  # why the figure cannot be a real measurement; empty when it can
+
+
+def impossible_reason(t: Timing, slack: float = BOUND_SLACK) -> str:
+    """Why `t` is above what the memory can deliver, or "" when it is not.
+
+    The bytes that had to cross DRAM during the launch, over its time, may not
+    exceed the faster of the measured copy and read ceilings by more than
+    `slack`. A kernel that skips work, or a launch that did not really run,
+    lands far above that.
+    """
+    ceiling = t.ceiling_gbps
+    if not ceiling or ceiling <= 0:
+        return ""
+    top = max(ceiling, t.read_ceiling_gbps or 0.0)
+    must = t.dram_bytes or t.bytes
+    if t.ms > 0 and must / (t.ms * 1e-3) / 1e9 <= top * (1.0 + slack):
+        return ""
+    claimed = t.gbps / ceiling if t.ms > 0 else float("inf")
+    read = f", {t.read_ceiling_gbps:,.0f} GB/s for a pure read" if t.read_ceiling_gbps else ""
+    return (
+        f"{claimed:.2f}× the copy ceiling: the kernel cannot have moved the bytes it claims "
+        f"({t.gbps:,.0f} GB/s claimed in {t.ms * 1000:.1f} µs; this GPU measured {ceiling:,.0f} GB/s for a copy{read})"
+    )
 
 
 @dataclass
@@ -72,6 +103,15 @@ class Verdict:
         return self.timing.vs_torch if self.timing else None
 
     @property
+    def impossible(self) -> list[str]:
+        """The timed shapes whose figures are physically impossible, each with the reason."""
+        return [f"{t.name}: {t.impossible}" for t in self.timings if t.impossible]
+
+    @property
+    def host_us(self) -> float | None:
+        return self.timing.host_us if self.timing else None
+
+    @property
     def passed(self) -> bool:
         """Everything that could be checked passed."""
         return self.compiled is not False and self.correct is not False and not self.errors and not self.cancelled
@@ -96,6 +136,8 @@ class Verdict:
             "torch_ms": t.torch_ms if t else None,
             "vs_torch": self.vs_torch,
             "timings": [asdict(x) for x in self.timings],
+            "impossible": self.impossible,
+            "host_launch_us": self.host_us,
             "compiler": {
                 "seconds": self.compile_seconds,
                 "messages": self.messages,
@@ -151,20 +193,27 @@ class VerdictBuilder:
             self.current_case = None
         elif kind == "timing":
             self.phase = "timing"
-            v.timings.append(
-                Timing(
-                    name=str(event.get("name")),
-                    ms=float(event["ms"]),
-                    gbps=float(event["gbps"]),
-                    bytes=int(event.get("bytes") or 0),
-                    reps=int(event.get("reps") or 0),
-                    pct_of_ceiling=_number(event.get("pct_of_ceiling")),
-                    ceiling_gbps=_number(event.get("ceiling_gbps")),
-                    torch_ms=_number(event.get("torch_ms")),
-                    torch_gbps=_number(event.get("torch_gbps")),
-                    vs_torch=_number(event.get("vs_torch")),
-                )
+            t = Timing(
+                name=str(event.get("name")),
+                ms=float(event["ms"]),
+                gbps=float(event["gbps"]),
+                bytes=int(event.get("bytes") or 0),
+                reps=int(event.get("reps") or 0),
+                pct_of_ceiling=_number(event.get("pct_of_ceiling")),
+                ceiling_gbps=_number(event.get("ceiling_gbps")),
+                torch_ms=_number(event.get("torch_ms")),
+                torch_gbps=_number(event.get("torch_gbps")),
+                vs_torch=_number(event.get("vs_torch")),
+                host_us=_number(event.get("host_us")),
+                torch_host_us=_number(event.get("torch_host_us")),
+                dram_bytes=int(event.get("dram_bytes") or 0),
+                read_ceiling_gbps=_number(event.get("read_ceiling_gbps")),
             )
+            t.impossible = impossible_reason(t)
+            if t.impossible:  # never scored: no percentage, no ratio to PyTorch
+                t.pct_of_ceiling = t.vs_torch = None
+                v.errors.append(f"timing {t.name}: impossible measurement: {t.impossible}")
+            v.timings.append(t)
         elif kind == "note":
             v.not_checked.append(str(event.get("text")))
         elif kind == "error":
@@ -224,9 +273,10 @@ def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int:
     """SM-2 grade from a verdict: wrong 1; correct but slow 3; half-way 4; near the target 5.
 
     "Near" means at least 90 % of the card's target. A correct kernel that could
-    not be timed (no GPU) gets 3: nothing shows that it is fast.
+    not be timed (no GPU) gets 3: nothing shows that it is fast. An impossible
+    figure gets 1: a launch that cannot have done the work earns nothing.
     """
-    if verdict.compiled is False or verdict.correct is False:
+    if verdict.compiled is False or verdict.correct is False or verdict.impossible:
         return 1
     if verdict.correct is None:
         return 2 if verdict.errors else 3
@@ -267,10 +317,15 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
     out.append(f"correctness: {verdict_word}")
     for t in v.timings:
         line = f"time {t.name}: {t.ms:.3f} ms, {t.gbps:,.0f} GB/s"
+        if t.impossible:
+            out.append(f"{line}: IMPOSSIBLE, not scored: {t.impossible}")
+            continue
         if t.pct_of_ceiling is not None:
             line += f", {t.pct_of_ceiling:.1f} % of the measured copy ceiling ({t.ceiling_gbps:,.0f} GB/s)"
         if t.vs_torch is not None:
             line += f", {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms)"
+        if t.host_us is not None:
+            line += f"; host launch overhead {t.host_us:.1f} µs per call, not in the time"
         out.append(line)
     for e in v.errors:
         out.append(f"error: {e}")

@@ -32,6 +32,10 @@ def bytes_moved(case):
     return 4 * (2 * case["rows"] * case["cols"] + case["cols"])  # x read, out written, weight read once
 
 
+def bytes_written(case):
+    return 4 * case["rows"] * case["cols"]
+
+
 def make_inputs(case, kit):
     rows, cols = case["rows"], case["cols"]
     return {

@@ -32,6 +32,10 @@ def bytes_moved(case):
     return 2 * 4 * case["rows"] * case["cols"]  # read x once, write out once
 
 
+def bytes_written(case):
+    return 4 * case["rows"] * case["cols"]
+
+
 def make_inputs(case, kit):
     x = kit.randn(case["rows"], case["cols"], scale=case.get("scale", 1.0), shift=case.get("shift", 0.0))
     return {"x": x, "out": kit.output(case["rows"], case["cols"])}

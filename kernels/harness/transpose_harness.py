@@ -30,6 +30,10 @@ def bytes_moved(case):
     return 2 * 4 * case["rows"] * case["cols"]  # read once, write once
 
 
+def bytes_written(case):
+    return 4 * case["rows"] * case["cols"]
+
+
 def make_inputs(case, kit):
     rows, cols = case["rows"], case["cols"]
     return {"x": kit.randn(rows, cols), "out": kit.output(cols, rows), "rows": rows, "cols": cols}

@@ -167,3 +167,141 @@ def test_a_triton_compile_error_points_at_the_learners_line(judge, cards):
     assert verdict.compiled is False and verdict.exit_code() == 1
     assert any(f"line {at + 1}: Triton could not compile" in e for e in verdict.errors), verdict.errors
     assert_answer_still_right(judge, cards, "softmax")
+
+
+# -- kernels written to cheat or to fail: each gets WRONG or an impossible measurement -------------
+def edited(cards, card_id, old, new):
+    answer = text(cards, card_id, "solution")
+    assert old in answer, old
+    return answer.replace(old, new, 1)
+
+
+def failed_cases(verdict):
+    return {c.name: c.message for c in verdict.cases if not c.ok}
+
+
+def test_wrong_only_at_the_timed_size_is_wrong_and_names_the_size(judge, cards):
+    source = edited(
+        cards,
+        "reduce",
+        "    float sum = warp_sum((a + b) + (c + d));\n",
+        "    float sum = warp_sum((a + b) + (c + d));\n"
+        "    if (n == (1 << 28) && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(out, 1000.0f);\n",
+    )
+    verdict = judged(judge, cards, "reduce", source, key="cheat:wrong-at-timed-size")
+    assert verdict.correct is False and verdict.exit_code() == 1
+    failed = failed_cases(verdict)
+    assert list(failed) == ["timing n=2^28"], failed
+    assert failed["timing n=2^28"].startswith("wrong at the timed size n=2^28, though the small cases passed: ")
+    assert verdict.timings == [] and verdict.pct_of_ceiling is None
+
+
+def test_skipping_half_the_rows_at_the_timed_shape_is_wrong_not_a_record(judge, cards):
+    # unchecked, this ran at about twice the copy ceiling (issue 11)
+    source = edited(
+        cards,
+        "softmax",
+        "        softmax_whole_row[(rows,)](",
+        "        softmax_whole_row[(rows // 2 if rows == 32768 else rows,)](",
+    )
+    verdict = judged(judge, cards, "softmax", source, key="cheat:half-the-rows")
+    assert verdict.correct is False
+    failed = failed_cases(verdict)
+    assert list(failed) == ["timing 32768x2048"], failed
+    assert "wrong at the timed size 32768x2048" in failed["timing 32768x2048"] and "NaN" in failed["timing 32768x2048"]
+    assert verdict.timings == []
+
+
+CACHING_REDUCE = (
+    (
+        'extern "C" __global__ void __launch_bounds__(THREADS)\nreduce_sum(',
+        "__device__ float cached_sum;\n__device__ unsigned int blocks_done;\n__device__ int cached;\n\n"
+        'extern "C" __global__ void __launch_bounds__(THREADS)\nreduce_sum(',
+    ),
+    (
+        "    const int tid = blockIdx.x * blockDim.x + threadIdx.x;\n",
+        "    const int tid = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (n == (1 << 28) && *(volatile int*)&cached) {   // the timed size again: answer from the cache\n"
+        "        if (tid == 0) out[0] = *(volatile float*)&cached_sum;\n"
+        "        return;\n"
+        "    }\n",
+    ),
+    (
+        "        if (lane == 0)\n            atomicAdd(out, sum);\n",
+        "        if (lane == 0) {\n"
+        "            atomicAdd(out, sum);\n"
+        "            if (n == (1 << 28)) {\n"
+        "                atomicAdd(&cached_sum, sum);\n"
+        "                __threadfence();\n"
+        "                if (atomicAdd(&blocks_done, 1u) == gridDim.x - 1) cached = 1;\n"
+        "            }\n"
+        "        }\n",
+    ),
+)
+
+
+def test_a_result_cached_across_timed_launches_is_an_impossible_measurement(judge, cards):
+    # right answers (the inputs do not change between the timed launches), but only the first launch did the work
+    source = text(cards, "reduce", "solution")
+    for old, new in CACHING_REDUCE:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    verdict = judged(judge, cards, "reduce", source, key="cheat:cached-result")
+    assert verdict.correct is True  # what the timed launches left was the right sum
+    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None and verdict.vs_torch is None
+    [reason] = verdict.impossible
+    assert "× the copy ceiling: the kernel cannot have moved the bytes it claims" in reason
+    assert any(e.startswith("timing n=2^28: impossible measurement: ") for e in verdict.errors)
+    from drill.kernel.verdict import suggest_kernel_grade
+
+    assert suggest_kernel_grade(verdict, 90) == 1
+
+
+def test_work_hidden_on_another_stream_is_an_impossible_measurement(judge, cards):
+    # right answers, but the kernel runs outside the stream the judge times
+    source = edited(
+        cards,
+        "softmax",
+        "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n",
+        "_side = None\n\n\ndef softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+        "    global _side\n"
+        "    _side = _side or torch.cuda.Stream()\n"
+        "    _side.wait_stream(torch.cuda.current_stream())\n"
+        "    with torch.cuda.stream(_side):\n"
+        "        _softmax(x, out)\n\n\n"
+        "def _softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n",
+    )
+    verdict = judged(judge, cards, "softmax", source, key="cheat:other-stream")
+    assert verdict.correct is True  # every output was right once the device was synchronised
+    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None
+    assert any(e.startswith("timing 32768x2048: impossible measurement: ") for e in verdict.errors), verdict.errors
+
+
+def test_a_race_without_the_barrier_is_wrong(judge, cards):
+    source = edited(cards, "transpose", "    __syncthreads();\n", "")
+    verdict = judged(judge, cards, "transpose", source, key="fault:race")
+    assert verdict.correct is False
+    assert any("elements wrong" in m for m in failed_cases(verdict).values())
+
+
+def test_no_tail_handling_is_wrong(judge, cards):
+    source = edited(cards, "reduce", "    if (tid < (n & 3))", "    if (false)")
+    verdict = judged(judge, cards, "reduce", source, key="fault:no-tail")
+    assert verdict.correct is False
+    assert "n=1" in failed_cases(verdict)
+
+
+def test_softmax_without_the_max_subtraction_is_wrong_on_large_logits(judge, cards):
+    source = edited(cards, "softmax", "    x = x - tl.max(x, axis=0)\n", "")
+    verdict = judged(judge, cards, "softmax", source, key="fault:unstable-softmax")
+    assert verdict.correct is False
+    assert "NaN" in failed_cases(verdict)["7x777 large logits"]
+
+
+def test_the_timed_output_of_a_right_kernel_is_checked_and_passes(judge, cards):
+    verdict = (
+        RESULTS.get("reduce:solution") or judged(judge, cards, "reduce", text(cards, "reduce", "solution")).to_json()
+    )
+    timed = [c for c in verdict["cases"] if c["name"] == "timing n=2^28"]
+    assert timed and timed[0]["ok"] is True
+    assert verdict["impossible"] == [] and verdict["host_launch_us"] is not None

@@ -1,7 +1,7 @@
 """The whole path on a GPU: the review app opens a kernel card, the learner's edit is judged
 by the real judge child, the answer is revealed and the grade lands in the database.
 
-Needs textual and sqlmodel beside torch/triton/cupy (on the lent GPU they travel as wheels).
+Needs textual and sqlmodel beside torch/triton (on the lent GPU they travel as wheels).
 """
 
 import datetime as dt

@@ -1,0 +1,233 @@
+"""The judge's honesty checks on a CPU, with fake timings and fake outputs: physical bounds, the timed output."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from drill.kernel.judging import Judge, timing_event
+from drill.kernel.verdict import (
+    BOUND_SLACK,
+    Timing,
+    VerdictBuilder,
+    format_verdict,
+    impossible_reason,
+    suggest_kernel_grade,
+)
+
+GIB = 2**30
+COPY, READ = 4220.0, 4480.0  # GB/s, an H200's copy and pure-read ceilings
+
+
+def timing(ratio: float, *, read_only: bool = False, dram_bytes: int = 0, ms: float | None = None) -> Timing:
+    """A reduce-like (1 GiB read) or copy-like (1 GiB read + 1 GiB written) launch at `ratio` x the copy ceiling."""
+    moved = GIB if read_only else 2 * GIB
+    ms = moved / (ratio * COPY * 1e9) * 1e3 if ms is None else ms
+    gbps = moved / (ms * 1e-3) / 1e9 if ms else float("inf")
+    return Timing("n", ms, gbps, bytes=moved, dram_bytes=dram_bytes or moved, ceiling_gbps=COPY, read_ceiling_gbps=READ)
+
+
+# -- the bound ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("ratio", [0.5, 1.0, 1.04])
+def test_figures_up_to_a_few_per_cent_over_the_copy_ceiling_are_measurements(ratio):
+    assert impossible_reason(timing(ratio)) == ""
+
+
+def test_a_pure_read_is_held_against_the_read_ceiling():
+    # 1.10x the copy figure is 1.036x the read figure: a fast read-only kernel, not a cheat
+    assert impossible_reason(timing(1.10, read_only=True)) == ""
+    assert impossible_reason(timing(1.15, read_only=True)) != ""
+
+
+def test_twice_the_ceiling_is_impossible_and_says_why():
+    reason = impossible_reason(timing(2.01))
+    assert reason.startswith("2.01× the copy ceiling: the kernel cannot have moved the bytes it claims")
+    assert "4,220 GB/s for a copy" in reason and "4,480 GB/s for a pure read" in reason
+
+
+def test_the_slack_is_measured_against_the_faster_ceiling():
+    limit = READ * (1 + BOUND_SLACK) / COPY
+    assert impossible_reason(timing(limit * 0.999)) == ""
+    assert impossible_reason(timing(limit * 1.001)) != ""
+
+
+def test_writes_that_fit_in_l2_need_not_reach_memory_within_the_launch():
+    # 16 MB in, 16 MB out: the output can sit in L2, so 1.6x the copy figure can be real
+    small = 32 * 2**20
+    t = timing(1.6, dram_bytes=small // 2)
+    t.bytes = small
+    t.ms = small / (1.6 * COPY * 1e9) * 1e3
+    t.gbps = 1.6 * COPY
+    assert impossible_reason(t) == ""
+    t.ms /= 2  # but not 3.2x: even the reads alone could not have arrived that fast
+    t.gbps *= 2
+    assert impossible_reason(t).startswith("3.20× the copy ceiling")
+
+
+def test_a_launch_that_took_no_time_is_impossible():
+    assert impossible_reason(timing(1.0, ms=0.0)).startswith("inf× the copy ceiling")
+
+
+def test_without_a_ceiling_nothing_is_judged():
+    t = timing(5.0)
+    t.ceiling_gbps = None
+    assert impossible_reason(t) == ""
+
+
+# -- what the verdict does with an impossible figure ---------------------------------------------
+def timing_event_at(ratio: float) -> dict:
+    t = timing(ratio)
+    return {
+        "event": "timing",
+        "name": "n=2^28",
+        "ms": t.ms,
+        "gbps": t.gbps,
+        "bytes": t.bytes,
+        "dram_bytes": t.dram_bytes,
+        "ceiling_gbps": COPY,
+        "read_ceiling_gbps": READ,
+        "pct_of_ceiling": 100 * ratio,
+        "torch_ms": 2 * t.ms,
+        "vs_torch": 2.0,
+        "host_us": 14.5,
+    }
+
+
+def run_events(*timings: dict):
+    b = VerdictBuilder("reduce")
+    for e in (
+        {"event": "started", "device": "H200", "gpu": True},
+        {"event": "compiled", "ok": True},
+        {"event": "case", "name": "n=1", "ok": True},
+        {"event": "case", "name": "timing n=2^28", "ok": True},
+        *timings,
+        {"event": "finished", "seconds": 1.0},
+    ):
+        b.feed(e)
+    return b.result()
+
+
+def test_an_impossible_figure_is_never_scored():
+    v = run_events(timing_event_at(2.01))
+    assert v.correct is True  # the outputs were right; the figure is what cannot be
+    assert v.pct_of_ceiling is None and v.vs_torch is None
+    assert v.impossible and v.impossible[0].startswith("n=2^28: 2.01× the copy ceiling")
+    assert v.errors[0].startswith("timing n=2^28: impossible measurement: 2.01× the copy ceiling")
+    assert v.exit_code() == 1 and suggest_kernel_grade(v, 90) == 1
+    data = v.to_json()
+    assert data["pct_of_ceiling"] is None and data["impossible"] == v.impossible
+    assert data["timings"][0]["impossible"].startswith("2.01×")
+    assert "IMPOSSIBLE, not scored: 2.01× the copy ceiling" in format_verdict(v)
+
+
+def test_a_real_figure_is_scored_with_the_host_overhead_apart():
+    v = run_events(timing_event_at(0.96))
+    assert v.errors == [] and v.impossible == []
+    assert v.pct_of_ceiling == pytest.approx(96.0) and v.vs_torch == pytest.approx(2.0)
+    assert v.host_us == pytest.approx(14.5) and v.to_json()["host_launch_us"] == pytest.approx(14.5)
+    assert suggest_kernel_grade(v, 90) == 5
+    assert "host launch overhead 14.5 µs per call, not in the time" in format_verdict(v)
+
+
+# -- the timed output, checked after the timing ----------------------------------------------------
+class FakeKit:
+    def __init__(self, log):
+        self.log = log
+        self.l2_bytes = 50 * 2**20
+
+    def begin_case(self):
+        self.log.append("begin")
+
+    def measure(self, fn, prepare=None, **options):
+        kind = "baseline" if options.get("poison") is False else "learner"
+        self.log.append(f"measure {kind}")
+        fn()
+        return SimpleNamespace(ms=0.25, reps=40, host_us=9.0)
+
+    def synchronize(self):
+        self.log.append("sync")
+
+    def check_guards(self):
+        return None
+
+
+def fake_harness(log, *, wrong: bool):
+    drawn = []
+
+    def make_inputs(case, kit):
+        drawn.append(object())  # fresh inputs each time: nothing to cache across runs
+        log.append("inputs")
+        return {"x": drawn[-1]}
+
+    def launcher(program, inputs, kit):
+        return SimpleNamespace(run=lambda: log.append("run"), prepare=lambda: None, result=lambda: "out")
+
+    def compare(result, ref, inputs, kit):
+        log.append("compare")
+        if wrong:
+            return SimpleNamespace(ok=False, message="1 of 1 elements wrong", max_error=9.0, tolerance=0.1)
+        return SimpleNamespace(ok=True, message="", max_error=0.0, tolerance=0.1)
+
+    return SimpleNamespace(
+        timing_cases=lambda kit: [{"name": "n=2^28", "n": 1 << 28}, {"name": "n=2^20", "n": 1 << 20}],
+        make_inputs=make_inputs,
+        launcher=launcher,
+        reference=lambda inputs, kit: log.append("reference"),
+        compare=compare,
+        baseline=lambda inputs, kit: lambda: log.append("torch"),
+        bytes_moved=lambda case: 4 * case["n"],
+        bytes_written=lambda case: 0,
+        drawn=drawn,
+    )
+
+
+def judge_time(harness, log, timing="first", fresh=False):
+    runtime = SimpleNamespace(ceilings=lambda kit: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None)
+    events = []
+    Judge(runtime)._time("reduce", harness, object(), FakeKit(log), events.append, timing, fresh)
+    return events
+
+
+def test_a_kernel_wrong_at_the_timed_size_is_wrong_and_gets_no_figure():
+    log = []
+    events = judge_time(fake_harness(log, wrong=True), log)
+    [case] = [e for e in events if e["event"] == "case"]
+    assert case["name"] == "timing n=2^28" and case["ok"] is False
+    assert case["message"] == "wrong at the timed size n=2^28, though the small cases passed: 1 of 1 elements wrong"
+    assert not any(e["event"] == "timing" for e in events)
+    # the check comes after the timing (it costs no timed time), and PyTorch is not timed for a wrong kernel
+    assert log == ["begin", "inputs", "measure learner", "run", "sync", "reference", "compare"]
+    v = VerdictBuilder("reduce")
+    for e in [{"event": "compiled", "ok": True}, {"event": "case", "name": "n=1", "ok": True}, *events]:
+        v.feed(e)
+    assert v.result().correct is False and v.result().timings == []
+
+
+def test_a_right_kernel_is_checked_then_scored():
+    log = []
+    events = judge_time(fake_harness(log, wrong=False), log)
+    kinds = [e["event"] for e in events]
+    assert kinds == ["case_started", "case", "timing"]
+    assert events[1] == {**events[1], "name": "timing n=2^28", "ok": True}
+    t = events[2]
+    assert t["bytes"] == t["dram_bytes"] == 4 << 28 and t["reps"] == 40 and t["host_us"] == 9.0
+    assert t["read_ceiling_gbps"] == READ and t["vs_torch"] == pytest.approx(1.0)
+    assert log.index("compare") < log.index("measure baseline")
+
+
+def test_every_run_draws_fresh_inputs_at_the_timed_size():
+    log = []
+    harness = fake_harness(log, wrong=False)
+    judge = Judge(SimpleNamespace(ceilings=lambda kit: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None))
+    for _ in range(3):
+        judge._time("reduce", harness, object(), FakeKit(log), lambda e: None, "first", False)
+    assert len(harness.drawn) == 3 and len({id(x) for x in harness.drawn}) == 3
+    assert log.count("measure baseline") == 1  # PyTorch's time at a shape is kept; the learner's never is
+
+
+def test_the_l2_rule_counts_only_writes_beyond_the_cache():
+    harness = SimpleNamespace(bytes_moved=lambda case: 32 << 20, bytes_written=lambda case: 16 << 20)
+    mine = SimpleNamespace(ms=0.01, reps=10, host_us=5.0)
+    small = timing_event("4096x1024", harness, {}, mine, (0.011, 4.0), {"gbps": COPY, "read_gbps": READ}, 50 << 20)
+    assert small["dram_bytes"] == 16 << 20  # reads only: the output fits in L2
+    big = timing_event("x", harness, {}, mine, (0.011, 4.0), {"gbps": COPY, "read_gbps": READ}, 8 << 20)
+    assert big["dram_bytes"] == (16 << 20) + (8 << 20)
