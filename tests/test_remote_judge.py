@@ -149,3 +149,18 @@ def test_the_app_judges_on_the_host_it_is_given(tmp_path):
     assert judge.command[0] == "ssh" and "learner@gpu-box" in judge.command
     assert judge.command[-1].endswith("-m drill.kernel.remote_child")
     judge.close()
+
+
+def test_drill_kernel_run_goes_over_ssh_with_a_gpu_host(tmp_path, monkeypatch):
+    import argparse
+
+    from drill.kernel.cli import judge_command
+
+    assert judge_command(argparse.Namespace(gpu_host=None)) is None  # no settings file: a local judge
+    command = judge_command(argparse.Namespace(gpu_host="me@box"))
+    assert command is not None and command[0] == "ssh" and "me@box" in command
+    settings = tmp_path / "config.toml"
+    settings.write_text('gpu_host = "me@from-file"\n')
+    monkeypatch.setenv("DRILL_CONFIG", str(settings))
+    command = judge_command(argparse.Namespace(gpu_host=None))
+    assert command is not None and "me@from-file" in command

@@ -172,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
     # Start the judge now: it imports torch and opens the GPU while the decks load here. It runs
     # nothing of a card's until it is sent the run, after the lock check below.
-    client = JudgeClient(data_dir=data_dir)
+    client = JudgeClient(judge_command(args), data_dir=data_dir)
     client.start()
     try:
         return _judge(args, client, data_dir)
@@ -247,6 +247,23 @@ def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str,
             store.close()
     except Exception as exc:  # the verdict matters more than its log
         print(f"drill kernel run: attempt not recorded: {exc}", file=sys.stderr)
+
+
+def judge_command(args: argparse.Namespace) -> list[str] | None:
+    """The judge child to start: over SSH when a GPU host is given (--gpu-host, or gpu_host in the settings file)."""
+    host = getattr(args, "gpu_host", None)
+    if not host:
+        settings = getattr(args, "settings", None)
+        if settings is None:
+            from drill.config.settings import load_settings
+
+            settings = load_settings()
+        host = settings.gpu_host
+    if not host:
+        return None
+    from drill.kernel.remote import ssh_command
+
+    return ssh_command(host)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
