@@ -671,7 +671,7 @@ LEDGER_HINTS = (
 
 def chosen(app: "App") -> bool:
     """Whether a diagnosis card says which choice was taken."""
-    return any("What bounds it? chosen:" in line for line in app.lines())
+    return any("Your reading of the evidence: " in line for line in app.lines())
 
 
 def empty_fields(app: App, kind: str) -> int:

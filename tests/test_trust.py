@@ -284,12 +284,13 @@ def test_drill_trust_usage_errors_exit_2(argv, capsys):
 def test_kernel_run_refuses_a_locked_card_and_never_starts_the_judge(deck, tmp_path, monkeypatch, capsys):
     from drill.kernel import client
 
-    started = []
-    monkeypatch.setattr(client.JudgeClient, "__init__", lambda self, *a, **k: started.append(1))
+    sent = []
+    monkeypatch.setattr(client.JudgeClient, "start", lambda self: sent.append("start"))
+    monkeypatch.setattr(client.JudgeClient, "run", lambda self, *a, **k: sent.append(a))
     assert main(["kernel", "run", "mine", "--decks", str(deck)]) == 2
     err = capsys.readouterr().err
     assert "drill kernel run: kernel card mine runs Python from" in err and "which you have not trusted" in err
-    assert started == []
+    assert sent == []
     assert not (tmp_path / "CANARY").exists()
 
 

@@ -170,10 +170,9 @@ def _run(args: argparse.Namespace) -> int:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
     data_dir = _data_dir(args)
-    # Start the judge now: it imports torch and opens the GPU while the decks load here. It runs
-    # nothing of a card's until it is sent the run, after the lock check below.
+    # The judge starts only once the card is known and not locked (see _judge): a locked or
+    # unknown card never starts a judge process at all.
     client = JudgeClient(judge_command(args), data_dir=data_dir)
-    client.start()
     try:
         return _judge(args, client, data_dir)
     finally:
@@ -197,6 +196,7 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     if reason:  # checked before anything is read or sent to the judge
         print(f"drill kernel run: {reason}", file=sys.stderr)
         return EXIT_USAGE
+    client.start()  # it imports torch and opens the GPU while the source is read below
     from drill.kernel.verdict import format_verdict, suggest_kernel_grade
 
     try:
