@@ -158,13 +158,22 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from drill.kernel.client import JudgeClient, pycache_dir
+    from drill.kernel.client import pycache_dir
 
+    saved = (sys.pycache_prefix, sys.dont_write_bytecode)
     if sys.dont_write_bytecode and sys.pycache_prefix is None:
         # the imports still ahead (the decks, the attempt log's database layer) would be compiled from
         # source on every run: keep their bytecode in drill's cache instead, never beside the sources
         sys.pycache_prefix = str(pycache_dir())
         sys.dont_write_bytecode = False
+    try:
+        return _run_with_bytecode(args)
+    finally:
+        sys.pycache_prefix, sys.dont_write_bytecode = saved  # as it was, for a caller in the same process
+
+
+def _run_with_bytecode(args: argparse.Namespace) -> int:
+    from drill.kernel.client import JudgeClient
 
     if args.timeout <= 0:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
