@@ -472,3 +472,18 @@ async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_f
         await pilot.press("f7")
         await settle(pilot)
         assert db(data, "SELECT card_id FROM card_state WHERE buried_until IS NOT NULL") == [("k-concept",)]
+
+
+def test_judge_timeout_from_the_file_reaches_drill_kernel_run(tmp_path, monkeypatch):
+    import argparse
+
+    from drill.kernel import cli as kernel_cli
+
+    settings = tmp_path / "config.toml"
+    settings.write_text("judge_timeout = 7.5\n")
+    monkeypatch.setenv("DRILL_CONFIG", str(settings))
+    seen = {}
+    monkeypatch.setattr(kernel_cli, "_judge", lambda args, client, data_dir: seen.setdefault("timeout", args.timeout) and 0)
+    args = argparse.Namespace(timeout=None, gpu_host=None, data_dir=str(tmp_path / "d"), decks=None)
+    kernel_cli._run(args)
+    assert seen["timeout"] == 7.5

@@ -36,7 +36,13 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("card_id", metavar="ID", help="a kernel card id (see `drill kernel list`)")
     run.add_argument("--file", "-f", metavar="F", help="the file to judge (default: your draft, else the starter)")
     run.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    run.add_argument("--timeout", type=float, default=60.0, metavar="S", help="stop a run after S seconds (default 60)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop a run after S seconds (default: judge_timeout in the settings file, else 60)",
+    )
     run.add_argument("--all-shapes", action="store_true", help="time every shape the card lists, not only the first")
     _common(run)
     lst = ksub.add_parser("list", help="the kernel cards")
@@ -175,6 +181,8 @@ def _run(args: argparse.Namespace) -> int:
 def _run_with_bytecode(args: argparse.Namespace) -> int:
     from drill.kernel.client import JudgeClient
 
+    if args.timeout is None:
+        args.timeout = _settings(args).judge_timeout
     if args.timeout <= 0:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
@@ -258,16 +266,19 @@ def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str,
         print(f"drill kernel run: attempt not recorded: {exc}", file=sys.stderr)
 
 
+def _settings(args: argparse.Namespace) -> Any:
+    """The settings file as `drill` read it for this command (read now when run without the main CLI)."""
+    settings = getattr(args, "settings", None)
+    if settings is None:
+        from drill.config.settings import load_settings
+
+        settings = load_settings()
+    return settings
+
+
 def judge_command(args: argparse.Namespace) -> list[str] | None:
     """The judge child to start: over SSH when a GPU host is given (--gpu-host, or gpu_host in the settings file)."""
-    host = getattr(args, "gpu_host", None)
-    if not host:
-        settings = getattr(args, "settings", None)
-        if settings is None:
-            from drill.config.settings import load_settings
-
-            settings = load_settings()
-        host = settings.gpu_host
+    host = getattr(args, "gpu_host", None) or _settings(args).gpu_host
     if not host:
         return None
     from drill.kernel.remote import ssh_command

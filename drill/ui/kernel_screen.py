@@ -133,6 +133,9 @@ class KernelScreen(Screen[int | None]):
         return self.query_one("#keditor", TextArea)
 
     def on_mount(self) -> None:
+        settings = getattr(self.app, "settings", None)  # the settings file's judge_timeout, when the app has one
+        if settings is not None and getattr(settings, "judge_timeout", None):
+            self.timeout = float(settings.judge_timeout)
         self.judge.start()  # warm up while the learner reads the prompt
         self.update_top()
         self.set_bar()
