@@ -483,7 +483,9 @@ def test_judge_timeout_from_the_file_reaches_drill_kernel_run(tmp_path, monkeypa
     settings.write_text("judge_timeout = 7.5\n")
     monkeypatch.setenv("DRILL_CONFIG", str(settings))
     seen = {}
-    monkeypatch.setattr(kernel_cli, "_judge", lambda args, client, data_dir: seen.setdefault("timeout", args.timeout) and 0)
+    monkeypatch.setattr(
+        kernel_cli, "_judge", lambda args, client, data_dir: seen.setdefault("timeout", args.timeout) and 0
+    )
     args = argparse.Namespace(timeout=None, gpu_host=None, data_dir=str(tmp_path / "d"), decks=None)
     kernel_cli._run(args)
     assert seen["timeout"] == 7.5
