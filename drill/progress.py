@@ -154,7 +154,7 @@ def read_weakness(
 
 
 def ensure_schema(data_dir: Any) -> None:
-    """Migrate an older database file before reading progress from it (the Store does it once)."""
+    """Make the database, or migrate an older file, before reading progress from it (the Store does it once)."""
     from drill.store.progress import has_progress_schema
 
     if not has_progress_schema(data_dir):

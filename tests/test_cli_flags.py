@@ -91,7 +91,7 @@ def test_data_dir_holds_before_or_after_the_command(argv):
 def test_good_flags_write_nothing_outside_the_data_dir(tmp_path):
     done = run_drill(tmp_path, "--new-per-day", "3", "stats", "--json")
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "data").is_dir() and not (tmp_path / "home").exists()  # the deck cache, in the data dir
+    assert (tmp_path / "data" / "drill.sqlite3").exists() and not (tmp_path / "home").exists()
 
 
 def test_store_error_is_one_line_and_exit_1(monkeypatch, capsys):

@@ -143,13 +143,13 @@ def _pct(result: str) -> float | None:
 
 
 def has_progress_schema(data_dir: Path) -> bool:
-    """Whether the file is new enough for read_progress (or absent: nothing to read)."""
+    """Whether a database file is there and new enough for read_progress (the Store makes or migrates it)."""
     from drill.store import migrations
 
     def query(conn: sqlite3.Connection) -> bool:
-        return migrations.schema_version(conn) >= 3
+        return migrations.schema_version(conn) >= migrations.LATEST
 
-    return _read(Path(data_dir) / DB_NAME, query, True)
+    return _read(Path(data_dir) / DB_NAME, query, False)
 
 
 def mock_report_json(data_dir: Path, mock_id: int) -> Any:
