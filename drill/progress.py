@@ -154,10 +154,20 @@ def read_weakness(
 
 
 def ensure_schema(data_dir: Any) -> None:
-    """Make the database, or migrate an older file, before reading progress from it (the Store does it once)."""
+    """Make the database, or migrate an older file, before reading progress from it (the Store does it once).
+
+    A folder or file drill could not write to is opened by the Store too, which
+    refuses it with its one-line message: grades given there would be lost.
+    """
+    import os
+    from pathlib import Path
+
+    from drill.store.fast import DB_NAME
     from drill.store.progress import has_progress_schema
 
-    if not has_progress_schema(data_dir):
+    folder = Path(data_dir)
+    writable = os.access(folder, os.W_OK) and (not (folder / DB_NAME).exists() or os.access(folder / DB_NAME, os.W_OK))
+    if not writable or not has_progress_schema(data_dir):
         from drill.store.store import Store
 
         Store(data_dir).close()

@@ -234,8 +234,10 @@ def _read_text(path: Path) -> str | None:
     """The file's text, or None when there is none; ConfigError when it cannot be read."""
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, PermissionError):
+        if not os.path.exists(path):  # none, or a folder on the way we may not search (another user's home)
+            return None
+        raise ConfigError(path, "cannot read the settings file (Permission denied)") from None
     except UnicodeDecodeError:
         raise ConfigError(path, "not UTF-8 text") from None
     except OSError as exc:
