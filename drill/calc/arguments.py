@@ -33,24 +33,23 @@ class OneLineParser(argparse.ArgumentParser):
         return parsed, extras
 
 
-def quantity(text: str) -> float:
+def _non_negative(text: str, *, count: bool) -> float:
+    """A quantity (count=False: sizes such as 1GiB) or a count (7.5B), 0 or more, as argparse wants it."""
     try:
-        value = parse_quantity(text)
+        value = parse_quantity(text, count=count)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text}")
     return value
+
+
+def quantity(text: str) -> float:
+    return _non_negative(text, count=False)
 
 
 def params_count(text: str) -> float:
-    try:
-        value = parse_quantity(text, count=True)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    return value
+    return _non_negative(text, count=True)
 
 
 def whole(text: str) -> int:

@@ -132,13 +132,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from drill.store.progress import has_progress_schema, read_progress
+    from drill.progress import ensure_schema
+    from drill.store.progress import read_progress
 
     data_dir, _cards, today = _context(args)
-    if not has_progress_schema(data_dir):
-        from drill.store.store import Store
-
-        Store(data_dir).close()
+    ensure_schema(data_dir)
     mocks = read_progress(data_dir, today).mocks
     if args.json:
         rows = [

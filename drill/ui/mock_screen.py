@@ -15,6 +15,7 @@ from textual.widgets import Footer, SelectionList, Static
 
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -39,7 +40,8 @@ def clock_text(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-class MockScreen(Screen[dict[str, Any]]):
+class MockScreen(PageKeys, Screen[dict[str, Any]]):
+    SCROLL_ID = "mbody"
     """Dismisses with the mock's report once it ends (all answered, time up, or ended early)."""
 
     BINDINGS = [
@@ -47,12 +49,8 @@ class MockScreen(Screen[dict[str, Any]]):
         Binding("ctrl+g", "end", "End the mock", id="mock.end"),
         Binding("enter", "next", "Next question", id="mock.next", show=False),
         Binding("space", "open_kernel", "Open the editor", id="mock.open_kernel", show=False),
-        Binding("tab", "next_field(1)", "Next field", id="mock.next_field", show=False),
-        Binding("shift+tab", "next_field(-1)", "Previous field", id="mock.previous_field", show=False),
-        Binding("down", "scroll(1)", "Scroll down", show=False),
-        Binding("up", "scroll(-1)", "Scroll up", show=False),
-        Binding("pagedown", "scroll(10)", "Page down", show=False),
-        Binding("pageup", "scroll(-10)", "Page up", show=False),
+        *form_bindings("mock"),
+        *scroll_bindings("mock"),
     ]
     DEFAULT_CSS = """
     MockScreen #mtop { height: 1; padding: 0 1; background: $boost; }
@@ -279,18 +277,6 @@ class MockScreen(Screen[dict[str, Any]]):
         self.run.skip()
         self.recorder.save()
         await self.ask_next()
-
-    def action_next_field(self, direction: int) -> None:
-        form = self.form
-        if form is None or form.submitted:
-            self.focus_next() if direction > 0 else self.focus_previous()
-        elif self.focused in form.fields():
-            form.step(self.focused, direction)
-        else:
-            form.focus_first(empty=True)
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one("#mbody", VerticalScroll).scroll_relative(y=lines, animate=False)
 
     async def action_open_kernel(self) -> None:
         slot = self.slot

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.screen_keys import PageKeys, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -172,16 +173,15 @@ class MockSetupScreen(Screen[MockRequest | None]):
         self.dismiss(None)
 
 
-class MockReportScreen(Screen[None]):
+class MockReportScreen(PageKeys, Screen[None]):
     """A finished mock's report as Markdown; `ctrl+w` writes the HTML version beside the database."""
+
+    SCROLL_ID = "rbody"
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="mock_report.close"),
         Binding("ctrl+w", "write_html", "Write HTML", id="mock_report.html"),
-        Binding("down", "scroll(1)", "Scroll down", show=False),
-        Binding("up", "scroll(-1)", "Scroll up", show=False),
-        Binding("pagedown,space", "scroll(10)", "Page down", show=False),
-        Binding("pageup", "scroll(-10)", "Page up", show=False),
+        *scroll_bindings("mock_report", page_down="pagedown,space"),
     ]
     DEFAULT_CSS = """
     MockReportScreen #rbody { height: 1fr; padding: 0 1; }
@@ -199,9 +199,6 @@ class MockReportScreen(Screen[None]):
             yield MarkdownView(render_markdown(self.report), id="rtext")
         yield Static("[b]ctrl+w[/b] write the HTML report · [b]q[/b] close", id="rbar")
         yield Footer(compact=True)
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one("#rbody", VerticalScroll).scroll_relative(y=lines, animate=False)
 
     def action_write_html(self) -> None:
         from drill.mock.render import render_html

@@ -22,6 +22,7 @@ from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.messages import StoreOpened
 from drill.ui.review_commands import ReviewCommands
+from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -47,7 +48,7 @@ CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
 GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
 
-class ReviewScreen(ReviewCommands, Screen[None]):
+class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
     # Commands are ctrl-keys, so no letter or digit typed into an answer can suspend,
     # bury, undo or quit; digits grade only once the answer is shown.
     BINDINGS = [
@@ -64,13 +65,9 @@ class ReviewScreen(ReviewCommands, Screen[None]):
         Binding("ctrl+g", "open_stats", "Stats", id="review.stats"),
         Binding("ctrl+f", "open_browser", "Find", id="review.browser"),
         Binding("escape", "leave_input", "Keys", id="review.leave_input", show=False),
-        Binding("tab", "next_field(1)", "Next field", id="review.next_field", show=False),
-        Binding("shift+tab", "next_field(-1)", "Previous field", id="review.previous_field", show=False),
+        *form_bindings("review"),
         Binding("q", "quit_when_done", "Quit", id="review.quit_when_done", show=False),
-        Binding("down", "scroll(1)", "Scroll down", id="review.down", show=False),
-        Binding("up", "scroll(-1)", "Scroll up", id="review.up", show=False),
-        Binding("pagedown", "scroll(10)", "Page down", id="review.pagedown", show=False),
-        Binding("pageup", "scroll(-10)", "Page up", id="review.pageup", show=False),
+        *scroll_bindings("review"),
     ]
 
     def __init__(self, practice: Practice) -> None:
@@ -306,20 +303,6 @@ class ReviewScreen(ReviewCommands, Screen[None]):
             self.form.focus_first(empty=True)
         else:
             await self.action_reveal()
-
-    def action_scroll(self, lines: int) -> None:
-        body = self.query_one("#body", VerticalScroll)
-        body.scroll_relative(y=lines, animate=False)
-
-    def action_next_field(self, direction: int) -> None:
-        """Tab: from outside the form into its first empty field; inside it, to the next or previous field."""
-        form = self.form
-        if form is None or self.revealed or form.submitted:
-            self.focus_next() if direction > 0 else self.focus_previous()
-        elif self.focused in form.fields():
-            form.step(self.focused, direction)
-        else:
-            form.focus_first(empty=True)
 
     def action_leave_input(self) -> None:
         self.set_focus(None)
