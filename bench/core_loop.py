@@ -150,6 +150,41 @@ def fill_database(data_dir: Path, n_cards: int, n_reviews: int) -> None:
     conn.close()
 
 
+class DrillInTerminal:
+    """A real `drill --decks DECK` in a pseudo-terminal, with what it has painted since the last clear()."""
+
+    def __init__(self, data: Path, deck: Path, columns: int = 80, lines: int = 24) -> None:
+        env = {
+            **os.environ,
+            "DRILL_HOME": str(data),
+            "COLUMNS": str(columns),
+            "LINES": str(lines),
+            "TERM": "xterm-256color",
+        }
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execvpe(sys.executable, [sys.executable, "-m", "drill", "--decks", str(deck)], env)
+        self.buf = bytearray()
+
+    def wait_for(self, marker: bytes, limit: float = 30.0) -> None:
+        start = time.perf_counter()
+        while marker not in self.buf:
+            if time.perf_counter() - start > limit:
+                raise RuntimeError(f"{marker!r} never appeared")
+            ready, _, _ = select.select([self.fd], [], [], 0.01)
+            if ready:
+                self.buf.extend(os.read(self.fd, 65536))
+
+    def send(self, keys: bytes) -> None:
+        self.buf.clear()
+        os.write(self.fd, keys)
+
+    def close(self) -> None:
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
 def bench_grade(n_cards: int, n_reviews: int, grades: int) -> list[float]:
     """Drive a real `drill` in a pseudo-terminal: reveal, then time the grade key until the next card shows."""
     from drill.cards.loader import load_decks
@@ -160,48 +195,24 @@ def bench_grade(n_cards: int, n_reviews: int, grades: int) -> list[float]:
         data = Path(tmp)
         fill_database(data, n_cards, n_reviews)
         deck = data / "deck.yaml"
-        lines = ["cards:"]
-        for i in range(n_cards):
-            lines.append(
-                f"  - {{id: b{i:05d}, kind: concept, topic: gpu-arch, prompt: 'Question-{i}-asked', "
-                f"answer: 'Answer-{i}-given', sources: [s]}}"
-            )
-        deck.write_text("\n".join(lines))
+        write_bench_deck(deck, n_cards)
         cards = load_decks([deck]).cards
         queue = build_queue(cards.values(), read_states(data), study_day(dt.datetime.now()))
-        env = {**os.environ, "DRILL_HOME": str(data), "COLUMNS": "80", "LINES": "24", "TERM": "xterm-256color"}
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execvpe(sys.executable, [sys.executable, "-m", "drill", "--decks", str(deck)], env)
-        buf = bytearray()
-
-        def wait_for(marker: bytes, limit: float = 20.0) -> None:
-            start = time.perf_counter()
-            while marker not in buf:
-                if time.perf_counter() - start > limit:
-                    raise RuntimeError(f"{marker!r} never appeared")
-                ready, _, _ = select.select([fd], [], [], 0.01)
-                if ready:
-                    buf.extend(os.read(fd, 65536))
-
+        drill = DrillInTerminal(data, deck)
         times = []
         try:
-            wait_for(f"Question-{queue[0][1:].lstrip('0') or '0'}-asked".encode())
+            drill.wait_for(f"Question-{int(queue[0][1:])}-asked".encode())
             time.sleep(1.5)  # let the store open in the background, as it does while a person reads
             for k in range(grades):
-                buf.clear()
-                os.write(fd, b"\r")  # enter: the answer field is empty, so this shows the answer
-                wait_for(f"Answer-{int(queue[k][1:])}-given".encode())
+                drill.send(b"\r")  # enter: the answer field is empty, so this shows the answer
+                drill.wait_for(f"Answer-{int(queue[k][1:])}-given".encode())
                 time.sleep(0.05)
-                buf.clear()
                 start = time.perf_counter()
-                os.write(fd, b"5")
-                wait_for(f"Question-{int(queue[k + 1][1:])}-asked".encode())
+                drill.send(b"5")
+                drill.wait_for(f"Question-{int(queue[k + 1][1:])}-asked".encode())
                 times.append(time.perf_counter() - start)
         finally:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            os.close(fd)
+            drill.close()
         return times
 
 
@@ -257,40 +268,22 @@ def bench_progress(n_cards: int, n_reviews: int, runs: int) -> dict[str, Any]:
 
 def bench_stats_screen(data: Path, deck: Path, runs: int) -> list[float]:
     """ctrl+g on the review screen until the stats screen's table header is painted."""
-    env = {**os.environ, "DRILL_HOME": str(data), "COLUMNS": "100", "LINES": "30", "TERM": "xterm-256color"}
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execvpe(sys.executable, [sys.executable, "-m", "drill", "--decks", str(deck)], env)
-    buf = bytearray()
-
-    def wait_for(marker: bytes, limit: float = 30.0) -> None:
-        start = time.perf_counter()
-        while marker not in buf:
-            if time.perf_counter() - start > limit:
-                raise RuntimeError(f"{marker!r} never appeared")
-            ready, _, _ = select.select([fd], [], [], 0.01)
-            if ready:
-                buf.extend(os.read(fd, 65536))
-
+    drill = DrillInTerminal(data, deck, columns=100, lines=30)
     times = []
     try:
-        wait_for(b"done 0")
+        drill.wait_for(b"done 0")
         time.sleep(1.5)  # the store opens in the background while a person reads
         for _ in range(runs):
-            buf.clear()
             start = time.perf_counter()
-            os.write(fd, b"\x07")  # ctrl+g
-            wait_for(b"weakness")
+            drill.send(b"\x07")  # ctrl+g
+            drill.wait_for(b"weakness")
             times.append(time.perf_counter() - start)
             time.sleep(0.3)
-            buf.clear()
-            os.write(fd, b"\x1b")  # escape: back to the review
-            wait_for(b"done 0")
+            drill.send(b"\x1b")  # escape: back to the review
+            drill.wait_for(b"done 0")
             time.sleep(0.3)
     finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(fd)
+        drill.close()
     return times
 
 
