@@ -103,3 +103,26 @@ def only_card(deck: Path, card_id: str = "mine"):
     decks = load_decks([deck])
     assert decks.problems == []
     return decks.cards[card_id]
+
+
+async def settle(pilot, *, steady: bool = False, pauses: int = 1) -> None:
+    """Wait for the app's workers and a refresh; `steady` stops cursors blinking (for snapshots)."""
+    await pilot.app.workers.wait_for_complete()
+    if steady:
+        for field in pilot.app.screen.query("Input, TextArea"):
+            field.cursor_blink = False
+    for _ in range(pauses):
+        await pilot.pause()
+
+
+def rows(data: Path, sql: str) -> list:
+    """The rows of a query on the data directory's database."""
+    import sqlite3
+
+    from drill.store.fast import DB_NAME
+
+    conn = sqlite3.connect(data / DB_NAME)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()

@@ -1,33 +1,18 @@
 """Pilot tests of the card browser: search as you type, unsuspend, practise a card now."""
 
 import datetime as dt
-import sqlite3
 
 from textual.widgets import DataTable, Input, Static
 
-from drill.store.fast import DB_NAME
 from drill.store.records import CardState
 from drill.store.store import Store
 from drill.ui.app import DrillApp
 from drill.ui.browser import BrowserScreen
 from drill.ui.review import ReviewScreen
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, rows, settle
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
-
-
-def rows(data, sql):
-    conn = sqlite3.connect(data / DB_NAME)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
-async def settle(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def until(pilot, condition, what):

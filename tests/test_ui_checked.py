@@ -2,14 +2,12 @@
 
 import datetime as dt
 import json
-import sqlite3
 
 from textual.widgets import Input, OptionList, Static
 
-from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, rows, settle
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -53,19 +51,6 @@ cards:
     rubric: [fuse the neighbouring elementwise op and re-measure DRAM bytes]
     sources: [FACTS.md]
 """
-
-
-def rows(data, sql):
-    conn = sqlite3.connect(data / DB_NAME)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
-async def settle(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_three_checked_kinds(tmp_path, write_deck):

@@ -14,6 +14,7 @@ from drill.kernel import drafts
 from drill.kernel.client import JudgeClient
 from drill.ui.kernel_screen import HIGHLIGHTS, DraftQuestion, KernelScreen
 from drill.ui.markdown_view import MarkdownView
+from tests.conftest import settle
 
 
 def fake_judge(*flags):
@@ -49,11 +50,6 @@ def judge():
     j = fake_judge("--gpu")
     yield j
     j.close()
-
-
-async def settle(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def verdict_text(screen):

@@ -17,7 +17,7 @@ from textual.widgets import Input, OptionList, Static
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, settle
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -57,11 +57,6 @@ async def burst(pilot, keys) -> None:
         event.set_sender(pilot.app)
         driver.send_message(event)
     await wait_for_idle(0)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def settle(pilot):
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 

@@ -2,15 +2,14 @@
 
 import datetime as dt
 import json
-import sqlite3
 
 from textual.widgets import Input, OptionList
 
-from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, rows
+from tests.conftest import settle as settle_app
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -27,18 +26,8 @@ MORE = """\
 """
 
 
-def rows(data, sql):
-    conn = sqlite3.connect(data / DB_NAME)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
 async def settle(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    await settle_app(pilot, pauses=2)
 
 
 async def open_mock(pilot, app, minutes="30"):

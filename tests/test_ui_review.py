@@ -6,7 +6,7 @@ from textual.widgets import Static
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, settle
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -21,11 +21,6 @@ def db_rows(data_dir, sql):
 
 def top_text(app):
     return str(app.screen.query_one("#top", Static).render())
-
-
-async def settle(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
