@@ -181,7 +181,9 @@ def fake_harness(log, *, wrong: bool):
 
 
 def judge_time(harness, log, timing="first", fresh=False):
-    runtime = SimpleNamespace(ceilings=lambda kit: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None)
+    runtime = SimpleNamespace(
+        ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None
+    )
     events = []
     Judge(runtime)._time("reduce", harness, object(), FakeKit(log), events.append, timing, fresh)
     return events
@@ -217,7 +219,11 @@ def test_a_right_kernel_is_checked_then_scored():
 def test_every_run_draws_fresh_inputs_at_the_timed_size():
     log = []
     harness = fake_harness(log, wrong=False)
-    judge = Judge(SimpleNamespace(ceilings=lambda kit: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None))
+    judge = Judge(
+        SimpleNamespace(
+            ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None
+        )
+    )
     for _ in range(3):
         judge._time("reduce", harness, object(), FakeKit(log), lambda e: None, "first", False)
     assert len(harness.drawn) == 3 and len({id(x) for x in harness.drawn}) == 3
@@ -231,3 +237,93 @@ def test_the_l2_rule_counts_only_writes_beyond_the_cache():
     assert small["dram_bytes"] == 16 << 20  # reads only: the output fits in L2
     big = timing_event("x", harness, {}, mine, (0.011, 4.0), {"gbps": COPY, "read_gbps": READ}, 8 << 20)
     assert big["dram_bytes"] == (16 << 20) + (8 << 20)
+
+
+# -- compute-bound cards: TFLOPS against the measured matmul ceiling --------------------------------
+MATMUL = 760.0  # TFLOPS, a torch.matmul ceiling of the order an H100 measures
+GEMM_FLOPS = 2 * 4096**3
+
+
+def gemm_timing(ratio: float) -> Timing:
+    """A 4096^3 bf16 GEMM at `ratio` x the matmul ceiling (its bytes are far below the memory bound)."""
+    ms = GEMM_FLOPS / (ratio * MATMUL * 1e12) * 1e3
+    moved = 2 * 3 * 4096 * 4096
+    return Timing(
+        "4096x4096x4096 bf16", ms, moved / (ms * 1e-3) / 1e9, bytes=moved, dram_bytes=moved,
+        ceiling_gbps=COPY, read_ceiling_gbps=READ, bound="compute", flops=GEMM_FLOPS,
+        tflops=ratio * MATMUL, ceiling_tflops=MATMUL,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("ratio", [0.5, 0.92, 1.0 + BOUND_SLACK - 0.01])
+def test_gemm_figures_up_to_the_slack_over_the_matmul_ceiling_are_measurements(ratio):
+    assert impossible_reason(gemm_timing(ratio)) == ""
+
+
+def test_a_gemm_faster_than_the_matmul_ceiling_is_impossible():
+    reason = impossible_reason(gemm_timing(1.2))
+    assert reason.startswith("1.20× the matmul ceiling: the kernel cannot have done the arithmetic it claims")
+    assert "912 TFLOPS claimed" in reason and "760 TFLOPS for torch.matmul" in reason
+    # a result copied back from a cache: 32 MiB in about 10 µs is 13,700 TFLOPS of "GEMM"
+    cached = gemm_timing(18.0)
+    assert impossible_reason(cached).startswith("18.00× the matmul ceiling")
+
+
+def test_the_memory_bound_still_holds_for_a_compute_bound_card():
+    # a decode-like GEMM: 16 x 4096 x 4096 streams the 32 MiB weight; 10x the copy ceiling cannot be
+    moved = 2 * (16 * 4096 + 4096 * 4096 + 16 * 4096)
+    ms = moved / (10 * COPY * 1e9) * 1e3
+    t = Timing("16x4096x4096 bf16", ms, moved / (ms * 1e-3) / 1e9, bytes=moved, dram_bytes=moved,
+               ceiling_gbps=COPY, read_ceiling_gbps=READ, bound="compute", flops=2 * 16 * 4096 * 4096,
+               ceiling_tflops=MATMUL)  # fmt: skip
+    assert impossible_reason(t).startswith("10.00× the copy ceiling")
+
+
+def gemm_harness():
+    return SimpleNamespace(
+        BOUND="compute",
+        flops=lambda case: 2 * case["m"] * case["n"] * case["k"],
+        bytes_moved=lambda case: 2 * (case["m"] * case["k"] + case["k"] * case["n"] + case["m"] * case["n"]),
+        bytes_written=lambda case: 2 * case["m"] * case["n"],
+    )
+
+
+def test_a_compute_bound_card_is_scored_against_the_matmul_ceiling():
+    case = {"m": 4096, "n": 4096, "k": 4096}
+    mine = SimpleNamespace(ms=0.2, reps=20, host_us=6.0)
+    ceilings = {"gbps": COPY, "read_gbps": READ, "tflops": MATMUL}
+    e = timing_event("4096x4096x4096 bf16", gemm_harness(), case, mine, (0.18, 5.0), ceilings, 50 << 20)
+    assert e["bound"] == "compute" and e["flops"] == GEMM_FLOPS
+    assert e["tflops"] == pytest.approx(GEMM_FLOPS / 0.2e-3 / 1e12)  # 687 TFLOPS
+    assert e["pct_of_ceiling"] == pytest.approx(100 * e["tflops"] / MATMUL)
+    assert e["torch_tflops"] == pytest.approx(GEMM_FLOPS / 0.18e-3 / 1e12) and e["vs_torch"] == pytest.approx(0.9)
+    v = run_events(e)
+    assert v.errors == [] and v.pct_of_ceiling == pytest.approx(90.4, abs=0.1)
+    assert suggest_kernel_grade(v, 80) == 5
+    text = format_verdict(v)
+    assert "687 TFLOPS" in text and "90.4 % of the measured matmul ceiling (760 TFLOPS)" in text
+    assert v.to_json()["tflops"] == pytest.approx(687.2, abs=0.1)
+
+
+def test_a_memory_bound_card_without_flops_is_scored_as_before():
+    harness = SimpleNamespace(bytes_moved=lambda case: 2 * GIB, bytes_written=lambda case: GIB)
+    mine = SimpleNamespace(ms=2 * GIB / (0.9 * COPY * 1e9) * 1e3, reps=10, host_us=5.0)
+    e = timing_event("x", harness, {}, mine, (mine.ms, 4.0), {"gbps": COPY, "read_gbps": READ}, 50 << 20)
+    assert e["bound"] == "memory" and e["flops"] == 0 and e["tflops"] is None
+    assert e["pct_of_ceiling"] == pytest.approx(90.0)
+
+
+def test_only_a_card_that_counts_flops_asks_for_the_matmul_ceiling():
+    asked = []
+
+    def ceilings(kit, compute=False):
+        asked.append(compute)
+        return {"gbps": COPY, "read_gbps": READ, **({"tflops": MATMUL} if compute else {})}
+
+    runtime = SimpleNamespace(ceilings=ceilings, release_memory=lambda: None)
+    for harness in (
+        fake_harness([], wrong=False),
+        SimpleNamespace(**vars(fake_harness([], wrong=False)), flops=lambda c: 1),
+    ):
+        Judge(runtime)._time("card", harness, object(), FakeKit([]), lambda e: None, "first", False)
+    assert asked == [False, True]

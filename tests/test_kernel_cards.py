@@ -18,7 +18,7 @@ from drill.kernel.cards import (
     kernel_job,
 )
 
-BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm")
+BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,8 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "transpose": "smem-coalescing",
         "softmax": "triton-softmax",
         "rmsnorm": "fusion",
+        "matmul": "gemm",
+        "attention": "flashattention",
     }
 
 

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from drill.kernel import nvrtc, protocol
 from drill.kernel.judging import Fatal, Judge, describe_fault
 
+COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
 CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
 
 
@@ -178,17 +179,44 @@ class Runtime:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def ceilings(self, kit: Any) -> dict[str, float]:
-        """This GPU's copy and read ceilings in GB/s: saved, else measured now (and saved)."""
+    def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
+        """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
+        in TFLOPS): saved, else measured now (and saved)."""
         if self._ceilings is None:
             entry = self._saved().get(self.device_key())
             if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in CEILINGS)):
                 entry = self.calibrate(kit)
             self._ceilings = {k: float(entry[k]) for k in CEILINGS}
+            if isinstance(entry.get(COMPUTE), (int, float)):
+                self._ceilings[COMPUTE] = float(entry[COMPUTE])
+        if compute and COMPUTE not in self._ceilings:
+            self._ceilings[COMPUTE] = float(self.calibrate_compute(kit)[COMPUTE])
         return self._ceilings
 
-    def calibrate(self, kit: Any) -> dict[str, Any]:
-        from drill.kernel.measure import measure_copy_gbps, measure_read_gbps
+    def calibrate_compute(self, kit: Any) -> dict[str, Any]:
+        """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
+        from drill.kernel.measure import measure_matmul_tflops
+
+        result = measure_matmul_tflops(kit)
+        self.release_memory()
+        self._save_entry(result)
+        return result
+
+    def _save_entry(self, result: dict[str, Any]) -> None:
+        """Merge `result` into this GPU's saved calibration."""
+        if self.calibration is None:
+            return
+        data = self._saved()
+        entry = data.get(self.device_key())
+        data[self.device_key()] = {**(entry if isinstance(entry, dict) else {}), **result}
+        self.calibration.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.calibration.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, self.calibration)
+
+    def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
+        """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
+        from drill.kernel.measure import measure_copy_gbps, measure_matmul_tflops, measure_read_gbps
 
         result = measure_copy_gbps(kit)
         self.release_memory()
@@ -200,13 +228,11 @@ class Runtime:
             "1 GiB: device-to-device copy (bytes read + written) and the fastest pure read; median of CUDA-event"
             " timings, L2 flushed before each"
         )
-        if self.calibration is not None:
-            data = self._saved()
-            data[self.device_key()] = result
-            self.calibration.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.calibration.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            os.replace(tmp, self.calibration)
+        if compute:
+            result.update(measure_matmul_tflops(kit))
+            self.release_memory()
+            self._ceilings[COMPUTE] = float(result[COMPUTE])
+        self._save_entry(result)
         return result
 
 
@@ -263,7 +289,7 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
                 )
             else:
                 try:
-                    emit({"event": "calibrated", **runtime.calibrate(runtime.kit())})
+                    emit({"event": "calibrated", **runtime.calibrate(runtime.kit(), compute=True)})
                 except Exception as exc:
                     emit(
                         {

@@ -51,7 +51,9 @@ def add_parser(subparsers: Any) -> None:
 
     gpu = subparsers.add_parser("gpu", help="this machine's GPU as the kernel judge sees it")
     gsub = gpu.add_subparsers(dest="gpu_command", metavar="SUBCOMMAND")
-    cal = gsub.add_parser("calibrate", help="measure the GPU's copy bandwidth again (the ceiling for kernel cards)")
+    cal = gsub.add_parser(
+        "calibrate", help="measure the GPU's copy bandwidth and matmul rate again (the ceilings for kernel cards)"
+    )
     cal.add_argument("--json", action="store_true", help="print the measurement as JSON")
     _common(cal)
 
@@ -241,7 +243,8 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     else:
         print(f"judging {origin}")
         print(format_verdict(verdict, source_lines=source.splitlines()))
-        print(f"target: {target:g} % of the copy ceiling; suggested grade {grade}")
+        what = "matmul" if verdict.timing is not None and verdict.timing.bound == "compute" else "copy"
+        print(f"target: {target:g} % of the {what} ceiling; suggested grade {grade}")
     return int(verdict.exit_code())
 
 
@@ -296,7 +299,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     elif result.get("event") == "calibrated":
         print(
             f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), pure read"
-            f" {result.get('read_gbps', float('nan')):,.0f} GB/s; saved for kernel cards"
+            f" {result.get('read_gbps', float('nan')):,.0f} GB/s, matmul {result.get('tflops', float('nan')):,.0f} TFLOPS;"
+            " saved for kernel cards"
         )
     else:
         print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)

@@ -286,7 +286,7 @@ class Judge:
         cases = list(harness.timing_cases(kit))
         if timing == "first":
             cases = cases[:1]
-        ceilings = self.rt.ceilings(kit)
+        ceilings = self.rt.ceilings(kit, compute=hasattr(harness, "flops"))
         for case in cases:
             name = str(case["name"])
             emit({"event": "case_started", "name": f"timing {name}"})
@@ -348,9 +348,15 @@ def timing_event(
 ) -> dict[str, Any]:
     """The `timing` event: the figures, and the bytes that had to cross DRAM during the launch.
 
+    A compute-bound card (`BOUND = "compute"` and `flops(case)` in its harness) is scored
+    in TFLOPS against the measured matmul ceiling; any other in GB/s against the copy ceiling.
+
     Outputs that fit in L2 can stay there past the end of the launch, so only
     the part of the writes beyond the L2 size must reach DRAM within it.
     """
+    flops_fn = getattr(harness, "flops", None)
+    flops = int(flops_fn(case)) if flops_fn is not None else 0
+    compute = getattr(harness, "BOUND", "memory") == "compute"
     moved = int(harness.bytes_moved(case))
     written_fn = getattr(harness, "bytes_written", None)
     written = int(written_fn(case)) if written_fn is not None else 0
@@ -358,6 +364,12 @@ def timing_event(
     ms, torch_ms = mine.ms, base[0]
     gbps = moved / (ms * 1e-3) / 1e9
     ceiling = ceilings["gbps"]
+    tflops = flops / (ms * 1e-3) / 1e12 if flops else None
+    ceiling_tflops = ceilings.get("tflops")
+    if compute and tflops is not None:
+        pct = 100.0 * tflops / ceiling_tflops if ceiling_tflops else None
+    else:
+        pct = 100.0 * gbps / ceiling if ceiling else None
     return {
         "event": "timing",
         "name": name,
@@ -369,7 +381,12 @@ def timing_event(
         "gbps": gbps,
         "ceiling_gbps": ceiling,
         "read_ceiling_gbps": ceilings.get("read_gbps"),
-        "pct_of_ceiling": 100.0 * gbps / ceiling if ceiling else None,
+        "pct_of_ceiling": pct,
+        "bound": "compute" if compute else "memory",
+        "flops": flops,
+        "tflops": tflops,
+        "ceiling_tflops": ceiling_tflops,
+        "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
         "torch_ms": torch_ms,
         "torch_host_us": base[1],
         "torch_gbps": moved / (torch_ms * 1e-3) / 1e9,

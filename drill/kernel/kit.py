@@ -68,12 +68,18 @@ class Kit:
         self._outputs = []
 
     def randn(
-        self, *shape: int, scale: float = 1.0, shift: float = 0.0, guard: float | None = float("nan")
+        self,
+        *shape: int,
+        scale: float = 1.0,
+        shift: float = 0.0,
+        guard: float | None = float("nan"),
+        dtype: torch.dtype = torch.float32,
     ) -> torch.Tensor:
-        """Fresh normal random float32 values; the space just past the tensor holds `guard` (NaN) to expose over-reads."""
+        """Fresh normal random values (float32 unless `dtype` says otherwise); the space just past the tensor
+        holds `guard` (NaN) to expose over-reads."""
         n = math.prod(shape)
         extra = GUARD_ELEMENTS if guard is not None else 0
-        buf = torch.empty(n + extra, dtype=torch.float32, device=self.device)
+        buf = torch.empty(n + extra, dtype=dtype, device=self.device)
         buf[:n].normal_(generator=self.generator)
         if scale != 1.0:
             buf[:n].mul_(scale)
@@ -97,7 +103,7 @@ class Kit:
     @staticmethod
     def _poison(buf: torch.Tensor, n: int) -> None:
         buf[:n].fill_(POISON)
-        buf[n:].fill_(OUTPUT_GUARD)
+        buf[n:].fill_(_guard_value(buf.dtype))
 
     def poison_outputs(self) -> None:
         for buf, n in self._outputs:
@@ -107,7 +113,7 @@ class Kit:
         """Words about the first output whose guard zone was written, or None."""
         for index, (buf, n) in enumerate(self._outputs):
             tail = buf[n:]
-            changed = (tail != OUTPUT_GUARD).nonzero()
+            changed = (tail != _guard_value(buf.dtype)).nonzero()
             if changed.numel():
                 first = int(changed[0, 0])
                 return (
@@ -245,6 +251,11 @@ class Kit:
             size = max(2 * self.l2_bytes, 64 * 2**20)
             self._flush = torch.ones(size // 4, dtype=torch.float32, device=self.device)
         return self._flush
+
+
+def _guard_value(dtype: torch.dtype) -> float:
+    """OUTPUT_GUARD, or the most negative finite value of a type too narrow to hold it (float16)."""
+    return max(OUTPUT_GUARD, float(torch.finfo(dtype).min))
 
 
 def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:

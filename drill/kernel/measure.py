@@ -201,3 +201,27 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
             if gbps > best_gbps:
                 best_gbps, best_by = gbps, f"float4 stream, {per_sm} blocks of 512 per SM"
     return {"read_gbps": best_gbps, "read_by": best_by}
+
+
+def measure_matmul_tflops(kit: Any, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> dict[str, Any]:
+    """This GPU's matmul ceiling: the fastest torch.matmul seen, bfloat16 and float16, square sizes.
+
+    The figure compute-bound cards are scored against, and the bound above
+    which a FLOP count over a time is not a measurement.
+    """
+    best, best_by = 0.0, ""
+    for dtype in (torch.bfloat16, torch.float16):
+        for n in sizes:
+            a = torch.randn(n, n, device=kit.device, dtype=dtype, generator=kit.generator)
+            b = torch.randn(n, n, device=kit.device, dtype=dtype, generator=kit.generator)
+            c = torch.empty(n, n, device=kit.device, dtype=dtype)
+
+            def mm(a: torch.Tensor = a, b: torch.Tensor = b, c: torch.Tensor = c) -> None:
+                torch.mm(a, b, out=c)
+
+            m = measure(kit, mm, poison=False, min_reps=reps, max_reps=reps)
+            tflops = 2 * n**3 / (m.ms * 1e-3) / 1e12
+            if tflops > best:
+                best, best_by = tflops, f"torch.matmul {n}x{n}x{n} {str(dtype).removeprefix('torch.')}"
+            del a, b, c
+    return {"tflops": best, "tflops_by": best_by}

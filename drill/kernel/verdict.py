@@ -36,16 +36,48 @@ class Timing:
     dram_bytes: int = 0  # the bytes that had to cross DRAM during the launch (writes that fit in L2 need not)
     read_ceiling_gbps: float | None = None  # the fastest pure read measured on this GPU
     impossible: str = ""  # why the figure cannot be a real measurement; empty when it can
+    bound: str = "memory"  # "compute": the card is scored in TFLOPS against the measured matmul ceiling
+    flops: int = 0  # the floating-point operations one launch must do (0: not counted)
+    tflops: float | None = None
+    ceiling_tflops: float | None = None  # the fastest torch.matmul measured on this GPU
+    torch_tflops: float | None = None
+
+    @property
+    def ceiling_words(self) -> str:
+        """What the percentage is of, with the figure: for the verdict line."""
+        if self.bound == "compute":
+            return f"the measured matmul ceiling ({self.ceiling_tflops or 0:,.0f} TFLOPS)"
+        return f"the measured copy ceiling ({self.ceiling_gbps or 0:,.0f} GB/s)"
 
 
 def impossible_reason(t: Timing, slack: float = BOUND_SLACK) -> str:
-    """Why `t` is above what the memory can deliver, or "" when it is not.
+    """Why `t` is above what the GPU can deliver, or "" when it is not.
 
     The bytes that had to cross DRAM during the launch, over its time, may not
     exceed the faster of the measured copy and read ceilings by more than
-    `slack`. A kernel that skips work, or a launch that did not really run,
-    lands far above that.
+    `slack`; the FLOPs it had to do, over its time, may not exceed the measured
+    matmul ceiling by more than `slack`. A kernel that skips work, or a launch
+    that did not really run, lands far above one or the other.
     """
+    if t.bound == "compute":  # the figure the card is scored in speaks first
+        return _compute_reason(t, slack) or _memory_reason(t, slack)
+    return _memory_reason(t, slack) or _compute_reason(t, slack)
+
+
+def _compute_reason(t: Timing, slack: float) -> str:
+    ceiling = t.ceiling_tflops
+    if not t.flops or not ceiling or ceiling <= 0:
+        return ""
+    if t.ms > 0 and t.flops / (t.ms * 1e-3) / 1e12 <= ceiling * (1.0 + slack):
+        return ""
+    claimed = t.flops / (t.ms * 1e-3) / 1e12 if t.ms > 0 else float("inf")
+    return (
+        f"{claimed / ceiling:.2f}× the matmul ceiling: the kernel cannot have done the arithmetic it claims "
+        f"({claimed:,.0f} TFLOPS claimed in {t.ms * 1000:.1f} µs; this GPU measured {ceiling:,.0f} TFLOPS for torch.matmul)"
+    )
+
+
+def _memory_reason(t: Timing, slack: float) -> str:
     ceiling = t.ceiling_gbps
     if not ceiling or ceiling <= 0:
         return ""
@@ -133,6 +165,8 @@ class Verdict:
             "gbps": self.gbps,
             "pct_of_ceiling": self.pct_of_ceiling,
             "ceiling_gbps": t.ceiling_gbps if t else None,
+            "tflops": t.tflops if t else None,
+            "ceiling_tflops": t.ceiling_tflops if t else None,
             "torch_ms": t.torch_ms if t else None,
             "vs_torch": self.vs_torch,
             "timings": [asdict(x) for x in self.timings],
@@ -208,6 +242,11 @@ class VerdictBuilder:
                 torch_host_us=_number(event.get("torch_host_us")),
                 dram_bytes=int(event.get("dram_bytes") or 0),
                 read_ceiling_gbps=_number(event.get("read_ceiling_gbps")),
+                bound=str(event.get("bound") or "memory"),
+                flops=int(event.get("flops") or 0),
+                tflops=_number(event.get("tflops")),
+                ceiling_tflops=_number(event.get("ceiling_tflops")),
+                torch_tflops=_number(event.get("torch_tflops")),
             )
             t.impossible = impossible_reason(t)
             if t.impossible:  # never scored: no percentage, no ratio to PyTorch
@@ -316,12 +355,13 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
     verdict_word = {True: "correct", False: "WRONG", None: "not checked"}[v.correct]
     out.append(f"correctness: {verdict_word}")
     for t in v.timings:
-        line = f"time {t.name}: {t.ms:.3f} ms, {t.gbps:,.0f} GB/s"
+        line = f"time {t.name}: {t.ms:.3f} ms, " + (f"{t.tflops:,.0f} TFLOPS, " if t.tflops is not None else "")
+        line += f"{t.gbps:,.0f} GB/s"
         if t.impossible:
             out.append(f"{line}: IMPOSSIBLE, not scored: {t.impossible}")
             continue
         if t.pct_of_ceiling is not None:
-            line += f", {t.pct_of_ceiling:.1f} % of the measured copy ceiling ({t.ceiling_gbps:,.0f} GB/s)"
+            line += f", {t.pct_of_ceiling:.1f} % of {t.ceiling_words}"
         if t.vs_torch is not None:
             line += f", {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms)"
         if t.host_us is not None:

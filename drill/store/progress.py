@@ -53,7 +53,7 @@ class ProgressRows:
     mocks: list[tuple[int, str, str, float | None, int]] = field(default_factory=list)
     # topic -> (mock id, mean score of its questions, questions) in the newest mock that asked it
     last_mock_by_topic: dict[str, tuple[int, float, int]] = field(default_factory=dict)
-    # kernel card id -> percentages of the copy ceiling over its attempts, oldest first
+    # kernel card id -> percentages of the card's ceiling (copy or matmul) over its attempts, oldest first
     kernel_pcts: dict[str, list[float]] = field(default_factory=dict)
     total_reviews: int = 0
 

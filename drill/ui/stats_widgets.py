@@ -260,7 +260,7 @@ class MockHistory(Static):
 
 
 class KernelProgress(Static):
-    """Each kernel card's attempts as a percentage of the copy ceiling: count, best, last and a sparkline."""
+    """Each kernel card's attempts as a percentage of its ceiling (copy bandwidth, or the matmul rate for compute-bound cards): count, best, last and a sparkline."""
 
     SHOWN_ATTEMPTS = 12
 
@@ -270,7 +270,7 @@ class KernelProgress(Static):
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="crop")
-        text.append("Kernels, % of the copy ceiling", style="bold")
+        text.append("Kernels, % of the ceiling (copy or matmul)", style="bold")
         if not self.kernels:
             text.append("\nNo kernel run yet.", style="dim")
             return text

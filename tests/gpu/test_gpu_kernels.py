@@ -14,7 +14,7 @@ from drill.kernel.client import JudgeClient
 
 pytestmark = pytest.mark.gpu
 
-CARDS = ("reduce", "transpose", "softmax", "rmsnorm")
+CARDS = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
 RESULTS: dict[str, dict] = {}
 
 
@@ -62,7 +62,7 @@ def test_bundled_kernels_are_correct_and_timed(judge, cards, card_id, which):
     assert verdict.pct_of_ceiling is not None and verdict.vs_torch is not None
 
 
-@pytest.mark.parametrize("card_id", ["reduce", "transpose"])
+@pytest.mark.parametrize("card_id", ["reduce", "transpose", "matmul", "attention"])
 def test_answers_beat_their_starters(judge, cards, card_id):
     starter = (
         RESULTS.get(f"{card_id}:starter") or judged(judge, cards, card_id, text(cards, card_id, "starter")).to_json()
@@ -201,8 +201,10 @@ def test_skipping_half_the_rows_at_the_timed_shape_is_wrong_not_a_record(judge, 
     source = edited(
         cards,
         "softmax",
-        "        softmax_whole_row[(rows,)](",
-        "        softmax_whole_row[(rows // 2 if rows == 32768 else rows,)](",
+        "    rows, cols = x.shape\n",
+        "    rows, cols = x.shape\n"
+        "    if rows == 32768:\n"
+        "        x, out, rows = x[: rows // 2], out[: rows // 2], rows // 2\n",
     )
     verdict = judged(judge, cards, "softmax", source, key="cheat:half-the-rows")
     assert verdict.correct is False
@@ -305,3 +307,76 @@ def test_the_timed_output_of_a_right_kernel_is_checked_and_passes(judge, cards):
     timed = [c for c in verdict["cases"] if c["name"] == "timing n=2^28"]
     assert timed and timed[0]["ok"] is True
     assert verdict["impossible"] == [] and verdict["host_launch_us"] is not None
+
+
+# -- the compute-bound cards: GEMM and attention ------------------------------------------------------
+def test_a_matmul_that_ignores_the_tail_of_k_is_wrong(judge, cards):
+    source = edited(cards, "matmul", "for k in range(0, tl.cdiv(K, BLOCK_K)):", "for k in range(0, K // BLOCK_K):")
+    verdict = judged(judge, cards, "matmul", source, key="fault:matmul-no-k-tail")
+    assert verdict.correct is False
+    failed = failed_cases(verdict)
+    assert "128x128x1000 bfloat16" in failed and "1x1x1 float16" in failed, failed
+    assert "4096x4096x4096 bf16" not in str(failed)  # K = 4096 has no tail: the small shapes catch it
+
+
+def test_a_matmul_that_accumulates_in_16_bits_is_wrong(judge, cards):
+    source = edited(
+        cards, "matmul", "acc = tl.dot(a, b, acc)", "acc = (acc + tl.dot(a, b)).to(tl.bfloat16).to(tl.float32)"
+    )
+    verdict = judged(judge, cards, "matmul", source, key="fault:matmul-16-bit-sum")
+    assert verdict.correct is False
+    assert "16x1000x4097 bfloat16" in failed_cases(verdict)
+
+
+def test_a_matmul_that_copies_back_a_cached_product_is_an_impossible_measurement(judge, cards):
+    source = edited(
+        cards,
+        "matmul",
+        "def matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:\n",
+        "_seen = {}\n\n\ndef matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:\n"
+        "    key = (a.data_ptr(), b.data_ptr(), tuple(a.shape), tuple(b.shape))\n"
+        "    if key in _seen:\n"
+        "        c.copy_(_seen[key])\n"
+        "        return\n"
+        "    _matmul(a, b, c)\n"
+        "    _seen[key] = c.clone()\n\n\n"
+        "def _matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:\n",
+    )
+    verdict = judged(judge, cards, "matmul", source, key="cheat:matmul-cached")
+    assert verdict.correct is True  # every output was the right product
+    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None and verdict.vs_torch is None
+    [reason] = verdict.impossible
+    assert "× the matmul ceiling: the kernel cannot have done the arithmetic it claims" in reason, reason
+
+
+def test_attention_without_the_causal_mask_on_the_diagonal_is_wrong(judge, cards):
+    source = edited(
+        cards,
+        "attention",
+        "keep = (offs_m[:, None] >= keys[None, :]) & (keys[None, :] < S)",
+        "keep = keys[None, :] < S",
+    )
+    verdict = judged(judge, cards, "attention", source, key="fault:attention-not-causal")
+    assert verdict.correct is False
+    assert "b1 h2 s17 d64" in failed_cases(verdict)
+
+
+def test_attention_without_the_running_maximum_overflows(judge, cards):
+    source = edited(cards, "attention", "m_new = tl.maximum(m_i, tl.max(scores, 1))", "m_new = tl.zeros_like(m_i)")
+    verdict = judged(judge, cards, "attention", source, key="fault:attention-unstable")
+    assert verdict.correct is False
+    assert list(failed_cases(verdict)) == ["b1 h2 s300 d64 large logits"]
+
+
+def test_attention_that_skips_half_the_heads_at_the_timed_shape_is_wrong(judge, cards):
+    source = edited(
+        cards,
+        "attention",
+        '        return (triton.cdiv(S, meta["BLOCK_M"]), batch * heads)',
+        '        return (triton.cdiv(S, meta["BLOCK_M"]), batch * heads // (2 if S == 4096 else 1))',
+    )
+    verdict = judged(judge, cards, "attention", source, key="cheat:attention-half-the-heads")
+    assert verdict.correct is False
+    failed = failed_cases(verdict)
+    assert list(failed) == ["timing b2 h16 s4096 d128"], failed
+    assert "NaN" in failed["timing b2 h16 s4096 d128"] and verdict.timings == []
