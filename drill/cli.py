@@ -186,7 +186,17 @@ def build_parser(
     return parser, handlers
 
 
+def no_arguments() -> argparse.Namespace:
+    """What build_parser's parser makes of a bare `drill`, without building it (a test holds the two equal)."""
+    defaults: dict[str, Any] = dict.fromkeys(
+        ("data_dir", "decks", "new_per_day", "day_starts_at", "new_order", "card", "gpu_host", "topic", "weak")
+    )
+    return argparse.Namespace(**defaults, cram=False, command=None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # the daily start: the review app, every option at its default
+        return _run(no_arguments(), {})
     parser, handlers = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is not None and args.command != "mock":
@@ -199,12 +209,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{given[0]} opens the review app; leave out the command {args.command!r}")
     if args.card is not None and (args.topic or args.weak):
         parser.error("--card opens one card; leave out --topic and --weak")
+    return _run(args, handlers)
+
+
+def _run(args: argparse.Namespace, handlers: dict[str, Callable[[argparse.Namespace], int]]) -> int:
     from drill.config.settings import ConfigError, load_settings
 
     try:
         if args.command != "config":  # `drill config` stays open to show and mend a bad file
             args.settings = load_settings()
         if args.command is None:
+            import gc
+
+            # A start makes many objects that live as long as the app, and little garbage: the collector
+            # waits until the first card is painted (DrillApp turns it back on), then skips those objects.
+            gc.disable()
             from drill.ui.app import run_app
 
             return run_app(args)

@@ -133,3 +133,8 @@ def test_other_errors_are_not_swallowed(monkeypatch):
     monkeypatch.setattr(cli, "cmd_stats", buggy)
     with pytest.raises(RuntimeError, match="a bug"):
         cli.main(["stats"])
+
+
+def test_a_bare_drill_gets_the_parsers_defaults_without_building_it():
+    parser, _ = cli.build_parser([])
+    assert vars(cli.no_arguments()) == vars(parser.parse_args([]))

@@ -220,3 +220,22 @@ def test_follow_ups_name_other_cards(write_deck):
         f"{path}:2: a: `follow_ups` names the card itself",
         f"{path}:2: a: `follow_ups` names unknown card 'bb' (did you mean 'b'?)",
     ]
+
+
+def test_a_start_from_the_cache_reads_no_yaml(tmp_path, write_deck):
+    import subprocess
+    import sys
+
+    from drill.cards.loader import known_topics, load_decks_cached
+
+    deck = write_deck(CACHED.format(prompt="one"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    load_decks_cached([deck], cache)  # parses the deck (and the topic list) and writes the cache
+    code = (
+        "import sys; from pathlib import Path; from drill.cards.loader import known_topics, load_decks_cached\n"
+        f"cards = load_decks_cached([Path({str(deck)!r})], Path({str(cache)!r})).cards\n"
+        "print(cards['x'].prompt, len(known_topics()), 'yaml' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["one", str(len(known_topics())), "False"]

@@ -8,17 +8,24 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
-
-import yaml
+from typing import TYPE_CHECKING, Any, Iterable
 
 from drill import paths
 from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
 from drill.cards.model import Card, Problem
-from drill.cards.yaml_guards import FILE_MAX_DEPTH, MAX_DEPTH, MAX_VALUES, _expanded_size, _file_shape
+
+# YAML is imported only where a deck or the topic list is parsed: a start from the deck cache
+# (load_decks_cached) never imports it.
+if TYPE_CHECKING:
+    import yaml
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml_loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -31,9 +38,17 @@ class DeckSet:
 
 @lru_cache(maxsize=1)
 def known_topics() -> dict[str, dict[str, Any]]:
+    """The topic list (cards/data/topics.yaml) by id; read once, or taken from the deck cache."""
+    if _cached_topics is not None:
+        return _cached_topics
+    import yaml
+
     path = paths.data_files_dir() / "topics.yaml"
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_yaml_loader()) or {}
     return {t["id"]: t for t in data.get("topics", [])}
+
+
+_cached_topics: dict[str, dict[str, Any]] | None = None  # the topic list as the deck cache saved it
 
 
 def deck_files(roots: Iterable[Path]) -> list[Path]:
@@ -105,6 +120,10 @@ def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
 
 
 def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
+    import yaml
+
+    from drill.cards.yaml_guards import FILE_MAX_DEPTH, _file_shape
+
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -114,7 +133,7 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
     if shape.too_deep_at is not None:
         message = f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
         return [Problem(where, shape.too_deep_at, "-", message)]
-    loader = _Loader(text)
+    loader = _yaml_loader()(text)
     try:
         try:
             root = loader.get_single_node()
@@ -157,6 +176,10 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
 
 
 def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list[Any], measure: bool = True) -> Any:
+    import yaml
+
+    from drill.cards.yaml_guards import MAX_DEPTH, MAX_VALUES, _expanded_size
+
     values, depth = _expanded_size(node) if measure else (0, 0)
     if values > MAX_VALUES:
         out.append(
@@ -183,6 +206,8 @@ def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list
 
 
 def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure: bool) -> list[Card | Problem]:
+    import yaml
+
     where, line = str(path), node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         return [Problem(where, line, "-", "a card must be a mapping of keys to values")]
@@ -289,7 +314,7 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return message
 
 
-CACHE_VERSION = 2  # the layout of the cache key; bump it when that changes
+CACHE_VERSION = 3  # the layout of the cache (its key, and what it holds); bump it when that changes
 UNKNOWN_VERSION = "unknown"  # drill's version when it runs from a checkout that is not installed
 # The modules whose classes and checks shape what the cache holds: an edit to one of
 # them (a new Card field, a new check) must not be answered from an older pickle, even
@@ -315,8 +340,11 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     the first paint, and they rarely change between two days of practice. The
     cache is keyed on drill's version and on the content of every file read, so
     an edit is seen even when it keeps the file's size and modification time.
+    It holds the topic list too (known_topics), so a start from it reads no YAML.
     """
     import pickle
+
+    global _cached_topics
 
     roots = [paths.cards_dir()] if roots is None else list(roots)
     files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
@@ -330,16 +358,18 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     cache = Path(cache_dir) / "decks.pickle"
     try:
         with cache.open("rb") as fh:
-            cached_key, decks = pickle.load(fh)
+            cached_key, decks, topics = pickle.load(fh)
         if cached_key == key and isinstance(decks, DeckSet):
+            _cached_topics = topics if isinstance(topics, dict) else _cached_topics
             return decks
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
         pass
     decks = load_decks(roots)
+    topics = known_topics() if known_topics.cache_info().currsize else None  # read while loading the cards
     try:
         tmp = cache.with_suffix(".tmp")
         with tmp.open("wb") as fh:
-            pickle.dump((key, decks), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((key, decks, topics), fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(cache)
     except OSError:
         pass

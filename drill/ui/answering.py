@@ -211,13 +211,38 @@ class AnswerForm(Vertical):
     def check(self, seconds: float) -> FormVerdict:
         raise NotImplementedError
 
+    def field_specs(self) -> list[tuple[str, str, str]]:
+        """Typed fields (label markup, placeholder, id), top to bottom; none where a form composes other widgets."""
+        return []
+
+    def compose(self) -> ComposeResult:
+        for label, placeholder, field_id in self.field_specs():
+            yield Label(label, classes="step-label")
+            yield AnswerInput(placeholder=placeholder, id=field_id, compact=True)
+
+    def same_fields(self, other: "AnswerForm") -> bool:
+        """Whether `other` composes the same fields, so that this form can show its card instead (`take_card`)."""
+        ids = [spec[2] for spec in self.field_specs()]
+        return type(other) is type(self) and bool(ids) and [spec[2] for spec in other.field_specs()] == ids
+
+    def take_card(self, other: "AnswerForm") -> None:
+        """Show `other`'s card (and what it drew) in these widgets, as `other` would show it: every field empty."""
+        self.card, self.submitted = other.card, False
+        labels = self.query(".step-label").results(Label)
+        for (label, placeholder, field_id), shown in zip(self.field_specs(), labels):
+            shown.update(label)
+            box = self.query_one(f"#{field_id}", Input)
+            box.value = ""
+            box.placeholder = placeholder
+            box.disabled = False
+            box.remove_class("wrong")
+
 
 class ConceptForm(AnswerForm):
     """An explanation: typed (kept in the log beside the grade) or said out loud; enter shows the answer."""
 
-    def compose(self) -> ComposeResult:
-        yield Label("Your answer (type it, or say it out loud and press enter):", classes="step-label")
-        yield AnswerInput(placeholder="optional: a sentence or two", id="typed", compact=True)
+    def field_specs(self) -> list[tuple[str, str, str]]:
+        return [("Your answer (type it, or say it out loud and press enter):", "optional: a sentence or two", "typed")]
 
     def check(self, seconds: float) -> FormVerdict:
         typed = self.query_one("#typed", Input).value.strip()
@@ -229,10 +254,11 @@ class ShapeTraceForm(AnswerForm):
     def prompt_markdown(self) -> str:
         return f"{self.card.prompt}\n\n**Given:** `{self.card.fields['given']}`"
 
-    def compose(self) -> ComposeResult:
-        for i, step in enumerate(self.card.fields["steps"], 1):
-            yield Label(f"{i}. {escape(str(step['label']))}", classes="step-label")
-            yield AnswerInput(placeholder="shape, e.g. (B, S, D)", id=f"step{i}", compact=True)
+    def field_specs(self) -> list[tuple[str, str, str]]:
+        return [
+            (f"{i}. {escape(str(step['label']))}", "shape, e.g. (B, S, D)", f"step{i}")
+            for i, step in enumerate(self.card.fields["steps"], 1)
+        ]
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_shape_steps, suggest_grade
@@ -274,10 +300,16 @@ class LedgerForm(AnswerForm):
     def prompt_markdown(self) -> str:
         return self.rendered.prompt
 
-    def compose(self) -> ComposeResult:
-        for i, expected in enumerate(self.rendered.answers, 1):
-            yield Label(f"{escape(expected.label)} ({expected.unit})", classes="step-label")
-            yield AnswerInput(placeholder=PLACEHOLDERS.get(expected.unit, "a number"), id=f"ans{i}", compact=True)
+    def field_specs(self) -> list[tuple[str, str, str]]:
+        return [
+            (f"{escape(expected.label)} ({expected.unit})", PLACEHOLDERS.get(expected.unit, "a number"), f"ans{i}")
+            for i, expected in enumerate(self.rendered.answers, 1)
+        ]
+
+    def take_card(self, other: AnswerForm) -> None:
+        assert isinstance(other, LedgerForm)
+        self.draw, self.rendered = other.draw, other.rendered  # before the labels are made from them
+        super().take_card(other)
 
     def answer_markdown(self) -> str:
         from drill.cards.units import format_quantity

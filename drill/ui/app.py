@@ -192,9 +192,19 @@ class DrillApp(Routes, App[int]):
         return ReviewScreen(practice)
 
     def on_mount(self) -> None:
-        self.push_screen(self.review_screen())
+        # Once the app's start-up batch has ended: a screen pushed inside it is laid out and drawn
+        # in the batch, where the drawing is thrown away, and then laid out and drawn again.
+        self.call_later(self.push_screen, self.review_screen())
+        self.call_after_refresh(self.after_first_paint)
         if self.mock_only:
             self.call_after_refresh(self.open_mock_setup_and_exit)
+
+    def after_first_paint(self) -> None:
+        """Keep the collector off what the start made (the decks, the screen), and turn it on if `drill` turned it off."""
+        import gc
+
+        gc.freeze()
+        gc.enable()
 
     async def open_mock_setup_and_exit(self) -> None:
         await self.open_mock_setup(then_exit=True)

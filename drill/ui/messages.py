@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from drill.kernel.verdict import Verdict
+if TYPE_CHECKING:  # only an annotation here: these messages load without the kernel judge's modules
+    from drill.kernel.verdict import Verdict
 
 
 @dataclass

@@ -15,20 +15,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.answering import AnswerForm
-from drill.ui.markdown_view import MarkdownView
-from drill.ui.messages import StoreOpened
+from drill.ui.markdown_view import MarkdownView, load_markdown
 from drill.ui.review_commands import ReviewCommands
-from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
+from drill.ui.screen_keys import KeysFooter, PageKeys, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
     from drill.kernel.client import JudgeClient
     from drill.session import ReviewSession
     from drill.store.store import Store
+    from drill.ui.messages import StoreOpened
 
 
 @dataclass
@@ -84,16 +84,25 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         self.form: Any = None
 
     def compose(self) -> ComposeResult:
+        card = self.card
+        self.form = self.form_for(card) if card is not None else None  # styled with the screen, in one pass
+        if self.form is not None and self.form.FOCUS_AT_START:
+            # Focus the form's first field as the screen opens, rather than the page (Textual's choice) and then
+            # the field: each move of the focus restyles the page.
+            self.AUTO_FOCUS = "AnswerInput"  # type: ignore[misc]
         yield Static(id="top")
         with VerticalScroll(id="body"):
             yield MarkdownView(id="prompt")
-            yield Vertical(id="work")
+            with Vertical(id="work"):
+                if self.form is not None:
+                    yield self.form
             yield Static(id="verdict")
             yield MarkdownView(id="answer")
         yield Static(id="gradebar")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     async def on_mount(self) -> None:
+        self.AUTO_FOCUS = ReviewScreen.AUTO_FOCUS  # type: ignore[misc]  # a return to this screen focuses as usual
         self.call_after_refresh(self.open_store)  # after the first paint: importing the store takes a while
         problems = self.practice.deck_problems
         if problems:
@@ -107,7 +116,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
                 severity="warning",
                 timeout=12,
             )
-        await self.show_current()
+        await self.show_current(composed=True)
 
     # -- store -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="store")
@@ -127,7 +136,10 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             self.app.call_from_thread(self._store_ready.set)
             return
         self.store = store
+        from drill.ui.messages import StoreOpened
+
         self.post_message(StoreOpened(len(changed)))
+        load_markdown()  # the answers are Markdown: load its parser before the first one is shown
 
     def on_store_opened(self, message: StoreOpened) -> None:
         self._store_ready.set()
@@ -164,58 +176,77 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         saved = f" · {session.saved} saved" if session.saved else ""
         self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}")
 
-    async def show_current(self) -> None:
+    async def show_current(self, *, composed: bool = False) -> None:
+        """Show the session's current card; `composed`: its form was composed with the screen."""
+        with self.app.batch_update():
+            await self._show_current(composed)
+
+    async def _show_current(self, composed: bool) -> None:
         self.revealed = False
         self.locked = None
         self.suggested = None
         self.answer_record = None
         self.shown_at = time.monotonic()
         self.update_top()
-        work_area = self.query_one("#work", Vertical)
-        if work_area.children:
-            await work_area.remove_children()
-        self.form = None
+        card = self.card
+        form = self.form if composed else await self.place_form(card)
         self.query_one("#verdict", Static).update("")
         answer = self.query_one("#answer", MarkdownView)
-        answer.remove_class("shown")
+        answer.display = False  # an inline style: no stylesheet pass, as a class would need
         answer.show("")
-        card = self.card
         prompt = self.query_one("#prompt", MarkdownView)
+        gradebar = self.query_one("#gradebar", Static)
         if card is None:
             prompt.show(self.empty_text())
-            self.query_one("#gradebar", Static).update("[b]q[/b] quit")
+            gradebar.update("[b]q[/b] quit", layout=False)
             return
-        from drill.ui.answering import form_for
-
-        try:
-            self.form = form_for(card, self.practice.session.seed_for(card.id, self.practice.seed))
-        except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
-            self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
-            self.form = None
-        prompt.show(self.form.prompt_markdown() if self.form else card.prompt)
-        if self.form is not None:
-            await work_area.mount(self.form)
+        prompt.show(form.prompt_markdown() if form else card.prompt)
+        if form is not None:
             if card.kind == "concept":
-                self.form.focus_first()
+                form.focus_first()
                 hint = "answer in the field or out loud · [b]enter[/b] show the answer · [b]esc[/b] scroll"
-            elif self.form.FOCUS_AT_START:
-                self.form.focus_first()
+            elif form.FOCUS_AT_START:
+                form.focus_first()
                 hint = "type your answers · [b]enter[/b] next field, checks on the last · [b]esc[/b] scroll"
             else:
                 hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
-            self.query_one("#gradebar", Static).update(hint)
+            gradebar.update(hint, layout=False)
         elif card.kind == "kernel":
             reason = self.locked = self.kernel_lock(card)
             if reason:
                 self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(reason)}")
-                self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer (the editor is locked)")
+                gradebar.update("[b]space[/b] reveal the answer (the editor is locked)", layout=False)
             else:
-                self.query_one("#gradebar", Static).update("[b]space[/b] open the editor / reveal")
+                gradebar.update("[b]space[/b] open the editor / reveal", layout=False)
         else:
-            self.query_one("#gradebar", Static).update("[b]space[/b] reveal the answer")
+            gradebar.update("[b]space[/b] reveal the answer", layout=False)
         body = self.query_one("#body", VerticalScroll)
         body.scroll_home(animate=False)
         self.call_after_refresh(body.scroll_home, animate=False)
+
+    async def place_form(self, card: "Card | None") -> "AnswerForm | None":
+        """The card's form in #work: the form there, showing this card, when it has the same fields; else a new one."""
+        form = self.form_for(card) if card is not None else None
+        if form is not None and self.form is not None and self.form.same_fields(form):
+            self.form.take_card(form)  # no widgets removed and mounted: the next card shows sooner
+            return self.form
+        work_area = self.query_one("#work", Vertical)
+        if work_area.children:
+            await work_area.remove_children()
+        self.form = form
+        if form is not None:
+            await work_area.mount(form)
+        return form
+
+    def form_for(self, card: "Card") -> "AnswerForm | None":
+        """The card's answer form (unmounted), or None for a kind without one or a card whose form cannot be made."""
+        from drill.ui.answering import form_for
+
+        try:
+            return form_for(card, self.practice.session.seed_for(card.id, self.practice.seed))
+        except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
+            self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
+            return None
 
     def empty_text(self) -> str:
         session = self.practice.session
@@ -244,7 +275,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             body += "\n\n*Sources: " + "; ".join(card.sources) + "*"
         answer = self.query_one("#answer", MarkdownView)
         answer.show(body)
-        answer.add_class("shown")
+        answer.display = True
         hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
         self.query_one("#gradebar", Static).update(hint + GRADE_BAR)
 
@@ -290,7 +321,8 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
 
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
-        await self.check_form()
+        if self.form is not None and self.form.submitted:  # not a late message from the card before (same form)
+            await self.check_form()
 
     async def action_accept(self) -> None:
         """Enter outside a field: back into the form while answering; accept the suggestion once shown."""

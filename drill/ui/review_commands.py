@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 
-from drill.ui.messages import OpenBrowser, OpenMock, OpenStats, Practise
-
 if TYPE_CHECKING:
     from drill.cards.model import Card
 
@@ -68,16 +66,25 @@ class ReviewCommands:
                 f"Practise this topic ({topic})", "Today's cards of this card's topic", lambda: self.practise((topic,))
             )
 
+    # The messages load with the first of them (the review's first paint does without them).
     def practise(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None:
+        from drill.ui.messages import Practise
+
         self.post_message(Practise(topics, weak, cram))
 
     def action_open_mock(self) -> None:
+        from drill.ui.messages import OpenMock
+
         self.post_message(OpenMock())
 
     def action_open_stats(self) -> None:
+        from drill.ui.messages import OpenStats
+
         self.post_message(OpenStats())
 
     def action_open_browser(self) -> None:
+        from drill.ui.messages import OpenBrowser
+
         self.post_message(OpenBrowser())
 
     # -- kernel cards --------------------------------------------------------

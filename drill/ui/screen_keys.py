@@ -1,13 +1,18 @@
-"""Keys several screens share: scrolling a page without focus, and tab through an answer form."""
+"""Keys several screens share: scrolling a page without focus, tab through an answer form, and the footer."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from drill.ui.answering import AnswerForm
 
 
@@ -52,3 +57,49 @@ class PageKeys:
             form.step(self.focused, direction)
         else:
             form.focus_first(empty=True)
+
+
+class KeysFooter(Footer):
+    """Textual's footer, with its keys from the first paint, rebuilt only when the keys it shows change.
+
+    The stock footer starts empty, then rebuilds its keys whenever the screen's
+    bindings may have changed, which is on every move of the focus: each card
+    shown, each answer revealed. A rebuild costs more than showing the next
+    card, so here the keys are compared first, and a rebuild already on its
+    way is not asked for again.
+    """
+
+    def __init__(self, *, compact: bool = False) -> None:
+        super().__init__(compact=compact)
+        self.set_reactive(Footer._bindings_ready, True)  # the screen's keys are known when the footer is composed
+        self._shown: object = None  # the keys of the last compose
+        self._rebuilding = False
+
+    def shown_keys(self) -> object:
+        """What compose would draw now: each shown key with its label and state, and the palette key."""
+        app = self.app
+        palette = app.COMMAND_PALETTE_BINDING if self.show_command_palette and app.ENABLE_COMMAND_PALETTE else None
+        return tuple(
+            (key, b.key, app.get_key_display(b), b.description, b.action, b.group, enabled, tooltip)
+            for key, (_, b, enabled, tooltip) in self.screen.active_bindings.items()
+            if b.show or key == palette
+        )
+
+    def compose(self) -> ComposeResult:
+        self._shown = self.shown_keys()
+        for widget in super().compose():
+            if self.compact and isinstance(widget, FooterKey):
+                widget.add_class("-compact", update=False)  # as its binding to `compact` would, before it is styled
+            yield widget
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        if self._rebuilding or self.shown_keys() == self._shown:
+            return
+        self._rebuilding = True
+        self.call_after_refresh(self._rebuild)
+
+    async def _rebuild(self) -> None:
+        self._rebuilding = False
+        await self.recompose()
