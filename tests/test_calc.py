@@ -6,7 +6,8 @@ import pytest
 
 from drill.calc import activations, collectives, flops, inference, kv, ledger, pipeline, roofline, zero
 from drill.calc.data import load_gpus, load_models
-from drill.calc.params import breakdown, count_params
+from drill.calc.params import breakdown
+from drill.calc.totals import count_params
 from drill.calc.units import GB, GiB, KiB, dtype_bytes, parse_quantity
 
 MODELS = load_models()

@@ -16,6 +16,7 @@ from drill.calc import (
     gemm,
     kv,
     moe,
+    moe_commands,
     pipeline,
     reliability,
     roofline,
@@ -183,7 +184,7 @@ def _print(rows: Rows, title: str, as_json: bool) -> None:
 # --- wiring
 
 # Calculator modules that add their own sub-commands (see drill.calc.arguments).
-MODULES_WITH_COMMANDS = (moe, context, gemm, capacity, reliability)
+MODULES_WITH_COMMANDS = (moe_commands, context, gemm, capacity, reliability)
 
 
 def _command(

@@ -28,7 +28,7 @@ from drill.calc import (
     zero,
 )
 from drill.calc.data import as_gpu, as_model
-from drill.calc.params import count_params
+from drill.calc.totals import count_params
 from drill.calc.units import GB, KB, MB, TB, GiB, KiB, MiB, TiB, dtype_bytes
 
 Model = Mapping[str, Any] | str

@@ -8,7 +8,7 @@ from typing import Any
 
 from drill.calc import checks
 from drill.calc.kv import kv_bytes, kv_bytes_per_token
-from drill.calc.params import count_params
+from drill.calc.totals import count_params
 from drill.calc.units import dtype_bytes
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from drill.calc import checks
 from drill.calc.activations import activation_bytes_per_layer
-from drill.calc.params import count_params
+from drill.calc.totals import count_params
 from drill.calc.zero import zero_terms
 
 # Optimizer-state bytes per parameter in mixed precision (the ZeRO paper's K),

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.calc import checks, data
-from drill.calc.arguments import Command
 from drill.calc.params import breakdown
 from drill.calc.units import dtype_bytes
 
@@ -330,13 +329,3 @@ CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "mla_kv_bytes_per_token": mla_kv_bytes_per_token,
     "mla_mha_kv_bytes_per_token": mla_mha_kv_bytes_per_token,
 }
-
-
-# --- `drill calc` sub-commands
-
-
-def commands(command: Command) -> None:
-    """Add `drill calc moe-params`, `moe-a2a` and `moe-capacity` (defined in drill.calc.moe_commands)."""
-    from drill.calc.moe_commands import add_commands
-
-    add_commands(command)

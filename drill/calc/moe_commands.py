@@ -87,7 +87,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Rows, str]:
     return rows, title
 
 
-def add_commands(command: Command) -> None:
+def commands(command: Command) -> None:
     """Add this module's `drill calc` sub-commands."""
     p = command("moe-params", _params, "total and active parameters of an MoE model in cards/data/models.yaml")
     p.add_argument("--model", required=True, metavar="NAME")

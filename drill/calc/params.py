@@ -79,12 +79,3 @@ def breakdown(model: Mapping[str, Any]) -> ParamBreakdown:
         final_norm=norm_size,
         head=head,
     )
-
-
-def count_params(model: Mapping[str, Any]) -> int:
-    """Total parameters, embeddings and an untied output head included (every expert of an MoE model)."""
-    if model.get("experts") or model.get("kv_lora_rank"):
-        from drill.calc.moe import moe_total_params
-
-        return moe_total_params(model)
-    return breakdown(model).total

@@ -54,15 +54,9 @@ def add_parser(subparsers: Any) -> None:
 
 def chosen_topics(args: argparse.Namespace, known: set[str] | None = None) -> list[str]:
     """--topics and a --track's topics (those with cards, when `known` is given)."""
-    from drill.mock.plan import PlanError, load_tracks
+    from drill.mock.plan import chosen_topics as topics_of
 
-    topics = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
-    if args.track:
-        tracks = load_tracks()
-        if args.track not in tracks:
-            raise PlanError(f"unknown track {args.track!r} (choose from {', '.join(tracks)})")
-        topics += [t for t in tracks[args.track]["topics"] if (known is None or t in known) and t not in topics]
-    return topics
+    return topics_of(args.topics, args.track, known)
 
 
 def run(args: argparse.Namespace) -> int:

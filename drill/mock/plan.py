@@ -151,3 +151,14 @@ def make_plan(
         raise PlanError(f"no question fits in {minutes} minute(s)")
     rng.shuffle(chosen)
     return MockPlan(minutes, tuple(PlannedQuestion(c.id, c.topic, c.kind, minutes_for(c)) for c in chosen))
+
+
+def chosen_topics(topics: str | None, track: str | None, known: set[str] | None = None) -> list[str]:
+    """The topics of `--topics a,b` and of `--track T` (only those with cards, when `known` is given)."""
+    chosen = [t.strip() for t in (topics or "").split(",") if t.strip()]
+    if track:
+        tracks = load_tracks()
+        if track not in tracks:
+            raise PlanError(f"unknown track {track!r} (choose from {', '.join(tracks)})")
+        chosen += [t for t in tracks[track]["topics"] if (known is None or t in known) and t not in chosen]
+    return chosen

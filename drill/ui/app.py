@@ -241,9 +241,9 @@ def make_app(args: argparse.Namespace) -> DrillApp:
 
 
 def _mock_topics(args: argparse.Namespace) -> tuple[str, ...]:
-    from drill.mock.cli import chosen_topics
+    from drill.mock.plan import chosen_topics
 
-    return tuple(chosen_topics(args))
+    return tuple(chosen_topics(args.topics, args.track))
 
 
 def run_app(args: argparse.Namespace) -> int:
