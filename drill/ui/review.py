@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rich.markup import escape
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -82,6 +82,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         self.answer_record: dict[str, Any] | None = None
         self.shown_at = time.monotonic()
         self.form: Any = None
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         card = self.card
@@ -100,6 +101,11 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             yield MarkdownView(id="answer")
         yield Static(id="gradebar")
         yield KeysFooter(compact=True)
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        if not self._resumed:  # opened: its widgets were styled as they were mounted, so no second pass over them
+            self._resumed = True
+            event.refresh_styles = False
 
     async def on_mount(self) -> None:
         self.AUTO_FOCUS = ReviewScreen.AUTO_FOCUS  # type: ignore[misc]  # a return to this screen focuses as usual

@@ -60,9 +60,11 @@ class PageKeys:
 
 
 class KeysFooter(Footer):
-    """Textual's footer, with its keys from the first paint, rebuilt only when the keys it shows change.
+    """Textual's footer, with its keys right after the first paint, rebuilt only when the keys it shows change.
 
-    The stock footer starts empty, then rebuilds its keys whenever the screen's
+    As the stock footer does, it is painted empty with the screen and gets its
+    keys just after, so that styling and drawing them does not delay the first
+    card. The stock footer then rebuilds its keys whenever the screen's
     bindings may have changed, which is on every move of the focus: each card
     shown, each answer revealed. A rebuild costs more than showing the next
     card, so here the keys are compared first, and a rebuild already on its
@@ -71,9 +73,12 @@ class KeysFooter(Footer):
 
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
-        self.set_reactive(Footer._bindings_ready, True)  # the screen's keys are known when the footer is composed
         self._shown: object = None  # the keys of the last compose
         self._rebuilding = False
+
+    def on_mount(self) -> None:
+        self._rebuilding = True
+        self.call_after_refresh(self._rebuild)  # the keys, once the screen is painted
 
     def shown_keys(self) -> object:
         """What compose would draw now: each shown key with its label and state, and the palette key."""
@@ -86,6 +91,8 @@ class KeysFooter(Footer):
         )
 
     def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
         self._shown = self.shown_keys()
         for widget in super().compose():
             if self.compact and isinstance(widget, FooterKey):
@@ -102,4 +109,5 @@ class KeysFooter(Footer):
 
     async def _rebuild(self) -> None:
         self._rebuilding = False
+        self.set_reactive(Footer._bindings_ready, True)
         await self.recompose()
