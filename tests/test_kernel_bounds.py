@@ -327,3 +327,18 @@ def test_only_a_card_that_counts_flops_asks_for_the_matmul_ceiling():
     ):
         Judge(runtime)._time("card", harness, object(), FakeKit([]), lambda e: None, "first", False)
     assert asked == [False, True]
+
+
+def test_the_kernel_screen_names_the_matmul_ceiling_for_a_compute_bound_card():
+    from drill.ui.verdict_view import one_line, render_verdict
+
+    case = {"m": 4096, "n": 4096, "k": 4096}
+    mine = SimpleNamespace(ms=0.2, reps=20, host_us=6.0)
+    ceilings = {"gbps": COPY, "read_gbps": READ, "tflops": MATMUL}
+    v = run_events(timing_event("4096x4096x4096 bf16", gemm_harness(), case, mine, (0.18, 5.0), ceilings, 50 << 20))
+    assert one_line(v) == "correct, 90 % of the matmul ceiling, 0.90× PyTorch"
+    panel = render_verdict(v, "", 80, 5).plain
+    assert "687 TFLOPS" in panel and "90.4 % of 760 TFLOPS" in panel
+    memory = run_events(timing_event_at(0.96))
+    assert one_line(memory) == "correct, 96 % of the copy ceiling, 2.00× PyTorch"
+    assert "TFLOPS" not in render_verdict(memory, "", 90, 5).plain
