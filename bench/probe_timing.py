@@ -57,6 +57,22 @@ def main() -> None:
         kit.flush_l2 = flush_and_touch  # type: ignore[method-assign]
         figures["flush, pause, pages touched, CUPTI"] = kit.measure(fn, poison=False).ms * 1e3
         kit.flush_l2 = flush  # type: ignore[method-assign]
+
+        from torch.autograd import DeviceType  # type: ignore[attr-defined]
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(30):  # each launch alone: nothing queued ahead of it or behind it
+                kit.flush_l2()
+                torch.cuda.synchronize()
+                fn()
+                torch.cuda.synchronize()
+        alone = [
+            e.time_range.elapsed_us()
+            for e in prof.events()
+            if e.device_type == DeviceType.CUDA and e.name.startswith("softmax")
+        ]
+        figures["flush, pause, synchronised, CUPTI"] = statistics.median(alone) if alone else float("nan")
         old = m.EXACT_BELOW_MS
         m.EXACT_BELOW_MS = 0.0
         figures["flush, pause, CUDA events"] = kit.measure(fn, poison=False).ms * 1e3
