@@ -49,7 +49,11 @@ def attention_fwd(Q, K, V, Out, scale, S, HEAD_DIM: tl.constexpr, BLOCK_M: tl.co
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
     out = acc / l_i[:, None]
-    tl.store(Out + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(Out.dtype.element_ty), mask=offs_m[:, None] < S)
+    tl.store(
+        Out + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        out.to(Out.dtype.element_ty),
+        mask=offs_m[:, None] < S,
+    )
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, scale: float) -> None:

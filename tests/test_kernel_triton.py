@@ -46,21 +46,29 @@ def solution(cards, card_id):
     return kernel_files(cards[card_id]).solution.read_text()
 
 
+def run_edited(judge, cards, card_id, old, new):
+    """Judge the card's answer with `old` replaced by `new` (which must be there)."""
+    good = solution(cards, card_id)
+    assert old in good, old
+    return run(judge, cards, card_id, good.replace(old, new, 1))
+
+
+def failed_cases(verdict):
+    return {c.name: c.message for c in verdict.cases if not c.ok}
+
+
 def test_softmax_without_the_max_subtraction_overflows(judge, cards):
-    source = solution(cards, "softmax").replace("x = x - tl.max(x, axis=0)", "x = x")
-    assert source != solution(cards, "softmax")
-    verdict = run(judge, cards, "softmax", source)
+    verdict = run_edited(judge, cards, "softmax", "x = x - tl.max(x, axis=0)", "x = x")
     assert verdict.correct is False and verdict.exit_code() == 1
-    failed = {c.name: c.message for c in verdict.cases if not c.ok}
+    failed = failed_cases(verdict)
     assert list(failed) == ["7x777 large logits"]
     assert "NaN" in failed["7x777 large logits"]
 
 
 def test_softmax_with_an_off_by_one_mask_is_caught(judge, cards):
-    good = solution(cards, "softmax")
-    source = good.replace("mask = cols < n_cols\n    x = tl.load", "mask = cols <= n_cols\n    x = tl.load")
-    assert source != good
-    verdict = run(judge, cards, "softmax", source)
+    verdict = run_edited(
+        judge, cards, "softmax", "mask = cols < n_cols\n    x = tl.load", "mask = cols <= n_cols\n    x = tl.load"
+    )
     assert verdict.correct is False
     by_name = {c.name: c for c in verdict.cases}
     assert by_name["1x1"].ok  # a one-column row fills its power-of-two block exactly
@@ -69,42 +77,40 @@ def test_softmax_with_an_off_by_one_mask_is_caught(judge, cards):
 
 
 def test_rmsnorm_dividing_by_the_block_instead_of_the_row_length(judge, cards):
-    good = solution(cards, "rmsnorm")
-    source = good.replace("tl.sum(x * x, axis=0) / n_cols", "tl.sum(x * x, axis=0) / BLOCK")
-    assert source != good
-    verdict = run(judge, cards, "rmsnorm", source)
+    verdict = run_edited(judge, cards, "rmsnorm", "tl.sum(x * x, axis=0) / n_cols", "tl.sum(x * x, axis=0) / BLOCK")
     assert verdict.correct is False
     assert {c.name for c in verdict.cases if c.ok} == {"1x1"}  # only a power-of-two row length survives
 
 
 def test_a_matmul_that_ignores_the_tail_of_k_is_wrong(judge, cards):
-    good = solution(cards, "matmul")
-    source = good.replace("for k in range(0, tl.cdiv(K, BLOCK_K)):", "for k in range(0, K // BLOCK_K):")
-    assert source != good
-    verdict = run(judge, cards, "matmul", source)
+    verdict = run_edited(
+        judge, cards, "matmul", "for k in range(0, tl.cdiv(K, BLOCK_K)):", "for k in range(0, K // BLOCK_K):"
+    )
     assert verdict.correct is False
-    failed = {c.name: c.message for c in verdict.cases if not c.ok}
+    failed = failed_cases(verdict)
     # K = 1, 65, 100 and 130 all leave a tail after the 32-wide steps the interpreter runs
     assert set(failed) == {"1x1x1 float16", "17x33x65 float16", "40x24x100 float16", "16x70x130 float16"}
     assert "elements wrong" in failed["17x33x65 float16"]
 
 
 def test_attention_that_forgets_the_causal_mask_on_the_diagonal_is_wrong(judge, cards):
-    good = solution(cards, "attention")
-    source = good.replace("keep = (offs_m[:, None] >= keys[None, :]) & (keys[None, :] < S)", "keep = keys[None, :] < S")
-    assert source != good
-    verdict = run(judge, cards, "attention", source)
+    verdict = run_edited(
+        judge,
+        cards,
+        "attention",
+        "keep = (offs_m[:, None] >= keys[None, :]) & (keys[None, :] < S)",
+        "keep = keys[None, :] < S",
+    )
     assert verdict.correct is False
     assert {c.name for c in verdict.cases if c.ok} == {"b1 h1 s1 d64"}  # one query sees one key either way
 
 
 def test_attention_without_the_running_maximum_overflows_on_large_scores(judge, cards):
-    good = solution(cards, "attention")
-    source = good.replace("m_new = tl.maximum(m_i, tl.max(scores, 1))", "m_new = tl.zeros_like(m_i)")
-    assert source != good
-    verdict = run(judge, cards, "attention", source)
+    verdict = run_edited(
+        judge, cards, "attention", "m_new = tl.maximum(m_i, tl.max(scores, 1))", "m_new = tl.zeros_like(m_i)"
+    )
     assert verdict.correct is False
-    failed = {c.name: c.message for c in verdict.cases if not c.ok}
+    failed = failed_cases(verdict)
     assert list(failed) == ["b1 h1 s40 d64 large logits"]
 
 

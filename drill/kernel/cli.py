@@ -243,8 +243,8 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     else:
         print(f"judging {origin}")
         print(format_verdict(verdict, source_lines=source.splitlines()))
-        what = "matmul" if verdict.timing is not None and verdict.timing.bound == "compute" else "copy"
-        print(f"target: {target:g} % of the {what} ceiling; suggested grade {grade}")
+        ceiling = verdict.timing.ceiling_name if verdict.timing is not None else "copy"
+        print(f"target: {target:g} % of the {ceiling} ceiling; suggested grade {grade}")
     return int(verdict.exit_code())
 
 

@@ -43,11 +43,16 @@ class Timing:
     torch_tflops: float | None = None
 
     @property
-    def ceiling_words(self) -> str:
-        """What the percentage is of, with the figure: for the verdict line."""
+    def ceiling_name(self) -> str:
+        """Which ceiling the percentage is of: "matmul" for a compute-bound card, else "copy"."""
+        return "matmul" if self.bound == "compute" else "copy"
+
+    @property
+    def ceiling_figure(self) -> str:
+        """That ceiling as measured on this GPU, with its unit."""
         if self.bound == "compute":
-            return f"the measured matmul ceiling ({self.ceiling_tflops or 0:,.0f} TFLOPS)"
-        return f"the measured copy ceiling ({self.ceiling_gbps or 0:,.0f} GB/s)"
+            return f"{self.ceiling_tflops or 0:,.0f} TFLOPS"
+        return f"{self.ceiling_gbps or 0:,.0f} GB/s"
 
 
 def impossible_reason(t: Timing, slack: float = BOUND_SLACK) -> str:
@@ -361,7 +366,7 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
             out.append(f"{line}: IMPOSSIBLE, not scored: {t.impossible}")
             continue
         if t.pct_of_ceiling is not None:
-            line += f", {t.pct_of_ceiling:.1f} % of {t.ceiling_words}"
+            line += f", {t.pct_of_ceiling:.1f} % of the measured {t.ceiling_name} ceiling ({t.ceiling_figure})"
         if t.vs_torch is not None:
             line += f", {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms)"
         if t.host_us is not None:

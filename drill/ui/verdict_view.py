@@ -12,8 +12,7 @@ def one_line(v: Verdict) -> str:
         return "did not compile"
     words = {True: "correct", False: "wrong", None: "correctness not checked"}[v.correct]
     if v.pct_of_ceiling is not None and v.timing is not None:
-        what = "matmul" if v.timing.bound == "compute" else "copy"
-        words += f", {v.pct_of_ceiling:.0f} % of the {what} ceiling"
+        words += f", {v.pct_of_ceiling:.0f} % of the {v.timing.ceiling_name} ceiling"
     if v.vs_torch is not None:
         words += f", {v.vs_torch:.2f}× PyTorch"
     return words
@@ -63,10 +62,7 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -
         rate = f"{t.tflops:,.0f} TFLOPS · " if t.tflops is not None else ""
         out.append(f"{t.name}: {t.ms:.3f} ms · {rate}{t.gbps:,.0f} GB/s")
         if t.pct_of_ceiling is not None:
-            ceiling = (
-                f"{t.ceiling_tflops or 0:,.0f} TFLOPS" if t.bound == "compute" else f"{t.ceiling_gbps or 0:,.0f} GB/s"
-            )
-            out.append(f" · {t.pct_of_ceiling:.1f} % of {ceiling}", style="bold")
+            out.append(f" · {t.pct_of_ceiling:.1f} % of {t.ceiling_figure}", style="bold")
         if t.vs_torch is not None:
             out.append(f" · {t.vs_torch:.2f}× PyTorch")
         out.append("\n")

@@ -19,10 +19,6 @@ ENTRY = ("matmul",)
 BOUND = "compute"
 
 
-def _dtype(kit, name):
-    return getattr(kit.torch, name)
-
-
 def cases(kit):
     if kit.gpu:
         shapes = [
@@ -58,7 +54,7 @@ def bytes_written(case):
 
 
 def make_inputs(case, kit):
-    m, n, k, dt = case["m"], case["n"], case["k"], _dtype(kit, case["dtype"])
+    m, n, k, dt = case["m"], case["n"], case["k"], getattr(kit.torch, case["dtype"])
     return {
         "a": kit.randn(m, k, dtype=dt),
         "b": kit.randn(k, n, dtype=dt),
