@@ -39,7 +39,7 @@ NCU_LAUNCHES = 5  # profiled launches per shape
 NCU_KERNELS = r"regex:^(reduce_sum|transpose|softmax_|rmsnorm_|matmul_kernel|attention_fwd)"
 NCU_TOLERANCE_PCT = 5.0
 COLD_LIMIT_S = 3.0
-WARM_MATMULS = 20  # before each profiled launch, about 4 ms of matmuls on an H100
+WARM_SPIN_CYCLES = 5_000_000  # before each profiled launch, about 2.5 ms of one spinning thread
 
 
 def load_cards() -> dict[str, Any]:
@@ -70,8 +70,6 @@ def ncu_target() -> None:
     kit = Kit(True)
     major, minor = torch.cuda.get_device_capability(0)
     work = Path(tempfile.mkdtemp())
-    warm = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    warm_out = torch.empty_like(warm)
     for card_id in CARDS:
         files = kernel_files(cards[card_id])
         spec = importlib.util.spec_from_file_location(f"h_{card_id}", files.harness)
@@ -96,10 +94,10 @@ def ncu_target() -> None:
             torch.cuda.synchronize()
             torch.cuda.profiler.start()  # ncu runs with --profile-from-start off: only these launches count
             for _ in range(NCU_LAUNCHES):
-                # a few ms of cuBLAS work (not profiled: its kernels do not match the filter) so the clocks
-                # are up when the kernel starts, as they are in the judge's back-to-back repetitions
-                for _ in range(WARM_MATMULS):
-                    torch.mm(warm, warm, out=warm_out)
+                # the GPU kept busy for a few ms first (not profiled: the spin does not match the filter), so the
+                # clocks are up when the kernel starts, as in the judge; a spin, not matmuls, which draw enough
+                # power to pull the clocks down (ncu saw the 4096³ GEMM at 1.58 GHz after 20 of them)
+                torch.cuda._sleep(WARM_SPIN_CYCLES)
                 launch.prepare()
                 launch.run()
             torch.cuda.synchronize()
@@ -108,32 +106,66 @@ def ncu_target() -> None:
             torch.cuda.empty_cache()
 
 
-def ncu_times(shapes: list[tuple[str, str]], log: list[str]) -> dict[tuple[str, str], float] | None:
-    """Median gpu__time_duration.sum per (card, shape), in ms; None when ncu is missing or failed."""
+CLOCK_METRICS = ("sm__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second")
+
+
+def ncu_run(
+    shapes: list[tuple[str, str]], metrics: tuple[str, ...], log: list[str]
+) -> dict[str, list[tuple[str, float]]]:
+    """Per metric, (unit, value) for every profiled launch in order; {} when ncu is missing or failed."""
     ncu = shutil.which("ncu")
     if not ncu:
         log.append("ncu not found")
-        return None
+        return {}
     cmd = [
-        ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", "gpu__time_duration.sum", "--csv", "-k", NCU_KERNELS,
-        sys.executable, str(Path(__file__).resolve()), "--ncu-target",
+        ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", ",".join(metrics), "--csv",
+        "-k", NCU_KERNELS, sys.executable, str(Path(__file__).resolve()), "--ncu-target",
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
     log.append(proc.stdout[-6000:] + proc.stderr[-3000:])
-    values = []
-    scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3}
-    rows = [line for line in proc.stdout.splitlines() if "gpu__time_duration.sum" in line]
-    for cells in csv.reader(rows):
-        unit, value = cells[-2], cells[-1].replace(",", "")
+    found: dict[str, list[tuple[str, float]]] = {m: [] for m in metrics}
+    for cells in csv.reader(line for line in proc.stdout.splitlines() if any(m in line for m in metrics)):
+        metric, unit, value = cells[-3], cells[-2], cells[-1].replace(",", "")
         try:
-            values.append(float(value) * scale[unit])
+            found[metric].append((unit, float(value)))
         except (KeyError, ValueError):
             continue
-    per_shape = NCU_LAUNCHES
-    if len(values) != per_shape * len(shapes):
-        log.append(f"ncu gave {len(values)} kernel times, expected {per_shape * len(shapes)}")
+    for metric, values in found.items():
+        if len(values) != NCU_LAUNCHES * len(shapes):
+            log.append(f"ncu gave {len(values)} readings of {metric}, expected {NCU_LAUNCHES * len(shapes)}")
+            return {}
+    return found
+
+
+def per_shape(shapes: list[tuple[str, str]], values: list[float]) -> dict[tuple[str, str], float]:
+    n = NCU_LAUNCHES
+    return {shape: statistics.median(values[i * n : (i + 1) * n]) for i, shape in enumerate(shapes)}
+
+
+def ncu_times(shapes: list[tuple[str, str]], log: list[str]) -> dict[tuple[str, str], float] | None:
+    """Median gpu__time_duration.sum per (card, shape), in ms; None when ncu is missing or failed."""
+    scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3}
+    found = ncu_run(shapes, ("gpu__time_duration.sum",), log)
+    if not found:
         return None
-    return {shape: statistics.median(values[i * per_shape : (i + 1) * per_shape]) for i, shape in enumerate(shapes)}
+    try:
+        return per_shape(shapes, [v * scale[u] for u, v in found["gpu__time_duration.sum"]])
+    except KeyError as exc:
+        log.append(f"ncu time in an unknown unit: {exc}")
+        return None
+
+
+def ncu_clocks(shapes: list[tuple[str, str]], log: list[str]) -> dict[tuple[str, str], str]:
+    """The SM and memory clocks ncu saw during each shape's launches (median), in words."""
+    found = ncu_run(shapes, CLOCK_METRICS, log)
+    if not found:
+        return {}
+    words: dict[tuple[str, str], str] = {}
+    for metric, short in zip(CLOCK_METRICS, ("SM", "memory")):
+        unit = found[metric][0][0]
+        for shape, value in per_shape(shapes, [v for _, v in found[metric]]).items():
+            words[shape] = (words.get(shape, "") + f" {short} {value:,.3g} {unit}").strip()
+    return words
 
 
 # -- start-up figures -----------------------------------------------------------------------------
@@ -190,12 +222,30 @@ def cold_cli(data_dir: Path) -> dict[str, Any]:
     return {"wall_s": wall, "judge_s": data["seconds"], "phases": phases, "correct": data["correct"]}
 
 
+def torch_floor() -> float:
+    """Seconds until a new Python has imported torch and opened the GPU (its exit not counted): what no judge avoids."""
+    from drill.kernel.client import pycache_dir
+
+    code = "import torch; torch.zeros(1, device='cuda').add_(1); torch.cuda.synchronize(); print('up', flush=True)"
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(pycache_dir()))  # torch's bytecode where the judge keeps it
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    up = time.perf_counter() - t0
+    proc.kill()
+    proc.wait()
+    return up
+
+
 # -- the report -----------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--no-ncu", action="store_true", help="skip the Nsight Compute comparison")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold `drill kernel run` timing")
+    parser.add_argument("--ncu-clocks", action="store_true", help="also print the clocks ncu saw at each shape")
     parser.add_argument("--ncu-target", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ncu_target:
@@ -210,6 +260,7 @@ def main() -> int:
         tmp = Path(tempfile.mkdtemp(prefix="drill-cold-"))
         cold = {"first (calibrates)": cold_cli(tmp), "again (calibration saved)": cold_cli(tmp)}
         report["cold_cli"] = cold
+        report["torch_floor_s"] = torch_floor()
 
     with JudgeClient(data_dir=Path(tempfile.mkdtemp(prefix="drill-bench-"))) as client:
         info = client.info()
@@ -237,6 +288,7 @@ def main() -> int:
     profiled = None if args.no_ncu else ncu_times(shapes, ncu_log)
     report["ncu"] = {f"{c} {s}": ms for (c, s), ms in (profiled or {}).items()}
     report["ncu_log"] = ncu_log
+    clocks = ncu_clocks(shapes, ncu_log) if args.ncu_clocks else {}
 
     # -- the table
     print(f"\ndevice: {info.get('device')}   versions: {info.get('versions')}")
@@ -267,6 +319,11 @@ def main() -> int:
                         f"{card_id:<10} {label:<8} {t.name:<20} {t.ms:9.4f} {t.tflops or 0:7,.0f} {t.gbps:7,.0f}"
                         f" {t.pct_of_ceiling or 0:6.1f}%"
                         f" {t.vs_torch or 0:7.2f}x {t.host_us or 0:8.1f} {vs_ncu}  {'ok' if not t.impossible else 'IMPOSSIBLE'}"
+                        + (
+                            f"  ncu clocks: {clocks[(card_id, t.name)]}"
+                            if (card_id, t.name) in clocks and ncu_ms
+                            else ""
+                        )
                     )
 
     # -- the targets
@@ -319,6 +376,7 @@ def main() -> int:
         evidence = f"{c['wall_s']:.2f} s wall" + (
             f", judge {c['judge_s']:.2f} s, {c['phases']}" if "judge_s" in c else ""
         )
+        evidence += f"; python -c 'import torch' + a CUDA context alone: {report['torch_floor_s']:.2f} s"
         targets.append((f"`drill kernel run reduce`, new process, {label}: <= {COLD_LIMIT_S:g} s", ok, evidence))
     report["targets"] = [{"target": t, "pass": ok, "evidence": e} for t, ok, e in targets]
     if args.json:

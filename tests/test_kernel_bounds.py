@@ -4,7 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from drill.kernel.judging import Judge, timing_event
+from drill.kernel.figures import timing_event
+from drill.kernel.judging import Judge
 from drill.kernel.verdict import (
     BOUND_SLACK,
     Timing,

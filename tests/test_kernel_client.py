@@ -151,3 +151,63 @@ def test_close_ends_the_child(client):
     proc = client._child.proc
     client.close()
     assert proc.wait(timeout=5) is not None
+
+
+def test_a_program_that_does_not_exist_is_a_verdict_not_an_exception():
+    c = JudgeClient(["/no/such/python", "-m", "drill.kernel.child"], start_timeout=5)
+    try:
+        verdict = c.run(JOB, "// fake: ok", timeout=5)
+    finally:
+        c.close()
+    assert verdict.crashed and verdict.correct is None
+    assert verdict.errors[0].startswith("the judge could not start: /no/such/python: No such file or directory")
+
+
+# -- the real judge's work folder -------------------------------------------------------------------
+def test_the_judge_makes_its_folder_with_the_first_job_and_removes_it_on_quit(tmp_path):
+    from drill import paths
+    from drill.kernel.cards import kernel_job
+    from drill.kernel.child import WORKDIR_PREFIX
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    c = JudgeClient(data_dir=tmp_path / "data", env={"DRILL_JUDGE_CPU": "1", "TMPDIR": str(tmp)})
+    try:
+        assert c.info()["gpu"] is False
+        assert list(tmp.glob(WORKDIR_PREFIX + "*")) == []  # started, given nothing: nothing made
+        from drill.cards.loader import load_decks
+
+        card = load_decks([paths.cards_dir()]).cards["softmax"]
+        source = (paths.kernels_dir() / "softmax.py").read_text()
+        c.run(kernel_job(card), source, timeout=120)
+        made = list(tmp.glob(f"{WORKDIR_PREFIX}{c.pid}-*"))
+        assert len(made) == 1 and made[0].is_dir()
+    finally:
+        c.close()
+    assert list(tmp.glob(WORKDIR_PREFIX + "*")) == []
+
+
+def test_the_folders_of_killed_judges_are_swept_and_live_ones_kept(tmp_path, monkeypatch):
+    import subprocess
+
+    from drill.kernel import child
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    try:
+        keep = tmp_path / f"{child.WORKDIR_PREFIX}{alive.pid}-abc"
+        dead = tmp_path / f"{child.WORKDIR_PREFIX}{gone.pid}-def"
+        other = tmp_path / f"{child.WORKDIR_PREFIX}notapid"
+        for folder in (keep, dead, other):
+            folder.mkdir()
+            (folder / "kernel.py").write_text("x = 1\n")
+        child.sweep_workdirs()
+        assert keep.exists() and other.exists() and not dead.exists()
+    finally:
+        alive.kill()
+        alive.wait()

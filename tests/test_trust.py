@@ -281,16 +281,18 @@ def test_drill_trust_usage_errors_exit_2(argv, capsys):
 
 
 # -- drill kernel run ---------------------------------------------------------------------------------
-def test_kernel_run_refuses_a_locked_card_and_never_starts_the_judge(deck, tmp_path, monkeypatch, capsys):
+def test_kernel_run_refuses_a_locked_card_and_never_sends_it_to_the_judge(deck, tmp_path, monkeypatch, capsys):
+    """The judge process starts at once (it takes longest to warm up) but is given nothing and stopped."""
     from drill.kernel import client
 
-    sent = []
+    sent: list[object] = []
     monkeypatch.setattr(client.JudgeClient, "start", lambda self: sent.append("start"))
     monkeypatch.setattr(client.JudgeClient, "run", lambda self, *a, **k: sent.append(a))
+    monkeypatch.setattr(client.JudgeClient, "abandon", lambda self: sent.append("abandon"))
     assert main(["kernel", "run", "mine", "--decks", str(deck)]) == 2
     err = capsys.readouterr().err
     assert "drill kernel run: kernel card mine runs Python from" in err and "which you have not trusted" in err
-    assert sent == []
+    assert sent == ["start", "abandon"]
     assert not (tmp_path / "CANARY").exists()
 
 

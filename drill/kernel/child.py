@@ -15,6 +15,7 @@ import gc
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -63,13 +64,30 @@ def cuda_device_count() -> int:
     return count.value
 
 
+WORKDIR_PREFIX = "drill-judge-"
+
+
+def sweep_workdirs() -> None:
+    """Remove the work folders of judges that were killed (their process is gone) before they could."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
+        pid = folder.name.removeprefix(WORKDIR_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # alive, or someone else's
+            pass
+
+
 class Runtime:
     """What the judge knows about this machine; imports the heavy packages once."""
 
     def __init__(self, calibration: Path | None) -> None:
         self.calibration = calibration
         self.gpu = cuda_device_count() > 0
-        self.workdir = Path(tempfile.mkdtemp(prefix="drill-judge-"))
+        self._workdir: Path | None = None
         self.arch = os.environ.get("DRILL_CUDA_ARCH", nvrtc.DEFAULT_ARCH)
         self.torch: Any = None
         self._kit: Any = None
@@ -90,6 +108,19 @@ class Runtime:
                     f"GPU present, but {exc.name or 'torch'} is missing from the judge's Python ({sys.executable}):"
                     " CUDA kernels are compiled only"
                 )
+
+    @property
+    def workdir(self) -> Path:
+        """This judge's folder for the learner's Triton files: made with the first job, removed on quit."""
+        if self._workdir is None:
+            sweep_workdirs()
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+        return self._workdir
+
+    def remove_workdir(self) -> None:
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
     def _start_gpu(self) -> None:
         import threading
@@ -265,6 +296,7 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
         if op == "quit":
             return 0
         if op == "run":
+            runtime.workdir.mkdir(exist_ok=True)  # made with the first job: a judge never sent one leaves nothing
             try:
                 judge.run(
                     request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit
@@ -315,7 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     runtime = Runtime(args.calibration)
-    code = serve(sys.stdin, out, runtime)
+    gc.freeze()  # torch and the rest imported so far live as long as the judge: the collection after each case skips them
+    try:
+        code = serve(sys.stdin, out, runtime)
+    finally:
+        runtime.remove_workdir()
     out.flush()
     os._exit(code)  # skip interpreter teardown: a broken CUDA context can hang it
 

@@ -181,17 +181,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_with_bytecode(args: argparse.Namespace) -> int:
-    from drill.kernel.client import JudgeClient
-
     if args.timeout is None:
         args.timeout = _settings(args).judge_timeout
     if args.timeout <= 0:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
     data_dir = _data_dir(args)
-    # The judge starts only once the card is known and not locked (see _judge): a locked or
-    # unknown card never starts a judge process at all.
+    # The judge process starts at once (importing torch and opening the GPU take the longest) while the
+    # decks load; it is sent the card only once the card is known and not locked (see _judge), and it
+    # reads nothing of a deck before then.
+    from drill.kernel.client import JudgeClient, JudgeError
+
     client = JudgeClient(judge_command(args), data_dir=data_dir)
+    try:
+        client.start()
+    except JudgeError:  # the run below reports it in the verdict
+        pass
     try:
         return _judge(args, client, data_dir)
     finally:
@@ -215,7 +220,6 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     if reason:  # checked before anything is read or sent to the judge
         print(f"drill kernel run: {reason}", file=sys.stderr)
         return EXIT_USAGE
-    client.start()  # it imports torch and opens the GPU while the source is read below
     from drill.kernel.verdict import format_verdict, suggest_kernel_grade
 
     try:

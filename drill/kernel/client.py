@@ -195,7 +195,11 @@ class JudgeClient:
     def _spawn_locked(self) -> _Child:
         if self._child is not None:
             self._child.close()
-        self._child = _Child(self.command, self._env)
+            self._child = None
+        try:
+            self._child = _Child(self.command, self._env)
+        except OSError as exc:  # no such program, or not allowed to run it
+            raise JudgeError(f"the judge could not start: {' '.join(self.command[:1])}: {exc.strerror or exc}") from exc
         return self._child
 
     def _replace(self) -> None:
@@ -204,7 +208,10 @@ class JudgeClient:
                 self._child.kill()
                 self._child.close()
             self.replacements += 1
-            self._spawn_locked()
+            try:
+                self._spawn_locked()
+            except JudgeError:  # the next run says so
+                pass
 
     @property
     def pid(self) -> int | None:

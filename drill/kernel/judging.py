@@ -9,6 +9,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from drill.kernel.figures import laps, timing_event
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
@@ -291,16 +292,24 @@ class Judge:
             name = str(case["name"])
             emit({"event": "case_started", "name": f"timing {name}"})
             t0 = time.perf_counter()
+            phases: dict[str, float] = {}  # seconds per step, for bench/probe_cold.py
+            lap = laps(phases)
+
             try:
                 kit.begin_case()
                 inputs = harness.make_inputs(case, kit)  # fresh random values: a result cannot be cached
                 launch = harness.launcher(program, inputs, kit)
+                lap("inputs")
                 mine = kit.measure(launch.run, launch.prepare)
+                lap("measure")
+                phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
+                lap("verify")
                 key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
                     base = kit.measure(harness.baseline(inputs, kit), poison=False, budget_s=0.1)
                     self.baseline_ms[key] = (base.ms, base.host_us)
+                    lap("baseline")
             except Fatal:
                 raise
             except Exception as exc:
@@ -309,6 +318,7 @@ class Judge:
             finally:
                 inputs = launch = None
                 self.rt.release_memory()
+            lap("release")
             emit(
                 {
                     "event": "case",
@@ -320,6 +330,7 @@ class Judge:
                     "max_error": check.max_error,
                     "tolerance": check.tolerance,
                     "seconds": time.perf_counter() - t0,
+                    "phases": phases,
                 }
             )
             if not check.ok:
@@ -335,63 +346,6 @@ class Judge:
             return kit_check(False, guard)
         ref = harness.reference(inputs, kit)
         return harness.compare(launch.result(), ref, inputs, kit)
-
-
-def timing_event(
-    name: str,
-    harness: Any,
-    case: dict[str, Any],
-    mine: Any,
-    base: tuple[float, float],
-    ceilings: dict[str, float],
-    l2_bytes: int,
-) -> dict[str, Any]:
-    """The `timing` event: the figures, and the bytes that had to cross DRAM during the launch.
-
-    A compute-bound card (`BOUND = "compute"` and `flops(case)` in its harness) is scored
-    in TFLOPS against the measured matmul ceiling; any other in GB/s against the copy ceiling.
-
-    Outputs that fit in L2 can stay there past the end of the launch, so only
-    the part of the writes beyond the L2 size must reach DRAM within it.
-    """
-    flops_fn = getattr(harness, "flops", None)
-    flops = int(flops_fn(case)) if flops_fn is not None else 0
-    compute = getattr(harness, "BOUND", "memory") == "compute"
-    moved = int(harness.bytes_moved(case))
-    written_fn = getattr(harness, "bytes_written", None)
-    written = int(written_fn(case)) if written_fn is not None else 0
-    dram = moved - written + max(0, written - l2_bytes)
-    ms, torch_ms = mine.ms, base[0]
-    gbps = moved / (ms * 1e-3) / 1e9
-    ceiling = ceilings["gbps"]
-    tflops = flops / (ms * 1e-3) / 1e12 if flops else None
-    ceiling_tflops = ceilings.get("tflops")
-    if compute and tflops is not None:
-        pct = 100.0 * tflops / ceiling_tflops if ceiling_tflops else None
-    else:
-        pct = 100.0 * gbps / ceiling if ceiling else None
-    return {
-        "event": "timing",
-        "name": name,
-        "ms": ms,
-        "reps": mine.reps,
-        "host_us": mine.host_us,
-        "bytes": moved,
-        "dram_bytes": dram,
-        "gbps": gbps,
-        "ceiling_gbps": ceiling,
-        "read_ceiling_gbps": ceilings.get("read_gbps"),
-        "pct_of_ceiling": pct,
-        "bound": "compute" if compute else "memory",
-        "flops": flops,
-        "tflops": tflops,
-        "ceiling_tflops": ceiling_tflops,
-        "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
-        "torch_ms": torch_ms,
-        "torch_host_us": base[1],
-        "torch_gbps": moved / (torch_ms * 1e-3) / 1e9,
-        "vs_torch": torch_ms / ms,
-    }
 
 
 def kit_check(ok: bool, message: str) -> Any:

@@ -2,7 +2,7 @@
 # Everything the kernel cards need checked on a GPU, in one go: the GPU tests (the bundled kernels, the
 # fault matrix, kernels written to cheat), then the benchmark (ceilings, starters and answers, judge time
 # against ncu at every shape, edit -> verdict, a cold `drill kernel run`), which prints PASS/FAIL per target.
-#   bash tests/gpu/run_all.sh            logs under $OUT (default ./gpu-logs)
+#   bash tests/gpu/run_all.sh            logs under $OUT (default ./gpu-logs); BENCH_ARGS go to bench/kernels.py
 set -uo pipefail
 OUT="${OUT:-gpu-logs}"
 mkdir -p "$OUT"
@@ -16,5 +16,5 @@ PY="${PYTHON:-python3}"
 timeout_flag=()
 "$PY" -c 'import pytest_timeout' 2>/dev/null && timeout_flag=(--timeout=300)
 "$PY" -m pytest -m "gpu or not gpu" tests/gpu tests/test_kernel_nvrtc.py -q -p no:cacheprovider -o addopts="" "${timeout_flag[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
-"$PY" bench/kernels.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+"$PY" bench/kernels.py --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 exit "${PIPESTATUS[0]}"

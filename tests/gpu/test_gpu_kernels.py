@@ -275,8 +275,12 @@ def test_work_hidden_on_another_stream_is_an_impossible_measurement(judge, cards
     )
     verdict = judged(judge, cards, "softmax", source, key="cheat:other-stream")
     assert verdict.correct is True  # every output was right once the device was synchronised
-    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None
-    assert any(e.startswith("timing 32768x2048: impossible measurement: ") for e in verdict.errors), verdict.errors
+    honest = judged(judge, cards, "softmax", text(cards, "softmax", "solution"))
+    if verdict.exit_code() == 1:  # timed with events on the judge's stream: the hidden work made it impossible
+        assert verdict.pct_of_ceiling is None
+        assert any(e.startswith("timing 32768x2048: impossible measurement: ") for e in verdict.errors), verdict.errors
+    else:  # timed from the GPU's own records: the work on the other stream is counted, so it gains nothing
+        assert verdict.timing.ms >= 0.95 * honest.timing.ms, (verdict.timing.ms, honest.timing.ms)
 
 
 def test_a_race_without_the_barrier_is_wrong(judge, cards):
