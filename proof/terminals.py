@@ -199,6 +199,11 @@ def run_case(case: Case, rng: random.Random) -> Outcome:
             wrong = whole(hint, HINTS.get(kind, hint))
             if wrong:
                 problems.append(f"{kind} hint line {wrong}")
+            # the footer takes its keys just after the first paint: give it that moment before reading
+            try:
+                app.wait_for(lambda: all(k in app.key_line() for k in KEYS), 5)
+            except TimeoutError:  # reported below with what it shows
+                pass
             keys = app.key_line()
             if out.keys == "-":
                 out.keys = keys

@@ -22,6 +22,7 @@ from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 SENTENCE = "bucket gradients so backward overlaps the all-reduce; 25 MB buckets, quit stalls 0 1 2 3 4 5 uqsb"
+SHORT = "quit 25 MB 0 1 2 3 4 5 uqsb, back"  # every key the screen binds elsewhere, for the second field on
 
 CONCEPTS = """\
   - id: k-concept
@@ -100,20 +101,21 @@ async def test_a_sentence_typed_into_any_field_changes_only_the_field(tmp_path, 
         before = schedule_snapshot(data)
         form = app.screen.form
         fields = [f for f in form.query(Input)]
-        for field in fields:
+        typed = [SENTENCE] + [SHORT] * (len(fields) - 1)  # one key at a time is slow to drive: the whole
+        for field, text in zip(fields, typed):  # sentence once per card, the bound keys in every field
             app.screen.set_focus(field)
             if as_burst:
-                await burst(pilot, list(SENTENCE))
+                await burst(pilot, list(text))
             else:
-                await pilot.press(*SENTENCE)
-            assert field.value == SENTENCE
+                await pilot.press(*text)
+            assert field.value == text
         # with no field focused (after esc), letters and digits go nowhere
         await pilot.press("escape", *"sbuq012345")
         await burst(pilot, list("sbuq 012345"))
         await settle(pilot)
         assert app.is_running and app.screen.card.id == card
         assert not app.screen.revealed
-        assert [f.value for f in fields] == [SENTENCE] * len(fields)
+        assert [f.value for f in fields] == typed
         assert schedule_snapshot(data) == before
 
 
