@@ -224,11 +224,10 @@ def cold_cli(data_dir: Path) -> dict[str, Any]:
 
 def torch_floor() -> float:
     """Seconds until a new Python has imported torch and opened the GPU (its exit not counted): what no judge avoids."""
-    from drill.kernel.client import pycache_dir
+    from drill.kernel.client import python_env
 
     code = "import torch; torch.zeros(1, device='cuda').add_(1); torch.cuda.synchronize(); print('up', flush=True)"
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(pycache_dir()))  # torch's bytecode where the judge keeps it
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = python_env()  # torch's bytecode where the judge keeps it
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None

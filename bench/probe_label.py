@@ -1,6 +1,9 @@
 """What the judge's CUPTI figure for a short launch is made of, beside Nsight Compute's.
 
-    python bench/probe_label.py
+    python bench/probe_label.py [--empty-only]
+
+(`--empty-only` launches only the empty kernel, 30 times: run it under
+`ncu -k regex:^empty_kernel` for Nsight Compute's figure of the same launch.)
 
 For an empty Triton kernel and the softmax answer at 4096 x 1024, each launch
 alone after an L2 flush (the judge's method): the device time torch.profiler
@@ -17,6 +20,7 @@ import importlib.util
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,18 +46,18 @@ def load(name: str) -> object:
     return mod
 
 
-def detail(kit: Kit, label: str, fn: object, reps: int = 30) -> None:
+def detail(kit: Kit, label: str, fn: Callable[[], object], reps: int = 30) -> None:
     from torch.autograd import DeviceType  # type: ignore[attr-defined]
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    fn()  # type: ignore[operator]
+    fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
             kit.flush_l2()
             torch.cuda.synchronize()
             with record_function(m.LAUNCH_LABEL):
-                fn()  # type: ignore[operator]
+                fn()
         torch.cuda.synchronize()
     events = prof.events()
     labels = [e for e in events if e.name == m.LAUNCH_LABEL and e.device_type == DeviceType.CPU]
@@ -70,7 +74,7 @@ def detail(kit: Kit, label: str, fn: object, reps: int = 30) -> None:
     print(f"{label}: kit.measure (the judge) {kit.measure(fn, poison=False).ms * 1e3:.2f} µs")
 
 
-def clocks_during(kit: Kit, fn: object) -> None:
+def clocks_during(kit: Kit, fn: Callable[[], object]) -> None:
     smi = subprocess.Popen(
         ["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits", "-lms", "5"],
         stdout=subprocess.PIPE,
@@ -93,6 +97,8 @@ def main() -> None:
     kit = Kit(True)
     x = torch.empty(1, device="cuda")
     detail(kit, "empty", lambda: empty_kernel[(1,)](x))
+    if "--empty-only" in sys.argv:
+        return
     softmax = load("softmax")
     a = torch.randn(4096, 1024, device="cuda")
     out = torch.empty_like(a)

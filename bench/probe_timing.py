@@ -1,10 +1,10 @@
 """Where a short kernel's time goes: the softmax answer at 4096 x 1024 timed several ways on a GPU.
 
-    python bench/probe_timing.py [--empty-only]
+    python bench/probe_timing.py
 
 Prints the median kernel time (µs) from the judge's method (each launch on an
 idle GPU) and from variants that drop or change one step at a time (the L2
-flush, the pause after it, launches queued back to back, the profiler),
+flush, the pause after it, the profiler),
 and from a CUDA graph of back-to-back launches, to set beside Nsight Compute's
 gpu__time_duration for the same launch (bench/kernels.py prints that).
 """
@@ -25,33 +25,12 @@ from drill.kernel import measure as m  # noqa: E402
 from drill.kernel.kit import Kit  # noqa: E402
 
 
-def empty_kernel_us(kit: Kit) -> float:
-    """The judge's figure for a kernel that does nothing (one program): the floor of its clock."""
-    import triton
-
-    @triton.jit
-    def empty_kernel(x_ptr):  # type: ignore[no-untyped-def]
-        pass
-
-    x = torch.empty(1, device="cuda")
-
-    def fn() -> None:
-        empty_kernel[(1,)](x)
-
-    fn()
-    torch.cuda.synchronize()
-    return float(kit.measure(fn, poison=False).ms * 1e3)
-
-
 def main() -> None:
-    kit = Kit(True)
-    print(f"empty Triton kernel, one program: judge {empty_kernel_us(kit):.2f} µs")
-    if "--empty-only" in sys.argv:  # for `ncu -k regex:^empty_kernel python bench/probe_timing.py --empty-only`
-        return
     spec = importlib.util.spec_from_file_location("answer", ROOT / "answers" / "softmax.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    kit = Kit(True)
     for rows, cols in ((4096, 1024), (32768, 2048)):
         x = torch.randn(rows, cols, device="cuda")
         out = torch.empty_like(x)
@@ -80,9 +59,6 @@ def main() -> None:
         figures["flush, pause, pages touched, CUPTI"] = kit.measure(fn, poison=False).ms * 1e3
         kit.flush_l2 = flush  # type: ignore[method-assign]
 
-        m.SHORT_ALONE = False
-        figures["queued behind flush and pause, CUPTI"] = kit.measure(fn, poison=False).ms * 1e3
-        m.SHORT_ALONE = True
         old = m.EXACT_BELOW_MS
         m.EXACT_BELOW_MS = 0.0
         figures["flush, pause, CUDA events"] = kit.measure(fn, poison=False).ms * 1e3

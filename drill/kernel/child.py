@@ -111,7 +111,11 @@ class Runtime:
 
     @property
     def workdir(self) -> Path:
-        """This judge's folder for the learner's Triton files: made with the first job, removed on quit."""
+        """This judge's folder for the learner's Triton files (see open_workdir)."""
+        return self.open_workdir()
+
+    def open_workdir(self) -> Path:
+        """Make the folder when the first job arrives (a judge never sent one leaves nothing); removed on quit."""
         if self._workdir is None:
             sweep_workdirs()
             self._workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -226,11 +230,15 @@ class Runtime:
 
     def calibrate_compute(self, kit: Any) -> dict[str, Any]:
         """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
+        result = self._measure_matmul(kit)
+        self._save_entry(result)
+        return result
+
+    def _measure_matmul(self, kit: Any) -> dict[str, Any]:
         from drill.kernel.measure import measure_matmul_tflops
 
         result = measure_matmul_tflops(kit)
         self.release_memory()
-        self._save_entry(result)
         return result
 
     def _save_entry(self, result: dict[str, Any]) -> None:
@@ -247,7 +255,7 @@ class Runtime:
 
     def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
         """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
-        from drill.kernel.measure import measure_copy_gbps, measure_matmul_tflops, measure_read_gbps
+        from drill.kernel.measure import measure_copy_gbps, measure_read_gbps
 
         result = measure_copy_gbps(kit)
         self.release_memory()
@@ -260,8 +268,7 @@ class Runtime:
             " timings, L2 flushed before each"
         )
         if compute:
-            result.update(measure_matmul_tflops(kit))
-            self.release_memory()
+            result.update(self._measure_matmul(kit))
             self._ceilings[COMPUTE] = float(result[COMPUTE])
         self._save_entry(result)
         return result
@@ -296,7 +303,7 @@ def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
         if op == "quit":
             return 0
         if op == "run":
-            runtime.workdir.mkdir(exist_ok=True)  # made with the first job: a judge never sent one leaves nothing
+            runtime.open_workdir()
             try:
                 judge.run(
                     request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit

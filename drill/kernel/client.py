@@ -42,6 +42,18 @@ def pycache_dir() -> Path:
     return Path(user_cache_dir("drill", appauthor=False)) / "pycache"
 
 
+def python_env() -> dict[str, str]:
+    """This environment for a Python that imports torch, with its bytecode kept in drill's cache.
+
+    Where writing bytecode is switched off (PYTHONDONTWRITEBYTECODE, common in images), every judge
+    start compiled torch's Python from source again: seconds.
+    """
+    env = dict(os.environ)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(pycache_dir()))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 class JudgeError(RuntimeError):
     pass
 
@@ -173,15 +185,10 @@ class JudgeClient:
 
     @staticmethod
     def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-        env = dict(os.environ)
+        env = python_env()
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
-        # Where writing bytecode is switched off (PYTHONDONTWRITEBYTECODE, common in images), every judge
-        # start compiled torch's Python from source again: seconds. Its bytecode goes to drill's own cache.
-        if "PYTHONPYCACHEPREFIX" not in env:
-            env["PYTHONPYCACHEPREFIX"] = str(pycache_dir())
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(extra or {})
         return env
 

@@ -39,7 +39,6 @@ SLOW_MS = 40.0
 # about a second (the reduce answer, 0.24 ms on an H200, paid it in every cold `drill kernel run`).
 EXACT_BELOW_MS = 0.1
 LAUNCH_LABEL = "drill::timed_launch"
-SHORT_ALONE = True  # a launch under EXACT_BELOW_MS starts on an idle GPU (False: queued, for comparison)
 SLEEP_CAP_S = 0.25  # the longest the GPU is held back while the host queues the repetitions
 ASSUMED_CLOCK_HZ = 2.5e9  # converts the hold to spin cycles; a slower clock only holds longer
 
@@ -95,21 +94,20 @@ def measure(
         return Measured(est_ms, 1, host_s * 1e6, [est_ms])
     gpu_rep_ms = est_ms + kit.flush_ms()
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
-    hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
-    cycles = int(hold_s * ASSUMED_CLOCK_HZ)
     if est_ms < EXACT_BELOW_MS:
-        times, whole = _kernel_times(fn, setup, reps, cycles, alone=SHORT_ALONE)
+        times, whole = _kernel_times(fn, setup, reps)
         if not whole:  # the first profiler session in a process can come back without its GPU records
-            times, whole = _kernel_times(fn, setup, reps, cycles, alone=SHORT_ALONE)
+            times, whole = _kernel_times(fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
         # time): kernels the profiler could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
             # the host figure comes from the plain launch above: the profiler slows the host
-            return Measured(statistics.median(times), reps, host_s * 1e6, times, 0.0 if SHORT_ALONE else hold_s)
+            return Measured(statistics.median(times), reps, host_s * 1e6, times)
+    hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
     starts = [_event() for _ in range(reps)]
     ends = [_event() for _ in range(reps)]
     hosts = []
-    torch.cuda._sleep(cycles)  # type: ignore[no-untyped-call]
+    torch.cuda._sleep(int(hold_s * ASSUMED_CLOCK_HZ))  # type: ignore[no-untyped-call]
     for s, e in zip(starts, ends):
         setup()
         s.record()
@@ -122,27 +120,21 @@ def measure(
     return Measured(statistics.median(times), reps, statistics.median(hosts) * 1e6, times, hold_s)
 
 
-def _kernel_times(
-    fn: Callable[[], Any], setup: Callable[[], None], reps: int, cycles: int, *, alone: bool = True
-) -> tuple[list[float] | None, bool]:
+def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -> tuple[list[float] | None, bool]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
     With True when every launch's range was recorded on the GPU (all its work
     is in the figure); False when only the kernels CUPTI tied to the CPU side were.
 
-    `alone`: the host waits until the GPU is idle (flush done) before each
-    launch; otherwise the repetitions are queued behind a spin of `cycles`.
+    The host waits until the GPU is idle (flush done) before each launch.
     None when the profiler saw no kernel time (no CUPTI here): the caller falls back to events.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        if not alone:
-            torch.cuda._sleep(cycles)  # type: ignore[no-untyped-call]
         for _ in range(reps):
             setup()
-            if alone:
-                torch.cuda.synchronize()
+            torch.cuda.synchronize()
             with record_function(LAUNCH_LABEL):
                 fn()
         torch.cuda.synchronize()
