@@ -72,4 +72,6 @@ def timing_event(
         "torch_host_us": base[1],
         "torch_gbps": moved / (torch_ms * 1e-3) / 1e9,
         "vs_torch": torch_ms / ms,
+        "method": getattr(mine, "method", ""),
+        "method_note": getattr(mine, "why", ""),
     }

@@ -4,8 +4,10 @@ Imported only by the judge child (it needs torch).
 
 How a launch is timed (`measure`):
 1. one untimed launch at the size (a Triton kernel may compile for a new shape);
-2. one launch timed alone, to choose the number of repetitions (a launch slower
-   than SLOW_MS is timed this once: one launch says enough);
+2. one launch timed alone, the GPU held back by a spin while the host issues
+   it (so the figure has no host time in it), to choose the method and the
+   number of repetitions (a launch slower than SLOW_MS is timed this once: one
+   launch says enough);
 3. the repetitions. Before each: `prepare`, the outputs poisoned, L2 flushed
    (read, not written). The figure is the median over the repetitions of the
    GPU time of the launch alone. How long the host took to issue each launch
@@ -41,6 +43,7 @@ EXACT_BELOW_MS = 0.1
 LAUNCH_LABEL = "drill::timed_launch"
 SLEEP_CAP_S = 0.25  # the longest the GPU is held back while the host queues the repetitions
 ASSUMED_CLOCK_HZ = 2.5e9  # converts the hold to spin cycles; a slower clock only holds longer
+ESTIMATE_HOLD_CYCLES = int(2e-3 * ASSUMED_CLOCK_HZ)  # 2 ms: longer than the host takes to issue a launch
 
 
 @dataclass
@@ -50,6 +53,10 @@ class Measured:
     host_us: float  # median time the host took to issue one launch (not part of `ms`)
     times: list[float] = field(default_factory=list)
     hold_s: float = 0.0  # how long the GPU was held back while the repetitions were queued
+    # "records": the kernels' own start and end stamps; "events": a CUDA event pair around each launch
+    # (also counts the GPU's launch latency, 1-3 µs). `why` says why a short launch fell back to events.
+    method: str = "events"
+    why: str = ""
 
 
 def measure(
@@ -72,11 +79,17 @@ def measure(
             kit.poison_outputs()
         kit.flush_l2()
 
-    def timed_once() -> tuple[float, float, float]:
-        """(GPU ms, host seconds for fn, host seconds for the whole repetition)."""
+    def timed_once(held: bool = False) -> tuple[float, float, float]:
+        """(GPU ms, host seconds for fn, host seconds for the whole repetition).
+
+        `held`: the GPU spins first, so the pair times the launch alone and not
+        the host's time to issue it (a Triton launch can take 0.1 ms of Python).
+        """
         t0 = time.perf_counter()
         setup()
         start, end = _event(), _event()
+        if held:
+            torch.cuda._sleep(ESTIMATE_HOLD_CYCLES)  # type: ignore[no-untyped-call]
         start.record()
         t1 = time.perf_counter()
         fn()
@@ -89,20 +102,22 @@ def measure(
     first_ms, first_host, _ = timed_once()
     if first_ms >= slow_ms and first_host * 1e3 < 0.25 * first_ms:
         return Measured(first_ms, 1, first_host * 1e6, [first_ms])  # slow on the GPU, no stall on the host
-    est_ms, host_s, rep_s = timed_once()  # warm now
+    why = ""
+    # warm now; this figure chooses the method and the repetitions, so it leaves the host out
+    est_ms, host_s, rep_s = timed_once(held=True)
     if est_ms >= slow_ms:
         return Measured(est_ms, 1, host_s * 1e6, [est_ms])
     gpu_rep_ms = est_ms + kit.flush_ms()
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
     if est_ms < EXACT_BELOW_MS:
-        times, whole = _kernel_times(fn, setup, reps)
+        times, whole, why = _kernel_times(fn, setup, reps)
         if not whole:  # the first profiler session in a process can come back without its GPU records
-            times, whole = _kernel_times(fn, setup, reps)
+            times, whole, why = _kernel_times(fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
         # time): kernels the profiler could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
             # the host figure comes from the plain launch above: the profiler slows the host
-            return Measured(statistics.median(times), reps, host_s * 1e6, times)
+            return Measured(statistics.median(times), reps, host_s * 1e6, times, method="records")
     hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
     starts = [_event() for _ in range(reps)]
     ends = [_event() for _ in range(reps)]
@@ -117,14 +132,15 @@ def measure(
         e.record()
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return Measured(statistics.median(times), reps, statistics.median(hosts) * 1e6, times, hold_s)
+    return Measured(statistics.median(times), reps, statistics.median(hosts) * 1e6, times, hold_s, why=why)
 
 
-def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -> tuple[list[float] | None, bool]:
+def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -> tuple[list[float] | None, bool, str]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
     With True when every launch's range was recorded on the GPU (all its work
-    is in the figure); False when only the kernels CUPTI tied to the CPU side were.
+    is in the figure); False when only the kernels CUPTI tied to the CPU side were;
+    and, when the ranges fell short, what came back, in words.
 
     The host waits until the GPU is idle (flush done) before each launch.
     None when the profiler saw no kernel time (no CUPTI here): the caller falls back to events.
@@ -140,7 +156,18 @@ def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -
         torch.cuda.synchronize()
     events = prof.events()
     whole = launch_times(events, reps)
-    return (whole, True) if whole is not None else (_cpu_label_times(events, reps), False)
+    if whole is not None:
+        return whole, True, ""
+    return _cpu_label_times(events, reps), False, _shortfall(events, reps)
+
+
+def _shortfall(events: list[Any], reps: int) -> str:
+    """What the profiler gave back for the launches, when it was too little to time them."""
+    from torch.autograd import DeviceType  # type: ignore[attr-defined]
+
+    on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]
+    ranges = sum(1 for e in on_gpu if e.name == LAUNCH_LABEL)
+    return f"of {reps} launches the profiler recorded {ranges} ranges on the GPU and {len(on_gpu) - ranges} GPU records"
 
 
 def launch_times(events: list[Any], reps: int) -> list[float] | None:

@@ -41,6 +41,8 @@ class Timing:
     tflops: float | None = None
     ceiling_tflops: float | None = None  # the fastest torch.matmul measured on this GPU
     torch_tflops: float | None = None
+    method: str = ""  # "records": the kernels' own time stamps; "events": a CUDA event pair around each launch
+    method_note: str = ""  # why a short launch was timed with events
 
     @property
     def ceiling_name(self) -> str:
@@ -248,6 +250,8 @@ class VerdictBuilder:
                 dram_bytes=int(event.get("dram_bytes") or 0),
                 read_ceiling_gbps=_number(event.get("read_ceiling_gbps")),
                 bound=str(event.get("bound") or "memory"),
+                method=str(event.get("method") or ""),
+                method_note=str(event.get("method_note") or ""),
                 flops=int(event.get("flops") or 0),
                 tflops=_number(event.get("tflops")),
                 ceiling_tflops=_number(event.get("ceiling_tflops")),

@@ -125,7 +125,7 @@ def test_a_compile_error_names_the_line(judge, cards):
 
 def test_a_wrong_result_names_the_first_bad_element(judge, cards):
     answer = text(cards, "transpose", "solution")
-    source = answer.replace("= tile[threadIdx.x][k];", "= tile[k][threadIdx.x];")
+    source = answer.replace("= tile[VEC * tx + j][k];", "= tile[k][VEC * tx + j];")  # the element-wise path
     assert source != answer
     before = judge.pid
     verdict = judged(judge, cards, "transpose", source, key="fault:wrong-result")
@@ -311,6 +311,20 @@ def test_the_timed_output_of_a_right_kernel_is_checked_and_passes(judge, cards):
     timed = [c for c in verdict["cases"] if c["name"] == "timing n=2^28"]
     assert timed and timed[0]["ok"] is True
     assert verdict["impossible"] == [] and verdict["host_launch_us"] is not None
+
+
+def test_short_launches_are_timed_from_their_own_records_not_event_pairs(judge, cards):
+    # an event pair also counts 1-3 µs of launch latency: a quarter of the 4096 x 1024 softmax. The judge
+    # chooses its method from a first launch that must not count the host's time to issue it (a Triton
+    # launch from a fresh judge can take 0.1 ms of Python), or short kernels drift onto the event pair.
+    for card_id in ("softmax", "matmul"):
+        verdict = judged(
+            judge, cards, card_id, text(cards, card_id, "solution"), key=f"{card_id}:methods", timing="all"
+        )
+        assert verdict.correct is True
+        short = [t for t in verdict.timings if t.ms < 0.05]
+        assert short, [(t.name, t.ms) for t in verdict.timings]
+        assert all(t.method == "records" for t in short), [(t.name, t.ms, t.method, t.method_note) for t in short]
 
 
 # -- the compute-bound cards: GEMM and attention ------------------------------------------------------
