@@ -47,7 +47,9 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor, eps: float
     rows, cols = x.shape
     if cols <= WHOLE_ROW_MAX:
         block = triton.next_power_of_2(cols)
-        warps = max(4, min(16, block // 1024))
+        # 4 warps up to rows of 8192, 8 for 16384 (64 floats a thread): measured faster than 16 warps for the
+        # longest rows on an H200 (95 % of the copy ceiling against 93 %) and level on an H100
+        warps = max(4, min(8, block // 2048))
         rmsnorm_whole_row[(rows,)](x, weight, out, cols, x.stride(0), out.stride(0), eps, BLOCK=block, num_warps=warps)
     else:
         rmsnorm_streamed[(rows,)](
