@@ -10,7 +10,6 @@ shapes), and the table shows time, GB/s and % of the copy ceiling. Needs a GPU.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -23,132 +22,55 @@ from drill.cards.loader import load_decks
 from drill.kernel.cards import kernel_files, kernel_job
 from drill.kernel.client import JudgeClient
 
-DIAGONAL = """
-    // diagonal order: neighbouring blocks start in different DRAM partitions
-    const int bid_y = blockIdx.x;
-    const int bid_x = (blockIdx.x + blockIdx.y) % gridDim.x;
-"""
+
+def edit(text: str, *pairs: tuple[str, str]) -> str:
+    """`text` with each (old, new) replaced; an `old` the answer no longer has is an error, not a silent copy."""
+    for old, new in pairs:
+        assert old in text, f"not in the answer any more: {old!r}"
+        text = text.replace(old, new)
+    return text
 
 
 def transpose_variants(text: str) -> dict[str, str]:
-    out = {}
-    for tile, rows in ((64, 2), (64, 4), (64, 8), (32, 8), (32, 4)):
-        v = text.replace("#define TILE 64", f"#define TILE {tile}")
-        v = v.replace("#define ROWS_PER_PASS 2", f"#define ROWS_PER_PASS {rows}")
-        v = v.replace("// drill: block=64x2 tile=64x64", f"// drill: block={tile}x{rows} tile={tile}x{tile}")
-        out[f"tile {tile} rows {rows}"] = v
-        # square grids only (the timing shape is square; the small cases are not, so fall back there)
-        d = v.replace("{\n    __shared__", "{\n    const bool sq = gridDim.x == gridDim.y;\n    __shared__", 1)
-        d = d.replace(
-            "    const int c = blockIdx.x",
-            "    const int bx = sq ? (blockIdx.x + blockIdx.y) % gridDim.x : blockIdx.x;\n"
-            "    const int by = sq ? blockIdx.x : blockIdx.y;\n    const int c = bx",
-        )
-        d = re.sub(r"blockIdx\.y \* TILE", "by * TILE", d)
-        d = d.replace("const int or0 = blockIdx.x * TILE", "const int or0 = bx * TILE")
-        out[f"tile {tile} rows {rows} diagonal"] = d
-    return out | float4_variants()
-
-
-FLOAT4 = r"""
-// drill: block=16xROWS tile=64x64
-#define TILE 64
-
-extern "C" __global__ void __launch_bounds__(16 * ROWS)
-transpose(const float* __restrict__ in, float* __restrict__ out, int rows, int cols)
-{
-    __shared__ float tile[TILE][TILE + 1];
-    const bool sq = DIAG && gridDim.x == gridDim.y;
-    const int bx = sq ? (blockIdx.x + blockIdx.y) % gridDim.x : blockIdx.x;
-    const int by = sq ? blockIdx.x : blockIdx.y;
-    const int tx = threadIdx.x;
-    const int c0 = bx * TILE + 4 * tx;
-    const int r0 = by * TILE;
-    const bool vec = (cols % 4 == 0) && (c0 + 3 < cols);
-    #pragma unroll
-    for (int k = threadIdx.y; k < TILE; k += ROWS) {
-        const int r = r0 + k;
-        if (r < rows) {
-            if (vec) {
-                const float4 v = __ldcs(reinterpret_cast<const float4*>(in + (size_t)r * cols + c0));
-                tile[k][4 * tx] = v.x; tile[k][4 * tx + 1] = v.y; tile[k][4 * tx + 2] = v.z; tile[k][4 * tx + 3] = v.w;
-            } else {
-                for (int j = 0; j < 4; ++j)
-                    if (c0 + j < cols) tile[k][4 * tx + j] = in[(size_t)r * cols + c0 + j];
-            }
-        }
+    """The answer, and the answer with one choice changed (threads, vector accesses, store hint, tile order)."""
+    store = "*reinterpret_cast<float4*>(out + (size_t)orow * rows + oc0) = v;"
+    diagonal = (  # square grids only: the timing shape is square, the small cases are not
+        "const int tx = threadIdx.x;\n",
+        "const int tx = threadIdx.x;\n"
+        "    const bool sq = gridDim.x == gridDim.y;\n"
+        "    const int bx = sq ? (blockIdx.x + blockIdx.y) % gridDim.x : blockIdx.x;\n"
+        "    const int by = sq ? blockIdx.x : blockIdx.y;\n",
+    )
+    return {
+        "as is": text,
+        "16x8 threads": edit(
+            text, ("#define ROWS_PER_PASS 16", "#define ROWS_PER_PASS 8"), ("block=16x16", "block=16x8")
+        ),
+        "no float4 (scalar accesses)": edit(
+            text,
+            ("const bool whole_in = ", "const bool whole_in = false && "),
+            ("const bool whole_out = ", "const bool whole_out = false && "),
+        ),
+        "streaming stores (__stcs)": edit(
+            text, (store, "__stcs(reinterpret_cast<float4*>(out + (size_t)orow * rows + oc0), v);")
+        ),
+        "diagonal tile order": edit(
+            text, diagonal, ("blockIdx.x * TILE", "bx * TILE"), ("blockIdx.y * TILE", "by * TILE")
+        ),
     }
-    __syncthreads();
-    const int oc0 = by * TILE + 4 * tx;
-    const int or0 = bx * TILE;
-    const bool ovec = (rows % 4 == 0) && (oc0 + 3 < rows);
-    #pragma unroll
-    for (int k = threadIdx.y; k < TILE; k += ROWS) {
-        const int orow = or0 + k;
-        if (orow < cols) {
-            if (ovec) {
-                const float4 v = make_float4(tile[4 * tx][k], tile[4 * tx + 1][k], tile[4 * tx + 2][k], tile[4 * tx + 3][k]);
-                STORE(reinterpret_cast<float4*>(out + (size_t)orow * rows + oc0), v);
-            } else {
-                for (int j = 0; j < 4; ++j)
-                    if (oc0 + j < rows) out[(size_t)orow * rows + oc0 + j] = tile[4 * tx + j][k];
-            }
-        }
-    }
-}
-"""
-
-
-def float4_variants() -> dict[str, str]:
-    out = {}
-    for rows in (8, 16):
-        for diag in (0, 1):
-            for store in ("plain", "cs"):
-                body = (
-                    FLOAT4.replace("ROWS)", f"{rows})")
-                    .replace("xROWS", f"x{rows}")
-                    .replace("k += ROWS", f"k += {rows}")
-                )
-                body = body.replace("DIAG", str(diag))
-                body = body.replace("STORE(", "*(" if store == "plain" else "__stcs(")
-                if store == "plain":
-                    body = body.replace("oc0), v);", "oc0)) = v;")
-                out[f"float4 16x{rows} diag {diag} {store}"] = body
-    return out
 
 
 def rmsnorm_variants(text: str) -> dict[str, str]:
-    line = "warps = max(4, min(16, block // 1024))"
-    assert line in text
-    out = {"as is": text}
-    for label, expr in (
-        ("warps block//512 cap 32", "max(4, min(32, block // 512))"),
-        ("warps block//2048 cap 16", "max(4, min(16, block // 2048))"),
-        ("warps 8 at 16384", "8 if block >= 16384 else max(4, min(16, block // 1024))"),
-        ("warps 32 at 16384", "32 if block >= 16384 else max(4, min(16, block // 1024))"),
-    ):
-        out[label] = text.replace(line, f"warps = {expr}")
-    eight = out["warps 8 at 16384"]
-    hinted = eight.replace(
-        "x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=0.0)",
-        'x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=0.0, eviction_policy="evict_first")',
-    ).replace(
-        "w = tl.load(w_ptr + cols, mask=mask, other=0.0)\n    tl.store",
-        'w = tl.load(w_ptr + cols, mask=mask, other=0.0, eviction_policy="evict_last")\n    tl.store',
-    )
-    assert hinted != eight
-    out["warps 8, x evict_first, w evict_last"] = hinted
-    for block, warps in ((4096, 8), (2048, 4), (8192, 8), (2048, 8)):
-        streamed = text.replace("WHOLE_ROW_MAX = 16384", "WHOLE_ROW_MAX = 8192")
-        streamed = streamed.replace("STREAM_BLOCK = 4096", f"STREAM_BLOCK = {block}")
-        streamed = streamed.replace("BLOCK=STREAM_BLOCK, num_warps=8", f"BLOCK=STREAM_BLOCK, num_warps={warps}")
-        out[f"streamed from 16384, block {block} warps {warps}"] = streamed
-    out["warps 8, hints, store .cs"] = hinted.replace(
-        "x * inv_rms * w, mask=mask)\n\n\n@triton.jit",
-        'x * inv_rms * w, mask=mask, cache_modifier=".cs")\n\n\n@triton.jit',
-    )
-    assert out["warps 8, hints, store .cs"] != hinted
-    return out
+    """The answer, with other warp counts, eviction hints, or the longest rows streamed twice."""
+    warps = "warps = max(4, min(8, block // 2048))"
+    x_load = "x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=0.0)"
+    return {
+        "as is": text,
+        "warps block//1024 cap 16": edit(text, (warps, "warps = max(4, min(16, block // 1024))")),
+        "warps block//512 cap 32": edit(text, (warps, "warps = max(4, min(32, block // 512))")),
+        "x evict_first": edit(text, (x_load, x_load.replace(")", ', eviction_policy="evict_first")'))),
+        "streamed from 16384": edit(text, ("WHOLE_ROW_MAX = 16384", "WHOLE_ROW_MAX = 8192")),
+    }
 
 
 def main() -> None:
