@@ -12,6 +12,10 @@ from drill.stats import deck_table
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# the bundled decks' deep check is loaded once, not once per worker
+pytestmark = pytest.mark.xdist_group("bundled-decks")
+
+
 @pytest.fixture(scope="module")
 def decks(bundled_decks):
     return bundled_decks

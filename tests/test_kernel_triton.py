@@ -10,7 +10,10 @@ from drill.kernel.cards import kernel_files, kernel_job
 from drill.kernel.client import JudgeClient
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
-pytestmark = pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install 'drill[kernels]')")
+pytestmark = [
+    pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install 'drill[kernels]')"),
+    pytest.mark.xdist_group("triton-judge"),  # one worker, so one judge child imports torch and triton
+]
 
 
 @pytest.fixture(scope="module")

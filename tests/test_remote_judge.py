@@ -59,6 +59,10 @@ async def _run_command(process: asyncssh.SSHServerProcess) -> None:
     process.exit(await child.wait())
 
 
+# one worker, so one ssh server and one remote judge serve the module
+pytestmark = pytest.mark.xdist_group("remote-judge")
+
+
 @pytest.fixture(scope="module")
 def ssh_port(tmp_path_factory) -> Iterator[int]:
     if shutil.which("ssh") is None:

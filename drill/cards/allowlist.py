@@ -11,6 +11,7 @@ calculator functions).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import nodes
@@ -78,42 +79,62 @@ _JINJA_NAMES = {
 def node_problems(root: nodes.Node, names: Mapping[str, Any]) -> list[str]:
     """Why a parsed template or expression may not run; empty when it may."""
     problems: list[str] = []
+    for what, text in _checks(root):
+        if what == "problem":
+            problems.append(text)
+        elif what == "name":
+            if text in _JINJA_NAMES and text not in names:
+                problems.append(f"{text!r} is not available in cards")
+            elif text not in names:
+                problems.append(f"unknown name {text!r}")
+        elif text in names and not callable(names[text]):
+            problems.append(f"{text!r} is not a function")
+    return list(dict.fromkeys(problems))
+
+
+# A tree's checks in the order the walk meets them: fixed problems, and the names
+# whose verdict depends on what a card defines. Trees come from the parse caches,
+# so one walk serves every render of the same text.
+@lru_cache(maxsize=2048)
+def _checks(root: nodes.Node) -> tuple[tuple[str, str], ...]:
+    checks: list[tuple[str, str]] = []
+
+    def problem(text: str) -> None:
+        checks.append(("problem", text))
 
     def visit(node: nodes.Node) -> None:
         if not isinstance(node, _ALLOWED_NODES):
             what = _TAG_NAMES.get(type(node), f"{type(node).__name__} is")
             why = ": cards cannot read files" if isinstance(node, _READS_FILES) else ""
-            problems.append(f"{what} not allowed in cards{why}")
+            problem(f"{what} not allowed in cards{why}")
             return
         if isinstance(node, nodes.Name):
             if node.name.startswith("_"):
-                problems.append(f"name {node.name!r} not allowed (leading underscore)")
-            elif node.name in _JINJA_NAMES and node.name not in names:
-                problems.append(f"{node.name!r} is not available in cards")
-            elif node.name not in names:
-                problems.append(f"unknown name {node.name!r}")
+                problem(f"name {node.name!r} not allowed (leading underscore)")
+            else:
+                checks.append(("name", node.name))
         elif isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
-            problems.append(f"attribute {node.attr!r} not allowed (leading underscore)")
+            problem(f"attribute {node.attr!r} not allowed (leading underscore)")
         elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
             if isinstance(node.arg.value, str) and node.arg.value.startswith("_"):
-                problems.append(f"item {node.arg.value!r} not allowed (leading underscore)")
+                problem(f"item {node.arg.value!r} not allowed (leading underscore)")
         elif isinstance(node, nodes.Call):
             if not isinstance(node.node, nodes.Name):
-                problems.append("only the listed functions can be called, by name (no methods)")
-            elif node.node.name in names and not callable(names[node.node.name]):
-                problems.append(f"{node.node.name!r} is not a function")
+                problem("only the listed functions can be called, by name (no methods)")
+            else:
+                checks.append(("call", node.node.name))
         elif isinstance(node, nodes.Filter) and node.name not in FILTERS:
-            problems.append(f"filter {node.name!r} not allowed (allowed: {', '.join(sorted(FILTERS))})")
+            problem(f"filter {node.name!r} not allowed (allowed: {', '.join(sorted(FILTERS))})")
         elif isinstance(node, nodes.Keyword) and node.key == "attribute" and isinstance(node.value, nodes.Const):
             if any(part.startswith("_") for part in str(node.value.value).split(".")):
-                problems.append(f"attribute {node.value.value!r} not allowed (leading underscore)")
+                problem(f"attribute {node.value.value!r} not allowed (leading underscore)")
         elif isinstance(node, nodes.Test) and node.name not in TESTS:
-            problems.append(f"test {node.name!r} not allowed")
+            problem(f"test {node.name!r} not allowed")
         for child in node.iter_child_nodes():
             visit(child)
 
     try:
         visit(root)
     except RecursionError:
-        problems.append("nested too deeply")
-    return list(dict.fromkeys(problems))
+        problem("nested too deeply")
+    return tuple(checks)

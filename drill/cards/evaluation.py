@@ -85,8 +85,22 @@ def expression_problems(source: str, names: Mapping[str, Any]) -> list[str]:
     return node_problems(expr, names)
 
 
-def _run(fn: Callable[[], Any], names: Mapping[str, Any], where: str) -> Any:
-    token = CALLABLE_NOW.set(tuple(v for v in names.values() if callable(v)))
+class Scope(dict[str, Any]):
+    """Names for many templates and expressions in a row: the functions among them are found once."""
+
+    def __init__(self, names: Mapping[str, Any]) -> None:
+        super().__init__(names)
+        self.callables = tuple(v for v in self.values() if callable(v))
+
+
+def _callables(names: Mapping[str, Any]) -> tuple[Any, ...]:
+    if isinstance(names, Scope):
+        return names.callables
+    return tuple(v for v in names.values() if callable(v))
+
+
+def _run(fn: Callable[[], Any], allowed: tuple[Any, ...], where: str) -> Any:
+    token = CALLABLE_NOW.set(allowed)
     try:
         return fn()
     except TemplateProblem:
@@ -106,8 +120,9 @@ def render_text(source: str, names: Mapping[str, Any], where: str = "template") 
     problems = template_problems(source, names)
     if problems:
         raise TemplateProblem("; ".join(problems), where)
-    template = _run(lambda: _compiled_template(source), names, where)
-    text = _run(lambda: template.render(dict(names)), names, where)
+    allowed = _callables(names)
+    template = _run(lambda: _compiled_template(source), allowed, where)
+    text = _run(lambda: template.render(dict(names)), allowed, where)
     if len(text) > MAX_RENDERED_CHARS:
         raise TemplateProblem(f"rendered text longer than {MAX_RENDERED_CHARS} characters", where)
     return str(text)
@@ -118,8 +133,9 @@ def evaluate(source: str, names: Mapping[str, Any], where: str = "expr") -> floa
     problems = expression_problems(source, names)
     if problems:
         raise TemplateProblem("; ".join(problems), where)
-    compiled = _run(lambda: _compiled_expression(source), names, where)
-    value = _run(lambda: compiled(**names), names, where)
+    allowed = _callables(names)
+    compiled = _run(lambda: _compiled_expression(source), allowed, where)
+    value = _run(lambda: compiled(**names), allowed, where)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TemplateProblem(f"gives {type(value).__name__} {str(value)[:60]!r}, not a number", where)
     try:

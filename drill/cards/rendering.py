@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drill.cards.evaluation import evaluate, render_text
+from drill.cards.evaluation import Scope, evaluate, render_text
 from drill.cards.model import Card
 from drill.cards.params import card_params
 from drill.cards.rendered import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
@@ -85,7 +85,7 @@ def render(
     (drill.calc.expressions.NAMES, cards/data/models.yaml and gpus.yaml).
     """
     cat = load_catalogue(functions, models, gpus)
-    scope = _scope(card, draw, cat)
+    scope = Scope(_scope(card, draw, cat))
     answers = []
     for i, entry in enumerate(_entries(card, "answers")):
         where = f"answers[{i}]"
