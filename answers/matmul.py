@@ -15,36 +15,25 @@ matrix (`% M`, `% N`) so every load is in bounds and unmasked; the store is
 masked. K: the last step loads with a mask that puts zeros past K, so the
 tail adds nothing instead of garbage.
 
-Which tiles are fastest depends on the shape and the GPU, so for a large
-product a few are tried once per shape on the GPU (`triton.autotune`) and the
-best is kept. A skinny M (decode: 64 rows or fewer) is memory-bound on B and
-gets one tile: 16 rows, 32 columns and steps of 256 along K, so many programs
-stream B at once (on an H100 and an H200 it beat the other skinny tiles tried
-by 12 % or more at 16 x 4096 x 4096). Small products use one sound tile and
-skip the tuning.
+Which tile is fastest depends on the shape and the GPU. The tiles here were
+measured on an H100 and an H200 (bench/probe_tune.py --cards matmul), and each
+shape class gets the winner, fixed: `triton.autotune` picks among close tiles
+by timing each once, so its choice, and the figure, moved between processes.
+A large product gets 128 x 256 tiles, K steps of 64, 3 stages, 8 warps. A
+skinny M (decode: 64 rows or fewer) is memory-bound on B and gets 16 rows, 32
+columns and steps of 256 along K, so many programs stream B at once (it beat
+the other skinny tiles tried by 12 % or more at 16 x 4096 x 4096). Small
+products use one modest tile. On another GPU, try a few with `triton.autotune`.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-
-def _config(bm, bn, bk, group, stages, warps):
-    return triton.Config(
-        {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group}, num_stages=stages, num_warps=warps
-    )
-
-
-WIDE = [
-    _config(128, 256, 64, 8, 3, 8),
-    _config(256, 128, 64, 8, 3, 8),
-    _config(128, 128, 64, 8, 4, 4),
-    _config(128, 128, 64, 8, 4, 8),
-]
+WIDE = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_stages": 3, "num_warps": 8}
 SKINNY = {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 256, "GROUP_M": 1, "num_stages": 4, "num_warps": 4}
-
-
-TUNE_FROM = 1 << 22  # B with at least this many elements (4096 x 1024) is worth trying tiles for
+SMALL = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_stages": 3, "num_warps": 4}
+LARGE_FROM = 1 << 22  # B with at least this many elements (4096 x 1024) gets the large tiles
 
 
 @triton.jit
@@ -84,9 +73,6 @@ def matmul_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
-matmul_tuned = triton.autotune(configs=WIDE, key=["M", "N", "K"])(matmul_kernel)
-
-
 def matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     M, K = a.shape
     N = b.shape[1]
@@ -98,9 +84,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
-    if N * K < TUNE_FROM:  # small: one sound tile, no time spent tuning
-        matmul_kernel[grid](*args, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_stages=3, num_warps=4)
-    elif M <= 64:  # skinny (decode): one tile that streams B
+    if N * K < LARGE_FROM:  # small: a modest tile
+        matmul_kernel[grid](*args, **SMALL)
+    elif M <= 64:  # skinny (decode): a tile that streams B
         matmul_kernel[grid](*args, **SKINNY)
     else:
-        matmul_tuned[grid](*args)
+        matmul_kernel[grid](*args, **WIDE)

@@ -341,6 +341,11 @@ def main() -> int:
         f"ceilings: copy {cal.get('gbps', float('nan')):,.0f} GB/s (read + write), "
         f"read {cal.get('read_gbps', float('nan')):,.0f} GB/s ({cal.get('read_by')}); 1 GiB, L2 flushed"
     )
+    print(
+        f"event pair's own cost: {cal.get('event_us', float('nan')):.2f} µs (an empty kernel: pair"
+        f" {cal.get('event_pair_us', float('nan')):.2f} µs, own record {cal.get('event_record_us', float('nan')):.2f} µs),"
+        " taken off every event-timed figure"
+    )
     if profiled and EMPTY in profiled:
         print(
             f"ncu ({args.ncu_cache}): empty kernel {profiled[EMPTY] * 1e3:.2f} µs, its own record {empty_ms * 1e3:.2f} µs:"

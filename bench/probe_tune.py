@@ -1,6 +1,6 @@
-"""Variants of the transpose and rmsnorm answers, each judged at the card's timing shapes.
+"""Variants of the transpose, rmsnorm and matmul answers, each judged at the card's timing shapes.
 
-    python bench/probe_tune.py [--cards transpose,rmsnorm]
+    python bench/probe_tune.py [--cards transpose,rmsnorm,matmul]
 
 For tuning a reference answer on a new GPU: every variant goes through the
 judge exactly as a learner's edit would (correctness cases, then the timing
@@ -73,13 +73,28 @@ def rmsnorm_variants(text: str) -> dict[str, str]:
     }
 
 
+def matmul_variants(text: str) -> dict[str, str]:
+    """The answer, and the answer with other large tiles (rows x columns x K step, stages, warps)."""
+    wide = '"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_stages": 3, "num_warps": 8'
+    out = {"as is": text}
+    for bm, bn, bk, stages, warps in [
+        (256, 128, 64, 3, 8),
+        (128, 128, 64, 4, 4),
+        (128, 128, 64, 4, 8),
+        (128, 256, 64, 4, 8),
+    ]:
+        tile = f'"BLOCK_M": {bm}, "BLOCK_N": {bn}, "BLOCK_K": {bk}, "GROUP_M": 8, "num_stages": {stages}, "num_warps": {warps}'
+        out[f"{bm}x{bn}x{bk} s{stages} w{warps}"] = edit(text, (wide, tile))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cards", default="transpose,rmsnorm")
     parser.add_argument("--only", default="", help="only variants whose label contains one of these (comma-separated)")
     args = parser.parse_args()
     cards = load_decks([paths.cards_dir() / "kernels.yaml"]).cards
-    makers = {"transpose": transpose_variants, "rmsnorm": rmsnorm_variants}
+    makers = {"transpose": transpose_variants, "rmsnorm": rmsnorm_variants, "matmul": matmul_variants}
     with JudgeClient(data_dir=Path(tempfile.mkdtemp(prefix="drill-tune-"))) as client:
         print(client.info().get("device"))
         cal = client.calibrate()
@@ -99,7 +114,8 @@ def main() -> None:
                     for t in v.timings:
                         print(
                             f"{card_id:<10} {label:<32} run {run} {t.name:<14} {t.ms * 1e3:9.1f} us"
-                            f" {t.gbps:7,.0f} GB/s {t.pct_of_ceiling or 0:6.1f} % {t.vs_torch or 0:5.2f}x"
+                            f" {t.gbps:7,.0f} GB/s {t.tflops or 0:5.0f} TFLOPS {t.pct_of_ceiling or 0:6.1f} %"
+                            f" {t.vs_torch or 0:5.2f}x"
                         )
 
 

@@ -211,3 +211,15 @@ def test_the_folders_of_killed_judges_are_swept_and_live_ones_kept(tmp_path, mon
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_abandon_kills_the_child_without_asking_it_to_quit(client):
+    import signal
+
+    client.run(JOB, "// fake: ok", timeout=10)
+    child = client._child
+    sent = []
+    child.send = sent.append  # a quit would go through here
+    client.abandon()
+    assert child.proc.wait(timeout=10) == -signal.SIGKILL
+    assert sent == [] and client.pid is None

@@ -69,3 +69,10 @@ def test_most_launches_recorded_is_enough_and_fewer_gives_no_figure():
 def test_a_range_with_no_work_in_it_is_not_a_launch_of_no_time():
     events = [e for e in timeline() if e.name != "softmax_whole_row"]
     assert launch_times(events, reps=2) is None  # one launch left: too few to stand for two
+
+
+def test_the_event_pairs_cost_comes_off_each_figure_but_never_more_than_half():
+    from drill.kernel.measure import less_overhead
+
+    assert less_overhead([0.130, 0.2, 0.0031], 0.003) == pytest.approx([0.127, 0.197, 0.00155])
+    assert less_overhead([0.130], 0.0) == [0.130]

@@ -52,7 +52,8 @@ def add_parser(subparsers: Any) -> None:
     gpu = subparsers.add_parser("gpu", help="this machine's GPU as the kernel judge sees it")
     gsub = gpu.add_subparsers(dest="gpu_command", metavar="SUBCOMMAND")
     cal = gsub.add_parser(
-        "calibrate", help="measure the GPU's copy bandwidth and matmul rate again (the ceilings for kernel cards)"
+        "calibrate",
+        help="measure the GPU's copy bandwidth, matmul rate and a CUDA event pair's own cost again (for kernel cards)",
     )
     cal.add_argument("--json", action="store_true", help="print the measurement as JSON")
     _common(cal)
@@ -303,8 +304,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     elif result.get("event") == "calibrated":
         print(
             f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), pure read"
-            f" {result.get('read_gbps', float('nan')):,.0f} GB/s, matmul {result.get('tflops', float('nan')):,.0f} TFLOPS;"
-            " saved for kernel cards"
+            f" {result.get('read_gbps', float('nan')):,.0f} GB/s, matmul {result.get('tflops', float('nan')):,.0f} TFLOPS,"
+            f" a CUDA event pair's own cost {result.get('event_us', float('nan')):.1f} µs; saved for kernel cards"
         )
     else:
         print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)

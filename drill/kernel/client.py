@@ -110,13 +110,16 @@ class _Child:
         self.proc.stdin.write(protocol.encode(message))
         self.proc.stdin.flush()
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
+        """SIGKILL the child's process group; `wait`: until it is gone (freeing a GPU context takes a while)."""
         self.killed = True
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError, OSError):
                 self.proc.kill()
+        if not wait:
+            return
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -143,7 +146,7 @@ class _Child:
         return how + (": " + " | ".join(last) if last else "")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self.killed:
             try:
                 self.send({"op": "quit"})
                 self.proc.wait(timeout=3)
@@ -376,10 +379,11 @@ class JudgeClient:
                 self._child = None
 
     def abandon(self) -> None:
-        """Stop the child at once, without asking it to quit (a one-shot command that is done with it)."""
+        """Stop the child at once, without asking it to quit or waiting for it to go (a one-shot command that
+        is done with it and about to exit)."""
         with self._lock:
             if self._child is not None:
-                self._child.kill()
+                self._child.kill(wait=False)
                 self._child.close()
                 self._child = None
 

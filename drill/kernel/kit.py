@@ -62,6 +62,7 @@ class Kit:
         self._outputs: list[tuple[torch.Tensor, int]] = []
         self._flush: torch.Tensor | None = None
         self._flush_ms: float | None = None
+        self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.kernel.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
     def begin_case(self) -> None:

@@ -22,7 +22,9 @@ launch's range on the GPU, and each such launch starts on an idle GPU (the host
 waits for the flush to finish before it launches), as under Nsight Compute.
 A longer launch is timed with the event pair, the repetitions queued while a
 short spin kernel holds the GPU back, so the GPU never waits for Python
-between them.
+between them. The pair's own cost on this GPU (an empty kernel timed both
+ways, `event_overhead`, measured once and kept with the ceilings) is taken off
+each such figure, so both methods read the kernel's time.
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ class Measured:
     # (also counts the GPU's launch latency, 1-3 µs). `why` says why a short launch fell back to events.
     method: str = "events"
     why: str = ""
+    less_us: float = 0.0  # the event pair's own cost on this GPU, taken off each event-timed figure
+
+
+def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
+    """Event-pair figures less the pair's own cost; never below half the figure read (a bad calibration
+    cannot make a launch look free)."""
+    return [max(t - overhead_ms, t / 2) for t in times_ms]
 
 
 def measure(
@@ -99,14 +108,20 @@ def measure(
         end.synchronize()
         return start.elapsed_time(end), t2 - t1, t3 - t0
 
+    overhead_ms = float(getattr(kit, "event_overhead_ms", 0.0))
+
+    def by_events(times: list[float], reps: int, host_us: float, hold_s: float = 0.0, why: str = "") -> Measured:
+        net = less_overhead(times, overhead_ms)
+        return Measured(statistics.median(net), reps, host_us, net, hold_s, why=why, less_us=overhead_ms * 1e3)
+
     first_ms, first_host, _ = timed_once()
     if first_ms >= slow_ms and first_host * 1e3 < 0.25 * first_ms:
-        return Measured(first_ms, 1, first_host * 1e6, [first_ms])  # slow on the GPU, no stall on the host
+        return by_events([first_ms], 1, first_host * 1e6)  # slow on the GPU, no stall on the host
     why = ""
     # warm now; this figure chooses the method and the repetitions, so it leaves the host out
     est_ms, host_s, rep_s = timed_once(held=True)
     if est_ms >= slow_ms:
-        return Measured(est_ms, 1, host_s * 1e6, [est_ms])
+        return by_events([est_ms], 1, host_s * 1e6)
     gpu_rep_ms = est_ms + kit.flush_ms()
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
     if est_ms < EXACT_BELOW_MS:
@@ -119,6 +134,15 @@ def measure(
             # the host figure comes from the plain launch above: the profiler slows the host
             return Measured(statistics.median(times), reps, host_s * 1e6, times, method="records")
     hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
+    times, hosts = _event_times(fn, setup, reps, hold_s)
+    return by_events(times, reps, statistics.median(hosts) * 1e6, hold_s, why)
+
+
+def _event_times(
+    fn: Callable[[], Any], setup: Callable[[], None], reps: int, hold_s: float
+) -> tuple[list[float], list[float]]:
+    """Per repetition, the event pair's milliseconds, all queued behind a spin of `hold_s`; and the host's
+    seconds to issue each launch."""
     starts = [_event() for _ in range(reps)]
     ends = [_event() for _ in range(reps)]
     hosts = []
@@ -131,8 +155,40 @@ def measure(
         hosts.append(time.perf_counter() - t)
         e.record()
     torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return Measured(statistics.median(times), reps, statistics.median(hosts) * 1e6, times, hold_s, why=why)
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)], hosts
+
+
+MAX_EVENT_OVERHEAD_MS = 0.01  # more than 10 µs would be a broken reading, not the pair's cost
+
+
+def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
+    """What a CUDA event pair adds to a launch on this GPU, in µs: an empty kernel timed as `measure` times
+    a long launch (queued, L2 flushed before each) less the same kernel's own time stamps (CUPTI).
+
+    The pair also counts the GPU's work to start the kernel after the first event; an empty kernel is
+    nothing else. 0 when the profiler gives no records here (then nothing is taken off).
+    """
+
+    def empty() -> None:
+        torch.cuda._sleep(0)  # type: ignore[no-untyped-call]
+
+    def setup() -> None:
+        kit.flush_l2()
+
+    empty()
+    torch.cuda.synchronize()
+    events, _ = _event_times(empty, setup, reps, 5e-3 + reps * 1e-4)  # the host queues all of them first
+    records, whole, why = _kernel_times(empty, setup, reps)
+    if not whole:
+        records, whole, why = _kernel_times(empty, setup, reps)
+    result: dict[str, Any] = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
+    if records is None or not whole:
+        result["event_us_why"] = f"no kernel records from the profiler ({why or 'none'}): nothing taken off"
+        return result
+    overhead = statistics.median(events) - statistics.median(records)
+    result["event_record_us"] = statistics.median(records) * 1e3
+    result["event_us"] = min(MAX_EVENT_OVERHEAD_MS, max(0.0, overhead)) * 1e3
+    return result
 
 
 def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -> tuple[list[float] | None, bool, str]:

@@ -43,6 +43,7 @@ class Timing:
     torch_tflops: float | None = None
     method: str = ""  # "records": the kernels' own time stamps; "events": a CUDA event pair around each launch
     method_note: str = ""  # why a short launch was timed with events
+    less_us: float = 0.0  # events: the pair's own cost on this GPU, taken off the figure (µs)
 
     @property
     def ceiling_name(self) -> str:
@@ -252,6 +253,7 @@ class VerdictBuilder:
                 bound=str(event.get("bound") or "memory"),
                 method=str(event.get("method") or ""),
                 method_note=str(event.get("method_note") or ""),
+                less_us=_number(event.get("less_us")) or 0.0,
                 flops=int(event.get("flops") or 0),
                 tflops=_number(event.get("tflops")),
                 ceiling_tflops=_number(event.get("ceiling_tflops")),
