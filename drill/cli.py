@@ -214,8 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and args.command == "kernel" and getattr(args, "kernel_command", None) == "run":
         # `drill kernel run` as its own process: the verdict is printed and the attempt committed, so skip the
         # interpreter's teardown of everything imported (about 0.1 s of a cold verdict)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (BrokenPipeError, OSError):  # a reader that closed early (| head) does not want the rest
+                pass
         os._exit(code)
     return code
 
