@@ -365,7 +365,7 @@ def drill_command(data_dir: Path, *flags: str) -> list[str]:
 
 @dataclass
 class Top:
-    """The app's top line: `done D · left L · N saved │ Deck · kind`."""
+    """The app's top line: `done D · left L · N saved │ kind · Deck`."""
 
     done: int
     left: int
@@ -459,7 +459,8 @@ class App:
         if not m:
             return None
         where = m.group("where")
-        kind = next((k for k in KINDS if where.split("  ")[0].endswith("· " + k)), None)
+        head = where.split("  ")[0]  # flags such as "leech" follow after two spaces
+        kind = next((k for k in KINDS if head.startswith(k + " · ") or head == k), None)
         return Top(
             done=int(m.group("done")),
             left=int(m.group("left")),
