@@ -343,3 +343,34 @@ def test_the_kernel_screen_names_the_matmul_ceiling_for_a_compute_bound_card():
     memory = run_events(timing_event_at(0.96))
     assert one_line(memory) == "correct, 96 % of the copy ceiling, 2.00× PyTorch"
     assert "TFLOPS" not in render_verdict(memory, "", 90, 5).plain
+
+
+def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_path, monkeypatch):
+    import json
+
+    from drill.kernel import child
+
+    saved = tmp_path / "calibration.json"
+    saved.write_text(json.dumps({"gpu-x": {"gbps": 3000.0, "read_gbps": 3100.0}}))  # from before event_us
+    measured = []
+
+    def judge_runtime(calibrate):
+        runtime = child.Runtime(saved)
+        monkeypatch.setattr(runtime, "device_key", lambda: "gpu-x")
+        monkeypatch.setattr(runtime, "calibrate", calibrate)
+        return runtime
+
+    def calibrate(kit, compute=False):
+        entry = {"gbps": 3040.0, "read_gbps": 3060.0, "event_us": 2.9}
+        measured.append(entry)
+        first._save_entry(entry)
+        return entry
+
+    first = judge_runtime(calibrate)
+    kit = SimpleNamespace(event_overhead_ms=0.0)
+    assert first.ceilings(kit)["gbps"] == 3040.0 and len(measured) == 1
+    assert kit.event_overhead_ms == pytest.approx(0.0029)
+
+    again = judge_runtime(lambda kit, compute=False: pytest.fail("measured again"))
+    kit = SimpleNamespace(event_overhead_ms=0.0)
+    assert again.ceilings(kit)["read_gbps"] == 3060.0 and kit.event_overhead_ms == pytest.approx(0.0029)
