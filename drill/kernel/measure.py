@@ -50,13 +50,13 @@ ESTIMATE_HOLD_CYCLES = int(2e-3 * ASSUMED_CLOCK_HZ)  # 2 ms: longer than the hos
 
 @dataclass
 class Measured:
-    ms: float  # median GPU time of one launch (CUDA events, L2 flushed before each)
+    ms: float  # median GPU time of one launch (see `method`), L2 flushed before each
     reps: int
     host_us: float  # median time the host took to issue one launch (not part of `ms`)
     times: list[float] = field(default_factory=list)
     hold_s: float = 0.0  # how long the GPU was held back while the repetitions were queued
     # "records": the kernels' own start and end stamps; "events": a CUDA event pair around each launch
-    # (also counts the GPU's launch latency, 1-3 µs). `why` says why a short launch fell back to events.
+    # (less the pair's own cost, `less_us`). `why` says why a short launch fell back to events.
     method: str = "events"
     why: str = ""
     less_us: float = 0.0  # the event pair's own cost on this GPU, taken off each event-timed figure
