@@ -368,9 +368,33 @@ def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_p
 
     first = judge_runtime(calibrate)
     kit = SimpleNamespace(event_overhead_ms=0.0)
+    assert not first.calibrated()
     assert first.ceilings(kit)["gbps"] == 3040.0 and len(measured) == 1
+    assert first.calibrated() and not first.calibrated(compute=True)  # the matmul ceiling is still to measure
     assert kit.event_overhead_ms == pytest.approx(0.0029)
 
     again = judge_runtime(lambda kit, compute=False: pytest.fail("measured again"))
     kit = SimpleNamespace(event_overhead_ms=0.0)
     assert again.ceilings(kit)["read_gbps"] == 3060.0 and kit.event_overhead_ms == pytest.approx(0.0029)
+
+
+@pytest.mark.parametrize("saved", [False, True], ids=["first run on this GPU", "calibration saved"])
+def test_measuring_the_gpu_shows_as_a_step_only_when_it_happens(saved):
+    from drill.kernel.judging import CALIBRATING
+
+    log = []
+    runtime = SimpleNamespace(
+        calibrated=lambda compute=False: saved,
+        ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ},
+        release_memory=lambda: None,
+    )
+    events = []
+    Judge(runtime)._time(
+        "reduce", fake_harness(log, wrong=False), object(), FakeKit(log), events.append, "first", False
+    )
+    started = [e["name"] for e in events if e["event"] == "case_started"]
+    assert started == (["timing n=2^28"] if saved else [CALIBRATING, "timing n=2^28"])
+    v = VerdictBuilder("reduce")
+    for e in [{"event": "compiled", "ok": True}, *events]:
+        v.feed(e)
+    assert [c.name for c in v.result().cases] == ["timing n=2^28"]  # the step is no case of the verdict

@@ -215,6 +215,14 @@ class Runtime:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def calibrated(self, compute: bool = False) -> bool:
+        """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
+        if self._ceilings is not None:
+            return not compute or COMPUTE in self._ceilings
+        entry = self._saved().get(self.device_key())
+        needed = (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ()))
+        return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in needed)
+
     def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
         """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
         in TFLOPS): saved, else measured now (and saved)."""

@@ -118,7 +118,8 @@ class _Child:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError, OSError):
                 self.proc.kill()
-        if not wait:
+        if not wait:  # reaped in the background, so no zombie (or warning) is left behind in a longer process
+            threading.Thread(target=self.proc.wait, daemon=True, name="judge-reaper").start()
             return
         try:
             self.proc.wait(timeout=10)

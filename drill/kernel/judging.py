@@ -79,6 +79,9 @@ def describe_fault(exc: BaseException) -> tuple[str, str]:
     return "cuda", f"CUDA said: {text}"
 
 
+CALIBRATING = "measuring this GPU once (its copy, read and matmul ceilings, the event pair's cost)"
+
+
 class Judge:
     """Runs requests for one child process; keeps the GPU warm and caches PyTorch baseline timings."""
 
@@ -287,7 +290,11 @@ class Judge:
         cases = list(harness.timing_cases(kit))
         if timing == "first":
             cases = cases[:1]
-        ceilings = self.rt.ceilings(kit, compute=hasattr(harness, "flops"))
+        compute = hasattr(harness, "flops")
+        calibrated = getattr(self.rt, "calibrated", None)
+        if calibrated is not None and not calibrated(compute):  # a second or two, once per GPU: say so
+            emit({"event": "case_started", "name": CALIBRATING})
+        ceilings = self.rt.ceilings(kit, compute=compute)
         for case in cases:
             name = str(case["name"])
             emit({"event": "case_started", "name": f"timing {name}"})

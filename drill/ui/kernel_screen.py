@@ -250,6 +250,8 @@ class KernelScreen(Screen[int | None]):
             took = f" in {secs * 1000:.0f} ms" if isinstance(secs, (int, float)) else ""
             self.progress.append(("compiled" + took) if ok else "did not compile")
         elif kind == "case_started":
+            if self.progress and self.progress[-1].endswith(" …"):  # a step with no case of its own is done
+                self.progress[-1] = self.progress[-1].removesuffix(" …")
             self.progress.append(f"{event.get('name')} …")
         elif kind == "case":
             if self.progress and self.progress[-1].endswith(" …"):
