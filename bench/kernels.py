@@ -67,11 +67,10 @@ def ncu_target(flush_l2: bool) -> None:
     With `flush_l2` the target flushes L2 before each launch the way the judge
     does (ncu then runs with --cache-control none and leaves every cache alone).
     """
-    import importlib.util
-
     import torch
     from probe_label import empty_kernel
 
+    from drill.kernel.judging import load_harness
     from drill.kernel.kit import Kit
     from drill.kernel.programs import build_cuda, build_triton
 
@@ -101,10 +100,7 @@ def ncu_target(flush_l2: bool) -> None:
     work = Path(tempfile.mkdtemp())
     for card_id in CARDS:
         files = kernel_files(cards[card_id])
-        spec = importlib.util.spec_from_file_location(f"h_{card_id}", files.harness)
-        assert spec and spec.loader
-        harness = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(harness)
+        harness = load_harness(str(files.harness))
         text = files.solution.read_text()
         if cards[card_id].fields["language"] == "cuda":
             program: Any = build_cuda(
@@ -176,6 +172,12 @@ def ncu_times(shapes: list[tuple[str, str]], log: list[str], cache: str = "l2") 
     except KeyError as exc:
         log.append(f"ncu time in an unknown unit: {exc}")
         return None
+
+
+def vs_ncu(judged_ms: float, ncu_ms: float, fixed_ms: float) -> tuple[float, float]:
+    """The judge against ncu in per cent: as read, and against ncu less its fixed part of a launch."""
+    net = ncu_ms - fixed_ms
+    return 100 * (judged_ms - ncu_ms) / ncu_ms, 100 * (judged_ms - net) / net
 
 
 def ncu_clocks(shapes: list[tuple[str, str]], log: list[str], cache: str) -> dict[tuple[str, str], str]:
@@ -368,16 +370,14 @@ def main() -> int:
                     continue
                 for t in v.timings:
                     ncu_ms = (profiled or {}).get((card_id, t.name)) if which == "answer" and run == 1 else None
-                    vs_ncu = f"{'-':>8} {'-':>8} {'-':>8}"
+                    compared = f"{'-':>8} {'-':>8} {'-':>8}"
                     if ncu_ms:
-                        net = ncu_ms - fixed_ms
-                        vs_ncu = (
-                            f"{ncu_ms:8.4f} {100 * (t.ms - ncu_ms) / ncu_ms:+7.1f}% {100 * (t.ms - net) / net:+7.1f}%"
-                        )
+                        raw, net = vs_ncu(t.ms, ncu_ms, fixed_ms)
+                        compared = f"{ncu_ms:8.4f} {raw:+7.1f}% {net:+7.1f}%"
                     print(
                         f"{card_id:<10} {label:<8} {t.name:<20} {t.ms:9.4f} {t.tflops or 0:7,.0f} {t.gbps:7,.0f}"
                         f" {t.pct_of_ceiling or 0:6.1f}%"
-                        f" {t.vs_torch or 0:7.2f}x {t.host_us or 0:8.1f} {vs_ncu}  {'ok' if not t.impossible else 'IMPOSSIBLE'} {t.method}"
+                        f" {t.vs_torch or 0:7.2f}x {t.host_us or 0:8.1f} {compared}  {'ok' if not t.impossible else 'IMPOSSIBLE'} {t.method}"
                         + (
                             f"  ncu clocks: {clocks[(card_id, t.name)]}"
                             if (card_id, t.name) in clocks and ncu_ms
@@ -435,8 +435,7 @@ def main() -> int:
             if not ncu_ms or EMPTY not in (profiled or {}):
                 diffs.append((f"{card_id} {name}", None, None))
                 continue
-            net = ncu_ms - fixed_ms
-            diffs.append((f"{card_id} {name}", 100 * (judged - ncu_ms) / ncu_ms, 100 * (judged - net) / net))
+            diffs.append((f"{card_id} {name}", *vs_ncu(judged, ncu_ms, fixed_ms)))
         ok = bool(profiled) and all(d is not None and abs(d) <= NCU_TOLERANCE_PCT for _, _, d in diffs)
         evidence = ", ".join(
             f"{n} {d:+.1f} % (as read {raw:+.1f} %)" if d is not None and raw is not None else f"{n} no reading"

@@ -14,7 +14,6 @@ session could time and how many records carried a stray timestamp. Needs a GPU.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from probe_label import load  # noqa: E402  (the answer loader the other probes use)
 from torch.autograd import DeviceType  # type: ignore[attr-defined]  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
@@ -36,10 +36,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=120)
     args = parser.parse_args()
-    spec = importlib.util.spec_from_file_location("answer", ROOT / "answers" / "softmax.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load("softmax")
     kit = Kit(True)
     x = torch.randn(4096, 1024, device="cuda")
     out = torch.empty_like(x)

@@ -14,7 +14,6 @@ before every launch in both. Needs a GPU.
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 import sys
 from collections.abc import Callable
@@ -69,14 +68,12 @@ def judge_path(kit: Kit, card_id: str) -> None:
     from drill.cards.loader import load_decks
     from drill.kernel import measure as m
     from drill.kernel.cards import kernel_files
+    from drill.kernel.judging import load_harness
     from drill.kernel.programs import build_triton
 
     card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards[card_id]
     files = kernel_files(card)
-    spec = importlib.util.spec_from_file_location(f"h_{card_id}", files.harness)
-    assert spec and spec.loader
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
+    harness = load_harness(str(files.harness))
     import tempfile
 
     program = build_triton(
@@ -95,24 +92,11 @@ def judge_path(kit: Kit, card_id: str) -> None:
             kit.poison_outputs()
             kit.flush_l2()
 
-        for attempt, reps in enumerate((100, 100, 30)):
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                for _ in range(reps):
-                    setup()
-                    torch.cuda.synchronize()
-                    with record_function(m.LAUNCH_LABEL):
-                        launch.run()
-                torch.cuda.synchronize()
-            events = prof.events()
-            on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]
-            ranges = [e for e in on_gpu if e.name == m.LAUNCH_LABEL]
-            kernels = [e for e in on_gpu if e.name != m.LAUNCH_LABEL and "spin" not in e.name]
-            times = m.launch_times(events, reps)
+        for attempt, reps in enumerate((100, 100, 30)):  # one session each, as the judge's first try
+            times, whole, why = m._kernel_times(launch.run, setup, reps, tries=1)
             got = "none" if times is None else f"{len(times)} launches, median {statistics.median(times) * 1e3:.2f} µs"
-            print(
-                f"{card_id} {case['name']}: reps {reps} try {attempt + 1}: {len(ranges)} ranges on the GPU,"
-                f" {len(kernels)} other GPU records, launch_times: {got}"
-            )
+            how = "the GPU ranges" if whole else f"the CPU side only ({why})"
+            print(f"{card_id} {case['name']}: reps {reps} try {attempt + 1}: from {how}: {got}")
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(3):
                 setup()

@@ -183,7 +183,9 @@ def fake_harness(log, *, wrong: bool):
 
 def judge_time(harness, log, timing="first", fresh=False):
     runtime = SimpleNamespace(
-        ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None
+        calibrated=lambda compute=False: True,
+        ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ},
+        release_memory=lambda: None,
     )
     events = []
     Judge(runtime)._time("reduce", harness, object(), FakeKit(log), events.append, timing, fresh)
@@ -222,7 +224,9 @@ def test_every_run_draws_fresh_inputs_at_the_timed_size():
     harness = fake_harness(log, wrong=False)
     judge = Judge(
         SimpleNamespace(
-            ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ}, release_memory=lambda: None
+            calibrated=lambda compute=False: True,
+            ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ},
+            release_memory=lambda: None,
         )
     )
     for _ in range(3):
@@ -321,7 +325,7 @@ def test_only_a_card_that_counts_flops_asks_for_the_matmul_ceiling():
         asked.append(compute)
         return {"gbps": COPY, "read_gbps": READ, **({"tflops": MATMUL} if compute else {})}
 
-    runtime = SimpleNamespace(ceilings=ceilings, release_memory=lambda: None)
+    runtime = SimpleNamespace(calibrated=lambda compute=False: True, ceilings=ceilings, release_memory=lambda: None)
     for harness in (
         fake_harness([], wrong=False),
         SimpleNamespace(**vars(fake_harness([], wrong=False)), flops=lambda c: 1),

@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from drill.kernel import nvrtc, protocol
 from drill.kernel.judging import Fatal, Judge, describe_fault
@@ -63,6 +63,11 @@ def cuda_device_count() -> int:
     if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
         return 0
     return count.value
+
+
+def _complete(entry: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
+    """A saved calibration entry that holds a number for each of `keys`."""
+    return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in keys)
 
 
 WORKDIR_PREFIX = "drill-judge-"
@@ -219,17 +224,14 @@ class Runtime:
         """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
         if self._ceilings is not None:
             return not compute or COMPUTE in self._ceilings
-        entry = self._saved().get(self.device_key())
-        needed = (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ()))
-        return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in needed)
+        return _complete(self._saved().get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ())))
 
     def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
         """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
         in TFLOPS): saved, else measured now (and saved)."""
         if self._ceilings is None:
             entry = self._saved().get(self.device_key())
-            needed = (*CEILINGS, EVENT_US)
-            if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in needed)):
+            if not _complete(entry, (*CEILINGS, EVENT_US)):
                 entry = self.calibrate(kit)
             kit.event_overhead_ms = float(entry[EVENT_US]) / 1e3
             self._ceilings = {k: float(entry[k]) for k in CEILINGS}

@@ -291,8 +291,7 @@ class Judge:
         if timing == "first":
             cases = cases[:1]
         compute = hasattr(harness, "flops")
-        calibrated = getattr(self.rt, "calibrated", None)
-        if calibrated is not None and not calibrated(compute):  # a second or two, once per GPU: say so
+        if not self.rt.calibrated(compute):  # a second or two, once per GPU: say so
             emit({"event": "case_started", "name": CALIBRATING})
         ceilings = self.rt.ceilings(kit, compute=compute)
         for case in cases:

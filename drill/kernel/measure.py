@@ -126,8 +126,6 @@ def measure(
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
     if est_ms < EXACT_BELOW_MS:
         times, whole, why = _kernel_times(fn, setup, reps)
-        if not whole:  # the first profiler session in a process can come back without its GPU records
-            times, whole, why = _kernel_times(fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
         # time): kernels the profiler could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
@@ -179,8 +177,6 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     torch.cuda.synchronize()
     events, _ = _event_times(empty, setup, reps, 5e-3 + reps * 1e-4)  # the host queues all of them first
     records, whole, why = _kernel_times(empty, setup, reps)
-    if not whole:
-        records, whole, why = _kernel_times(empty, setup, reps)
     result: dict[str, Any] = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
     if records is None or not whole:
         result["event_us_why"] = f"no kernel records from the profiler ({why or 'none'}): nothing taken off"
@@ -191,29 +187,33 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     return result
 
 
-def _kernel_times(fn: Callable[[], Any], setup: Callable[[], None], reps: int) -> tuple[list[float] | None, bool, str]:
+def _kernel_times(
+    fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int = 2
+) -> tuple[list[float] | None, bool, str]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
     With True when every launch's range was recorded on the GPU (all its work
     is in the figure); False when only the kernels CUPTI tied to the CPU side were;
     and, when the ranges fell short, what came back, in words.
 
-    The host waits until the GPU is idle (flush done) before each launch.
+    The host waits until the GPU is idle (flush done) before each launch; a
+    session without the GPU ranges is tried again, up to `tries` sessions in all.
     None when the profiler saw no kernel time (no CUPTI here): the caller falls back to events.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            setup()
+    for _ in range(tries):  # the first profiler session in a process can come back without its GPU records
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                setup()
+                torch.cuda.synchronize()
+                with record_function(LAUNCH_LABEL):
+                    fn()
             torch.cuda.synchronize()
-            with record_function(LAUNCH_LABEL):
-                fn()
-        torch.cuda.synchronize()
-    events = prof.events()
-    whole = launch_times(events, reps)
-    if whole is not None:
-        return whole, True, ""
+        events = prof.events()
+        whole = launch_times(events, reps)
+        if whole is not None:
+            return whole, True, ""
     return _cpu_label_times(events, reps), False, _shortfall(events, reps)
 
 

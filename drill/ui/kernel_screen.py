@@ -250,18 +250,21 @@ class KernelScreen(Screen[int | None]):
             took = f" in {secs * 1000:.0f} ms" if isinstance(secs, (int, float)) else ""
             self.progress.append(("compiled" + took) if ok else "did not compile")
         elif kind == "case_started":
-            if self.progress and self.progress[-1].endswith(" …"):  # a step with no case of its own is done
-                self.progress[-1] = self.progress[-1].removesuffix(" …")
-            self.progress.append(f"{event.get('name')} …")
+            self._end_step(f"{event.get('name')} …", replace=False)  # a step with no case of its own is done
         elif kind == "case":
-            if self.progress and self.progress[-1].endswith(" …"):
-                self.progress.pop()
-            self.progress.append(("✓ " if event.get("ok") else "✗ ") + str(event.get("name")))
+            self._end_step(("✓ " if event.get("ok") else "✗ ") + str(event.get("name")))
         elif kind == "timing":
-            if self.progress and self.progress[-1].endswith(" …"):
-                self.progress.pop()
-            self.progress.append(f"timed {event.get('name')}")
+            self._end_step(f"timed {event.get('name')}")
         self.query_one("#kstatus", Static).update("\n".join(self.progress[-12:]))
+
+    def _end_step(self, line: str, replace: bool = True) -> None:
+        """Add `line`; the step shown as running (" …") before it is replaced by it, or kept as done."""
+        if self.progress and self.progress[-1].endswith(" …"):
+            if replace:
+                self.progress.pop()
+            else:
+                self.progress[-1] = self.progress[-1].removesuffix(" …")
+        self.progress.append(line)
 
     def on_kernel_finished(self, message: KernelFinished) -> None:
         self.running = False
