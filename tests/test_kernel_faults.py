@@ -94,7 +94,9 @@ def test_without_nvrtc_a_cuda_card_is_not_checked_rather_than_failed(tmp_path, m
         raise nvrtc.NvrtcUnavailable("libnvrtc not found")
 
     monkeypatch.setattr(nvrtc, "load_library", missing)
-    runtime = SimpleNamespace(gpu=False, arch="sm_90", workdir=tmp_path, device_words="CPU", cupy_missing=False)
+    runtime = SimpleNamespace(
+        gpu=False, arch="sm_90", workdir=tmp_path, device_words="CPU", cupy_missing=False, release_memory=lambda: None
+    )
     job = {
         "card": "reduce",
         "language": "cuda",

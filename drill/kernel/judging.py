@@ -96,6 +96,7 @@ class Judge:
             self._run(job, source, timing, emit)
         finally:
             emit({"event": "finished", "seconds": time.perf_counter() - start})
+        self.rt.release_memory()  # the last case's buffers, once the verdict is out (not after a Fatal)
 
     def _run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
         rt = self.rt
@@ -294,7 +295,9 @@ class Judge:
         if not self.rt.calibrated(compute):  # a second or two, once per GPU: say so
             emit({"event": "case_started", "name": CALIBRATING})
         ceilings = self.rt.ceilings(kit, compute=compute)
-        for case in cases:
+        for index, case in enumerate(cases):
+            if index:
+                self.rt.release_memory()  # the previous case's buffers (the last one's go after the verdict)
             name = str(case["name"])
             emit({"event": "case_started", "name": f"timing {name}"})
             t0 = time.perf_counter()
@@ -323,8 +326,6 @@ class Judge:
                 return
             finally:
                 inputs = launch = None
-                self.rt.release_memory()
-            lap("release")
             emit(
                 {
                     "event": "case",

@@ -16,7 +16,7 @@ How a launch is timed (`measure`):
 A pair of CUDA events around a launch also counts the GPU's own launch latency,
 about 3 µs on an H100: noise for a long kernel, a quarter of a 12 µs one. So a
 launch shorter than EXACT_BELOW_MS is timed from the kernels' own start and end
-stamps (CUPTI, through torch.profiler: the clock Nsight Compute reads), summed
+stamps (CUPTI's activity records, `cupti`: the clock Nsight Compute reads), summed
 over the GPU work (kernels, memsets, copies, on any stream) recorded inside the
 launch's range on the GPU, and each such launch starts on an idle GPU (the host
 waits for the flush to finish before it launches), as under Nsight Compute.
@@ -39,8 +39,7 @@ import torch
 
 SLOW_MS = 40.0
 # Under this, the event pair's own latency (1-3 µs) would be more than about 2 % of the figure. Above it
-# events agree with Nsight Compute within 2 %, and skip the profiler, whose first use in a new judge takes
-# about a second (the reduce answer, 0.24 ms on an H200, paid it in every cold `drill kernel run`).
+# events agree with Nsight Compute within 2 % and need no wait for the GPU between repetitions.
 EXACT_BELOW_MS = 0.1
 LAUNCH_LABEL = "drill::timed_launch"
 SLEEP_CAP_S = 0.25  # the longest the GPU is held back while the host queues the repetitions
@@ -127,9 +126,9 @@ def measure(
     if est_ms < EXACT_BELOW_MS:
         times, whole, why = _kernel_times(fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
-        # time): kernels the profiler could not tie to the launch. Trust the events then.
+        # time): kernels CUPTI could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
-            # the host figure comes from the plain launch above: the profiler slows the host
+            # the host figure comes from the plain launch above: recording slows the host
             return Measured(statistics.median(times), reps, host_s * 1e6, times, method="records")
     hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
     times, hosts = _event_times(fn, setup, reps, hold_s)
@@ -164,7 +163,7 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     a long launch (queued, L2 flushed before each) less the same kernel's own time stamps (CUPTI).
 
     The pair also counts the GPU's work to start the kernel after the first event; an empty kernel is
-    nothing else. 0 when the profiler gives no records here (then nothing is taken off).
+    nothing else. 0 when CUPTI gives no records here (then nothing is taken off).
     """
 
     def empty() -> None:
@@ -179,7 +178,7 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     records, whole, why = _kernel_times(empty, setup, reps)
     result: dict[str, Any] = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
     if records is None or not whole:
-        result["event_us_why"] = f"no kernel records from the profiler ({why or 'none'}): nothing taken off"
+        result["event_us_why"] = f"no kernel records from CUPTI ({why or 'none'}): nothing taken off"
         return result
     overhead = statistics.median(events) - statistics.median(records)
     result["event_record_us"] = statistics.median(records) * 1e3
@@ -192,14 +191,36 @@ def _kernel_times(
 ) -> tuple[list[float] | None, bool, str]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
-    With True when every launch's range was recorded on the GPU (all its work
-    is in the figure); False when only the kernels CUPTI tied to the CPU side were;
-    and, when the ranges fell short, what came back, in words.
+    With True when every launch's work was found on the GPU (all of it is in
+    the figure); False when only the kernels CUPTI tied to the CPU side were;
+    and, when the launches fell short, what came back, in words.
 
-    The host waits until the GPU is idle (flush done) before each launch; a
-    session without the GPU ranges is tried again, up to `tries` sessions in all.
-    None when the profiler saw no kernel time (no CUPTI here): the caller falls back to events.
+    The host waits until the GPU is idle (flush done) before each launch. CUPTI
+    is read directly (`cupti`); torch.profiler, whose first session takes
+    seconds to start, only where that cannot load. A profiler session without
+    the GPU ranges is tried again, up to `tries` sessions in all.
+    None when no kernel time was seen (no CUPTI here): the caller falls back to events.
     """
+    from drill.kernel import cupti
+
+    recorder, why_not = cupti.recorder()
+    if recorder is not None:
+        try:
+            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize)
+        except cupti.CuptiError as exc:
+            why_not = str(exc)
+        else:
+            times = [t for t in found if t is not None]
+            if len(times) >= min(reps, max(3, (reps + 1) // 2)):
+                return times, True, ""
+            return None, False, f"of {reps} launches CUPTI recorded GPU work for {len(times)}"
+    return _profiler_times(fn, setup, reps, tries, why_not)
+
+
+def _profiler_times(
+    fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int, why_not: str
+) -> tuple[list[float] | None, bool, str]:
+    """`_kernel_times` through torch.profiler, labelled ranges recorded on the GPU."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     for _ in range(tries):  # the first profiler session in a process can come back without its GPU records
@@ -214,7 +235,7 @@ def _kernel_times(
         whole = launch_times(events, reps)
         if whole is not None:
             return whole, True, ""
-    return _cpu_label_times(events, reps), False, _shortfall(events, reps)
+    return _cpu_label_times(events, reps), False, f"{why_not}; " * bool(why_not) + _shortfall(events, reps)
 
 
 def _shortfall(events: list[Any], reps: int) -> str:
