@@ -115,6 +115,59 @@ async def settle(pilot, *, steady: bool = False, pauses: int = 1) -> None:
         await pilot.pause()
 
 
+async def until(pilot, condition, what: str, seconds: float = 10.0) -> None:
+    """Wait for the app to get somewhere that is reached off its message queues (a worker thread, a timer,
+    the judge process), checking every 20 ms; fail naming `what` after `seconds`."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        await handled(pilot)  # not settle: a worker under way (a judge run) may be what is awaited
+        if condition():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await pilot.pause(0.02)
+
+
+async def handled(pilot, most_rounds: int = 20) -> None:
+    """Until every message queued in the app and its screen's widgets, and every message handling them
+    queued in turn, has been handled: a condition, where Textual's own `press` sleeps 40 ms a key."""
+    app = pilot.app
+    for _ in range(most_rounds):
+        await pilot._wait_for_screen()
+        if all(pump._message_queue.empty() for pump in (app, *app.screen.walk_children(with_self=True))):
+            return
+    raise AssertionError(f"the app still had messages queued after {most_rounds} rounds")
+
+
+async def type_keys(pilot, *keys: str) -> None:
+    """Keys one at a time, as a person types them: each one handled before the next is sent.
+
+    The events are those `pilot.press` sends (same key names and characters).
+    """
+    import unicodedata
+
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    app = pilot.app
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        original = REPLACED_KEYS.get(key, key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app.post_message(event)
+        await handled(pilot)
+    await app._animator.wait_until_complete()
+    await handled(pilot)
+
+
 def rows(data: Path, sql: str) -> list:
     """The rows of a query on the data directory's database."""
     import sqlite3

@@ -17,7 +17,7 @@ from drill.config.settings import ConfigError, Settings, load_settings
 from drill.store.fast import read_settings
 from drill.store.store import Store
 from drill.ui.app import DrillApp, make_app
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, type_keys
 from tests.test_ui_keys import CONCEPTS, db, settle
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -447,10 +447,10 @@ async def test_a_keymap_override_moves_suspend_to_another_key(
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert app.theme == "textual-dark"
-        await pilot.press(idle_key)
+        await type_keys(pilot, idle_key)
         await settle(pilot)
         assert not db(data, "SELECT card_id FROM card_state WHERE suspended=1")
-        await pilot.press(suspend_key)
+        await type_keys(pilot, suspend_key)
         await settle(pilot)
         assert db(data, "SELECT card_id FROM card_state WHERE suspended=1") == [("k-concept",)]
 
@@ -458,7 +458,10 @@ async def test_a_keymap_override_moves_suspend_to_another_key(
 async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_file, tmp_path, write_deck, monkeypatch):
     from drill import paths
 
-    monkeypatch.setattr(paths, "cards_dir", lambda: tmp_path / "no-bundled-decks")
+    bare = tmp_path / "no-bundled-decks"  # the topic list and model data, but no deck
+    bare.mkdir()
+    (bare / "data").symlink_to(paths.cards_dir() / "data")
+    monkeypatch.setattr(paths, "cards_dir", lambda: bare)
     write(config_file, 'theme = "nord"\nnew_per_day = 1\nnew_order = "deck"\n[keys]\n"review.bury" = "f7"\n')
     data = tmp_path / "data"
     app = make_app(argparse.Namespace(data_dir=str(data), decks=[str(deck(write_deck))]))
@@ -466,10 +469,10 @@ async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_f
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert app.theme == "nord" and app.current_theme.name == "nord"
-        await pilot.press("ctrl+t")  # bury's default key no longer buries
+        await type_keys(pilot, "ctrl+t")  # bury's default key no longer buries
         await settle(pilot)
         assert not db(data, "SELECT buried_until FROM card_state WHERE buried_until IS NOT NULL")
-        await pilot.press("f7")
+        await type_keys(pilot, "f7")
         await settle(pilot)
         assert db(data, "SELECT card_id FROM card_state WHERE buried_until IS NOT NULL") == [("k-concept",)]
 

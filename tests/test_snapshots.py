@@ -14,7 +14,7 @@ import pytest
 from drill import paths
 from drill.kernel.client import JudgeClient
 from drill.ui.app import DrillApp
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, type_keys
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -59,7 +59,7 @@ def test_card_screens(snap_compare, tmp_path, card_id, checked):
     async def run_before(pilot) -> None:
         await settle(pilot)
         if checked:
-            await pilot.press(*ANSWERS[card_id])
+            await type_keys(pilot, *ANSWERS[card_id])
             await settle(pilot)
 
     assert snap_compare(app_on(tmp_path, card_id), terminal_size=SIZE, run_before=run_before)
@@ -77,9 +77,9 @@ def test_kernel_screen_with_a_verdict(snap_compare, tmp_path):
 
     async def run_before(pilot) -> None:
         await settle(pilot)
-        await pilot.press("space")
+        await type_keys(pilot, "space")
         await settle(pilot)
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         for _ in range(200):
             await settle(pilot)
             if pilot.app.screen.verdict is not None:

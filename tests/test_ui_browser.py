@@ -9,20 +9,10 @@ from drill.store.store import Store
 from drill.ui.app import DrillApp
 from drill.ui.browser import BrowserScreen
 from drill.ui.review import ReviewScreen
-from tests.conftest import FixedClock, rows, settle
+from tests.conftest import FixedClock, rows, settle, type_keys, until
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
-
-
-async def until(pilot, condition, what):
-    """Wait for the app to get somewhere that a route reaches off the workers (a thread, then a screen)."""
-    for _ in range(250):
-        await settle(pilot)
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"never happened: {what}")
 
 
 def shown_ids(app):
@@ -36,7 +26,7 @@ def detail(app):
 
 async def open_browser(pilot):
     await settle(pilot)
-    await pilot.press("ctrl+f")
+    await type_keys(pilot, "ctrl+f")
     await until(pilot, lambda: isinstance(pilot.app.screen, BrowserScreen), "the browser opened")
 
 
@@ -44,7 +34,7 @@ async def search(pilot, text):
     field = pilot.app.screen.query_one("#query", Input)
     field.focus()
     field.value = ""
-    await pilot.press(*text)
+    await type_keys(pilot, *text)
     await settle(pilot)
 
 
@@ -63,7 +53,7 @@ async def test_typing_a_filter_narrows_the_list(tmp_path, write_deck):
         assert shown_ids(app) == ["t-diag"]
         await search(pilot, "kind:diagnosis topic:serving")
         assert shown_ids(app) == [] and "No card matches" in detail(app)
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await settle(pilot)
         assert isinstance(app.screen, ReviewScreen)
 
@@ -73,13 +63,13 @@ async def test_tab_moves_between_the_search_and_the_list(tmp_path, write_deck):
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         assert app.screen.focused is app.screen.query_one("#query", Input)
-        await pilot.press("down")  # from the search field, the arrows move through the list
+        await type_keys(pilot, "down")  # from the search field, the arrows move through the list
         await settle(pilot)
         table = app.screen.query_one("#results", DataTable)
         assert table.cursor_row == 1 and shown_ids(app)[1] in detail(app)
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.screen.focused is table
-        await pilot.press("shift+tab")
+        await type_keys(pilot, "shift+tab")
         assert app.screen.focused is app.screen.query_one("#query", Input)
         highlighted = shown_ids(app)[1]
         await pilot.resize_terminal(120, 30)  # the id column takes the new width; the highlight stays
@@ -110,7 +100,7 @@ async def test_a_suspended_card_is_found_and_unsuspended(tmp_path, write_deck):
         table = app.screen.query_one("#results", DataTable)
         assert table.get_row_at(0)[3].plain == "suspended"
         assert "suspended" in detail(app)
-        await pilot.press("ctrl+r")
+        await type_keys(pilot, "ctrl+r")
         await until(
             pilot, lambda: rows(data, "SELECT suspended FROM card_state WHERE card_id='t-shape'") == [(0,)], "saved"
         )
@@ -130,7 +120,7 @@ async def test_enter_practises_the_highlighted_card_now(tmp_path, write_deck):
         await open_browser(pilot)
         await search(pilot, f"id:{target}")
         assert shown_ids(app) == [target]
-        await pilot.press("tab", "enter")
+        await type_keys(pilot, "tab", "enter")
         await until(
             pilot,
             lambda: (

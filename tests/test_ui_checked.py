@@ -7,7 +7,7 @@ from textual.widgets import Input, OptionList, Static
 
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock, rows, settle
+from tests.conftest import FixedClock, rows, settle, type_keys
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -66,13 +66,13 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         inputs[1].value = "B, H, S, D/H"
         inputs[2].value = "(B, S, S)"
         inputs[2].focus()
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "2/3 steps right" in verdict and "expected (B, H, S, S)" in verdict
         assert app.screen.suggested == 3
         assert "Scores are S by S" in app.screen.query_one("#answer", MarkdownView).source
-        await pilot.press("enter")  # accept the suggestion
+        await type_keys(pilot, "enter")  # accept the suggestion
         await settle(pilot)
         (log,) = rows(data, "SELECT card_id, grade, answer FROM review_log")
         assert log[:2] == ("t-shape", 3) and json.loads(log[2])["right"] == 2
@@ -83,14 +83,14 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         box = app.screen.query_one(Input)
         box.value = "1.5625 GB"  # 1.5625 GiB is right; written as GB it is not
         box.focus()
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "0/1 right" in verdict and "you wrote GB (1e9) but the value matches GiB (2^30)" in verdict
         assert app.screen.suggested == 1
         answer = app.screen.query_one("#answer", MarkdownView).source
         assert "2 × 40 × 5120 × 2 B" in answer
-        await pilot.press("2")  # override the suggestion
+        await type_keys(pilot, "2")  # override the suggestion
         await settle(pilot)
         grade, answer_json = rows(data, "SELECT grade, answer FROM review_log WHERE card_id='t-ledger'")[0]
         assert grade == 2 and json.loads(answer_json)["draw"] == {"model": "opt-13b", "t": 2048}
@@ -99,15 +99,15 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         options = app.screen.query_one(OptionList)
         options.focus()
         await pilot.pause()
-        await pilot.press(*["down"] * app.screen.form.choices.index("memory-bound"), "enter")
+        await type_keys(pilot, *["down"] * app.screen.form.choices.index("memory-bound"), "enter")
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
         assert not app.screen.revealed  # enter on the choices only moves on
-        await pilot.press(*"fuse", "enter")
+        await type_keys(pilot, *"fuse", "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose memory-bound" in verdict
         assert app.screen.suggested in (4, 5)
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await settle(pilot)
         (answer_json,) = rows(data, "SELECT answer FROM review_log WHERE card_id='t-diag'")[0]
         record = json.loads(answer_json)
@@ -128,7 +128,7 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
         app.screen.query_one(OptionList).focus()
         await pilot.pause()
         wrong = next(i for i, c in enumerate(app.screen.form.choices) if c != "memory-bound")
-        await pilot.press(*["down"] * wrong, "enter", "enter")
+        await type_keys(pilot, *["down"] * wrong, "enter", "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert f"you chose {app.screen.form.choices[wrong]}" in verdict and "points to memory-bound" in verdict
@@ -141,9 +141,9 @@ async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "tab")  # past the choices, into the experiment: the last field
+        await type_keys(pilot, "tab", "tab")  # past the choices, into the experiment: the last field
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         await pilot.pause()
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose (nothing)" in verdict and app.screen.suggested == 1
@@ -156,22 +156,22 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
     app.session.queue = ["t-diag", "t-shape", "t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.screen.focused is app.screen.query_one(OptionList)
-        await pilot.press("tab", *"try it", "shift+tab", "tab")
+        await type_keys(pilot, "tab", *"try it", "shift+tab", "tab")
         assert app.screen.query_one("#experiment", Input).value == "try it"
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
-        await pilot.press("enter", "2")  # check, then grade
+        await type_keys(pilot, "enter", "2")  # check, then grade
         await settle(pilot)
         # the shape card: answer it and grade, leaving focus nowhere
         for box in app.screen.query(Input):
             box.value = "(B, S, D)"
         app.screen.query(Input).last().focus()
-        await pilot.press("enter", "3")
+        await type_keys(pilot, "enter", "3")
         await settle(pilot)
         assert app.screen.card.id == "t-diag"
-        await pilot.press("tab")
+        await type_keys(pilot, "tab")
         assert app.screen.focused is app.screen.query_one(OptionList)
-        await pilot.press("down", "enter", *"measure", "enter")
+        await type_keys(pilot, "down", "enter", *"measure", "enter")
         await pilot.pause()
         assert app.screen.revealed and app.screen.answer_record["experiment"] == "measure"

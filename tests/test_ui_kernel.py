@@ -14,7 +14,7 @@ from drill.kernel import drafts
 from drill.kernel.client import JudgeClient
 from drill.ui.kernel_screen import HIGHLIGHTS, DraftQuestion, KernelScreen
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import settle
+from tests.conftest import settle, type_keys, until
 
 
 def fake_judge(*flags):
@@ -56,6 +56,10 @@ def verdict_text(screen):
     return str(screen.query_one("#kverdict", Static).render())
 
 
+def status_text(screen):
+    return str(screen.query_one("#kstatus", Static).render())
+
+
 def replace_text(screen, text):
     screen.editor.load_text("")
     screen.editor.insert(text)
@@ -68,7 +72,7 @@ async def test_run_shows_cases_figures_and_the_suggested_grade(tmp_path, cards, 
         await settle(pilot)
         assert screen.editor.text == (paths.kernels_dir() / "reduce.cu").read_text()
         assert screen.editor.language == "cuda"
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
         text = verdict_text(screen)
         assert "✓ n=1" in text and "✓ n=1,025" in text and "\ncorrect\n" in text
@@ -84,9 +88,9 @@ async def test_edits_are_saved_as_a_draft_after_a_pause(tmp_path, cards, judge):
     assert screen.save_delay == 0.3
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("end", "x", "y")
+        await type_keys(pilot, "end", "x", "y")
         assert drafts.load_draft(tmp_path, "reduce", "cu") is None  # not yet: typing continues
-        await pilot.pause(0.6)
+        await until(pilot, lambda: drafts.load_draft(tmp_path, "reduce", "cu") is not None, "the draft saved")
         assert drafts.load_draft(tmp_path, "reduce", "cu") == screen.editor.text
         assert "draft saved" in str(screen.query_one("#ktop", Static).render())
 
@@ -97,7 +101,7 @@ async def test_a_saved_draft_can_be_continued(tmp_path, cards, judge):
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         assert isinstance(pilot.app.screen, DraftQuestion)
-        await pilot.press("c")
+        await type_keys(pilot, "c")
         await settle(pilot)
         assert pilot.app.screen is screen and screen.editor.text == "# my softmax\n"
         assert drafts.has_draft(tmp_path, "softmax", "py")
@@ -108,7 +112,7 @@ async def test_starting_again_discards_the_draft(tmp_path, cards, judge):
     screen = KernelScreen(cards["softmax"], data_dir=tmp_path, judge=judge)
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("s")
+        await type_keys(pilot, "s")
         await settle(pilot)
         assert screen.editor.text == (paths.kernels_dir() / "softmax.py").read_text()
         assert not drafts.has_draft(tmp_path, "softmax", "py")
@@ -119,7 +123,7 @@ async def test_a_compile_error_moves_the_cursor_to_its_line(tmp_path, cards, jud
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         replace_text(screen, "line one\nline two\n// fake: compile-error 3\nline four\n")
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
         text = verdict_text(screen)
         assert "did not compile" in text and 'line 3:5: error: expected a ";"' in text
@@ -134,16 +138,16 @@ async def test_a_hang_is_reported_and_the_screen_stays_responsive(tmp_path, card
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         replace_text(screen, "// fake: hang\n")
-        await pilot.press("f5")
-        await pilot.pause(0.3)
+        await type_keys(pilot, "f5")
+        await until(pilot, lambda: "✓ n=1" in status_text(screen), "the first case reported")
         assert screen.running
-        await pilot.press("end", "z")  # typing while the judge works
+        await type_keys(pilot, "end", "z")  # typing while the judge works
         assert screen.editor.text == "// fake: hang\nz"
         await settle(pilot)
         text = verdict_text(screen)
         assert "did not finish within 1.5 s" in text and "n=31" in text and "WRONG" in text
         replace_text(screen, "// fake: ok\n")
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
         assert "\ncorrect\n" in verdict_text(screen)
 
@@ -153,9 +157,9 @@ async def test_cancel_stops_a_run(tmp_path, cards, judge):
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         replace_text(screen, "// fake: slow 1\n")
-        await pilot.press("f5")
-        await pilot.pause(0.5)
-        await pilot.press("f4")
+        await type_keys(pilot, "f5")
+        await until(pilot, lambda: "compiled" in status_text(screen), "the run under way")
+        await type_keys(pilot, "f4")
         await settle(pilot)
         assert not screen.running
         assert "not checked: cancelled" in verdict_text(screen)
@@ -166,18 +170,18 @@ async def test_reveal_shows_reference_diff_and_writeup_then_grades(tmp_path, car
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("3")  # typed into the editor, not a grade
+        await type_keys(pilot, "3")  # typed into the editor, not a grade
         assert app.grades == []
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
-        await pilot.press("f9")
+        await type_keys(pilot, "f9")
         answer = screen.query_one("#kanswer-md", MarkdownView).source
         assert "```cuda\n" + (paths.answers_dir() / "transpose.cu").read_text().rstrip() in answer
         assert "```diff\n--- yours/transpose.cu\n+++ answer/transpose.cu" in answer
         assert "+    __shared__ float tile[TILE][TILE + 1];" in answer
         assert (paths.answers_dir() / "transpose.md").read_text().splitlines()[0] in answer
         assert "Your last run:** correct" in answer
-        await pilot.press("4")
+        await type_keys(pilot, "4")
         await settle(pilot)
     assert app.grades == [4]
 
@@ -187,9 +191,9 @@ async def test_enter_accepts_the_suggested_grade_and_escape_leaves_ungraded(tmp_
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
-        await pilot.press("f9", "enter")
+        await type_keys(pilot, "f9", "enter")
         await settle(pilot)
     assert app.grades == [5]
 
@@ -197,7 +201,7 @@ async def test_enter_accepts_the_suggested_grade_and_escape_leaves_ungraded(tmp_
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("escape", "escape")  # the first leaves the editor, the second the screen
+        await type_keys(pilot, "escape", "escape")  # the first leaves the editor, the second the screen
         await settle(pilot)
     assert app.grades == [None]
 
@@ -208,9 +212,9 @@ async def test_reset_needs_a_second_press(tmp_path, cards, judge):
         await settle(pilot)
         replace_text(screen, "mine\n")
         screen.save_now()
-        await pilot.press("f8")
+        await type_keys(pilot, "f8")
         assert screen.editor.text == "mine\n"
-        await pilot.press("f8")
+        await type_keys(pilot, "f8")
         assert screen.editor.text == (paths.kernels_dir() / "reduce.cu").read_text()
         assert not drafts.has_draft(tmp_path, "reduce", "cu")
 
@@ -255,12 +259,12 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         first = app.session.current.id
-        await pilot.press("space")
+        await type_keys(pilot, "space")
         await settle(pilot)
         assert isinstance(app.screen, KernelScreen) and app.screen.card.id == first
-        await pilot.press("f5")
+        await type_keys(pilot, "f5")
         await settle(pilot)
-        await pilot.press("f9", "4")
+        await type_keys(pilot, "f9", "4")
         await settle(pilot)
         assert not isinstance(app.screen, KernelScreen)
     assert len(judges) == 1 and judges[0].pid is None  # the app owned one judge and closed it at exit

@@ -17,7 +17,7 @@ from textual.widgets import Input, OptionList, Static
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
-from tests.conftest import FixedClock, settle
+from tests.conftest import FixedClock, settle, type_keys
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -107,10 +107,10 @@ async def test_a_sentence_typed_into_any_field_changes_only_the_field(tmp_path, 
             if as_burst:
                 await burst(pilot, list(text))
             else:
-                await pilot.press(*text)
+                await type_keys(pilot, *text)
             assert field.value == text
         # with no field focused (after esc), letters and digits go nowhere
-        await pilot.press("escape", *"sbuq012345")
+        await type_keys(pilot, "escape", *"sbuq012345")
         await burst(pilot, list("sbuq 012345"))
         await settle(pilot)
         assert app.is_running and app.screen.card.id == card
@@ -187,9 +187,9 @@ async def test_space_and_enter_outside_a_field_never_check_a_form(tmp_path, writ
         await settle(pilot)
         field = app.screen.query_one("#ans1", Input)
         for key in ("space", "enter"):
-            await pilot.press("escape")
+            await type_keys(pilot, "escape")
             assert app.screen.focused is None
-            await pilot.press(key)  # outside a field: back into the form, not a check
+            await type_keys(pilot, key)  # outside a field: back into the form, not a check
             assert not app.screen.revealed and app.screen.focused is field
 
 
@@ -197,18 +197,18 @@ async def test_suspend_and_bury_show_a_notice_and_undo_takes_them_back(tmp_path,
     app, data = make_app(tmp_path, write_deck, "k-concept")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+s")
+        await type_keys(pilot, "ctrl+s")
         await settle(pilot)
         assert db(data, "SELECT suspended FROM card_state WHERE card_id='k-concept'") == [(1,)]
         assert any("suspended k-concept" in n.message and "ctrl+z" in n.message for n in app._notifications)
-        await pilot.press("ctrl+z")
+        await type_keys(pilot, "ctrl+z")
         await settle(pilot)
         assert db(data, "SELECT suspended FROM card_state WHERE card_id='k-concept'") == [(0,)]
         assert app.screen.card.id == "k-concept"
-        await pilot.press("ctrl+t")
+        await type_keys(pilot, "ctrl+t")
         await settle(pilot)
         assert db(data, "SELECT buried_until FROM card_state WHERE card_id='k-concept'") == [("2026-05-11",)]
-        await pilot.press("ctrl+z")
+        await type_keys(pilot, "ctrl+z")
         await settle(pilot)
         assert db(data, "SELECT buried_until FROM card_state WHERE card_id='k-concept'") == [(None,)]
         assert app.screen.card.id == "k-concept"
@@ -218,16 +218,16 @@ async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(
     app, data = make_app(tmp_path, write_deck, "k-concept")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press(*"sbuq warps share 1 instruction stream")
+        await type_keys(pilot, *"sbuq warps share 1 instruction stream")
         assert not app.screen.revealed
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         assert app.screen.revealed
         assert "You wrote:" in str(app.screen.query_one("#verdict", Static).render())
-        await pilot.press(*"sbuq")  # after the reveal letters still do nothing
+        await type_keys(pilot, *"sbuq")  # after the reveal letters still do nothing
         await settle(pilot)
         assert app.is_running and app.screen.card.id == "k-concept"
         assert db(data, "SELECT count(*) FROM review_log") in (None, [(0,)])
-        await pilot.press("4")
+        await type_keys(pilot, "4")
         await settle(pilot)
         (row,) = db(data, "SELECT card_id, grade, answer FROM review_log")
         assert row[:2] == ("k-concept", 4)
@@ -254,10 +254,10 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
         await settle(pilot)
         first = list(app.screen.form.choices)
         app.screen.set_focus(app.screen.query_one("#experiment", Input))
-        await pilot.press("enter")
-        await pilot.press("1")
+        await type_keys(pilot, "enter")
+        await type_keys(pilot, "1")
         await settle(pilot)
-        await pilot.press("ctrl+z")
+        await type_keys(pilot, "ctrl+z")
         await settle(pilot)
         assert app.screen.card.id == "t-diag" and app.screen.form.choices == first
     again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
@@ -274,14 +274,14 @@ async def test_card_flag_opens_one_card_and_cram_leaves_the_schedule(tmp_path, w
     assert app.session.queue == ["k-spare"]
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("enter", "5")
+        await type_keys(pilot, "enter", "5")
         await settle(pilot)
     assert db(data, "SELECT card_id, grade, mode FROM review_log") == [("k-spare", 5, "cram")]
     assert db(data, "SELECT due, repetitions FROM card_state WHERE card_id='k-spare'") in ([], [(None, 0)])
     app = DrillApp(data, [deck], clock=FixedClock(NOW), card_id="k-spare")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("enter", "5")
+        await type_keys(pilot, "enter", "5")
         await settle(pilot)
     assert db(data, "SELECT due FROM card_state WHERE card_id='k-spare'") == [("2026-05-11",)]
 

@@ -8,7 +8,7 @@ from textual.widgets import Input, OptionList
 from drill.ui.app import DrillApp
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
-from tests.conftest import FixedClock, rows
+from tests.conftest import FixedClock, rows, type_keys
 from tests.conftest import settle as settle_app
 from tests.test_ui_checked import DECK
 
@@ -31,14 +31,14 @@ async def settle(pilot):
 
 
 async def open_mock(pilot, app, minutes="30"):
-    await pilot.press("ctrl+o")
+    await type_keys(pilot, "ctrl+o")
     await settle(pilot)
     assert isinstance(app.screen, MockSetupScreen)
     box = app.screen.query_one("#minutes", Input)
     box.value = minutes
     await pilot.pause()
     app.screen.query_one("#mix", OptionList).focus()
-    await pilot.press("enter")
+    await type_keys(pilot, "enter")
     await settle(pilot)
     assert isinstance(app.screen, MockScreen)
     return app.screen
@@ -57,20 +57,20 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         while isinstance(app.screen, MockScreen) and answered < 10:
             slot = screen.slot
             if slot.kind == "concept":
-                await pilot.press(*"weights are read once per token", "enter")
-                await pilot.press("space", "enter")  # tick the first rubric point, go on
+                await type_keys(pilot, *"weights are read once per token", "enter")
+                await type_keys(pilot, "space", "enter")  # tick the first rubric point, go on
             elif slot.kind == "shape_trace":
                 for box in screen.query(Input):
                     box.value = "(B, S, D)"
                 screen.query(Input).last().focus()
-                await pilot.press("enter")
-                await pilot.press("enter")
+                await type_keys(pilot, "enter")
+                await type_keys(pilot, "enter")
             elif slot.kind == "memory_ledger":
-                await pilot.press(*"1.5625 GiB", "enter", "enter")
+                await type_keys(pilot, *"1.5625 GiB", "enter", "enter")
             elif slot.kind == "diagnosis":
-                await pilot.press("tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
-                await pilot.press(*"fuse it", "enter")
-                await pilot.press("space", "enter")
+                await type_keys(pilot, "tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
+                await type_keys(pilot, *"fuse it", "enter")
+                await type_keys(pilot, "space", "enter")
             answered += 1
             await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
@@ -81,7 +81,7 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         assert by_kind["shape_trace"]["score"] == 1 / 3 and by_kind["shape_trace"]["missed"]
         assert by_kind["concept"]["score"] == 0.5 and by_kind["concept"]["missed"] == ["batch raises reuse"]
         assert by_kind["concept"]["answer"] == "weights are read once per token"
-        await pilot.press("ctrl+w")
+        await type_keys(pilot, "ctrl+w")
         await pilot.pause()
         assert (data / "reports" / f"mock-{report['id']}.html").exists()
     ((status, stored),) = rows(data, "SELECT status, report FROM mock")
@@ -102,14 +102,14 @@ async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
         screen = await open_mock(pilot, app)
         first = screen.slot.card_id
         screen.query(Input).first().value = "half an answer"  # every kind of question has a field
-        await pilot.press("ctrl+n")
+        await type_keys(pilot, "ctrl+n")
         await settle(pilot)
         assert screen.slot.card_id != first
         while screen.slot.card_id != first:  # skip round until the first question comes back
-            await pilot.press("ctrl+n")
+            await type_keys(pilot, "ctrl+n")
             await settle(pilot)
         assert screen.query(Input).first().value == "half an answer"  # what was typed is still there
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
         await settle(pilot)
     ((status,),) = rows(data, "SELECT status FROM mock")
     assert status == "quit"
@@ -130,7 +130,7 @@ async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
         assert isinstance(app.screen, MockReportScreen)
         assert app.screen.report["status"] == "time_up"
         assert app.screen.report["unanswered"] == app.screen.report["total"]
-        await pilot.press("q")
+        await type_keys(pilot, "q")
         await settle(pilot)
         assert not isinstance(app.screen, (MockReportScreen, MockScreen))
 
@@ -140,15 +140,15 @@ async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_dec
     app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+o")
+        await type_keys(pilot, "ctrl+o")
         await settle(pilot)
         screen = app.screen
-        await pilot.press("backspace", "backspace", "0")
+        await type_keys(pilot, "backspace", "backspace", "0")
         await pilot.pause()
         assert screen.plan is None and "1 to 600" in str(screen.query_one("#splan").render())
-        await pilot.press("backspace", "1", "5")
+        await type_keys(pilot, "backspace", "1", "5")
         await pilot.pause()
         assert screen.plan is not None and screen.plan.planned_minutes <= 15
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await settle(pilot)
         assert not isinstance(app.screen, MockSetupScreen)

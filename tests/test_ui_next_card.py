@@ -13,7 +13,7 @@ from textual.widgets._footer import FooterKey
 from drill.ui.answering import AnswerForm, ConceptForm, ShapeTraceForm
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView, PlainParagraph, is_plain_paragraph, markdown
-from tests.conftest import FixedClock, rows, settle
+from tests.conftest import FixedClock, rows, settle, type_keys
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -73,21 +73,21 @@ async def test_the_next_concept_card_reuses_the_form_with_an_empty_live_field(tm
         await settle(pilot)
         form, field = app.screen.form, app.screen.query_one("#typed", Input)
         assert app.screen.focused is field
-        await pilot.press(*"warps", "enter")
+        await type_keys(pilot, *"warps", "enter")
         await settle(pilot)
         assert app.screen.revealed and field.disabled and app.screen.query_one("#answer").display
-        await pilot.press("4")
+        await type_keys(pilot, "4")
         await settle(pilot)
         assert app.screen.form is form and form.card.id == "c01" and app.screen.query_one("#typed", Input) is field
         assert "Question c01?" in prompt_of(app) and "done 1 · left 2" in str(app.screen.query_one("#top").render())
         assert field.value == "" and not field.disabled and app.screen.focused is field
         assert not app.screen.revealed and not form.submitted and not app.screen.query_one("#answer").display
         assert str(app.screen.query_one("#verdict", Static).render()) == ""
-        await pilot.press(*"second", "enter")
+        await type_keys(pilot, *"second", "enter")
         await settle(pilot)
         assert "You wrote:" in str(app.screen.query_one("#verdict", Static).render())
         assert "Answer c01." in app.screen.query_one("#answer", MarkdownView).source
-        await pilot.press("5")
+        await type_keys(pilot, "5")
         await settle(pilot)
     logged = [(cid, json.loads(answer)) for cid, answer in rows(data, "SELECT card_id, answer FROM review_log")]
     assert logged == [("c00", {"typed": "warps"}), ("c01", {"typed": "second"})]
@@ -99,11 +99,11 @@ async def test_a_shape_trace_with_as_many_steps_shows_its_own_labels_and_clean_f
         await settle(pilot)
         form = app.screen.form
         assert isinstance(form, ShapeTraceForm) and form.card.id == "s-one"
-        await pilot.press(*"(B, S)", "enter", *"(B, S)", "enter")  # both wrong
+        await type_keys(pilot, *"(B, S)", "enter", *"(B, S)", "enter")  # both wrong
         await settle(pilot)
         assert "0/2 steps right" in str(app.screen.query_one("#verdict", Static).render())
         assert all(box.has_class("wrong") for box in form.query(Input))
-        await pilot.press("1")
+        await type_keys(pilot, "1")
         await settle(pilot)
         assert app.screen.form is form and form.card.id == "s-two" and "Trace the scores." in prompt_of(app)
         assert "Q, K: (B, H, S, Dh)" in prompt_of(app)
@@ -111,10 +111,10 @@ async def test_a_shape_trace_with_as_many_steps_shows_its_own_labels_and_clean_f
         boxes = list(form.query(Input))
         assert [b.value for b in boxes] == ["", ""] and not any(b.has_class("wrong") or b.disabled for b in boxes)
         assert app.screen.focused is boxes[0]
-        await pilot.press(*"(B, H, S, S)", "enter", *"(B, H, S, S)", "enter")
+        await type_keys(pilot, *"(B, H, S, S)", "enter", *"(B, H, S, S)", "enter")
         await settle(pilot)
         assert "2/2 steps right" in str(app.screen.query_one("#verdict", Static).render())
-        await pilot.press("5")
+        await type_keys(pilot, "5")
         await settle(pilot)
         # another kind: a new form of its own
         assert isinstance(app.screen.form, ConceptForm) and not form.is_attached
@@ -128,18 +128,18 @@ async def test_a_memory_ledger_keeps_the_draw_of_the_card_it_shows(tmp_path, wri
         await settle(pilot)
         form = app.screen.form
         assert "2048 tokens" in prompt_of(app)
-        await pilot.press(*"1.5625 GiB", "enter")
+        await type_keys(pilot, *"1.5625 GiB", "enter")
         await settle(pilot)
         assert "1/1 right" in str(app.screen.query_one("#verdict", Static).render())
-        await pilot.press("5")
+        await type_keys(pilot, "5")
         await settle(pilot)
         assert app.screen.form is form and "1024 tokens" in prompt_of(app)
         assert form.draw == {"model": "opt-13b", "t": 1024}
-        await pilot.press(*"0.78125 GiB", "enter")
+        await type_keys(pilot, *"0.78125 GiB", "enter")
         await settle(pilot)
         assert "1/1 right" in str(app.screen.query_one("#verdict", Static).render())
         assert "800 MiB" in app.screen.query_one("#answer", MarkdownView).source  # 1,024 tokens of 800 KiB
-        await pilot.press("5")
+        await type_keys(pilot, "5")
         await settle(pilot)
     draws = [json.loads(a)["draw"]["t"] for (a,) in rows(data, "SELECT answer FROM review_log ORDER BY id")]
     assert draws == [2048, 1024]
@@ -149,7 +149,7 @@ async def test_a_late_submit_from_the_card_before_checks_nothing(tmp_path, conce
     app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("enter", "3")
+        await type_keys(pilot, "enter", "3")
         await settle(pilot)
         app.screen.form.post_message(AnswerForm.Submitted())
         await settle(pilot)
@@ -166,10 +166,10 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(tmp_path, concept
         await settle(pilot)
         keys = list(app.screen.query(FooterKey))
         assert footer_keys(app)[:3] == ["Undo", "Suspend", "Bury"] and all(k.has_class("-compact") for k in keys)
-        await pilot.press("enter", "4")  # focus moves off the field and back on the next card's
+        await type_keys(pilot, "enter", "4")  # focus moves off the field and back on the next card's
         await settle(pilot)
         assert list(app.screen.query(FooterKey)) == keys
-        await pilot.press("enter", "4")  # the last card: nothing left to suspend or bury
+        await type_keys(pilot, "enter", "4")  # the last card: nothing left to suspend or bury
         await settle(pilot)
         app.screen.refresh_bindings()  # how Textual tells the footer that the keys' states may have changed
         await settle(pilot, pauses=2)

@@ -6,7 +6,7 @@ from textual.widgets import Static
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock, settle
+from tests.conftest import FixedClock, settle, type_keys
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -31,31 +31,31 @@ async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
         await settle(pilot)
         assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
         assert "done 0 · left 3" in top_text(app)
-        await pilot.press("4")  # grading before reveal does nothing
+        await type_keys(pilot, "4")  # grading before reveal does nothing
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]
-        await pilot.press("enter")
+        await type_keys(pilot, "enter")
         assert "Answer c00." in app.screen.query_one("#answer", MarkdownView).source
         assert "point one" in app.screen.query_one("#answer", MarkdownView).source
-        await pilot.press("4")
+        await type_keys(pilot, "4")
         await settle(pilot)
         assert db_rows(data, "SELECT card_id, grade, mode FROM review_log") == [("c00", 4, "review")]
         assert db_rows(data, "SELECT due FROM card_state WHERE card_id='c00'") == [("2026-05-11",)]
         assert "Question c01?" in app.screen.query_one("#prompt", MarkdownView).source
         assert "done 1 · left 2" in top_text(app)
-        await pilot.press("u")  # a letter never undoes
+        await type_keys(pilot, "u")  # a letter never undoes
         await settle(pilot)
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(1,)]
-        await pilot.press("ctrl+z")
+        await type_keys(pilot, "ctrl+z")
         await settle(pilot)
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]
         assert db_rows(data, "SELECT repetitions, due FROM card_state WHERE card_id='c00'") == [(0, None)]
         assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
-        await pilot.press("enter", "1")
+        await type_keys(pilot, "enter", "1")
         await settle(pilot)
         assert db_rows(data, "SELECT repeat_pending FROM card_state WHERE card_id='c00'") == [(1,)]
-        await pilot.press("q")  # q quits only when no card is shown
+        await type_keys(pilot, "q")  # q quits only when no card is shown
         assert app.is_running
-        await pilot.press("ctrl+q")
+        await type_keys(pilot, "ctrl+q")
     assert app.return_code == 0
 
 
@@ -65,7 +65,7 @@ async def test_empty_queue_says_when_the_next_card_is_due(tmp_path, concept_deck
     app = DrillApp(data, [deck], clock=FixedClock(NOW))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("enter", "5")
+        await type_keys(pilot, "enter", "5")
         await settle(pilot)
         text = app.screen.query_one("#prompt", MarkdownView).source
         assert "All done for today" in text and "tomorrow" in text and "2026-05-11" in text
@@ -77,12 +77,12 @@ async def test_suspend_and_bury_from_the_screen(tmp_path, concept_deck):
     app = DrillApp(data, [deck], clock=FixedClock(NOW), new_per_day=3)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("s", "b")  # letters do nothing
+        await type_keys(pilot, "s", "b")  # letters do nothing
         await settle(pilot)
         assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
-        await pilot.press("ctrl+s")
+        await type_keys(pilot, "ctrl+s")
         await settle(pilot)
-        await pilot.press("ctrl+t")
+        await type_keys(pilot, "ctrl+t")
         await settle(pilot)
         assert "Question c02?" in app.screen.query_one("#prompt", MarkdownView).source
     assert db_rows(data, "SELECT card_id, suspended, buried_until FROM card_state ORDER BY card_id") == [
@@ -98,7 +98,7 @@ async def test_grades_survive_a_new_app_and_repeats_come_first(tmp_path, concept
     app = DrillApp(data, [deck], clock=FixedClock(NOW))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("enter", "5", "enter", "2")
+        await type_keys(pilot, "enter", "5", "enter", "2")
         await settle(pilot)
     again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
     assert again.session.queue == ["c01", "c02"]
@@ -126,6 +126,6 @@ async def test_a_kernel_card_from_an_untrusted_folder_is_locked_and_shows_its_an
         await settle(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "locked:" in verdict and "drill trust" in verdict
-        await pilot.press("space")
+        await type_keys(pilot, "space")
         await settle(pilot)
         assert app.screen.revealed and type(app.screen).__name__ == "ReviewScreen"

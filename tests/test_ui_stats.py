@@ -21,7 +21,7 @@ from drill.ui.stats_widgets import (
     heatmap_start,
     month_labels,
 )
-from tests.conftest import FixedClock
+from tests.conftest import FixedClock, type_keys
 from tests.test_ui_checked import DECK as CHECKED
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)  # a Sunday: today closes the heatmap's last column
@@ -131,7 +131,7 @@ async def settle(pilot) -> None:
 
 async def open_stats(pilot) -> StatsScreen:
     await settle(pilot)
-    await pilot.press("ctrl+g")
+    await type_keys(pilot, "ctrl+g")
     await settle(pilot)
     assert isinstance(pilot.app.screen, StatsScreen)
     return pilot.app.screen
@@ -234,10 +234,10 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         def column(key: str) -> list[str]:
             return [str(table.get_row(row.key)[table.get_column_index(key)]) for row in table.ordered_rows]
 
-        await pilot.press("s")  # the next column: cards, most first
+        await type_keys(pilot, "s")  # the next column: cards, most first
         assert screen.sort_key == "cards" and "cards, highest first" in str(screen.query_one("#stsort").render())
         assert column("cards") == sorted(column("cards"), key=int, reverse=True)
-        await pilot.press("r")
+        await type_keys(pilot, "r")
         assert column("cards") == sorted(column("cards"), key=int)
 
         await pilot.click("#sttopics", offset=(3, 0))  # the header of the topic column
@@ -257,7 +257,7 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         kernels = screen.query_one("#stkernels").render().plain
         assert "reduce" in kernels and "63%" in kernels
 
-        await pilot.press("escape")
+        await type_keys(pilot, "escape")
         await settle(pilot)
         assert not isinstance(app.screen, StatsScreen)
 
@@ -271,7 +271,7 @@ async def test_an_empty_history_reads_plainly(tmp_path, write_deck):
         assert "None yet" in screen.query_one("#stmocks").render().plain
         assert "nothing scheduled" in screen.query_one("#stforecast").render().plain
         assert "no reviews yet" in screen.query_one("#stretention").render().plain
-        await pilot.press("q")
+        await type_keys(pilot, "q")
         await settle(pilot)
         assert not isinstance(app.screen, StatsScreen)
 
@@ -284,7 +284,7 @@ def test_stats_snapshot(snap_compare, seeded, keys):
     async def run_before(pilot) -> None:
         await open_stats(pilot)
         if keys:
-            await pilot.press(*keys)
+            await type_keys(pilot, *keys)
             await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -104,19 +104,27 @@ class _Child:
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = protocol.decode(line)
-            if message is not None:
-                self.events.put(message)
-            elif line.strip():
-                self.stderr_tail.append(line.rstrip())
-        self.events.put(_EOF)
+        try:
+            for line in self.proc.stdout:
+                message = protocol.decode(line)
+                if message is not None:
+                    self.events.put(message)
+                elif line.strip():
+                    self.stderr_tail.append(line.rstrip())
+        except (OSError, ValueError):  # closed by `close` while a line was awaited: the child is gone anyway
+            pass
+        finally:
+            self.events.put(_EOF)
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr_tail.append(line.rstrip())
-        self._stderr_done.set()
+        try:
+            for line in self.proc.stderr:
+                self.stderr_tail.append(line.rstrip())
+        except (OSError, ValueError):  # closed by `close`, as above
+            pass
+        finally:
+            self._stderr_done.set()
 
     @property
     def pid(self) -> int:
