@@ -51,12 +51,15 @@ async def _run_command(process: asyncssh.SSHServerProcess) -> None:
     child = await asyncio.create_subprocess_shell(
         command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
+    # the client's input is pumped until the command ends: an ssh client keeps its side open until then
+    feeding = asyncio.ensure_future(_pump(process.stdin, child.stdin))
     await asyncio.gather(
-        _pump(process.stdin, child.stdin),
         _pump(child.stdout, process.stdout, close=False),
         _pump(child.stderr, process.stderr, close=False),
     )
-    process.exit(await child.wait())
+    code = await child.wait()
+    feeding.cancel()
+    process.exit(code)
 
 
 # one worker, so one ssh server and one remote judge serve the module
@@ -108,21 +111,26 @@ def comparable(verdict) -> dict:
     return data
 
 
+@pytest.fixture(scope="module")
+def judges(ssh_port, tmp_path_factory) -> Iterator[tuple[JudgeClient, JudgeClient]]:
+    """A judge here and one over SSH, each started once for the module (each imports torch: seconds)."""
+    local = JudgeClient(env={"DRILL_JUDGE_CPU": "1"}, start_timeout=120)
+    remote = remote_client(ssh_port, tmp_path_factory.mktemp("ssh"))
+    yield local, remote
+    local.close()
+    remote.close()
+
+
 @pytest.mark.parametrize("card_id", ["reduce", "softmax"])
-def test_a_verdict_over_ssh_equals_the_local_one(ssh_port, tmp_path, card_id):
+def test_a_verdict_over_ssh_equals_the_local_one(judges, card_id):
+    local, remote = judges
     card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards[card_id]
     job = kernel_job(card)
     job["harness"] = "/somewhere/only/the/learner/has/" + Path(job["harness"]).name  # the host uses its own copy
     source = kernel_files(card).starter.read_text()
-    local = JudgeClient(env={"DRILL_JUDGE_CPU": "1"}, start_timeout=120)
-    remote = remote_client(ssh_port, tmp_path)
     events: list[str] = []
-    try:
-        here = local.run(kernel_job(card), source, timeout=300)
-        there = remote.run(job, source, on_event=lambda e: events.append(e.get("event", "")), timeout=300)
-    finally:
-        local.close()
-        remote.close()
+    here = local.run(kernel_job(card), source, timeout=300)
+    there = remote.run(job, source, on_event=lambda e: events.append(e.get("event", "")), timeout=300)
     assert comparable(there) == comparable(here)
     assert events[0] == "started" and events[-1] == "finished"  # streamed as it ran, not at the end
 
