@@ -260,7 +260,7 @@ def empty_record_ms() -> float:
 
 def torch_floor() -> float:
     """Seconds until a new Python has imported torch and opened the GPU (its exit not counted): what no judge avoids."""
-    from drill.kernel.client import python_env
+    from drill.kernel.bytecode import python_env
 
     code = "import torch; torch.zeros(1, device='cuda').add_(1); torch.cuda.synchronize(); print('up', flush=True)"
     env = python_env()  # torch's bytecode where the judge keeps it

@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calibration", type=Path, help="a saved calibration (else the copy ceiling is measured)")
     args = parser.parse_args()
-    from drill.kernel.client import pycache_dir
+    from drill.kernel.bytecode import pycache_dir
 
     sys.pycache_prefix = str(pycache_dir())  # torch's bytecode from where the judge keeps it, as a judge would
     sys.dont_write_bytecode = False

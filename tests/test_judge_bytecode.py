@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from drill.kernel import client
+from drill.kernel import bytecode
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def fake_torch(tmp_path, monkeypatch):
 
 
 def test_torch_installed_without_bytecode_gets_drills_cache_with_writing_on(fake_torch, tmp_path):
-    env = client.python_env()
+    env = bytecode.python_env()
     assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "cache")
     assert "PYTHONDONTWRITEBYTECODE" not in env
 
@@ -31,7 +31,7 @@ def test_torch_installed_with_bytecode_is_read_from_where_it_is(fake_torch):
     cache = fake_torch / "__pycache__"
     cache.mkdir()
     (cache / f"__init__.{sys.implementation.cache_tag}.pyc").write_bytes(b"")
-    env = client.python_env()
+    env = bytecode.python_env()
     assert "PYTHONPYCACHEPREFIX" not in env  # a cache folder would hide the installed bytecode
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"  # nothing to write: left as the user set it
 
@@ -40,11 +40,11 @@ def test_bytecode_for_another_python_does_not_count(fake_torch):
     cache = fake_torch / "__pycache__"
     cache.mkdir()
     (cache / "__init__.cpython-30.pyc").write_bytes(b"")
-    assert "PYTHONPYCACHEPREFIX" in client.python_env()
+    assert "PYTHONPYCACHEPREFIX" in bytecode.python_env()
 
 
 def test_a_cache_folder_the_user_chose_is_kept_and_written(fake_torch, monkeypatch, tmp_path):
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "mine"))
-    env = client.python_env()
+    env = bytecode.python_env()
     assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "mine")
     assert "PYTHONDONTWRITEBYTECODE" not in env

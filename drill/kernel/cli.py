@@ -167,7 +167,7 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from drill.kernel.client import pycache_dir
+    from drill.kernel.bytecode import pycache_dir
 
     saved = (sys.pycache_prefix, sys.dont_write_bytecode)
     if sys.dont_write_bytecode and sys.pycache_prefix is None:

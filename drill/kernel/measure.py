@@ -211,7 +211,7 @@ def _kernel_times(
             why_not = str(exc)
         else:
             times = [t for t in found if t is not None]
-            if len(times) >= min(reps, max(3, (reps + 1) // 2)):
+            if enough_launches(len(times), reps):
                 return times, True, ""
             return None, False, f"of {reps} launches CUPTI recorded GPU work for {len(times)}"
     return _profiler_times(fn, setup, reps, tries, why_not)
@@ -265,9 +265,13 @@ def launch_times(events: list[Any], reps: int) -> list[float] | None:
         total = sum(us for at, us in work if start <= at <= end)
         if total > 0:
             times.append(total / 1e3)
-    # a few ranges can come back without their records (the profiler drops some now and then): the median of
-    # the rest stands, as long as most launches were seen
-    return times if len(times) >= min(reps, max(3, (reps + 1) // 2)) and len(ranges) <= reps else None
+    return times if enough_launches(len(times), reps) and len(ranges) <= reps else None
+
+
+def enough_launches(seen: int, reps: int) -> bool:
+    """A few launches can come back without their records (now and then some are dropped): the median of
+    the rest stands, as long as most launches were seen, and at least three."""
+    return seen >= min(reps, max(3, (reps + 1) // 2))
 
 
 def _cpu_label_times(events: list[Any], reps: int) -> list[float] | None:
