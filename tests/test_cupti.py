@@ -13,29 +13,38 @@ import pytest
 from drill.kernel import cupti
 
 
-def test_work_belongs_to_the_window_it_starts_in_and_the_flush_between_windows_to_none():
-    windows = [(100, 200), (300, 400), (500, 600)]
+def mark(value: int, at: int) -> cupti.Span:
+    return (cupti.MEMSET, at, at + 1, value, cupti.MARK_BYTES)
+
+
+def test_work_belongs_to_the_markers_it_starts_between_and_the_flush_between_them_to_none():
     spans = [
-        (10, 90),  # the flush before the first launch
-        (120, 130),
-        (140, 165),  # a second kernel of the same launch
-        (210, 290),  # a flush
-        (310, 330),
-        (405, 480),  # a flush that started after the window closed
+        (cupti.CONCURRENT_KERNEL, 10, 90, 0, 0),  # the flush before the first launch
+        mark(cupti.BEGIN, 100),
+        (cupti.CONCURRENT_KERNEL, 140, 165, 0, 0),  # listed out of order: a second kernel of the same launch
+        (cupti.CONCURRENT_KERNEL, 120, 130, 0, 0),
+        mark(cupti.END, 170),
+        (cupti.CONCURRENT_KERNEL, 210, 290, 0, 0),  # a flush
+        (cupti.MEMSET, 295, 296, 0, cupti.MARK_BYTES),  # a memset of the marker's size but not its value
+        mark(cupti.BEGIN, 300),
+        (cupti.MEMSET, 310, 330, cupti.BEGIN, 4096),  # the launch's own memset, of another size
+        mark(cupti.END, 340),
+        mark(cupti.BEGIN, 500),
+        mark(cupti.END, 600),  # a launch with nothing recorded
+        (cupti.CONCURRENT_KERNEL, 605, 680, 0, 0),  # after the last marker: no launch's
     ]
-    assert cupti.in_windows(windows, spans) == pytest.approx([35e-6, 20e-6, None])
+    assert cupti.between_marks(spans) == pytest.approx([35e-6, 20e-6, None])
 
 
 class FakeCupti:
     """Just enough of libcupti: callbacks, a clock, and records written into the buffers it is handed."""
 
     def __init__(self, records: list[tuple[int, int, int]]) -> None:
-        self.records = records  # (kind, start, end)
-        self.clock = 0
+        self.records = records  # (kind, start, end, memset value, memset bytes)
         self.enabled: set[int] = set()
         self.registered = 0
         self.pending: list[tuple[int, int, int]] = []
-        for name in ("cuptiActivityGetNextRecord", "cuptiGetTimestamp", "cuptiGetResultString"):
+        for name in ("cuptiActivityGetNextRecord", "cuptiGetResultString"):
             setattr(self, name, functools.partial(getattr(self, "_" + name)))  # takes `argtypes`, as ctypes' do
 
     def cuptiActivityRegisterCallbacks(self, requested, completed) -> int:
@@ -52,15 +61,18 @@ class FakeCupti:
         return 0
 
     def launch(self) -> None:
-        """The launch's work: the next records, stamped as CUPTI would."""
-        if self.enabled:
+        """The launch's work: the next records, stamped as CUPTI would (none once they run out)."""
+        if self.enabled and self.records:
             self.pending.append(self.records.pop(0))
 
     def cuptiActivityFlushAll(self, flag: int) -> int:
         assert flag == cupti.FLUSH_FORCED
         buffer, size, most = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_size_t()
         self.requested(ctypes.byref(buffer), ctypes.byref(size), ctypes.byref(most))
-        blob = b"".join(struct.pack("<I12xQQ16x", *rec) for rec in self.pending)
+        blob = b"".join(
+            struct.pack("<IIQQQ16x", kind, value, nbytes, start, end)
+            for kind, start, end, value, nbytes in self.pending
+        )
         assert len(blob) <= size.value and buffer.value % 8 == 0
         ctypes.memmove(buffer.value, blob, len(blob))
         self.completed(None, 0, buffer.value, size.value, len(blob))
@@ -75,37 +87,48 @@ class FakeCupti:
         current.value = at
         return 0
 
-    def _cuptiGetTimestamp(self, stamp) -> int:
-        self.clock += 100
-        stamp._obj.value = self.clock
-        return 0
-
     def _cuptiGetResultString(self, code: int, text) -> int:
         text._obj.value = b"CUPTI_ERROR_UNKNOWN"
         return 0
 
 
 def test_each_launch_reads_the_records_of_its_own_work_from_cuptis_buffers():
-    # clock: 100 before launch 1, 200 after; 300 / 400 around launch 2; 500 / 600 around launch 3
     lib = FakeCupti(
         [
-            (cupti.CONCURRENT_KERNEL, 120, 150),  # launch 1: a kernel of 30 ns
-            (cupti.MEMSET, 310, 315),  # launch 2: a memset and (below) a kernel
-            (7, 320, 390),  # a kind the judge does not time (not GPU work of the launch)
-            (cupti.MEMCPY, 520, 560),  # launch 3: a copy
+            (cupti.CONCURRENT_KERNEL, 20, 40, 0, 0),  # each repetition's setup: an L2 flush
+            (cupti.MEMSET, 100, 101, cupti.BEGIN, cupti.MARK_BYTES),
+            (cupti.CONCURRENT_KERNEL, 120, 150, 0, 0),  # launch 1: a kernel of 30 ns
+            (cupti.MEMSET, 160, 161, cupti.END, cupti.MARK_BYTES),
+            (cupti.CONCURRENT_KERNEL, 220, 240, 0, 0),
+            (cupti.MEMSET, 300, 301, cupti.BEGIN, cupti.MARK_BYTES),
+            (cupti.MEMSET, 310, 315, 0, 64),  # launch 2: a memset, a kind the judge does not time, and a copy
+            (7, 320, 390, 0, 0),
+            (cupti.MEMCPY, 395, 435, 0, 0),
+            (cupti.MEMSET, 440, 441, cupti.END, cupti.MARK_BYTES),
         ]
     )
     recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
-    launches = iter([[lib.launch], [lib.launch, lib.launch], [lib.launch]])
+    launches = iter([[lib.launch], [lib.launch, lib.launch, lib.launch]])
 
     def fn() -> None:
         for step in next(launches):
             step()
 
-    times = recorder.launch_times(fn, lambda: None, 3, lambda: None)
-    assert times == pytest.approx([30e-6, 5e-6, 40e-6])
+    def mark(value: int) -> None:
+        assert lib.records[0][3] == value  # the marker the GPU records next is the one asked for
+        lib.launch()
+
+    times = recorder.launch_times(fn, lib.launch, 2, lambda: None, mark)
+    assert times == pytest.approx([30e-6, 45e-6])
     assert lib.enabled == set() and lib.registered == 1  # recording stops with the repetitions
     assert recorder._buffers == {} and recorder._full == []  # every buffer handed back
+
+
+def test_repetitions_whose_markers_were_not_recorded_have_no_figure():
+    lib = FakeCupti([(cupti.MEMSET, 1, 2, cupti.BEGIN, cupti.MARK_BYTES), (cupti.CONCURRENT_KERNEL, 3, 9, 0, 0)])
+    recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
+    times = recorder.launch_times(lambda: None, lambda: None, 3, lambda: None, lambda value: lib.launch())
+    assert times == [None, None, None]  # a BEGIN with no END closes nothing
 
 
 def test_a_cupti_error_names_the_call_and_stops_recording():
@@ -113,7 +136,7 @@ def test_a_cupti_error_names_the_call_and_stops_recording():
     lib.cuptiActivityFlushAll = lambda flag: 17
     recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
     with pytest.raises(cupti.CuptiError, match="cuptiActivityFlushAll: CUPTI_ERROR_UNKNOWN"):
-        recorder.launch_times(lambda: None, lambda: None, 2, lambda: None)
+        recorder.launch_times(lambda: None, lambda: None, 2, lambda: None, lambda value: None)
     assert lib.enabled == set()
 
 

@@ -38,6 +38,7 @@ def driver() -> ctypes.CDLL:
         lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
         lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
         lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+        lib.cuMemsetD8Async.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
         _lib = lib
     return _lib
 
@@ -59,6 +60,11 @@ def error_string(code: int) -> str:
 def _check(code: int, call: str) -> None:
     if code != 0:
         raise CUDADriverError(code, call)
+
+
+def memset_d8_async(address: int, value: int, count: int, stream: int) -> None:
+    """Set `count` bytes at device `address` to `value`, queued on `stream`."""
+    _check(driver().cuMemsetD8Async(address, value, count, stream), "cuMemsetD8Async")
 
 
 def ensure_context(device: int = 0) -> None:

@@ -5,11 +5,13 @@ its first session in a process spends 1-5 s starting its own machinery
 (Kineto), and a cold verdict waited for it; CUPTI alone starts in about 20 ms.
 
 How a launch is timed (`Recorder.launch_times`): the host waits until the GPU
-is idle, reads CUPTI's clock, issues the launch, waits for the GPU again and
-reads the clock once more. The GPU work (kernels, memsets, copies, on any
-stream) whose start falls between the two readings is the launch's; its
-durations are summed. CUPTI puts the GPU's stamps on the host's clock, so both
-sides compare.
+is idle, queues a marker (a memset of MARK_BYTES bytes to BEGIN), the launch,
+and a second marker (to END), and waits again. The GPU work (kernels, memsets,
+copies, on any stream) that starts between the two markers on the GPU's own
+clock is the launch's; its durations are summed. The markers are found among
+the records by their size and value, so nothing depends on how CUPTI lines the
+GPU's clock up with the host's (that drifted by tens of microseconds in one
+run, enough to count an L2 flush into a launch).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ MEMCPY, MEMSET, CONCURRENT_KERNEL = 1, 2, 10  # CUpti_ActivityKind
 KINDS = (MEMCPY, MEMSET, CONCURRENT_KERNEL)
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 START_OFFSET, END_OFFSET = 16, 24  # in the kernel, memcpy and memset records of CUDA 11 to 13 alike
+MEMSET_VALUE_OFFSET, MEMSET_BYTES_OFFSET = 4, 8  # uint32 value and uint64 byte count of a memset record
+MARK_BYTES = 13  # an odd size no launch's own memset is likely to have
+BEGIN, END = 0xB1, 0xE1
 BUFFER_BYTES = 1 << 20
+
+Span = tuple[int, int, int, int, int]  # kind, start (ns), end (ns), memset value, memset bytes
 
 _Requested = ctypes.CFUNCTYPE(
     None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)
@@ -61,7 +68,6 @@ class Recorder:
     def __init__(self, lib: ctypes.CDLL) -> None:
         self.lib = lib
         lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
-        lib.cuptiGetTimestamp.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         lib.cuptiGetResultString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         self._buffers: dict[int, ctypes.Array[ctypes.c_char]] = {}
         self._full: list[tuple[int, int]] = []
@@ -85,60 +91,81 @@ class Recorder:
             self.lib.cuptiGetResultString(code, ctypes.byref(text))
             raise CuptiError(f"{name}: {(text.value or b'').decode(errors='replace') or code}")
 
-    def now(self) -> int:
-        stamp = ctypes.c_uint64()
-        self._call("cuptiGetTimestamp", ctypes.byref(stamp))
-        return stamp.value
-
     def start(self) -> None:
         # again each time: another user of CUPTI in this process (torch.profiler) may have put in its own
         self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
         for kind in KINDS:
             self._call("cuptiActivityEnable", kind)
 
-    def stop(self) -> list[tuple[int, int]]:
-        """Stop recording; the (start, end) stamps in ns of the work recorded since `start`."""
+    def stop(self) -> list[Span]:
+        """Stop recording; the work recorded since `start`."""
         for kind in KINDS:
             self.lib.cuptiActivityDisable(kind)
         self._call("cuptiActivityFlushAll", FLUSH_FORCED)
-        spans: list[tuple[int, int]] = []
+        spans: list[Span] = []
         record = ctypes.c_void_p()
         for buffer, valid in self._full:
             record.value = None
             while self.lib.cuptiActivityGetNextRecord(buffer, valid, ctypes.byref(record)) == 0 and record.value:
-                if ctypes.c_uint32.from_address(record.value).value in KINDS:
-                    start = ctypes.c_uint64.from_address(record.value + START_OFFSET).value
-                    end = ctypes.c_uint64.from_address(record.value + END_OFFSET).value
-                    spans.append((start, end))
+                at = record.value
+                kind = ctypes.c_uint32.from_address(at).value
+                if kind in KINDS:
+                    start = ctypes.c_uint64.from_address(at + START_OFFSET).value
+                    end = ctypes.c_uint64.from_address(at + END_OFFSET).value
+                    value = nbytes = 0
+                    if kind == MEMSET:
+                        value = ctypes.c_uint32.from_address(at + MEMSET_VALUE_OFFSET).value
+                        nbytes = ctypes.c_uint64.from_address(at + MEMSET_BYTES_OFFSET).value
+                    spans.append((kind, start, end, value, nbytes))
             self._buffers.pop(buffer, None)
         self._full.clear()
         return spans
 
     def launch_times(
-        self, fn: Callable[[], Any], setup: Callable[[], Any], reps: int, synchronize: Callable[[], Any]
+        self,
+        fn: Callable[[], Any],
+        setup: Callable[[], Any],
+        reps: int,
+        synchronize: Callable[[], Any],
+        mark: Callable[[int], Any],
     ) -> list[float | None]:
-        """Per repetition, the summed GPU milliseconds of the work `fn` launched (None: none was recorded)."""
-        windows = []
+        """Per repetition, the summed GPU milliseconds of the work `fn` launched (None: none was recorded).
+
+        `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the stream `fn` launches on.
+        """
         self.start()
         try:
             for _ in range(reps):
                 setup()
                 synchronize()
-                before = self.now()
+                mark(BEGIN)
                 fn()
+                mark(END)
                 synchronize()
-                windows.append((before, self.now()))
         finally:
             spans = self.stop()
-        return in_windows(windows, spans)
+        found = between_marks(spans)
+        return found + [None] * (reps - len(found))
 
 
-def in_windows(windows: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[float | None]:
-    """For each (from, to) window in ns, the summed ms of the spans that start inside it; None for none."""
+def _is_mark(span: Span, value: int) -> bool:
+    return span[0] == MEMSET and span[3] == value and span[4] == MARK_BYTES
+
+
+def between_marks(spans: Sequence[Span]) -> list[float | None]:
+    """For each BEGIN ... END pair of markers in GPU time, the summed ms of the work that starts between
+    them; None for a pair with nothing between."""
     result: list[float | None] = []
-    for lo, hi in windows:
-        inside = [end - start for start, end in spans if lo <= start <= hi and end >= start]
-        result.append(sum(inside) / 1e6 if inside else None)
+    inside: list[int] | None = None
+    for span in sorted(spans, key=lambda s: (s[1], s[2])):
+        if _is_mark(span, BEGIN):
+            inside = []
+        elif _is_mark(span, END):
+            if inside is not None:
+                result.append(sum(inside) / 1e6 if inside else None)
+            inside = None
+        elif inside is not None and span[2] >= span[1]:
+            inside.append(span[2] - span[1])
     return result
 
 

@@ -205,9 +205,17 @@ def _kernel_times(
 
     recorder, why_not = cupti.recorder()
     if recorder is not None:
+        from drill.kernel import cudadrv
+
+        marker = torch.zeros(cupti.MARK_BYTES, dtype=torch.uint8, device="cuda")
+        stream = torch.cuda.current_stream().cuda_stream
+
+        def mark(value: int) -> None:
+            cudadrv.memset_d8_async(marker.data_ptr(), value, cupti.MARK_BYTES, stream)
+
         try:
-            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize)
-        except cupti.CuptiError as exc:
+            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize, mark)
+        except (cupti.CuptiError, cudadrv.CUDADriverError) as exc:
             why_not = str(exc)
         else:
             times = [t for t in found if t is not None]
