@@ -1,4 +1,5 @@
 import datetime as dt
+import functools
 import textwrap
 from pathlib import Path
 
@@ -52,6 +53,14 @@ class FixedClock:
 
     def __call__(self) -> dt.datetime:
         return self.now
+
+
+@functools.cache
+def bundled_cards():
+    """The bundled decks' cards (no deep check), loaded once per test process: modules parametrise over them."""
+    from drill.cards.loader import load_decks
+
+    return load_decks().cards
 
 
 @pytest.fixture(scope="session")

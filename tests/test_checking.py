@@ -1,6 +1,7 @@
 """Shape traces, diagnosis choices, their deck checks, and the suggested grade."""
 
 import pytest
+from conftest import bundled_cards
 
 from drill.cards.checking import (
     ShapeError,
@@ -12,7 +13,6 @@ from drill.cards.checking import (
     normalise_shape,
     suggest_grade,
 )
-from drill.cards.loader import load_decks
 from drill.cards.model import Card
 
 ALIASES = {"Dh": ["D/H", "head_dim"], "D": ["H*Dh"]}
@@ -293,7 +293,7 @@ def test_suggest_grade_rejects_impossible_input(args, kwargs):
         suggest_grade(*args, **kwargs)
 
 
-BUNDLED = load_decks().cards
+BUNDLED = bundled_cards()
 
 
 @pytest.mark.parametrize("card_id", sorted(c.id for c in BUNDLED.values() if c.kind == "shape_trace"))

@@ -166,9 +166,19 @@ def test_a_card_takes_the_state_of_its_newest_review_whichever_log_it_came_from(
     target.close()
 
 
-def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(tmp_path, concept_deck, capsys):
+def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
+    tmp_path, concept_deck, capsys, monkeypatch
+):
+    from drill import paths
+
+    # two bundled deck files (kernel cards and ledger tables among them): the CSV test below covers every card
+    some = tmp_path / "bundled"
+    some.mkdir()
+    for name in ("data", "kernels.yaml", "capacity-cost.yaml"):
+        (some / name).symlink_to(paths.cards_dir() / name)
+    monkeypatch.setattr(paths, "cards_dir", lambda: some)
     deck = concept_deck(3)
-    cards = load_decks([*_bundled(), deck]).cards
+    cards = load_decks([some, deck]).cards
     expected = {cid for cid, c in cards.items() if c.kind != "kernel"} | {"c00", "c01", "c02"}
     assert any(c.kind == "kernel" for c in cards.values())
 

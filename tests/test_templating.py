@@ -6,9 +6,9 @@ import random
 import time
 
 import pytest
+from conftest import bundled_cards
 from jinja2.exceptions import SecurityError, UndefinedError
 
-from drill.cards.loader import load_decks
 from drill.cards.model import Card
 from drill.cards.templating import (
     ENV,
@@ -358,7 +358,7 @@ def test_real_calculators_llama2_kv_per_token_and_opt13b_request():
     assert opt.answers[1].value == pytest.approx(1.6e9, rel=0.05)
 
 
-BUNDLED = load_decks().cards
+BUNDLED = bundled_cards()
 
 
 @pytest.mark.parametrize("card_id", sorted(c.id for c in BUNDLED.values() if c.kind == "memory_ledger"))
