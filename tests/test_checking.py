@@ -1,7 +1,6 @@
 """Shape traces, diagnosis choices, their deck checks, and the suggested grade."""
 
 import pytest
-from conftest import bundled_cards
 
 from drill.cards.checking import (
     ShapeError,
@@ -14,6 +13,7 @@ from drill.cards.checking import (
     suggest_grade,
 )
 from drill.cards.model import Card
+from tests.conftest import bundled_cards
 
 ALIASES = {"Dh": ["D/H", "head_dim"], "D": ["H*Dh"]}
 

@@ -6,7 +6,6 @@ import random
 import time
 
 import pytest
-from conftest import bundled_cards
 from jinja2.exceptions import SecurityError, UndefinedError
 
 from drill.cards.model import Card
@@ -21,6 +20,7 @@ from drill.cards.templating import (
     render,
     render_text,
 )
+from tests.conftest import bundled_cards
 
 
 def fake_kv_bytes(model, tokens, batch=1):

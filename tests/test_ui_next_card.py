@@ -13,7 +13,7 @@ from textual.widgets._footer import FooterKey
 from drill.ui.answering import AnswerForm, ConceptForm, ShapeTraceForm
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView, PlainParagraph, is_plain_paragraph, markdown
-from tests.conftest import FixedClock, rows, settle, type_keys
+from tests.conftest import FixedClock, bundled_cards, rows, settle, type_keys
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -224,10 +224,10 @@ def test_plain_paragraphs_skip_the_parser_and_look_the_same(text, plain):
         )
 
 
-def test_every_bundled_plain_prompt_looks_as_rich_markdown_draws_it(bundled_decks):
+def test_every_bundled_plain_prompt_looks_as_rich_markdown_draws_it():
     from rich.markdown import Markdown
 
-    plain = [c.prompt for c in bundled_decks.cards.values() if is_plain_paragraph(c.prompt.rstrip("\n"))]
+    plain = [c.prompt for c in bundled_cards().values() if is_plain_paragraph(c.prompt.rstrip("\n"))]
     assert len(plain) > 100
     for text in plain:
         assert rendered(markdown(text), 78) == rendered(Markdown(text, code_theme="monokai", hyperlinks=False), 78)
