@@ -13,37 +13,44 @@ import pytest
 from drill.kernel import cupti
 
 
-def mark(value: int, at: int) -> cupti.Span:
-    return (cupti.MEMSET, at, at + 1, value, cupti.MARK_BYTES)
+def mark(value: int, at: int, stream: int = 7) -> cupti.Span:
+    return (cupti.MEMSET, at, at + 1, value, cupti.MARK_BYTES, stream)
+
+
+def work(kind: int, start: int, end: int, value: int = 0, nbytes: int = 0, stream: int = 7) -> cupti.Span:
+    return (kind, start, end, value, nbytes, stream)
 
 
 def test_work_belongs_to_the_markers_it_starts_between_and_the_flush_between_them_to_none():
     spans = [
-        (cupti.CONCURRENT_KERNEL, 10, 90, 0, 0),  # the flush before the first launch
+        work(cupti.CONCURRENT_KERNEL, 10, 90, 0, 0),  # the flush before the first launch
         mark(cupti.BEGIN, 100),
-        (cupti.CONCURRENT_KERNEL, 140, 165, 0, 0),  # listed out of order: a second kernel of the same launch
-        (cupti.CONCURRENT_KERNEL, 120, 130, 0, 0),
+        work(cupti.CONCURRENT_KERNEL, 140, 165, 0, 0),  # listed out of order: a second kernel of the same launch
+        work(cupti.CONCURRENT_KERNEL, 120, 130, 0, 0),
         mark(cupti.END, 170),
-        (cupti.CONCURRENT_KERNEL, 210, 290, 0, 0),  # a flush
-        (cupti.MEMSET, 295, 296, 0, cupti.MARK_BYTES),  # a memset of the marker's size but not its value
+        work(cupti.CONCURRENT_KERNEL, 210, 290, 0, 0),  # a flush
+        work(cupti.MEMSET, 295, 296, 0, cupti.MARK_BYTES),  # a memset of the marker's size but not its value
         mark(cupti.BEGIN, 300),
-        (cupti.MEMSET, 310, 330, cupti.BEGIN, 4096),  # the launch's own memset, of another size
+        work(cupti.MEMSET, 310, 330, cupti.BEGIN, 4096),  # the launch's own memset, of another size
         mark(cupti.END, 340),
         mark(cupti.BEGIN, 500),
         mark(cupti.END, 600),  # a launch with nothing recorded
-        (cupti.CONCURRENT_KERNEL, 605, 680, 0, 0),  # after the last marker: no launch's
+        work(cupti.CONCURRENT_KERNEL, 605, 680, 0, 0),  # after the last marker: no launch's
     ]
     assert cupti.between_marks(spans) == pytest.approx([35e-6, 20e-6, None])
+
+
+RECORD_BYTES = 56
 
 
 class FakeCupti:
     """Just enough of libcupti: callbacks, a clock, and records written into the buffers it is handed."""
 
-    def __init__(self, records: list[tuple[int, int, int]]) -> None:
-        self.records = records  # (kind, start, end, memset value, memset bytes)
+    def __init__(self, records: list[cupti.Span]) -> None:
+        self.records = records  # (kind, start, end, memset value, memset bytes, stream)
         self.enabled: set[int] = set()
         self.registered = 0
-        self.pending: list[tuple[int, int, int]] = []
+        self.pending: list[cupti.Span] = []
         for name in ("cuptiActivityGetNextRecord", "cuptiGetResultString"):
             setattr(self, name, functools.partial(getattr(self, "_" + name)))  # takes `argtypes`, as ctypes' do
 
@@ -69,9 +76,10 @@ class FakeCupti:
         assert flag == cupti.FLUSH_FORCED
         buffer, size, most = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_size_t()
         self.requested(ctypes.byref(buffer), ctypes.byref(size), ctypes.byref(most))
+        # the stream id sits at 40 in a memset or copy record and at 48 in a kernel record
         blob = b"".join(
-            struct.pack("<IIQQQ16x", kind, value, nbytes, start, end)
-            for kind, start, end, value, nbytes in self.pending
+            struct.pack("<IIQQQ8xI4xI4x", kind, value, nbytes, start, end, stream, stream)
+            for kind, start, end, value, nbytes, stream in self.pending
         )
         assert len(blob) <= size.value and buffer.value % 8 == 0
         ctypes.memmove(buffer.value, blob, len(blob))
@@ -81,7 +89,7 @@ class FakeCupti:
 
     def _cuptiActivityGetNextRecord(self, buffer: int, valid: int, record) -> int:
         current = record._obj
-        at = buffer if not current.value else current.value + 48
+        at = buffer if not current.value else current.value + RECORD_BYTES
         if at >= buffer + valid:
             return 12  # CUPTI_ERROR_MAX_LIMIT_REACHED
         current.value = at
@@ -95,16 +103,16 @@ class FakeCupti:
 def test_each_launch_reads_the_records_of_its_own_work_from_cuptis_buffers():
     lib = FakeCupti(
         [
-            (cupti.CONCURRENT_KERNEL, 20, 40, 0, 0),  # each repetition's setup: an L2 flush
-            (cupti.MEMSET, 100, 101, cupti.BEGIN, cupti.MARK_BYTES),
-            (cupti.CONCURRENT_KERNEL, 120, 150, 0, 0),  # launch 1: a kernel of 30 ns
-            (cupti.MEMSET, 160, 161, cupti.END, cupti.MARK_BYTES),
-            (cupti.CONCURRENT_KERNEL, 220, 240, 0, 0),
-            (cupti.MEMSET, 300, 301, cupti.BEGIN, cupti.MARK_BYTES),
-            (cupti.MEMSET, 310, 315, 0, 64),  # launch 2: a memset, a kind the judge does not time, and a copy
-            (7, 320, 390, 0, 0),
-            (cupti.MEMCPY, 395, 435, 0, 0),
-            (cupti.MEMSET, 440, 441, cupti.END, cupti.MARK_BYTES),
+            work(cupti.CONCURRENT_KERNEL, 20, 40, 0, 0),  # each repetition's setup: an L2 flush
+            work(cupti.MEMSET, 100, 101, cupti.BEGIN, cupti.MARK_BYTES),
+            work(cupti.CONCURRENT_KERNEL, 120, 150, 0, 0),  # launch 1: a kernel of 30 ns
+            work(cupti.MEMSET, 160, 161, cupti.END, cupti.MARK_BYTES),
+            work(cupti.CONCURRENT_KERNEL, 220, 240, 0, 0),
+            work(cupti.MEMSET, 300, 301, cupti.BEGIN, cupti.MARK_BYTES),
+            work(cupti.MEMSET, 310, 315, 0, 64),  # launch 2: a memset, a kind the judge does not time, and a copy
+            work(7, 320, 390, 0, 0),
+            work(cupti.MEMCPY, 395, 435, 0, 0),
+            work(cupti.MEMSET, 440, 441, cupti.END, cupti.MARK_BYTES),
         ]
     )
     recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
@@ -125,7 +133,7 @@ def test_each_launch_reads_the_records_of_its_own_work_from_cuptis_buffers():
 
 
 def test_repetitions_whose_markers_were_not_recorded_have_no_figure():
-    lib = FakeCupti([(cupti.MEMSET, 1, 2, cupti.BEGIN, cupti.MARK_BYTES), (cupti.CONCURRENT_KERNEL, 3, 9, 0, 0)])
+    lib = FakeCupti([work(cupti.MEMSET, 1, 2, cupti.BEGIN, cupti.MARK_BYTES), work(cupti.CONCURRENT_KERNEL, 3, 9)])
     recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
     times = recorder.launch_times(lambda: None, lambda: None, 3, lambda: None, lambda value: lib.launch())
     assert times == [None, None, None]  # a BEGIN with no END closes nothing
@@ -147,3 +155,45 @@ def test_no_cupti_library_means_no_recorder_and_says_why(monkeypatch):
     recorder, why = cupti.recorder()
     assert recorder is None
     assert "CUPTI could not be loaded" in why and "/nowhere/libcupti.so.99" in why
+
+
+def test_work_on_the_judges_stream_alone_passes_the_audit_and_other_streams_are_named():
+    own = [mark(cupti.AUDIT, 1), work(cupti.CONCURRENT_KERNEL, 5, 9), mark(cupti.BEGIN, 10), mark(cupti.END, 20)]
+    assert cupti.off_stream(own) == ""
+    one = own + [work(cupti.CONCURRENT_KERNEL, 12, 30, stream=9), work(cupti.MEMCPY, 31, 40, stream=9)]
+    words = cupti.off_stream(one)
+    assert "another stream (1 kernel, 1 copy)" in words and "torch.cuda.current_stream()" in words
+    two = one + [work(cupti.CONCURRENT_KERNEL, 41, 50, stream=11), work(cupti.CONCURRENT_KERNEL, 51, 60, stream=11)]
+    assert "2 other streams (3 kernels, 1 copy)" in cupti.off_stream(two)
+    assert cupti.off_stream(one[1:]) == ""  # no audit marker recorded: nothing to tell the judge's stream by
+
+
+def test_records_carry_the_stream_each_kind_keeps_at_its_own_offset():
+    lib = FakeCupti([work(cupti.MEMSET, 1, 2, 5, 64, stream=3), work(cupti.CONCURRENT_KERNEL, 3, 9, stream=12)])
+    recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
+    recorder.start()
+    lib.launch()
+    lib.launch()
+    assert recorder.stop() == [(cupti.MEMSET, 1, 2, 5, 64, 3), (cupti.CONCURRENT_KERNEL, 3, 9, 0, 0, 12)]
+
+
+def test_an_audit_records_through_a_launchs_timing_and_names_the_work_hidden_on_another_stream():
+    lib = FakeCupti(
+        [
+            mark(cupti.AUDIT, 1),
+            work(cupti.CONCURRENT_KERNEL, 2, 8),  # an untimed launch before the timing: the audit's, not the timing's
+            mark(cupti.BEGIN, 10),
+            work(cupti.CONCURRENT_KERNEL, 11, 15),
+            mark(cupti.END, 16),
+            work(cupti.CONCURRENT_KERNEL, 17, 90, stream=9),  # the rest of the work, after the END marker
+        ]
+    )
+    recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
+    audit = cupti.StreamAudit(recorder, lambda value: lib.launch())
+    lib.launch()
+    times = recorder.launch_times(lambda: lib.launch(), lambda: None, 1, lambda: None, lambda value: lib.launch())
+    assert times == pytest.approx([4e-6])  # the timing counts what started between its own markers
+    assert lib.enabled == set(cupti.KINDS)  # still recording: the audit is open
+    lib.launch()
+    assert "another stream (1 kernel)" in audit.finish(lambda: None)
+    assert lib.enabled == set() and lib.registered == 1

@@ -18,6 +18,7 @@ NOT_DOMAIN = (
     "drill.kernel.programs",
     "drill.kernel.kit",
     "drill.kernel.measure",
+    "drill.kernel.profiled",
     "drill.kernel.cudadrv",
     "drill.kernel.fake_child",
 )

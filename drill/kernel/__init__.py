@@ -7,6 +7,7 @@ On the app's side: `client` starts and talks to the judge (`bytecode`: where its
 Python keeps torch's bytecode), `cards` and `drafts` the card's files and the
 learner's drafts, `verdict` reads what the judge sent. In the judge process:
 `child` serves requests, `judging` runs one, `kit` and `measure` time launches
-(`cupti` reads the GPU's own time stamps), `nvrtc` and `cudadrv` compile and
-launch CUDA.
+(`cupti` reads the GPU's own time stamps and audits which streams a launch
+used; `profiled` times through torch.profiler where CUPTI cannot load),
+`nvrtc` and `cudadrv` compile and launch CUDA.
 """

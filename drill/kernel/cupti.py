@@ -12,6 +12,13 @@ clock is the launch's; its durations are summed. The markers are found among
 the records by their size and value, so nothing depends on how CUPTI lines the
 GPU's clock up with the host's (that drifted by tens of microseconds in one
 run, enough to count an L2 flush into a launch).
+
+What a stream audit (`StreamAudit`) is for: the judge times the stream it
+launches on. Work the learner's code puts on another stream can finish after
+the launch's end is stamped and still leave the right output by the time it is
+checked, so a figure would leave it out. The audit records everything the GPU
+does while a launch is timed and names the work on any stream but the judge's
+(known by a marker the audit queues on it first).
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ KINDS = (MEMCPY, MEMSET, CONCURRENT_KERNEL)
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 START_OFFSET, END_OFFSET = 16, 24  # in the kernel, memcpy and memset records of CUDA 11 to 13 alike
 MEMSET_VALUE_OFFSET, MEMSET_BYTES_OFFSET = 4, 8  # uint32 value and uint64 byte count of a memset record
+# CUPTI's id of the stream the work ran on (uint32): CUpti_ActivityKernel4 to 10, Memcpy5/6, Memset4
+STREAM_OFFSET = {CONCURRENT_KERNEL: 48, MEMCPY: 40, MEMSET: 40}
 MARK_BYTES = 13  # an odd size no launch's own memset is likely to have
-BEGIN, END = 0xB1, 0xE1
+BEGIN, END, AUDIT = 0xB1, 0xE1, 0xA5
 BUFFER_BYTES = 1 << 20
 
-Span = tuple[int, int, int, int, int]  # kind, start (ns), end (ns), memset value, memset bytes
+Span = tuple[int, int, int, int, int, int]  # kind, start (ns), end (ns), memset value, memset bytes, stream id
 
 _Requested = ctypes.CFUNCTYPE(
     None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)
@@ -71,6 +80,8 @@ class Recorder:
         lib.cuptiGetResultString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         self._buffers: dict[int, ctypes.Array[ctypes.c_char]] = {}
         self._full: list[tuple[int, int]] = []
+        self._depth = 0  # recordings open: a launch's timing may run inside a stream audit
+        self._spans: list[Span] = []  # what the outermost recording has read so far
         self._requested = _Requested(self._on_requested)  # kept: CUPTI holds only the function pointers
         self._completed = _Completed(self._on_completed)
 
@@ -92,17 +103,31 @@ class Recorder:
             raise CuptiError(f"{name}: {(text.value or b'').decode(errors='replace') or code}")
 
     def start(self) -> None:
-        # again each time: another user of CUPTI in this process (torch.profiler) may have put in its own
-        self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
-        for kind in KINDS:
-            self._call("cuptiActivityEnable", kind)
+        """Start recording, or go on recording inside a recording already open."""
+        if self._depth == 0:
+            # again each time: another user of CUPTI in this process (torch.profiler) may have put in its own
+            self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
+            self._spans = []
+            for kind in KINDS:
+                self._call("cuptiActivityEnable", kind)
+        self._depth += 1
 
     def stop(self) -> list[Span]:
-        """Stop recording; the work recorded since `start`."""
-        for kind in KINDS:
-            self.lib.cuptiActivityDisable(kind)
+        """Close one recording (the last one stops CUPTI); the work recorded since the outermost `start`."""
+        self._depth = max(0, self._depth - 1)
+        if self._depth == 0:
+            for kind in KINDS:
+                self.lib.cuptiActivityDisable(kind)
+        self.read()
+        return list(self._spans)
+
+    def read(self) -> int:
+        """Take in the records of the work finished so far (recording goes on); how many are held now."""
         self._call("cuptiActivityFlushAll", FLUSH_FORCED)
-        spans: list[Span] = []
+        self._walk()
+        return len(self._spans)
+
+    def _walk(self) -> None:
         record = ctypes.c_void_p()
         for buffer, valid in self._full:
             record.value = None
@@ -112,14 +137,14 @@ class Recorder:
                 if kind in KINDS:
                     start = ctypes.c_uint64.from_address(at + START_OFFSET).value
                     end = ctypes.c_uint64.from_address(at + END_OFFSET).value
+                    stream = ctypes.c_uint32.from_address(at + STREAM_OFFSET[kind]).value
                     value = nbytes = 0
                     if kind == MEMSET:
                         value = ctypes.c_uint32.from_address(at + MEMSET_VALUE_OFFSET).value
                         nbytes = ctypes.c_uint64.from_address(at + MEMSET_BYTES_OFFSET).value
-                    spans.append((kind, start, end, value, nbytes))
+                    self._spans.append((kind, start, end, value, nbytes, stream))
             self._buffers.pop(buffer, None)
         self._full.clear()
-        return spans
 
     def launch_times(
         self,
@@ -133,8 +158,10 @@ class Recorder:
 
         `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the stream `fn` launches on.
         """
+        synchronize()
         self.start()
         try:
+            first = self.read()  # inside an audit: what came before is not these launches' work
             for _ in range(reps):
                 setup()
                 synchronize()
@@ -144,7 +171,7 @@ class Recorder:
                 synchronize()
         finally:
             spans = self.stop()
-        found = between_marks(spans)
+        found = between_marks(spans[first:])
         return found + [None] * (reps - len(found))
 
 
@@ -167,6 +194,51 @@ def between_marks(spans: Sequence[Span]) -> list[float | None]:
         elif inside is not None and span[2] >= span[1]:
             inside.append(span[2] - span[1])
     return result
+
+
+def off_stream(spans: Sequence[Span]) -> str:
+    """In words, the work of `spans` on streams other than the one the first AUDIT marker ran on ("" if none)."""
+    own = next((s[5] for s in spans if _is_mark(s, AUDIT)), None)
+    if own is None:
+        return ""
+    other = [s for s in spans if s[5] != own]
+    if not other:
+        return ""
+    names = {CONCURRENT_KERNEL: "kernel", MEMSET: "memset", MEMCPY: "copy"}
+    counts: dict[str, int] = {}
+    for span in other:
+        counts[names[span[0]]] = counts.get(names[span[0]], 0) + 1
+    what = ", ".join(f"{n} {kind}{'s' * (n != 1)}" for kind, n in counts.items())
+    streams = len({s[5] for s in other})
+    return (
+        f"the launch put GPU work on {'another stream' if streams == 1 else f'{streams} other streams'} ({what}),"
+        " outside the stream the judge times, so the figure would leave that work out;"
+        " launch on torch.cuda.current_stream()"
+    )
+
+
+class StreamAudit:
+    """Records what the GPU does while a launch is timed; `finish` names work on any stream but the judge's.
+
+    `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the judge's stream.
+    """
+
+    def __init__(self, recorder: Recorder, mark: Callable[[int], Any]) -> None:
+        self.recorder = recorder
+        recorder.start()
+        try:
+            mark(AUDIT)
+        except BaseException:
+            recorder.stop()
+            raise
+
+    def finish(self, synchronize: Callable[[], Any]) -> str:
+        """Wait for the GPU, stop recording; "" when all the work ran on the judge's stream."""
+        try:
+            synchronize()
+        finally:
+            spans = self.recorder.stop()
+        return off_stream(spans)
 
 
 _recorder: Recorder | None = None

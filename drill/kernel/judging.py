@@ -309,7 +309,7 @@ class Judge:
                 inputs = harness.make_inputs(case, kit)  # fresh random values: a result cannot be cached
                 launch = harness.launcher(program, inputs, kit)
                 lap("inputs")
-                mine = kit.measure(launch.run, launch.prepare)
+                mine = kit.measure(launch.run, launch.prepare, audit=True)  # work on other streams named
                 lap("measure")
                 phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time

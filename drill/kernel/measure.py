@@ -25,6 +25,10 @@ short spin kernel holds the GPU back, so the GPU never waits for Python
 between them. The pair's own cost on this GPU (an empty kernel timed both
 ways, `event_overhead`, measured once and kept with the ceilings) is taken off
 each such figure, so both methods read the kernel's time.
+
+The learner's launches are timed under a stream audit (`cupti.StreamAudit`):
+the GPU's work on any stream but the judge's is named, and the figure is not
+scored, since neither method would count work that ends after the launch does.
 """
 
 from __future__ import annotations
@@ -37,11 +41,15 @@ from typing import Any
 
 import torch
 
+from drill.kernel import cupti
+from drill.kernel.profiled import LAUNCH_LABEL as LAUNCH_LABEL
+from drill.kernel.profiled import enough_launches, profiler_times
+from drill.kernel.profiled import launch_times as launch_times
+
 SLOW_MS = 40.0
 # Under this, the event pair's own latency (1-3 µs) would be more than about 2 % of the figure. Above it
 # events agree with Nsight Compute within 2 % and need no wait for the GPU between repetitions.
 EXACT_BELOW_MS = 0.1
-LAUNCH_LABEL = "drill::timed_launch"
 SLEEP_CAP_S = 0.25  # the longest the GPU is held back while the host queues the repetitions
 ASSUMED_CLOCK_HZ = 2.5e9  # converts the hold to spin cycles; a slower clock only holds longer
 ESTIMATE_HOLD_CYCLES = int(2e-3 * ASSUMED_CLOCK_HZ)  # 2 ms: longer than the host takes to issue a launch
@@ -59,6 +67,8 @@ class Measured:
     method: str = "events"
     why: str = ""
     less_us: float = 0.0  # the event pair's own cost on this GPU, taken off each event-timed figure
+    # with `audit`: the GPU work the launch put on a stream other than the one it was timed on, in words
+    off_stream: str = ""
 
 
 def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
@@ -72,13 +82,40 @@ def measure(
     fn: Callable[[], Any],
     prepare: Callable[[], Any] | None = None,
     *,
+    audit: bool = False,
+    **options: Any,
+) -> Measured:
+    """Median GPU milliseconds of `fn`; after it returns, the outputs hold what the last timed launch wrote.
+
+    `audit`: record everything the GPU does meanwhile (CUPTI, where it loads) and
+    name in `off_stream` any work on another stream, which the figure would miss.
+    """
+    session = _stream_audit() if audit else None
+    if session is None:
+        return _measure(kit, fn, prepare, **options)
+    try:
+        found = _measure(kit, fn, prepare, **options)
+    except BaseException:
+        try:
+            session.finish(torch.cuda.synchronize)
+        except Exception:  # the launch's own error is the one to report
+            pass
+        raise
+    found.off_stream = session.finish(torch.cuda.synchronize)
+    return found
+
+
+def _measure(
+    kit: Any,
+    fn: Callable[[], Any],
+    prepare: Callable[[], Any] | None = None,
+    *,
     poison: bool = True,
     budget_s: float = 0.2,
     min_reps: int = 5,
     max_reps: int = 100,
     slow_ms: float = SLOW_MS,
 ) -> Measured:
-    """Median GPU milliseconds of `fn`; after it returns, the outputs hold what the last timed launch wrote."""
 
     def setup() -> None:
         if prepare is not None:
@@ -201,20 +238,12 @@ def _kernel_times(
     the GPU ranges is tried again, up to `tries` sessions in all.
     None when no kernel time was seen (no CUPTI here): the caller falls back to events.
     """
-    from drill.kernel import cupti
+    from drill.kernel import cudadrv
 
     recorder, why_not = cupti.recorder()
     if recorder is not None:
-        from drill.kernel import cudadrv
-
-        marker = torch.zeros(cupti.MARK_BYTES, dtype=torch.uint8, device="cuda")
-        stream = torch.cuda.current_stream().cuda_stream
-
-        def mark(value: int) -> None:
-            cudadrv.memset_d8_async(marker.data_ptr(), value, cupti.MARK_BYTES, stream)
-
         try:
-            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize, mark)
+            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize, _marker())
         except (cupti.CuptiError, cudadrv.CUDADriverError) as exc:
             why_not = str(exc)
         else:
@@ -222,74 +251,33 @@ def _kernel_times(
             if enough_launches(len(times), reps):
                 return times, True, ""
             return None, False, f"of {reps} launches CUPTI recorded GPU work for {len(times)}"
-    return _profiler_times(fn, setup, reps, tries, why_not)
+    return profiler_times(fn, setup, reps, tries, why_not)
 
 
-def _profiler_times(
-    fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int, why_not: str
-) -> tuple[list[float] | None, bool, str]:
-    """`_kernel_times` through torch.profiler, labelled ranges recorded on the GPU."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+def _marker() -> Callable[[int], None]:
+    """`mark(value)`: a memset of cupti.MARK_BYTES bytes to `value`, queued on torch's current stream."""
+    from drill.kernel import cudadrv
 
-    for _ in range(tries):  # the first profiler session in a process can come back without its GPU records
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(reps):
-                setup()
-                torch.cuda.synchronize()
-                with record_function(LAUNCH_LABEL):
-                    fn()
-            torch.cuda.synchronize()
-        events = prof.events()
-        whole = launch_times(events, reps)
-        if whole is not None:
-            return whole, True, ""
-    return _cpu_label_times(events, reps), False, f"{why_not}; " * bool(why_not) + _shortfall(events, reps)
+    marker = torch.zeros(cupti.MARK_BYTES, dtype=torch.uint8, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def mark(value: int) -> None:
+        cudadrv.memset_d8_async(marker.data_ptr(), value, cupti.MARK_BYTES, stream)
+
+    return mark
 
 
-def _shortfall(events: list[Any], reps: int) -> str:
-    """What the profiler gave back for the launches, when it was too little to time them."""
-    from torch.autograd import DeviceType  # type: ignore[attr-defined]
+def _stream_audit() -> cupti.StreamAudit | None:
+    """A stream audit begun now; None where CUPTI cannot record here."""
+    from drill.kernel import cudadrv
 
-    on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]
-    ranges = sum(1 for e in on_gpu if e.name == LAUNCH_LABEL)
-    return f"of {reps} launches the profiler recorded {ranges} ranges on the GPU and {len(on_gpu) - ranges} GPU records"
-
-
-def launch_times(events: list[Any], reps: int) -> list[float] | None:
-    """Per labelled launch, the summed duration (ms) of the GPU work (kernels, memsets, copies) inside it.
-
-    The profiler records each labelled range on the GPU too; the work whose
-    start falls inside a range is that launch's. (The CPU side of the label
-    knows only the kernels CUPTI could tie to it, and it cannot tie a Triton
-    launch: those showed no kernel time at all.) None unless most launches were seen.
-    """
-    from torch.autograd import DeviceType  # type: ignore[attr-defined]
-
-    on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]
-    ranges = sorted((e.time_range.start, e.time_range.end) for e in on_gpu if e.name == LAUNCH_LABEL)
-    work = sorted((e.time_range.start, e.time_range.elapsed_us()) for e in on_gpu if e.name != LAUNCH_LABEL and e.name)
-    times = []
-    for start, end in ranges:
-        total = sum(us for at, us in work if start <= at <= end)
-        if total > 0:
-            times.append(total / 1e3)
-    return times if enough_launches(len(times), reps) and len(ranges) <= reps else None
-
-
-def enough_launches(seen: int, reps: int) -> bool:
-    """A few launches can come back without their records (now and then some are dropped): the median of
-    the rest stands, as long as most launches were seen, and at least three."""
-    return seen >= min(reps, max(3, (reps + 1) // 2))
-
-
-def _cpu_label_times(events: list[Any], reps: int) -> list[float] | None:
-    """The device time of the kernels CUPTI tied to each label's CPU side (when the GPU side was not recorded)."""
-    from torch.autograd import DeviceType  # type: ignore[attr-defined]
-
-    times = [e.device_time_total / 1e3 for e in events if e.name == LAUNCH_LABEL and e.device_type == DeviceType.CPU]
-    if len(times) != reps or statistics.median(times) <= 0:
+    recorder, _ = cupti.recorder()
+    if recorder is None:
         return None
-    return times
+    try:
+        return cupti.StreamAudit(recorder, _marker())
+    except (cupti.CuptiError, cudadrv.CUDADriverError):
+        return None
 
 
 def _event() -> Any:

@@ -259,28 +259,48 @@ def test_a_result_cached_across_timed_launches_is_an_impossible_measurement(judg
     assert suggest_kernel_grade(verdict, 90) == 1
 
 
-def test_work_hidden_on_another_stream_is_an_impossible_measurement(judge, cards):
-    # right answers, but the kernel runs outside the stream the judge times
-    source = edited(
-        cards,
-        "softmax",
-        "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n",
-        "_side = None\n\n\ndef softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
-        "    global _side\n"
-        "    _side = _side or torch.cuda.Stream()\n"
-        "    _side.wait_stream(torch.cuda.current_stream())\n"
-        "    with torch.cuda.stream(_side):\n"
-        "        _softmax(x, out)\n\n\n"
-        "def _softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n",
-    )
-    verdict = judged(judge, cards, "softmax", source, key="cheat:other-stream")
+SIDE_STREAM = (
+    "_side = None\n\n\n"
+    "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    "    global _side\n"
+    "    _side = _side or torch.cuda.Stream()\n"
+    "    _side.wait_stream(torch.cuda.current_stream())\n"
+    "    hidden = x.shape[0] * {share} // {whole}\n"
+    "    with torch.cuda.stream(_side):\n"
+    "        _softmax(x[:hidden], out[:hidden])\n"
+    "    if hidden < x.shape[0]:\n"
+    "        _softmax(x[hidden:], out[hidden:])\n\n\n"
+    "def _softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+)
+
+
+def assert_not_scored_for_another_stream(verdict, shape):
     assert verdict.correct is True  # every output was right once the device was synchronised
-    honest = judged(judge, cards, "softmax", text(cards, "softmax", "solution"))
-    if verdict.exit_code() == 1:  # timed with events on the judge's stream: the hidden work made it impossible
-        assert verdict.pct_of_ceiling is None
-        assert any(e.startswith("timing 32768x2048: impossible measurement: ") for e in verdict.errors), verdict.errors
-    else:  # timed from the GPU's own records: the work on the other stream is counted, so it gains nothing
-        assert verdict.timing.ms >= 0.95 * honest.timing.ms, (verdict.timing.ms, honest.timing.ms)
+    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None and verdict.vs_torch is None
+    [reason] = verdict.impossible
+    assert reason.startswith(f"{shape}: the launch put GPU work on another stream ("), reason
+    assert any(e.startswith(f"timing {shape}: impossible measurement: the launch put GPU work") for e in verdict.errors)
+
+
+def test_work_hidden_on_another_stream_is_not_scored(judge, cards):
+    # right answers, but the kernels run outside the stream the judge times
+    header = "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    source = edited(cards, "softmax", header, SIDE_STREAM.format(share=1, whole=1))
+    verdict = judged(judge, cards, "softmax", source, key="cheat:other-stream")
+    assert_not_scored_for_another_stream(verdict, "32768x2048")
+
+
+def test_half_the_work_hidden_on_another_stream_is_not_scored_though_the_figure_looks_possible(judge, cards):
+    # the slow starter with half its rows on a side stream: a figure well under the copy ceiling, so the
+    # physical bound alone would have scored it
+    starter = text(cards, "softmax", "starter")
+    header = "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    assert header in starter
+    source = starter.replace(header, SIDE_STREAM.format(share=1, whole=2), 1)
+    verdict = judged(judge, cards, "softmax", source, key="cheat:half-on-another-stream")
+    assert_not_scored_for_another_stream(verdict, "32768x2048")
+    [timing] = verdict.timings
+    assert timing.gbps < timing.ceiling_gbps  # only the audit stands between this figure and a score
 
 
 def test_a_race_without_the_barrier_is_wrong(judge, cards):
