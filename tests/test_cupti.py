@@ -13,12 +13,19 @@ import pytest
 from drill.kernel import cupti
 
 
-def mark(value: int, at: int, stream: int = 7) -> cupti.Span:
-    return (cupti.MEMSET, at, at + 1, value, cupti.MARK_BYTES, stream)
+def mark(value: int, at: int, stream: int = 7, call: int = 0) -> cupti.Span:
+    return (cupti.MEMSET, at, at + 1, value, cupti.MARK_BYTES, stream, call)
 
 
-def work(kind: int, start: int, end: int, value: int = 0, nbytes: int = 0, stream: int = 7) -> cupti.Span:
-    return (kind, start, end, value, nbytes, stream)
+def work(
+    kind: int, start: int, end: int, value: int = 0, nbytes: int = 0, stream: int = 7, call: int = 0
+) -> cupti.Span:
+    return (kind, start, end, value, nbytes, stream, call)
+
+
+def call(correlation: int, thread: int, kind: int = cupti.RUNTIME) -> cupti.Span:
+    """A CUDA call's record: only its kind, correlation id (as `call`) and thread (as `stream`) are written."""
+    return (kind, 0, 0, 0, 0, thread, correlation)
 
 
 def test_work_belongs_to_the_markers_it_starts_between_and_the_flush_between_them_to_none():
@@ -40,7 +47,7 @@ def test_work_belongs_to_the_markers_it_starts_between_and_the_flush_between_the
     assert cupti.between_marks(spans) == pytest.approx([35e-6, 20e-6, None])
 
 
-RECORD_BYTES = 56
+RECORD_BYTES = 96
 
 
 class FakeCupti:
@@ -76,16 +83,19 @@ class FakeCupti:
         assert flag == cupti.FLUSH_FORCED
         buffer, size, most = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_size_t()
         self.requested(ctypes.byref(buffer), ctypes.byref(size), ctypes.byref(most))
-        # the stream id sits at 40 in a memset or copy record and at 48 in a kernel record
-        blob = b"".join(
-            struct.pack("<IIQQQ8xI4xI4x", kind, value, nbytes, start, end, stream, stream)
-            for kind, start, end, value, nbytes, stream in self.pending
-        )
+        blob = b"".join(self._record(*span) for span in self.pending)
         assert len(blob) <= size.value and buffer.value % 8 == 0
         ctypes.memmove(buffer.value, blob, len(blob))
         self.completed(None, 0, buffer.value, size.value, len(blob))
         self.pending.clear()
         return 0
+
+    @staticmethod
+    def _record(kind: int, start: int, end: int, value: int, nbytes: int, stream: int, correlation: int) -> bytes:
+        if kind in (cupti.DRIVER, cupti.RUNTIME):  # CUpti_ActivityAPI: thread at 28, correlation id at 32
+            return struct.pack("<IIQQIIII56x", kind, 0, start, end, 0, stream, correlation, 0)
+        # a memset or copy keeps its stream at 40 and correlation id at 44; a kernel at 48 and 92
+        return struct.pack("<IIQQQ8xIII40xI", kind, value, nbytes, start, end, stream, correlation, stream, correlation)
 
     def _cuptiActivityGetNextRecord(self, buffer: int, valid: int, record) -> int:
         current = record._obj
@@ -159,22 +169,43 @@ def test_no_cupti_library_means_no_recorder_and_says_why(monkeypatch):
 
 def test_work_on_the_judges_stream_alone_passes_the_audit_and_other_streams_are_named():
     own = [mark(cupti.AUDIT, 1), work(cupti.CONCURRENT_KERNEL, 5, 9), mark(cupti.BEGIN, 10), mark(cupti.END, 20)]
-    assert cupti.off_stream(own) == ""
+    assert cupti.stray_work(own) == ""
     one = own + [work(cupti.CONCURRENT_KERNEL, 12, 30, stream=9), work(cupti.MEMCPY, 31, 40, stream=9)]
-    words = cupti.off_stream(one)
-    assert "another stream (1 kernel, 1 copy)" in words and "torch.cuda.current_stream()" in words
+    words = cupti.stray_work(one)
+    assert "on another stream (1 kernel, 1 copy)" in words and "torch.cuda.current_stream()" in words
     two = one + [work(cupti.CONCURRENT_KERNEL, 41, 50, stream=11), work(cupti.CONCURRENT_KERNEL, 51, 60, stream=11)]
-    assert "2 other streams (3 kernels, 1 copy)" in cupti.off_stream(two)
-    assert cupti.off_stream(one[1:]) == ""  # no audit marker recorded: nothing to tell the judge's stream by
+    assert "2 other streams (3 kernels, 1 copy)" in cupti.stray_work(two)
+    assert cupti.stray_work(one[1:]) == ""  # no audit marker recorded: nothing to tell the judge's stream by
 
 
-def test_records_carry_the_stream_each_kind_keeps_at_its_own_offset():
-    lib = FakeCupti([work(cupti.MEMSET, 1, 2, 5, 64, stream=3), work(cupti.CONCURRENT_KERNEL, 3, 9, stream=12)])
+def test_records_carry_the_stream_and_the_call_each_kind_keeps_at_its_own_offsets():
+    lib = FakeCupti(
+        [
+            work(cupti.MEMSET, 1, 2, 5, 64, stream=3, call=40),
+            work(cupti.CONCURRENT_KERNEL, 3, 9, stream=12, call=41),
+            call(40, thread=1234, kind=cupti.DRIVER),
+            call(41, thread=99),
+        ]
+    )
     recorder = cupti.Recorder(lib)  # type: ignore[arg-type]
-    recorder.start()
-    lib.launch()
-    lib.launch()
-    assert recorder.stop() == [(cupti.MEMSET, 1, 2, 5, 64, 3), (cupti.CONCURRENT_KERNEL, 3, 9, 0, 0, 12)]
+    recorder.start(cupti.AUDIT_KINDS)
+    for _ in range(4):
+        lib.launch()
+    assert recorder.stop() == [(cupti.MEMSET, 1, 2, 5, 64, 3, 40), (cupti.CONCURRENT_KERNEL, 3, 9, 0, 0, 12, 41)]
+    assert recorder.threads == {40: 1234, 41: 99}
+
+
+def test_work_asked_for_from_another_thread_is_named_whatever_its_stream():
+    spans = [mark(cupti.AUDIT, 1, call=1), work(cupti.CONCURRENT_KERNEL, 5, 9, call=2)]
+    threads = {1: 500, 2: 500}
+    assert cupti.stray_work(spans, threads) == ""
+    late = spans + [work(cupti.CONCURRENT_KERNEL, 10, 30, call=3), work(cupti.MEMSET, 31, 33, call=4)]
+    words = cupti.stray_work(late, {**threads, 3: 777, 4: 777})
+    assert "from another thread (1 kernel, 1 memset)" in words and "on another stream" not in words
+    both = late + [work(cupti.CONCURRENT_KERNEL, 40, 50, stream=9, call=5)]
+    words = cupti.stray_work(both, {**threads, 3: 777, 4: 777, 5: 888})
+    assert "on another stream (1 kernel) and from 2 other threads (2 kernels, 1 memset)" in words
+    assert cupti.stray_work(late, {}) == ""  # no record of the calls: the thread cannot be told
 
 
 def test_an_audit_records_through_a_launchs_timing_and_names_the_work_hidden_on_another_stream():
@@ -193,7 +224,7 @@ def test_an_audit_records_through_a_launchs_timing_and_names_the_work_hidden_on_
     lib.launch()
     times = recorder.launch_times(lambda: lib.launch(), lambda: None, 1, lambda: None, lambda value: lib.launch())
     assert times == pytest.approx([4e-6])  # the timing counts what started between its own markers
-    assert lib.enabled == set(cupti.KINDS)  # still recording: the audit is open
+    assert lib.enabled == set(cupti.AUDIT_KINDS)  # still recording: the audit is open
     lib.launch()
-    assert "another stream (1 kernel)" in audit.finish(lambda: None)
+    assert "on another stream (1 kernel)" in audit.finish(lambda: None)
     assert lib.enabled == set() and lib.registered == 1

@@ -131,7 +131,7 @@ def test_a_real_figure_is_scored_with_the_host_overhead_apart():
 
 def test_a_plausible_figure_with_work_on_another_stream_is_never_scored():
     hidden = "the launch put GPU work on another stream (2 kernels), outside the stream the judge times"
-    v = run_events({**timing_event_at(0.8), "off_stream": hidden})
+    v = run_events({**timing_event_at(0.8), "stray_work": hidden})
     assert v.correct is True and v.pct_of_ceiling is None and v.vs_torch is None
     assert v.impossible == [f"n=2^28: {hidden}"]
     assert v.exit_code() == 1 and suggest_kernel_grade(v, 50) == 1
@@ -140,11 +140,11 @@ def test_a_plausible_figure_with_work_on_another_stream_is_never_scored():
 
 def test_the_timing_event_carries_what_the_stream_audit_found():
     harness = SimpleNamespace(bytes_moved=lambda case: GIB, bytes_written=lambda case: 0)
-    mine = SimpleNamespace(ms=1.0, reps=5, host_us=3.0, method="events", why="", less_us=3.0, off_stream="two kernels")
+    mine = SimpleNamespace(ms=1.0, reps=5, host_us=3.0, method="events", why="", less_us=3.0, stray_work="two kernels")
     event = timing_event("n", harness, {}, mine, (2.0, 4.0), {"gbps": COPY, "read_gbps": READ}, 50 * 2**20)
-    assert event["off_stream"] == "two kernels"
-    del mine.off_stream  # a measurement taken without the audit (the baseline)
-    assert timing_event("n", harness, {}, mine, (2.0, 4.0), {"gbps": COPY}, 0)["off_stream"] == ""
+    assert event["stray_work"] == "two kernels"
+    del mine.stray_work  # a measurement taken without the audit (the baseline)
+    assert timing_event("n", harness, {}, mine, (2.0, 4.0), {"gbps": COPY}, 0)["stray_work"] == ""
 
 
 # -- the timed output, checked after the timing ----------------------------------------------------

@@ -14,11 +14,13 @@ GPU's clock up with the host's (that drifted by tens of microseconds in one
 run, enough to count an L2 flush into a launch).
 
 What a stream audit (`StreamAudit`) is for: the judge times the stream it
-launches on. Work the learner's code puts on another stream can finish after
-the launch's end is stamped and still leave the right output by the time it is
+launches on, from the thread that calls the launch. Work the learner's code
+puts on another stream, or starts from another thread, can finish after the
+launch's end is stamped and still leave the right output by the time it is
 checked, so a figure would leave it out. The audit records everything the GPU
-does while a launch is timed and names the work on any stream but the judge's
-(known by a marker the audit queues on it first).
+does while a launch is timed, with the CUDA call that asked for it, and names
+the work on any stream or from any thread but the judge's (known by a marker
+the audit queues first).
 """
 
 from __future__ import annotations
@@ -30,18 +32,24 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-MEMCPY, MEMSET, CONCURRENT_KERNEL = 1, 2, 10  # CUpti_ActivityKind
+MEMCPY, MEMSET, CONCURRENT_KERNEL = 1, 2, 10  # CUpti_ActivityKind: work on the GPU
+DRIVER, RUNTIME = 4, 5  # ... and the CUDA calls that ask for it (CUpti_ActivityAPI records)
 KINDS = (MEMCPY, MEMSET, CONCURRENT_KERNEL)
+AUDIT_KINDS = (*KINDS, DRIVER, RUNTIME)
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
 START_OFFSET, END_OFFSET = 16, 24  # in the kernel, memcpy and memset records of CUDA 11 to 13 alike
 MEMSET_VALUE_OFFSET, MEMSET_BYTES_OFFSET = 4, 8  # uint32 value and uint64 byte count of a memset record
 # CUPTI's id of the stream the work ran on (uint32): CUpti_ActivityKernel4 to 10, Memcpy5/6, Memset4
 STREAM_OFFSET = {CONCURRENT_KERNEL: 48, MEMCPY: 40, MEMSET: 40}
+# the id that ties the work to the call that asked for it (uint32), in the same records
+CORRELATION_OFFSET = {CONCURRENT_KERNEL: 92, MEMCPY: 44, MEMSET: 44}
+API_THREAD_OFFSET, API_CORRELATION_OFFSET = 28, 32  # in a CUpti_ActivityAPI record
 MARK_BYTES = 13  # an odd size no launch's own memset is likely to have
 BEGIN, END, AUDIT = 0xB1, 0xE1, 0xA5
 BUFFER_BYTES = 1 << 20
 
-Span = tuple[int, int, int, int, int, int]  # kind, start (ns), end (ns), memset value, memset bytes, stream id
+# kind, start (ns), end (ns), memset value, memset bytes, stream id, correlation id
+Span = tuple[int, int, int, int, int, int, int]
 
 _Requested = ctypes.CFUNCTYPE(
     None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)
@@ -82,6 +90,8 @@ class Recorder:
         self._full: list[tuple[int, int]] = []
         self._depth = 0  # recordings open: a launch's timing may run inside a stream audit
         self._spans: list[Span] = []  # what the outermost recording has read so far
+        self.threads: dict[int, int] = {}  # correlation id -> the thread that made the call (AUDIT_KINDS only)
+        self._enabled: tuple[int, ...] = ()
         self._requested = _Requested(self._on_requested)  # kept: CUPTI holds only the function pointers
         self._completed = _Completed(self._on_completed)
 
@@ -102,13 +112,13 @@ class Recorder:
             self.lib.cuptiGetResultString(code, ctypes.byref(text))
             raise CuptiError(f"{name}: {(text.value or b'').decode(errors='replace') or code}")
 
-    def start(self) -> None:
-        """Start recording, or go on recording inside a recording already open."""
+    def start(self, kinds: Sequence[int] = KINDS) -> None:
+        """Start recording `kinds`, or go on recording inside a recording already open."""
         if self._depth == 0:
             # again each time: another user of CUPTI in this process (torch.profiler) may have put in its own
             self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
-            self._spans = []
-            for kind in KINDS:
+            self._spans, self.threads, self._enabled = [], {}, tuple(kinds)
+            for kind in self._enabled:
                 self._call("cuptiActivityEnable", kind)
         self._depth += 1
 
@@ -116,7 +126,7 @@ class Recorder:
         """Close one recording (the last one stops CUPTI); the work recorded since the outermost `start`."""
         self._depth = max(0, self._depth - 1)
         if self._depth == 0:
-            for kind in KINDS:
+            for kind in self._enabled:
                 self.lib.cuptiActivityDisable(kind)
         self.read()
         return list(self._spans)
@@ -138,11 +148,15 @@ class Recorder:
                     start = ctypes.c_uint64.from_address(at + START_OFFSET).value
                     end = ctypes.c_uint64.from_address(at + END_OFFSET).value
                     stream = ctypes.c_uint32.from_address(at + STREAM_OFFSET[kind]).value
+                    correlation = ctypes.c_uint32.from_address(at + CORRELATION_OFFSET[kind]).value
                     value = nbytes = 0
                     if kind == MEMSET:
                         value = ctypes.c_uint32.from_address(at + MEMSET_VALUE_OFFSET).value
                         nbytes = ctypes.c_uint64.from_address(at + MEMSET_BYTES_OFFSET).value
-                    self._spans.append((kind, start, end, value, nbytes, stream))
+                    self._spans.append((kind, start, end, value, nbytes, stream, correlation))
+                elif kind in (DRIVER, RUNTIME):
+                    correlation = ctypes.c_uint32.from_address(at + API_CORRELATION_OFFSET).value
+                    self.threads[correlation] = ctypes.c_uint32.from_address(at + API_THREAD_OFFSET).value
             self._buffers.pop(buffer, None)
         self._full.clear()
 
@@ -196,36 +210,49 @@ def between_marks(spans: Sequence[Span]) -> list[float | None]:
     return result
 
 
-def off_stream(spans: Sequence[Span]) -> str:
-    """In words, the work of `spans` on streams other than the one the first AUDIT marker ran on ("" if none)."""
-    own = next((s[5] for s in spans if _is_mark(s, AUDIT)), None)
-    if own is None:
+def stray_work(spans: Sequence[Span], threads: dict[int, int] | None = None) -> str:
+    """In words, the work of `spans` on a stream other than the first AUDIT marker's, or asked for from a
+    thread other than the one that queued that marker (`threads`: correlation id -> thread); "" if none."""
+    audit = next((s for s in spans if _is_mark(s, AUDIT)), None)
+    if audit is None:
         return ""
-    other = [s for s in spans if s[5] != own]
-    if not other:
+    threads = threads or {}
+    own_thread = threads.get(audit[6])
+    streams = [s for s in spans if s[5] != audit[5]]
+    elsewhere = [s for s in spans if own_thread is not None and threads.get(s[6], own_thread) != own_thread]
+    found = []
+    if streams:
+        n = len({s[5] for s in streams})
+        found.append(f"on {'another stream' if n == 1 else f'{n} other streams'} ({_counted(streams)})")
+    if elsewhere:
+        n = len({threads[s[6]] for s in elsewhere})
+        found.append(f"from {'another thread' if n == 1 else f'{n} other threads'} ({_counted(elsewhere)})")
+    if not found:
         return ""
-    names = {CONCURRENT_KERNEL: "kernel", MEMSET: "memset", MEMCPY: "copy"}
-    counts: dict[str, int] = {}
-    for span in other:
-        counts[names[span[0]]] = counts.get(names[span[0]], 0) + 1
-    what = ", ".join(f"{n} {kind}{'s' * (n != 1)}" for kind, n in counts.items())
-    streams = len({s[5] for s in other})
     return (
-        f"the launch put GPU work on {'another stream' if streams == 1 else f'{streams} other streams'} ({what}),"
-        " outside the stream the judge times, so the figure would leave that work out;"
-        " launch on torch.cuda.current_stream()"
+        f"the launch put GPU work {' and '.join(found)}, outside what the judge times, so the figure would"
+        " leave that work out; launch on torch.cuda.current_stream() from the calling thread"
     )
 
 
-class StreamAudit:
-    """Records what the GPU does while a launch is timed; `finish` names work on any stream but the judge's.
+def _counted(spans: Sequence[Span]) -> str:
+    names = {CONCURRENT_KERNEL: "kernel", MEMSET: "memset", MEMCPY: "copy"}
+    counts: dict[str, int] = {}
+    for span in spans:
+        counts[names[span[0]]] = counts.get(names[span[0]], 0) + 1
+    return ", ".join(f"{n} {kind}{'s' * (n != 1)}" for kind, n in counts.items())
 
-    `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the judge's stream.
+
+class StreamAudit:
+    """Records what the GPU does while a launch is timed, and which thread asked for it; `finish` names
+    work on any stream but the judge's or from any thread but the judge's.
+
+    `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the judge's stream, from its thread.
     """
 
     def __init__(self, recorder: Recorder, mark: Callable[[int], Any]) -> None:
         self.recorder = recorder
-        recorder.start()
+        recorder.start(AUDIT_KINDS)
         try:
             mark(AUDIT)
         except BaseException:
@@ -233,12 +260,12 @@ class StreamAudit:
             raise
 
     def finish(self, synchronize: Callable[[], Any]) -> str:
-        """Wait for the GPU, stop recording; "" when all the work ran on the judge's stream."""
+        """Wait for the GPU, stop recording; "" when all the work ran on the judge's stream, from its thread."""
         try:
             synchronize()
         finally:
             spans = self.recorder.stop()
-        return off_stream(spans)
+        return stray_work(spans, self.recorder.threads)
 
 
 _recorder: Recorder | None = None

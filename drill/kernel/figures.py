@@ -75,5 +75,5 @@ def timing_event(
         "method": getattr(mine, "method", ""),
         "method_note": getattr(mine, "why", ""),
         "less_us": getattr(mine, "less_us", 0.0),
-        "off_stream": getattr(mine, "off_stream", ""),
+        "stray_work": getattr(mine, "stray_work", ""),
     }

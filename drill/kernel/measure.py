@@ -27,8 +27,9 @@ ways, `event_overhead`, measured once and kept with the ceilings) is taken off
 each such figure, so both methods read the kernel's time.
 
 The learner's launches are timed under a stream audit (`cupti.StreamAudit`):
-the GPU's work on any stream but the judge's is named, and the figure is not
-scored, since neither method would count work that ends after the launch does.
+the GPU's work on any stream but the judge's, or asked for from any thread but
+the judge's, is named, and the figure is not scored, since neither method
+would count work that ends after the launch does.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ class Measured:
     method: str = "events"
     why: str = ""
     less_us: float = 0.0  # the event pair's own cost on this GPU, taken off each event-timed figure
-    # with `audit`: the GPU work the launch put on a stream other than the one it was timed on, in words
-    off_stream: str = ""
+    # with `audit`: in words, GPU work the launch put on another stream or started from another thread
+    stray_work: str = ""
 
 
 def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
@@ -88,7 +89,7 @@ def measure(
     """Median GPU milliseconds of `fn`; after it returns, the outputs hold what the last timed launch wrote.
 
     `audit`: record everything the GPU does meanwhile (CUPTI, where it loads) and
-    name in `off_stream` any work on another stream, which the figure would miss.
+    name in `stray_work` any work on another stream or from another thread, which the figure would miss.
     """
     session = _stream_audit() if audit else None
     if session is None:
@@ -101,7 +102,7 @@ def measure(
         except Exception:  # the launch's own error is the one to report
             pass
         raise
-    found.off_stream = session.finish(torch.cuda.synchronize)
+    found.stray_work = session.finish(torch.cuda.synchronize)
     return found
 
 

@@ -259,7 +259,7 @@ class VerdictBuilder:
                 ceiling_tflops=_number(event.get("ceiling_tflops")),
                 torch_tflops=_number(event.get("torch_tflops")),
             )
-            t.impossible = str(event.get("off_stream") or "") or impossible_reason(t)
+            t.impossible = str(event.get("stray_work") or "") or impossible_reason(t)
             if t.impossible:  # never scored: no percentage, no ratio to PyTorch
                 t.pct_of_ceiling = t.vs_torch = None
                 v.errors.append(f"timing {t.name}: impossible measurement: {t.impossible}")

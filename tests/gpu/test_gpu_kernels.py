@@ -303,6 +303,23 @@ def test_half_the_work_hidden_on_another_stream_is_not_scored_though_the_figure_
     assert timing.gbps < timing.ceiling_gbps  # only the audit stands between this figure and a score
 
 
+def test_work_launched_from_another_thread_is_not_scored(judge, cards):
+    # the answer's kernels launched by a helper thread: right outputs, but not launched by the call the judge times
+    header = "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    threaded = (
+        "import threading\n\n\n"
+        "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+        "    helper = threading.Thread(target=_softmax, args=(x, out))\n"
+        "    helper.start()\n"
+        "    helper.join()\n\n\n"
+        "def _softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    )
+    verdict = judged(judge, cards, "softmax", edited(cards, "softmax", header, threaded), key="cheat:other-thread")
+    assert verdict.correct is True and verdict.exit_code() == 1 and verdict.pct_of_ceiling is None
+    [reason] = verdict.impossible
+    assert re.search(r"from (another thread|\d+ other threads) \(\d+ kernels\)", reason), reason
+
+
 def test_a_race_without_the_barrier_is_wrong(judge, cards):
     source = edited(cards, "transpose", "    __syncthreads();\n", "")
     verdict = judged(judge, cards, "transpose", source, key="fault:race")
