@@ -9,5 +9,6 @@ learner's drafts, `verdict` reads what the judge sent. In the judge process:
 `child` serves requests, `judging` runs one, `kit` and `measure` time launches
 (`cupti` reads the GPU's own time stamps and audits which streams a launch
 used; `profiled` times through torch.profiler where CUPTI cannot load),
-`nvrtc` and `cudadrv` compile and launch CUDA.
+`tamper` notices a learner's Python changing the judge's own code, `nvrtc`
+and `cudadrv` compile and launch CUDA.
 """

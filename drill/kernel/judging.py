@@ -13,6 +13,7 @@ from drill.kernel.figures import laps, timing_event
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
+from drill.kernel.tamper import Fingerprint, tampered_words
 
 Emit = Callable[[dict[str, Any]], None]
 _harness_ids = itertools.count(1)
@@ -87,16 +88,31 @@ class Judge:
 
     def __init__(self, runtime: Any) -> None:
         self.rt = runtime
+        self.watch: Fingerprint | None = None  # the judge's code as it was before the learner's Python ran
         self.baseline_ms: dict[tuple[str, str], tuple[float, float]] = {}  # (ms, host µs) of PyTorch's way
 
     def run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
-        """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context."""
+        """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context,
+        or a learner's file that changed the judge's own code."""
         start = time.perf_counter()
+        self.watch = None
         try:
-            self._run(job, source, timing, emit)
+            try:
+                self._run(job, source, timing, emit)
+            finally:
+                self.check_untouched(emit)  # whatever ended the run: a changed judge must not judge again
         finally:
             emit({"event": "finished", "seconds": time.perf_counter() - start})
         self.rt.release_memory()  # the last case's buffers, once the verdict is out (not after a Fatal)
+
+    def check_untouched(self, emit: Emit) -> None:
+        """After the learner's Python ran: if it changed what judges it, say so and raise Fatal."""
+        watch, self.watch = self.watch, None
+        changed = watch.changed() if watch is not None else []
+        if changed:
+            words = tampered_words(changed)
+            emit({"event": "error", "kind": "tampered", "fatal": True, "message": words})
+            raise Fatal(words)
 
     def _run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
         rt = self.rt
@@ -166,6 +182,10 @@ class Judge:
         elif language == "triton":
             if not rt.ensure_torch(emit):
                 return
+            rt.kit()
+            import drill.kernel.measure  # noqa: F401 - loaded now, so the fingerprint covers it
+
+            self.watch = Fingerprint()  # of the judge as it is before any of the learner's Python runs
             t0 = time.perf_counter()
             try:
                 program = build_triton(source, filename, entry=entry, workdir=rt.workdir)
@@ -314,6 +334,9 @@ class Judge:
                 phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
                 lap("verify")
+                if self.watch is not None:
+                    self.check_untouched(emit)  # before any figure is sent
+                    self.watch = Fingerprint()
                 key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
                     base = kit.measure(harness.baseline(inputs, kit), poison=False, budget_s=0.1)

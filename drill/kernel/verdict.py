@@ -202,6 +202,7 @@ class VerdictBuilder:
         self.current_case: str | None = None
         self.phase = "starting"
         self.finished = False
+        self.tampered = False  # the learner's file changed the judge's own code
 
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -274,6 +275,8 @@ class VerdictBuilder:
             v.errors.append(message)
             if event.get("kind") == "compile":
                 v.compiled = False
+            elif event.get("kind") == "tampered":  # a file that changed its judge passes nothing
+                self.tampered = True
             elif case and not any(c.name == case for c in v.cases):
                 v.cases.append(CaseResult(name=str(case), ok=False, message=message))
             self.current_case = None
@@ -307,6 +310,8 @@ class VerdictBuilder:
             v.correct = True
         else:
             v.correct = None
+        if self.tampered:
+            v.correct = False
         return v
 
 

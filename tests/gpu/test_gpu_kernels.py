@@ -320,6 +320,21 @@ def test_work_launched_from_another_thread_is_not_scored(judge, cards):
     assert re.search(r"from (another thread|\d+ other threads) \(\d+ kernels\)", reason), reason
 
 
+def test_a_file_that_slows_the_judges_clock_is_not_scored_and_the_judge_is_replaced(judge, cards):
+    clock = (
+        "_elapsed = torch.cuda.Event.elapsed_time\n"
+        "torch.cuda.Event.elapsed_time = lambda self, end: 0.8 * _elapsed(self, end)\n\n\n"
+        "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    )
+    header = "def softmax(x: torch.Tensor, out: torch.Tensor) -> None:\n"
+    first_pid = judge.pid
+    verdict = judged(judge, cards, "softmax", edited(cards, "softmax", header, clock), key="cheat:judge-clock")
+    assert verdict.correct is False and verdict.exit_code() == 1 and verdict.timings == []
+    assert any("the file changed the judge's own code (torch.cuda.Event.elapsed_time)" in e for e in verdict.errors)
+    assert_answer_still_right(judge, cards, "softmax")  # in a fresh judge process, its clock its own again
+    assert judge.pid != first_pid
+
+
 def test_a_race_without_the_barrier_is_wrong(judge, cards):
     source = edited(cards, "transpose", "    __syncthreads();\n", "")
     verdict = judged(judge, cards, "transpose", source, key="fault:race")
