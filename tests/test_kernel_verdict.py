@@ -33,7 +33,7 @@ def verdict(compiled=True, correct=True, pct=None, errors=()):
         (verdict(correct=True, pct=81.0), 90, 5),  # within 10 % of the target counts as near it
         (verdict(correct=True, pct=99.5), 90, 5),
         (verdict(correct=True, pct=None), 90, 3),  # correct, but no GPU to time it
-        (verdict(correct=None), 90, 3),  # compiled only
+        (verdict(correct=None), 90, None),  # compiled only: nothing shows it works, the learner grades it
         (verdict(correct=None, errors=["timeout"]), 90, 2),
     ],
 )
@@ -142,4 +142,4 @@ def test_nothing_built_is_not_a_failure():
         [{"event": "compiled", "ok": None}, {"event": "note", "text": "torch is not installed"}, {"event": "finished"}]
     ).result()
     assert v.compiled is None and v.correct is None and v.exit_code() == 0
-    assert suggest_kernel_grade(v, 70) == 3
+    assert suggest_kernel_grade(v, 70) is None

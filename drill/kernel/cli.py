@@ -249,7 +249,12 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
         print(f"judging {origin}")
         print(format_verdict(verdict, source_lines=source.splitlines()))
         ceiling = verdict.timing.ceiling_name if verdict.timing is not None else "copy"
-        print(f"target: {target:g} % of the {ceiling} ceiling; suggested grade {grade}")
+        suggestion = (
+            f"suggested grade {grade}"
+            if grade is not None
+            else "no suggested grade: nothing checked that it works; compare it with the reference answer"
+        )
+        print(f"target: {target:g} % of the {ceiling} ceiling; {suggestion}")
     return int(verdict.exit_code())
 
 

@@ -324,17 +324,20 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int:
+def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     """SM-2 grade from a verdict: wrong 1; correct but slow 3; half-way 4; near the target 5.
 
     "Near" means at least 90 % of the card's target. A correct kernel that could
     not be timed (no GPU) gets 3: nothing shows that it is fast. An impossible
-    figure gets 1: a launch that cannot have done the work earns nothing.
+    figure gets 1: a launch that cannot have done the work earns nothing. None
+    when correctness could not be checked (a CUDA file only compiled, on a
+    machine without a GPU): nothing shows that it works, so the learner grades
+    it against the reference.
     """
     if verdict.compiled is False or verdict.correct is False or verdict.impossible:
         return 1
     if verdict.correct is None:
-        return 2 if verdict.errors else 3
+        return 2 if verdict.errors else None
     pct = verdict.pct_of_ceiling
     if pct is None:
         return 3

@@ -18,7 +18,7 @@ def one_line(v: Verdict) -> str:
     return words
 
 
-def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -> Text:
+def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | None) -> Text:
     """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
     out = Text()
     lines = source.splitlines()
@@ -70,5 +70,9 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int) -
         out.append(f"error: {e}\n", style="red")
     for n in v.not_checked:
         out.append(f"not checked: {n}\n", style="yellow")
-    out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
+    if suggested is None:
+        out.append(f"\ntarget {target_pct:g} % · no suggested grade: nothing checked that it works;", style="bold")
+        out.append(" reveal the reference and grade yourself\n")
+    else:
+        out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
     return out
