@@ -177,7 +177,7 @@ async def type_keys(pilot, *keys: str) -> None:
     await handled(pilot)
 
 
-def rows(data: Path, sql: str) -> list:
+def rows(data: Path, sql: str, params: tuple = ()) -> list:
     """The rows of a query on the data directory's database."""
     import sqlite3
 
@@ -185,6 +185,6 @@ def rows(data: Path, sql: str) -> list:
 
     conn = sqlite3.connect(data / DB_NAME)
     try:
-        return conn.execute(sql).fetchall()
+        return conn.execute(sql, params).fetchall()
     finally:
         conn.close()

@@ -114,7 +114,31 @@ async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
     ((status,),) = rows(data, "SELECT status FROM mock")
     assert status == "quit"
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
-    assert statuses[first] == "unanswered" and set(statuses.values()) == {"unanswered"}
+    # the answer on screen at the quit is checked and kept; the questions never answered stay unanswered
+    assert statuses.pop(first) == "answered" and set(statuses.values()) == {"unanswered"}
+    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert "half an answer" in answer
+
+
+async def test_an_answer_typed_when_time_runs_out_is_scored_not_dropped(tmp_path, write_deck):
+    deck = write_deck(DECK + MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        first = screen.slot.card_id
+        screen.query(Input).first().value = "typed, never submitted"
+        screen.run.started -= 20 * 60 + 1  # the clock has run past the deadline
+        await screen.tick()
+        await settle(pilot)
+        report = app.screen.report
+        assert report["status"] == "time_up" and report["answered"] == 1
+        assert report["unanswered"] == report["total"] - 1
+    statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
+    assert statuses[first] == "answered"
+    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert "typed, never submitted" in answer
 
 
 async def test_time_running_out_ends_the_mock(tmp_path, write_deck):

@@ -107,6 +107,8 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
     async def tick(self) -> None:
         if self.ended:
             return
+        if self.run.time_left() <= 0:
+            self.submit_pending()  # before the run closes: what is typed on screen is scored, not dropped
         if not self.run.tick():
             self.notify("time is up: the mock has ended", timeout=6)
             await self.end()
@@ -303,10 +305,26 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
     async def action_end(self) -> None:
         await self.end()
 
+    def submit_pending(self) -> None:
+        """The mock is ending: an answer typed (or chosen) on screen but not yet submitted is checked and
+        scored as it stands; a question with nothing typed stays unanswered."""
+        slot, form = self.slot, self.form
+        if self.ended or slot is None or self.run.current is not slot or self.kernel_grade is not None:
+            return
+        if self.verdict is None:
+            typed = form is not None and any(box.value.strip() for box in form.inputs())
+            if form is None or not (typed or getattr(form, "chosen", None) is not None):
+                return
+            self.verdict = form.check(time.monotonic() - self.shown_at)
+        score, record, missed = self.score()
+        self.run.submit(score, record, missed)
+        self.recorder.answered(slot)
+
     async def end(self) -> None:
         """Close the mock (answered questions kept, the rest unanswered) and hand back its report."""
         if self.ended:
             return
+        self.submit_pending()
         self.ended = True
         self.run.quit()  # no-op when it already finished or ran out of time
         report = self.recorder.finish()
@@ -315,6 +333,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
     def stop_for_exit(self) -> None:
         """The app is quitting mid-mock: keep what was answered and close the mock as quit."""
         if not self.ended:
+            self.submit_pending()
             self.ended = True
             self.run.quit()
             self.recorder.finish()
