@@ -275,3 +275,29 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
     finally:
         conn.close()
     assert card_id == first and '"correct": true' in result
+
+
+async def test_an_edit_typed_just_before_quitting_is_in_the_draft(tmp_path):
+    import datetime as dt
+
+    from drill.kernel import drafts
+    from drill.ui.app import DrillApp
+    from tests.conftest import FixedClock
+
+    deck = tmp_path / "decks" / "kernels.yaml"
+    deck.parent.mkdir()
+    deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
+    data = tmp_path / "data"
+    app = DrillApp(
+        data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=lambda d: fake_judge("--gpu")
+    )
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        card = app.session.current
+        await type_keys(pilot, "space")
+        await settle(pilot)
+        assert isinstance(app.screen, KernelScreen)
+        app.screen.save_delay = 60.0  # a pause the quit comes well inside of
+        await type_keys(pilot, "Z", "Z", "Z", "ctrl+q")
+    draft = drafts.load_draft(data, card.id, drafts.extension_for(str(card.fields["language"])))
+    assert draft is not None and "ZZZ" in draft

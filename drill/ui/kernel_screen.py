@@ -210,6 +210,10 @@ class KernelScreen(Screen[int | None]):
         self._saved_text = text
         self.update_top()
 
+    def stop_for_exit(self) -> None:
+        """The app is quitting: the edit typed a moment ago is saved now, not after the pause."""
+        self.save_now()
+
     def on_unmount(self) -> None:
         try:
             self.save_now()

@@ -198,7 +198,7 @@ class Routes:
         await self.switch_screen(self.review_screen())
 
     def stop_running_mock(self, screens: Sequence[Any]) -> None:
-        """On quit: a mock in progress keeps its answers and is closed as quit."""
+        """On quit: a mock in progress keeps its answers and is closed as quit; a kernel draft is saved."""
         for screen in screens:
             stop = getattr(screen, "stop_for_exit", None)
             if stop is not None:
