@@ -174,3 +174,23 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path):
     assert report["questions"][0]["answer"] == "not sure" and report["questions"][0]["expected"] == "answer serving-c0"
     assert [t["topic"] for t in report["study_next"]] == ["moe", "gemm", "serving"]  # ties: weaker first
     store.close()
+
+
+def test_a_ledger_question_in_the_report_shows_the_numbers_it_was_asked_with():
+    import json
+    import random
+
+    from drill.cards.templating import draw_params, render
+    from drill.mock.report import sides
+    from tests.conftest import bundled_cards
+
+    card = next(c for c in bundled_cards().values() if c.kind == "memory_ledger" and "{{" in c.prompt)
+    draw = json.loads(json.dumps(draw_params(card, random.Random(11))))  # as the answer record stores it
+    shown = render(card, draw)
+    prompt, expected = sides(card, {"draw": draw, "given": ["1"], "right": 0})
+    assert prompt == shown.prompt and "{{" not in prompt + expected
+    assert expected.startswith(f"- {shown.answers[0].label}: ")
+    unanswered, _ = sides(card, None)  # never answered: one fixed draw, and the report says so
+    assert "{{" not in unanswered and unanswered.endswith("*Not answered: shown with one draw of its numbers.*")
+    concept = next(c for c in bundled_cards().values() if c.kind == "concept")
+    assert sides(concept, {"typed": "x"}) == (concept.prompt, concept.answer)

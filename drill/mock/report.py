@@ -22,6 +22,7 @@ def build_report(
     for s in slots:
         card = cards.get(s["card_id"])
         score = float(s.get("score") or 0.0)
+        prompt, expected = sides(card, s.get("answer")) if card else ("(this card is no longer in the decks)", "")
         per_topic.setdefault(s["topic"], []).append(score)
         questions.append(
             {
@@ -30,13 +31,13 @@ def build_report(
                 "topic": s["topic"],
                 "title": titles.get(s["topic"], s["topic"]),
                 "kind": s["kind"],
-                "prompt": card.prompt if card else "(this card is no longer in the decks)",
+                "prompt": prompt,
                 "budget_s": s["budget_s"],
                 "spent_s": s.get("spent_s") or 0.0,
                 "status": s["status"],
                 "score": score,
                 "answer": answer_text(s.get("answer")),
-                "expected": card.answer if card else "",
+                "expected": expected,
                 "missed": list(s.get("missed") or []),
                 "follow_up_of": s.get("follow_up_of"),
             }
@@ -78,6 +79,29 @@ def build_report(
         "questions": questions,
         "study_next": study_next,
     }
+
+
+def sides(card: Card, answer: Any) -> tuple[str, str]:
+    """The question and the expected answer as the learner met them: a memory-ledger card with the numbers
+    of the draw it was asked with (one fixed draw, said so, when it was never answered), its templates filled."""
+    if card.kind != "memory_ledger":
+        return card.prompt, card.answer
+    import random
+
+    from drill.cards.templating import draw_params, render
+    from drill.cards.units import format_quantity
+
+    draw = answer.get("draw") if isinstance(answer, Mapping) else None
+    note = ""
+    try:
+        if not isinstance(draw, Mapping):
+            draw = draw_params(card, random.Random(card.id))
+            note = "\n\n*Not answered: shown with one draw of its numbers.*"
+        shown = render(card, draw)
+    except Exception as exc:  # noqa: BLE001 - a card that no longer renders still gets its report line
+        return card.prompt, f"{card.answer}\n\n(its numbers could not be shown: {exc})"
+    expected = "\n".join(f"- {a.label}: {format_quantity(a.value, a.unit)}" for a in shown.answers)
+    return shown.prompt + note, f"{expected}\n\n{shown.answer}"
 
 
 def answer_text(answer: Any) -> str:
