@@ -60,8 +60,13 @@ def _flat_corpus(text: str) -> str:
     return text
 
 
+# the names the browser's list shows for two kinds: typed after `kind:` they find those kinds too
+KIND_ALIASES = {"ledger": "memory_ledger", "shapes": "shape_trace", "shape": "shape_trace"}
+
+
 def _kind(text: str) -> str:
-    return text.lower().replace("-", "_")
+    name = text.lower().replace("-", "_")
+    return KIND_ALIASES.get(name, name)
 
 
 def _text(card: Card, *, blank_separators: bool = False) -> str:

@@ -124,6 +124,8 @@ def test_state_labels(state, labels):
         ("kind:diagnosis", ["dram-bound"]),
         ("kind:memory-ledger", ["kv-ledger"]),
         ("kind:memory_ledger", ["kv-ledger"]),
+        ("kind:ledger", ["kv-ledger"]),  # the name the list shows
+        ("kind:shapes", ["attn-shapes"]),
         ("tag:kv-cache", ["kv-ledger"]),
         ("is:new", ["kv-paging"]),
         ("is:due", ["ring-allreduce"]),
