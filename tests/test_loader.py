@@ -239,3 +239,11 @@ def test_a_start_from_the_cache_reads_no_yaml(tmp_path, write_deck):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["one", str(len(known_topics())), "False"]
+
+
+def test_a_missing_deck_path_is_named_without_a_line_or_card(capsys, tmp_path):
+    from drill.cli import main
+
+    missing = tmp_path / "nowhere.yaml"
+    assert main(["check", str(missing)]) == 1
+    assert capsys.readouterr().out.strip() == f"{missing}: no such file or folder"

@@ -42,4 +42,6 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if not self.line and self.card_id in ("", "-"):  # about the file itself, not a place in it
+            return f"{self.path}: {self.message}"
         return f"{self.path}:{self.line}: {self.card_id or '-'}: {self.message}"
