@@ -159,7 +159,7 @@ class HeatmapChart(Static):
 
 
 class ForecastChart(Static):
-    """Cards due on each of the next 30 days as bars, with the day of the month under every seventh."""
+    """Cards due on each of the next 30 days as bars, with the date under every seventh."""
 
     HEIGHT = 6
 
@@ -186,7 +186,8 @@ class ForecastChart(Static):
         text.append(f"{0:>{width}} └" + "─" * (2 * len(dues) - 1) + "\n", style="dim")
         days = [" "] * (2 * len(dues))
         for i in range(0, len(dues), 7):
-            label = "today" if i == 0 else str(dt.date.fromisoformat(self.forecast[i]["date"]).day)
+            day = dt.date.fromisoformat(self.forecast[i]["date"])
+            label = "today" if i == 0 else f"{day.day} {day:%b}"  # a date: a bare 7 or 14 read as days from now
             days[2 * i : 2 * i + len(label)] = label
         text.append(" " * (width + 2) + "".join(days).rstrip(), style="dim")
         return text
