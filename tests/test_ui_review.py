@@ -129,3 +129,19 @@ async def test_a_kernel_card_from_an_untrusted_folder_is_locked_and_shows_its_an
         await type_keys(pilot, "space")
         await settle(pilot)
         assert app.screen.revealed and type(app.screen).__name__ == "ReviewScreen"
+
+
+def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(tmp_path, concept_deck):
+    import datetime as dt
+
+    import pytest
+
+    from drill.cards.loader import load_decks
+    from drill.ui.app import DrillApp, UnknownTopic
+
+    deck = concept_deck(2)
+    app = DrillApp(tmp_path / "d", [deck])
+    cards = load_decks([deck]).cards
+    assert app.chosen_topics(cards, ["GPU-ARCH"], None, dt.date(2026, 5, 10)) == ["gpu-arch"]
+    with pytest.raises(UnknownTopic, match=r"did you mean gpu-arch\?"):
+        app.chosen_topics(cards, ["GPU-ARHC"], None, dt.date(2026, 5, 10))

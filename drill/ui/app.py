@@ -44,7 +44,7 @@ class UnknownTopic(LookupError):
     def __init__(self, topic: str, topics: Iterable[str]) -> None:
         import difflib
 
-        close = difflib.get_close_matches(topic, sorted(set(topics)), n=3)
+        close = difflib.get_close_matches(topic.lower(), sorted(set(topics)), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         super().__init__(f"no cards in topic {topic!r}{hint}")
 
@@ -144,6 +144,8 @@ class DrillApp(Routes, App[int]):
     ) -> list[str]:
         """--topic names (checked), plus the `weak` weakest topics."""
         known = {c.topic for c in cards.values()}
+        by_lower = {t.lower(): t for t in known}
+        topics = [t if t in known else by_lower.get(t.lower(), t) for t in topics]  # MEMORY-ACCOUNTING too
         for topic in topics:
             if topic not in known:
                 raise UnknownTopic(topic, known)
