@@ -61,7 +61,8 @@ def _flat_corpus(text: str) -> str:
 
 
 # the names the browser's list shows for two kinds: typed after `kind:` they find those kinds too
-KIND_ALIASES = {"ledger": "memory_ledger", "shapes": "shape_trace", "shape": "shape_trace"}
+SHORT_KINDS = {"memory_ledger": "ledger", "shape_trace": "shapes"}
+KIND_ALIASES = {short: kind for kind, short in SHORT_KINDS.items()}
 
 
 def _kind(text: str) -> str:

@@ -93,6 +93,13 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
     assert due == {"t-shape": "2026-05-11", "t-concept": "2026-05-11"}
 
 
+async def run_out_of_time(pilot, screen, minutes=20):
+    """Move the mock's clock past its deadline and let the screen's next tick see it."""
+    screen.run.started -= minutes * 60 + 1
+    await screen.tick()
+    await settle(pilot)
+
+
 async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
@@ -129,9 +136,7 @@ async def test_an_answer_typed_when_time_runs_out_is_scored_not_dropped(tmp_path
         screen = await open_mock(pilot, app, minutes="20")
         first = screen.slot.card_id
         screen.query(Input).first().value = "typed, never submitted"
-        screen.run.started -= 20 * 60 + 1  # the clock has run past the deadline
-        await screen.tick()
-        await settle(pilot)
+        await run_out_of_time(pilot, screen)
         report = app.screen.report
         assert report["status"] == "time_up" and report["answered"] == 1
         assert report["unanswered"] == report["total"] - 1
@@ -148,9 +153,7 @@ async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
-        screen.run.started -= 20 * 60 + 1  # the clock has run past the deadline
-        await screen.tick()
-        await settle(pilot)
+        await run_out_of_time(pilot, screen)
         assert isinstance(app.screen, MockReportScreen)
         assert app.screen.report["status"] == "time_up"
         assert app.screen.report["unanswered"] == app.screen.report["total"]

@@ -100,16 +100,19 @@ class Judge:
             try:
                 self._run(job, source, timing, emit)
             finally:
-                self.check_untouched(emit)  # whatever ended the run: a changed judge must not judge again
+                try:
+                    self.check_untouched(emit)  # whatever ended the run: a changed judge must not judge again
+                finally:
+                    self.watch = None
         finally:
             emit({"event": "finished", "seconds": time.perf_counter() - start})
         self.rt.release_memory()  # the last case's buffers, once the verdict is out (not after a Fatal)
 
     def check_untouched(self, emit: Emit) -> None:
         """After the learner's Python ran: if it changed what judges it, say so and raise Fatal."""
-        watch, self.watch = self.watch, None
-        changed = watch.changed() if watch is not None else []
+        changed = self.watch.changed() if self.watch is not None else []
         if changed:
+            self.watch = None  # reported once
             words = tampered_words(changed)
             emit({"event": "error", "kind": "tampered", "fatal": True, "message": words})
             raise Fatal(words)
@@ -334,9 +337,7 @@ class Judge:
                 phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
                 lap("verify")
-                if self.watch is not None:
-                    self.check_untouched(emit)  # before any figure is sent
-                    self.watch = Fingerprint()
+                self.check_untouched(emit)  # before any figure is sent
                 key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
                     base = kit.measure(harness.baseline(inputs, kit), poison=False, budget_s=0.1)

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from drill.browse import CardIndex, card_history, matches
+from drill.browse import SHORT_KINDS, CardIndex, card_history, matches
 from drill.sm2 import SHORT_MEANINGS
 from drill.ui.messages import Practise, Unsuspend
 
@@ -36,7 +36,6 @@ PLACEHOLDER = 'search words, "a phrase", topic:T kind:K tag:T id:X is:new|due|su
 # The table names one state a card: the first of these it has (the detail pane lists them all).
 STATE_ORDER = ("suspended", "buried", "due", "leech", "new", "learning", "review")
 FIXED_WIDTHS = {"topic": 16, "kind": 9, "state": 9, "due": 10, "ease": 4, "lapses": 6}
-SHORT_KINDS = {"memory_ledger": "ledger", "shape_trace": "shapes"}
 
 
 @dataclass
