@@ -223,3 +223,17 @@ def test_abandon_kills_the_child_without_asking_it_to_quit(client):
     client.abandon()
     assert child.proc.wait(timeout=10) == -signal.SIGKILL
     assert sent == [] and client.pid is None
+
+
+def test_a_run_asked_for_while_the_judge_starts_is_sent_once():
+    """The request goes to a judge still starting (it compiles while torch imports), and never again."""
+    c = JudgeClient(fake("--gpu", "--start-delay", "0.5"), start_timeout=20)
+    try:
+        c.start()
+        runs = []
+        keep = lambda e: runs.append(e["runs"]) if e["event"] == "started" else None  # noqa: E731
+        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=10).correct is True
+        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=10).correct is True
+        assert runs == [1, 2]
+    finally:
+        c.close()

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO, TypeGuard
 
@@ -289,7 +289,7 @@ class Runtime:
         return result
 
 
-def serve(stdin: TextIO, out: TextIO, runtime: Runtime) -> int:
+def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
     judge = Judge(runtime)
 
     def emit_for(request_id: Any) -> Callable[[dict[str, Any]], None]:
@@ -368,10 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    from drill.kernel.inbox import Inbox
+
+    requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch imports
     runtime = Runtime(args.calibration)
     gc.freeze()  # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     try:
-        code = serve(sys.stdin, out, runtime)
+        code = serve(requests, out, runtime)
     finally:
         runtime.remove_workdir()
     out.flush()

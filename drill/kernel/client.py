@@ -217,6 +217,12 @@ class JudgeClient:
         child = self._child
         return child.pid if child is not None and child.alive() else None
 
+    def _starting_child(self) -> _Child | None:
+        """The child when it is started, alive and has not said `ready` yet."""
+        with self._lock:
+            child = self._child
+        return child if child is not None and child.ready is None and child.alive() else None
+
     def _ready_child(self) -> _Child:
         """A started child that has said `ready`; raise JudgeError if it cannot start."""
         self.start()
@@ -261,6 +267,15 @@ class JudgeClient:
             self._cancel.clear()
             builder = VerdictBuilder(card_id)
             started = time.monotonic()
+            request_id = next(self._ids)
+            request = {"op": "run", "id": request_id, "job": dict(job), "source": source, "timing": timing}
+            # a judge still starting reads it at once (it compiles a CUDA source while torch imports)
+            early = self._starting_child()
+            if early is not None:
+                try:
+                    early.send(request)
+                except (OSError, ValueError):
+                    early = None
             try:
                 child = self._ready_child()
             except JudgeError as exc:
@@ -269,11 +284,11 @@ class JudgeClient:
                 verdict = builder.result()
                 verdict.seconds = time.monotonic() - started
                 return verdict
-            request_id = next(self._ids)
-            try:
-                child.send({"op": "run", "id": request_id, "job": dict(job), "source": source, "timing": timing})
-            except (OSError, ValueError):
-                pass  # a dead child shows up as end-of-file below
+            if child is not early:
+                try:
+                    child.send(request)
+                except (OSError, ValueError):
+                    pass  # a dead child shows up as end-of-file below
             self._collect(child, request_id, builder, on_event, timeout, what=f"the kernel run ({card_id})")
             verdict = builder.result()
             if not builder.finished or not verdict.seconds:

@@ -49,6 +49,7 @@ def main() -> int:
     time.sleep(args.start_delay)
     device = "Fake GPU (sm_90, 132 SMs)" if args.gpu else "CPU (fake judge)"
     protocol.write(out, {"event": "ready", "pid": os.getpid(), "device": device, "gpu": args.gpu, "versions": {}})
+    runs = 0  # run requests seen, told in each `started` event (a request sent twice would show)
     for line in sys.stdin:
         request = protocol.decode(line)
         if request is None:
@@ -67,7 +68,8 @@ def main() -> int:
         what, arg = behaviour(str(request.get("source", "")))
         pause = float(arg) if what == "slow" and arg else 0.0
         card = (request.get("job") or {}).get("card", "?")
-        emit({"event": "started", "card": card, "device": device, "gpu": args.gpu})
+        runs += 1
+        emit({"event": "started", "card": card, "device": device, "gpu": args.gpu, "runs": runs})
         if what == "compile-error":
             line_no = int(float(arg or 1))
             emit(

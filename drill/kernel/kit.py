@@ -15,6 +15,9 @@ import torch
 POISON = float("nan")  # outputs start as NaN: an element the kernel never wrote cannot pass
 GUARD_ELEMENTS = 4096  # sentinel elements after each guarded buffer
 OUTPUT_GUARD = -7.0e33  # what the space past an output holds; a kernel that writes there changes it
+# Results this small are compared on the host: a copy costs microseconds, while each GPU operation a
+# check uses for the first time loads its module (10-25 ms each on a cold judge, a dozen of them per check).
+HOST_CHECK_ELEMENTS = 1 << 16
 
 
 @dataclass
@@ -113,7 +116,7 @@ class Kit:
     def check_guards(self) -> str | None:
         """Words about the first output whose guard zone was written, or None."""
         for index, (buf, n) in enumerate(self._outputs):
-            tail = buf[n:]
+            tail = buf[n:].cpu()  # a few kilobytes: see HOST_CHECK_ELEMENTS
             changed = (tail != _guard_value(buf.dtype)).nonzero()
             if changed.numel():
                 first = int(changed[0, 0])
@@ -128,10 +131,9 @@ class Kit:
         self, got: torch.Tensor, ref: torch.Tensor, *, rtol: float, atol: float, label: str = "out"
     ) -> CheckResult:
         """|got - ref| <= atol + rtol * |ref| everywhere; NaN never passes."""
-        got64 = got.detach().to(torch.float64).reshape(-1)
-        ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
-        if got64.numel() != ref64.numel():
-            return Check(False, f"{label} has {got64.numel()} elements, expected {ref64.numel()}")
+        if got.numel() != ref.numel():
+            return Check(False, f"{label} has {got.numel()} elements, expected {ref.numel()}")
+        got64, ref64 = _as_float64(got, ref)
         diff = (got64 - ref64).abs()
         tol = atol + rtol * ref64.abs()
         bad = ~(diff <= tol)
@@ -142,10 +144,9 @@ class Kit:
         return Check(False, self._describe_bad(got, got64, ref64, bad, tol, label), max_err, float(tol.max()))
 
     def exact(self, got: torch.Tensor, ref: torch.Tensor, label: str = "out") -> CheckResult:
-        got64 = got.detach().to(torch.float64).reshape(-1)
-        ref64 = ref.detach().to(device=got64.device, dtype=torch.float64).reshape(-1)
-        if got64.numel() != ref64.numel():
-            return Check(False, f"{label} has {got64.numel()} elements, expected {ref64.numel()}")
+        if got.numel() != ref.numel():
+            return Check(False, f"{label} has {got.numel()} elements, expected {ref.numel()}")
+        got64, ref64 = _as_float64(got, ref)
         bad = ~(got64 == ref64)
         if not bool(bad.any()):
             return Check(True, "", 0.0, 0.0)
@@ -267,3 +268,13 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
         out.append(flat % dim)
         flat //= dim
     return tuple(reversed(out))
+
+
+def _as_float64(got: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both flattened as float64, on the host when they are small (HOST_CHECK_ELEMENTS), else on `got`'s device."""
+    if got.numel() <= HOST_CHECK_ELEMENTS:
+        got, ref = got.detach().cpu(), ref.detach().cpu()
+    return (
+        got.detach().to(torch.float64).reshape(-1),
+        ref.detach().to(device=got.device, dtype=torch.float64).reshape(-1),
+    )

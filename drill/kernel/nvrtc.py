@@ -158,6 +158,40 @@ def library_path() -> str | None:
     return _lib_path if available() else None
 
 
+class Ahead:
+    """A build started before anyone asks for it (a new judge compiles its first job while torch imports);
+    `compile_cuda` with the same source, file name and arch waits for it instead of compiling again."""
+
+    def __init__(self, key: tuple[str, str, str]) -> None:
+        self.key = key
+        self.done = threading.Event()
+        self.result: CompileResult | None = None
+
+    def run(self) -> None:
+        """Compile, in the calling thread (NVRTC lets go of the GIL meanwhile)."""
+        try:
+            source, filename, arch = self.key
+            self.result = _compile(source, filename, arch, ())
+        except Exception:  # the awaited call compiles again and reports it there
+            self.result = None
+        finally:
+            self.done.set()
+
+
+_ahead: dict[tuple[str, str, str], Ahead] = {}
+_ahead_lock = threading.Lock()
+
+
+def reserve(source: str, filename: str, *, arch: str) -> Ahead | None:
+    """Claim the build of `source` for a caller that will `run()` it; None when one is already claimed."""
+    key = (source, filename, arch)
+    with _ahead_lock:
+        if key in _ahead:
+            return None
+        _ahead[key] = Ahead(key)
+        return _ahead[key]
+
+
 def compile_cuda(
     source: str,
     filename: str = "kernel.cu",
@@ -168,8 +202,20 @@ def compile_cuda(
     """Compile `source` to a cubin for `arch` with `--ptxas-options=-v`.
 
     The source is compiled as given, under `filename`, so every line number in
-    the log is a line of the learner's file.
+    the log is a line of the learner's file. A build reserved ahead with the
+    same arguments is awaited and handed over (once) instead.
     """
+    if not options:
+        with _ahead_lock:
+            ahead = _ahead.pop((source, filename, arch), None)
+        if ahead is not None:
+            ahead.done.wait()
+            if ahead.result is not None:
+                return ahead.result
+    return _compile(source, filename, arch, options)
+
+
+def _compile(source: str, filename: str, arch: str, options: tuple[str, ...]) -> CompileResult:
     lib = load_library()
     start = time.perf_counter()
     shown = os.path.basename(filename)

@@ -1,0 +1,96 @@
+"""A new judge reads its requests at once and compiles its first CUDA job while torch imports."""
+
+import io
+import threading
+
+import pytest
+
+from drill.kernel import nvrtc
+from drill.kernel.inbox import Inbox, compile_ahead
+
+pytestmark = pytest.mark.skipif(
+    not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"
+)
+
+SOURCE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n'
+
+
+def run_request(source=SOURCE, language="cuda", filename="mine.cu"):
+    job = {"card": "reduce", "language": language, "harness": "h", "filename": filename}
+    return {"op": "run", "id": 1, "job": job, "source": source, "timing": "first"}
+
+
+@pytest.fixture
+def cpu_arch(monkeypatch):
+    monkeypatch.setenv("DRILL_JUDGE_CPU", "1")
+    monkeypatch.setenv("DRILL_CUDA_ARCH", "sm_80")
+    return "sm_80"
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"op": "quit"},
+        {"op": "calibrate", "id": 3},
+        run_request(language="triton"),
+        {"op": "run", "id": 1, "job": "not a job", "source": SOURCE},
+        {"op": "run", "id": 1, "job": {"language": "cuda"}, "source": 42},
+        None,
+        ["op", "run"],
+    ],
+)
+def test_only_a_cuda_run_is_compiled_ahead(request_, cpu_arch):
+    assert compile_ahead(request_) is None
+
+
+def test_the_build_made_ahead_is_what_the_judge_gets_once(cpu_arch):
+    source = SOURCE + "// once\n"
+    ahead = compile_ahead(run_request(source))
+    assert ahead is not None and ahead.key == (source, "mine.cu", cpu_arch)
+    assert compile_ahead(run_request(source)) is None  # claimed already
+    ahead.run()
+    got = nvrtc.compile_cuda(source, "mine.cu", arch=cpu_arch)
+    assert got is ahead.result and got.ok and got.arch == cpu_arch
+    again = nvrtc.compile_cuda(source, "mine.cu", arch=cpu_arch)
+    assert again is not got and again.ok  # handed over once; later builds are fresh
+
+
+def test_a_judge_that_asks_before_the_build_ends_waits_for_it(cpu_arch):
+    source = SOURCE + "// waits\n"
+    ahead = compile_ahead(run_request(source))
+    assert ahead is not None
+    got = []
+    asker = threading.Thread(target=lambda: got.append(nvrtc.compile_cuda(source, "mine.cu", arch=cpu_arch)))
+    asker.start()
+    asker.join(0.2)
+    assert asker.is_alive()  # nothing to hand over yet: it waits rather than compiling again
+    ahead.run()
+    asker.join(30)
+    assert got == [ahead.result]
+
+
+def test_another_arch_or_name_is_compiled_as_asked(cpu_arch):
+    source = SOURCE + "// other\n"
+    ahead = compile_ahead(run_request(source))
+    assert ahead is not None
+    ahead.run()
+    other = nvrtc.compile_cuda(source, "mine.cu", arch="sm_90")
+    assert other is not ahead.result and other.arch == "sm_90"
+    assert nvrtc.compile_cuda(source, "kernel.cu", arch=cpu_arch) is not ahead.result
+    assert nvrtc.compile_cuda(source, "mine.cu", arch=cpu_arch) is ahead.result
+
+
+def test_a_failed_build_ahead_still_reports_the_learners_error(cpu_arch):
+    broken = 'extern "C" __global__ void k(float* x) { x[0] = y; }\n'
+    ahead = compile_ahead(run_request(broken))
+    assert ahead is not None
+    ahead.run()
+    got = nvrtc.compile_cuda(broken, "mine.cu", arch=cpu_arch)
+    assert not got.ok and got.errors and got.errors[0].line == 1
+
+
+def test_the_inbox_gives_every_line_in_order_and_ends_with_the_stream(cpu_arch):
+    import json
+
+    lines = [json.dumps(run_request(SOURCE + "// inbox\n")) + "\n", '{"op": "quit"}\n', "junk\n"]
+    assert list(Inbox(io.StringIO("".join(lines)))) == lines
