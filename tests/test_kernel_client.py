@@ -237,3 +237,13 @@ def test_a_run_asked_for_while_the_judge_starts_is_sent_once():
         assert runs == [1, 2]
     finally:
         c.close()
+
+
+def test_closing_a_judge_that_is_still_starting_does_not_wait_for_it():
+    c = JudgeClient(fake("--start-delay", "30"), start_timeout=20)
+    c.start()
+    proc = c._child.proc
+    t0 = time.monotonic()
+    c.close()
+    assert time.monotonic() - t0 < 2  # it was not asked to quit and waited on: it could not answer yet
+    assert proc.wait(timeout=5) is not None

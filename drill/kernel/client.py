@@ -135,6 +135,8 @@ class _Child:
         return how + (": " + " | ".join(last) if last else "")
 
     def close(self) -> None:
+        if self.ready is None and not self.killed:  # still starting (importing torch): nothing to finish
+            self.kill()
         if self.proc.poll() is None and not self.killed:
             try:
                 self.send({"op": "quit"})
