@@ -114,6 +114,9 @@ def build_parser(
         parents=[shared(None)],
         description="Daily practice for AI-infrastructure interviews. With no command: review today's cards.",
     )
+    from drill import __version__
+
+    parser.add_argument("--version", action="version", version=f"drill {__version__}")
     parser.add_argument("--new-per-day", type=non_negative, metavar="N", help="new cards per day (saved as a setting)")
     parser.add_argument(
         "--day-starts-at", type=hour_of_day, metavar="HOUR", help="local hour the study day rolls over, 0-23 (saved)"

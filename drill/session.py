@@ -218,6 +218,7 @@ class ReviewSession:
     done: int = 0
     history: list[Graded | SetAside] = field(default_factory=list)
     cram: bool = False
+    topics: tuple[str, ...] = ()  # the topics this queue was built for (--topic, --weak); empty: every topic
     saved: int = 0  # grades written this session (less any undone)
     scheduler: str | None = None
 

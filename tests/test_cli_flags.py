@@ -138,3 +138,12 @@ def test_other_errors_are_not_swallowed(monkeypatch):
 def test_a_bare_drill_gets_the_parsers_defaults_without_building_it():
     parser, _ = cli.build_parser([])
     assert vars(cli.no_arguments()) == vars(parser.parse_args([]))
+
+
+def test_version_prints_the_package_version_and_exits_0(capsys):
+    from drill import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"drill {__version__}"

@@ -196,7 +196,10 @@ def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
 
     first, second = export("first.apkg"), export("second.apkg")
     assert set(first) == expected
-    assert f"wrote {len(expected)} notes" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"wrote {len(expected)} notes" in err
+    kernels = sum(c.kind == "kernel" for c in cards.values())
+    assert f"{kernels} kernel card(s) left out: they are answered by running code on a GPU" in err
     assert {cid: n[0] for cid, n in first.items()} == {cid: n[0] for cid, n in second.items()}
     assert first["c00"][0] == note_guid("c00") == genanki.guid_for("drill", "c00")
     assert first == second  # the same fields too: a parameterised card shows the same draw each time

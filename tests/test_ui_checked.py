@@ -175,3 +175,34 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
         await type_keys(pilot, "down", "enter", *"measure", "enter")
         await pilot.pause()
         assert app.screen.revealed and app.screen.answer_record["experiment"] == "measure"
+
+
+async def test_a_number_that_cannot_be_read_is_sent_back_to_mend_not_marked_wrong(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3, new_order="deck", card_id="t-ledger")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, *"1.5625 GiBB", "enter")
+        await settle(pilot)
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "KV cache:" in verdict and "Mend it, or clear it to count it wrong" in verdict
+        assert not app.screen.revealed and app.screen.suggested is None
+        box = app.screen.query_one(Input)
+        assert app.screen.focused is box and not box.disabled
+        assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]
+        await type_keys(pilot, "backspace", "enter")  # mended: 1.5625 GiB is right
+        await settle(pilot)
+        assert "1/1 right" in str(app.screen.query_one("#verdict", Static).render())
+        assert app.screen.revealed
+
+
+async def test_a_blank_number_is_checked_as_wrong(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-ledger")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        assert "0/1 right" in str(app.screen.query_one("#verdict", Static).render())
+        assert app.screen.revealed

@@ -145,3 +145,25 @@ def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(t
     assert app.chosen_topics(cards, ["GPU-ARCH"], None, dt.date(2026, 5, 10)) == ["gpu-arch"]
     with pytest.raises(UnknownTopic, match=r"did you mean gpu-arch\?"):
         app.chosen_topics(cards, ["GPU-ARHC"], None, dt.date(2026, 5, 10))
+
+
+async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp_path, concept_deck):
+    deck = concept_deck(1)
+    data = tmp_path / "data"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "enter", "5")
+        await settle(pilot)
+    focused = DrillApp(data, [deck], clock=FixedClock(NOW), topics=["GPU-ARCH"])
+    async with focused.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        text = focused.screen.query_one("#prompt", MarkdownView).source
+        assert "All done for today in gpu-arch" in text
+        assert "Nothing in gpu-arch is due or new today" in text and "`drill --topic gpu-arch --cram`" in text
+        assert "cram" not in top_text(focused)
+    cram = DrillApp(data, [deck], clock=FixedClock(NOW), topics=["gpu-arch"], cram=True)
+    async with cram.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert "Question c00?" in cram.screen.query_one("#prompt", MarkdownView).source
+        assert "cram: schedule untouched" in top_text(cram)

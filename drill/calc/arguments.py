@@ -33,6 +33,15 @@ class OneLineParser(argparse.ArgumentParser):
         return parsed, extras
 
 
+# Above any real model, batch, token count or memory (an exabyte; 10^18 tokens): a slip of the exponent.
+LARGEST = 1e18
+
+
+def _in_range(value: float, text: str) -> None:
+    if value != value or value > LARGEST:  # NaN, inf, or out of this world
+        raise argparse.ArgumentTypeError(f"{text} is beyond any real model, batch or memory (the limit is 1e18)")
+
+
 def _non_negative(text: str, *, count: bool) -> float:
     """A quantity (count=False: sizes such as 1GiB) or a count (7.5B), 0 or more, as argparse wants it."""
     try:
@@ -41,6 +50,7 @@ def _non_negative(text: str, *, count: bool) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    _in_range(value, text)
     return value
 
 
@@ -57,6 +67,7 @@ def whole(text: str) -> int:
         value = parse_quantity(text, count=True)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    _in_range(value, text)
     if not value.is_integer() or value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text}")
     return int(value)

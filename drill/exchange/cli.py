@@ -72,13 +72,20 @@ class ExportError(Exception):
 def _cards(args: argparse.Namespace) -> list[Any]:
     from drill import paths
     from drill.cards.loader import load_decks
-    from drill.exchange.flat import exportable, flatten_all
+    from drill.exchange.flat import NOT_EXPORTED, exportable, flatten_all
 
     roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
     decks = load_decks(roots)
     if decks.problems:
         print(
             f"drill export: {len(decks.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)",
+            file=sys.stderr,
+        )
+    kernels = sum(1 for c in decks.cards.values() if c.kind in NOT_EXPORTED)
+    if kernels:
+        print(
+            f"drill export: {kernels} kernel card(s) left out: they are answered by running code on a GPU"
+            " (`drill kernel run`), which a flashcard cannot do",
             file=sys.stderr,
         )
     return flatten_all(exportable(decks.cards))

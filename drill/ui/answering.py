@@ -13,114 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.markup import escape
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label
 
 from drill.cards.model import Card
-
-NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
-
-
-class InOrderKeys:
-    """Mixin for a form's fields: a field handles its own keys as they arrive.
-
-    Textual runs a widget's key bindings only after the key has bubbled up to
-    the app, while printable characters are inserted at once; in a burst
-    (ctrl+u, "1 GiB", enter) the binding would then run after the characters
-    that followed it. Here every key the field knows is handled in the field's
-    own queue, and a key that arrives after focus has moved on is passed to
-    the field that has focus now (or dropped once the form is submitted).
-    """
-
-    @property
-    def form(self) -> "AnswerForm | None":
-        return next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)  # type: ignore[attr-defined]
-
-    async def _on_key(self, event: events.Key) -> None:
-        form = self.form
-        target = form.live_field() if form is not None else None
-        handler = target if target is not None else self
-        own = handler._bindings.key_to_bindings.get(event.key)  # type: ignore[attr-defined]
-        if not (event.is_printable or own or event.key in NAVIGATION_KEYS):
-            return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
-        event.stop()
-        event.prevent_default()
-        if target is not None:
-            await target.take_key(event)
-
-    async def take_key(self, event: events.Key) -> None:
-        """Apply a key to this field (it has focus, or had it when the key was typed)."""
-        form = self.form
-        if form is None:
-            return
-        if event.key in ("tab", "shift+tab"):
-            form.step(self, -1 if event.key == "shift+tab" else 1)  # type: ignore[arg-type]
-        elif event.key == "escape":
-            self.screen.set_focus(None)  # type: ignore[attr-defined]
-        elif event.key == "enter":
-            await self.field_done()
-        elif event.is_printable:
-            self.type_character(event.character or "")
-        else:
-            for binding in self._bindings.key_to_bindings.get(event.key, []):  # type: ignore[attr-defined]
-                await self.run_action(binding.action)  # type: ignore[attr-defined]
-                break
-
-    def type_character(self, character: str) -> None:
-        """A printable key: fields that take text insert it; others ignore it."""
-
-    async def field_done(self) -> None:
-        raise NotImplementedError
-
-
-class AnswerInput(InOrderKeys, Input):
-    """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
-
-    def type_character(self, character: str) -> None:
-        self._restart_blink()
-        selection = self.selection
-        if selection.is_empty:
-            self.insert_text_at_cursor(character)
-        else:
-            self.replace(character, *selection)
-
-    async def field_done(self) -> None:
-        form = self.form
-        if form is not None:
-            form.step(self, 1, submit_at_end=True)
-
-    async def action_submit(self) -> None:
-        """Enter is handled in order by `take_key`; a stray enter that reaches the binding does nothing."""
-
-    def _on_paste(self, event: events.Paste) -> None:
-        event.stop()
-        event.prevent_default()
-        form = self.form
-        target = form.live_field() if form is not None else None
-        if isinstance(target, AnswerInput):
-            form.paste(target, event.text)  # type: ignore[union-attr]
-
-
-class ChoiceList(InOrderKeys, OptionList):
-    """The diagnosis choices: arrows move, enter chooses and moves to the next field."""
-
-    async def field_done(self) -> None:
-        form = self.form
-        if form is None or self.highlighted is None:
-            return
-        if isinstance(form, DiagnosisForm):
-            form.choose(self.highlighted)
-        form.step(self, 1)
-
-    def action_select(self) -> None:
-        """A click on an option chooses it (enter is handled in order by `take_key`)."""
-        form = self.form
-        if isinstance(form, DiagnosisForm) and self.highlighted is not None and not form.submitted:
-            form.choose(self.highlighted)
+from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 
 
 @dataclass
@@ -135,6 +35,7 @@ class AnswerForm(Vertical):
 
     DEFAULT_CSS = "AnswerForm { height: auto; }"
     FOCUS_AT_START = True
+    IS_ANSWER_FORM = True  # how a field finds its form (drill.ui.answer_fields)
 
     class Submitted(Message):
         """The learner pressed enter on the last field: check the form."""
@@ -210,6 +111,10 @@ class AnswerForm(Vertical):
 
     def check(self, seconds: float) -> FormVerdict:
         raise NotImplementedError
+
+    def unreadable(self) -> str | None:
+        """Words on a field whose text cannot be read at all (focused, to mend it), or None: checked only then."""
+        return None
 
     def field_specs(self) -> list[tuple[str, str, str]]:
         """Typed fields (label markup, placeholder, id), top to bottom; none where a form composes other widgets."""
@@ -320,6 +225,19 @@ class LedgerForm(AnswerForm):
         for a in self.rendered.answers:
             rows.append(f"| **{a.label}** |  | **{format_quantity(a.value, a.unit)}** |")
         return "\n".join(rows) + "\n\n" + self.rendered.answer
+
+    def unreadable(self) -> str | None:
+        """A typo such as `2.5 GBB` is sent back to be mended, not marked wrong; a blank field counts as wrong."""
+        from drill.cards.units import check_number
+
+        for i, expected in enumerate(self.rendered.answers, 1):
+            box = self.query_one(f"#ans{i}", AnswerInput)
+            if box.value.strip():
+                verdict = check_number(box.value, expected.value, expected.unit, expected.tolerance)
+                if verdict.parsed_value is None:
+                    box.mend()
+                    return f"{expected.label}: {verdict.message}. Mend it, or clear it to count it wrong."
+        return None
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import suggest_grade

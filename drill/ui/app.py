@@ -132,7 +132,9 @@ class DrillApp(Routes, App[int]):
         self.mock_options = dict(mock or {})
         self.mock_only = mock is not None
         self.focus_topics = getattr(self, "focus_topics", [])
-        self.session = ReviewSession(cards=decks.cards, states=states, queue=queue, today=today, cram=cram)
+        self.session = ReviewSession(
+            cards=decks.cards, states=states, queue=queue, today=today, cram=cram, topics=tuple(self.focus_topics)
+        )
         # The decks and states live as long as the app: keep the collector from walking them on every
         # full collection (with 10,000 cards that walk took longer than a grade).
         import gc

@@ -178,6 +178,11 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
         message.stop()
         if self.form is None or self.verdict is not None or self.slot is None:
             return
+        problem = self.form.unreadable()
+        if problem is not None:  # mended before it is scored (at time-up it is scored as it stands)
+            self.form.submitted = False
+            self.query_one("#mverdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
+            return
         self.verdict = self.form.check(time.monotonic() - self.shown_at)
         self.form.freeze()
         self.set_focus(None)

@@ -180,7 +180,8 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         )
         progress = f"done {session.done} · left {session.left}"
         saved = f" · {session.saved} saved" if session.saved else ""
-        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}")
+        mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
+        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}{mode}")
 
     async def show_current(self, *, composed: bool = False) -> None:
         """Show the session's current card; `composed`: its form was composed with the screen."""
@@ -261,7 +262,15 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             for cid, s in session.states.items()
             if s.sm2.due and s.sm2.due > session.today and not s.suspended and cid in session.cards
         ]
-        head = f"# All done for today\n\nYou reviewed {session.done} card(s) this session.\n\n"
+        scope = f" in {', '.join(session.topics)}" if session.topics else ""
+        what = "crammed" if session.cram else "reviewed"
+        head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
+        if session.topics and not session.done:
+            again = " ".join(f"--topic {t}" for t in session.topics)
+            head += (
+                f"Nothing in {', '.join(session.topics)} is due or new today. To go over them anyway, without"
+                f" touching the schedule: `drill {again} --cram`.\n\n"
+            )
         if upcoming:
             nxt = min(upcoming)
             days = (nxt - session.today).days
@@ -314,6 +323,11 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
 
     async def check_form(self) -> None:
         if self.form is None or self.revealed:
+            return
+        problem = self.form.unreadable()
+        if problem is not None:  # nothing is checked or shown yet: the learner mends the field
+            self.form.submitted = False
+            self.query_one("#verdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
             return
         seconds = time.monotonic() - self.shown_at
         verdict = self.form.check(seconds)

@@ -191,7 +191,9 @@ class Routes:
                 new_order=self.new_order,
                 seed=today.toordinal(),
             )
-        self.session = ReviewSession(cards=cards, states=states, queue=queue, today=today, cram=message.cram)
+        self.session = ReviewSession(
+            cards=cards, states=states, queue=queue, today=today, cram=message.cram, topics=tuple(topics)
+        )
         what = "cram" if message.cram else "practice"
         scope = ", ".join(topics) if topics else ("one card" if message.card_id else "every topic")
         self.notify(f"{what}: {scope} · {len(queue)} card(s)", timeout=5)

@@ -1,0 +1,116 @@
+"""A form's fields: each handles its own keys in the order they arrive (see drill.ui.answering)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events
+from textual.widgets import Input, OptionList
+
+NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
+
+
+class InOrderKeys:
+    """Mixin for a form's fields: a field handles its own keys as they arrive.
+
+    Textual runs a widget's key bindings only after the key has bubbled up to
+    the app, while printable characters are inserted at once; in a burst
+    (ctrl+u, "1 GiB", enter) the binding would then run after the characters
+    that followed it. Here every key the field knows is handled in the field's
+    own queue, and a key that arrives after focus has moved on is passed to
+    the field that has focus now (or dropped once the form is submitted).
+    """
+
+    @property
+    def form(self) -> Any:
+        """The answer form this field belongs to (drill.ui.answering.AnswerForm), or None."""
+        ancestors = self.ancestors  # type: ignore[attr-defined]
+        return next((a for a in ancestors if getattr(a, "IS_ANSWER_FORM", False)), None)
+
+    async def _on_key(self, event: events.Key) -> None:
+        form = self.form
+        target: Any = form.live_field() if form is not None else None
+        handler: Any = target if target is not None else self
+        own = handler._bindings.key_to_bindings.get(event.key)
+        if not (event.is_printable or own or event.key in NAVIGATION_KEYS):
+            return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
+        event.stop()
+        event.prevent_default()
+        if target is not None:
+            await target.take_key(event)
+
+    async def take_key(self, event: events.Key) -> None:
+        """Apply a key to this field (it has focus, or had it when the key was typed)."""
+        form = self.form
+        if form is None:
+            return
+        if event.key in ("tab", "shift+tab"):
+            form.step(self, -1 if event.key == "shift+tab" else 1)  # type: ignore[arg-type]
+        elif event.key == "escape":
+            self.screen.set_focus(None)  # type: ignore[attr-defined]
+        elif event.key == "enter":
+            await self.field_done()
+        elif event.is_printable:
+            self.type_character(event.character or "")
+        else:
+            for binding in self._bindings.key_to_bindings.get(event.key, []):  # type: ignore[attr-defined]
+                await self.run_action(binding.action)  # type: ignore[attr-defined]
+                break
+
+    def type_character(self, character: str) -> None:
+        """A printable key: fields that take text insert it; others ignore it."""
+
+    async def field_done(self) -> None:
+        raise NotImplementedError
+
+
+class AnswerInput(InOrderKeys, Input):
+    """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
+
+    def mend(self) -> None:
+        """Focus it with the cursor after the text (not all of it selected, as a focus does): to fix a typo."""
+        self.select_on_focus = False
+        self.focus()
+        self.call_after_refresh(setattr, self, "select_on_focus", True)
+
+    def type_character(self, character: str) -> None:
+        self._restart_blink()
+        selection = self.selection
+        if selection.is_empty:
+            self.insert_text_at_cursor(character)
+        else:
+            self.replace(character, *selection)
+
+    async def field_done(self) -> None:
+        form = self.form
+        if form is not None:
+            form.step(self, 1, submit_at_end=True)
+
+    async def action_submit(self) -> None:
+        """Enter is handled in order by `take_key`; a stray enter that reaches the binding does nothing."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        form = self.form
+        target = form.live_field() if form is not None else None
+        if isinstance(target, AnswerInput):
+            form.paste(target, event.text)  # type: ignore[union-attr]
+
+
+class ChoiceList(InOrderKeys, OptionList):
+    """The diagnosis choices: arrows move, enter chooses and moves to the next field."""
+
+    async def field_done(self) -> None:
+        form = self.form
+        if form is None or self.highlighted is None:
+            return
+        if hasattr(form, "choose"):  # a diagnosis form
+            form.choose(self.highlighted)
+        form.step(self, 1)
+
+    def action_select(self) -> None:
+        """A click on an option chooses it (enter is handled in order by `take_key`)."""
+        form = self.form
+        if hasattr(form, "choose") and self.highlighted is not None and not form.submitted:
+            form.choose(self.highlighted)
