@@ -99,6 +99,7 @@ def collect(
             for i, at, status, score, minutes in rows.mocks[:20]
         ],
         "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
+        "kernels_untimed": {cid: n for cid, n in sorted(rows.kernel_untimed.items()) if cid in cards},
     }
 
 

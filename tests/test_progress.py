@@ -119,6 +119,7 @@ def test_read_progress_from_a_real_store(tmp_path):
     assert rows.recent == {"c": (2, 1)}  # cram and the review 40 days ago are left out
     assert rows.days[TODAY.isoformat()] == (3, 2, 1)
     assert rows.kernel_pcts == {"k": [55.5]}
+    assert rows.kernel_untimed == {"k": 1}  # the wrong run has no figure, but it was a run
     assert rows.mocks == [(mock, "2026-11-22T09:00:00", "time_up", 0.25, 45)]
     assert rows.last_mock_by_topic == {"t": (mock, 0.25, 2)}  # an unanswered question scores 0
 

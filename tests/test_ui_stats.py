@@ -91,6 +91,7 @@ def seed_history(data_dir, cards) -> None:
                 states[cid] = after
         for pct in KERNEL_PCTS:
             store.record_kernel_attempt("reduce", "// source", {"pct_of_ceiling": pct})
+        store.record_kernel_attempt("reduce", "// source", {"correct": None})  # a run no GPU could time
         started = NOW - dt.timedelta(days=2, hours=3)
         mock = store.start_mock(started, 30, [{"card_id": "t-shape"}, {"card_id": "t-diag"}])
         for position, (cid, topic, kind, score) in enumerate(
@@ -256,6 +257,8 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         assert "finished" in text and "67%" in text
         kernels = screen.query_one("#stkernels").render().plain
         assert "reduce" in kernels and "63%" in kernels
+        row = next(line for line in kernels.splitlines() if line.startswith("reduce"))
+        assert row.split()[1] == str(len(KERNEL_PCTS) + 1)  # the untimed run counts as a run
 
         await type_keys(pilot, "escape")
         await settle(pilot)
@@ -288,3 +291,14 @@ def test_stats_snapshot(snap_compare, seeded, keys):
             await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_kernel_cards_run_where_nothing_could_time_them_are_listed():
+    from drill.ui.stats_widgets import KernelProgress
+
+    text = KernelProgress({"reduce": [40.0]}, {"transpose": 2, "reduce": 1}).render().plain
+    assert "No kernel run yet" not in text
+    rows = {line.split()[0]: line for line in text.splitlines()[2:]}
+    assert rows["transpose"].split()[1] == "2" and "none timed (no GPU, or not correct yet)" in rows["transpose"]
+    assert rows["reduce"].split()[1] == "2" and "40%" in rows["reduce"]
+    assert "No kernel run yet" in KernelProgress({}, {}).render().plain

@@ -55,6 +55,8 @@ class ProgressRows:
     last_mock_by_topic: dict[str, tuple[int, float, int]] = field(default_factory=dict)
     # kernel card id -> percentages of the card's ceiling (copy or matmul) over its attempts, oldest first
     kernel_pcts: dict[str, list[float]] = field(default_factory=dict)
+    # kernel card id -> attempts with no such figure (no GPU to time on, or not correct)
+    kernel_untimed: dict[str, int] = field(default_factory=dict)
     total_reviews: int = 0
 
 
@@ -113,6 +115,8 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
             pct = _pct(result)
             if pct is not None:
                 out.kernel_pcts.setdefault(cid, []).append(pct)
+            else:
+                out.kernel_untimed[cid] = out.kernel_untimed.get(cid, 0) + 1
         return out
 
     return _read(Path(data_dir) / DB_NAME, query, ProgressRows())

@@ -131,7 +131,7 @@ class StatsScreen(Screen[None]):
             yield ForecastChart(report.get("forecast", []), id="stforecast")
             with HorizontalGroup():
                 yield MockHistory(report.get("mock_history"), int(report.get("mocks", 0)), id="stmocks")
-                yield KernelProgress(report.get("kernels", {}), id="stkernels")
+                yield KernelProgress(report.get("kernels", {}), report.get("kernels_untimed", {}), id="stkernels")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

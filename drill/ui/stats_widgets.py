@@ -265,20 +265,27 @@ class KernelProgress(Static):
 
     SHOWN_ATTEMPTS = 12
 
-    def __init__(self, kernels: Mapping[str, Sequence[float]], **kwargs: Any) -> None:
+    def __init__(
+        self, kernels: Mapping[str, Sequence[float]], untimed: Mapping[str, int] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.kernels = {cid: list(pcts) for cid, pcts in kernels.items() if pcts}
+        self.untimed = {cid: n for cid, n in (untimed or {}).items() if n}  # runs with no figure
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="crop")
         text.append("Kernels, % of the ceiling (copy or matmul)", style="bold")
-        if not self.kernels:
+        if not self.kernels and not self.untimed:
             text.append("\nNo kernel run yet.", style="dim")
             return text
         text.append("\n" + f"{'card':<14} {'runs':>4} {'best':>5} {'last':>5}  attempts", style="dim")
-        for cid, pcts in self.kernels.items():
+        for cid in sorted({*self.kernels, *self.untimed}):
             name = cid if len(cid) <= 14 else cid[:13] + "…"
-            text.append(f"\n{name:<14} {len(pcts):>4} ")
+            pcts = self.kernels.get(cid, [])
+            text.append(f"\n{name:<14} {len(pcts) + self.untimed.get(cid, 0):>4} ")
+            if not pcts:
+                text.append("    -     -  none timed (no GPU, or not correct yet)", style="dim")
+                continue
             text.append(f"{max(pcts):>4.0f}%", style="bold")
             text.append(f" {pcts[-1]:>4.0f}%  ")
             text.append(spark(pcts[-self.SHOWN_ATTEMPTS :], max(100.0, *pcts)), style="magenta")
