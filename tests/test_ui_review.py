@@ -167,3 +167,18 @@ async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp
         await settle(pilot)
         assert "Question c00?" in cram.screen.query_one("#prompt", MarkdownView).source
         assert "cram: schedule untouched" in top_text(cram)
+
+
+async def test_f1_shows_and_hides_the_keys_even_from_an_answer_field(tmp_path, concept_deck):
+    from textual.widgets import HelpPanel, Input
+
+    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.screen.query_one(Input)
+        await type_keys(pilot, *"warp", "f1")
+        await settle(pilot)
+        assert app.screen.query(HelpPanel) and field.value == "warp"
+        await type_keys(pilot, "f1")
+        await settle(pilot)
+        assert not app.screen.query(HelpPanel)

@@ -53,7 +53,17 @@ class DrillApp(Routes, App[int]):
     CSS_PATH = "drill.tcss"
     TITLE = "drill"
     ENABLE_COMMAND_PALETTE = True  # ctrl+p: every command of the screen by name
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("f1", "toggle_keys", "Keys", id="app.keys", priority=True),
+    ]
+
+    def action_toggle_keys(self) -> None:
+        """F1: the panel of every key this screen takes (and the focused field's), or hide it again."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     def __init__(
         self,
