@@ -166,6 +166,23 @@ def parse_query(query: str) -> tuple[list[tuple[str, str]], list[str]]:
     return filters, texts
 
 
+def unknown_filters(index: CardIndex, query: str) -> list[str]:
+    """Words on each topic:, kind: or is: filter of the query that no value starts with, naming the values."""
+    out = []
+    for key, value in parse_query(query)[0]:
+        if key not in ("topic", "kind", "is"):
+            continue
+        known = sorted(index.by[key])
+        if key == "kind":
+            value = _kind(value)
+            names = sorted({SHORT_KINDS.get(k, k) for k in known})
+        else:
+            names = known
+        if not any(k.startswith(value) for k in known):
+            out.append(f"no {key} {value!r} ({key}: takes {', '.join(names)})")
+    return out
+
+
 def matches(index: CardIndex, query: str) -> list[str]:
     """Every card id the query finds, due cards first, then by id. All words and filters must hold.
 

@@ -48,12 +48,36 @@ def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list
     ranked = sorted((t["lab"], i) for i, (_, t) in enumerate(topics) if t.get("lab") is not None)
     ranked += [(None, i) for i, (_, t) in enumerate(topics) if t.get("lab") is None]
     rank = {topics[i][0]: r for r, (_, i) in enumerate(ranked)}
-    by_topic: dict[str, list[str]] = {}
+    by_topic: dict[str, list[Card]] = {}
     for card in new:
-        by_topic.setdefault(card.topic, []).append(card.id)
+        by_topic.setdefault(card.topic, []).append(card)
     # Topics missing from the topic list (only possible for hand-made cards) come last.
-    rounds = zip_longest(*(by_topic[t] for t in sorted(by_topic, key=lambda t: rank.get(t, len(rank)))))
+    ordered = sorted(by_topic, key=lambda t: rank.get(t, len(rank)))
+    rounds = zip_longest(*(_kinds_in_turn(by_topic[t], turn) for turn, t in enumerate(ordered)))
     return [cid for one_round in rounds for cid in one_round if cid is not None]
+
+
+# Within a topic the kinds take turns, each topic starting one kind further on, so that the first day's
+# cards are not all concepts (most topics open with one); kernel cards, which want a GPU, come last.
+KIND_TURNS = ("concept", "diagnosis", "memory_ledger", "shape_trace")
+
+
+def _kinds_in_turn(cards: list[Card], turn: int) -> list[str]:
+    """A topic's card ids, kinds in turn from KIND_TURNS[turn], each kind's cards in deck order."""
+    from itertools import zip_longest
+
+    by_kind: dict[str, list[str]] = {}
+    for card in cards:
+        by_kind.setdefault(card.kind, []).append(card.id)
+
+    def place(kind: str) -> int:
+        if kind not in KIND_TURNS:
+            return len(KIND_TURNS) + (kind == "kernel")
+        return (KIND_TURNS.index(kind) - turn) % len(KIND_TURNS)
+
+    turns = [by_kind[k] for k in sorted(by_kind, key=place) if k in KIND_TURNS]
+    rest = [cid for k in sorted(by_kind, key=place) if k not in KIND_TURNS for cid in by_kind[k]]
+    return [cid for one_round in zip_longest(*turns) for cid in one_round if cid is not None] + rest
 
 
 def build_queue(
@@ -70,7 +94,8 @@ def build_queue(
 
     `new_order` picks which new cards come first:
       lab     one card per topic in turn, topics in the order of the labs, then the
-              topics without a lab in the topic list's order; each topic's cards in deck order
+              topics without a lab in the topic list's order; within a topic the card kinds
+              take turns (KIND_TURNS), kernel cards last, each kind's cards in deck order
       random  a shuffle fixed by `seed`: the same seed gives the same cards (pass one
               made from the study day so a restart shows the same new cards)
       deck    the order the cards come in (deck files alphabetically, cards top to bottom)
@@ -80,19 +105,27 @@ def build_queue(
     repeats: list[str] = []
     due: list[tuple[dt.date, str]] = []
     new: list[Card] = []
+    # Today's plan of new cards is drawn from the cards still new and those introduced today, so that a
+    # restart mid-day keeps it (the lab order deals topics in turns: drawn from the rest alone, it would
+    # start a fresh round and put another card where the next planned one was).
+    pool: list[Card] = []
     for card in cards:
         state = states.get(card.id)
+        if state is not None and state.introduced_on == today:
+            pool.append(card)
         if state is not None and (state.suspended or (state.buried_until and state.buried_until > today)):
             continue
         if state is None or state.is_new:
             new.append(card)
+            pool.append(card)
         elif state.repeat_pending and state.last_review_day == today:
             repeats.append(card.id)
         elif state.sm2.due is not None and state.sm2.due <= today:
             due.append((state.sm2.due, card.id))
     due.sort()
     room = max(0, new_limit - new_done_today)
-    fresh = _new_card_order(new, new_order, seed)[:room] if room and new else []
+    still_new = {card.id for card in new}
+    fresh = [cid for cid in _new_card_order(pool, new_order, seed) if cid in still_new][:room] if room and new else []
     return repeats + [cid for _, cid in due] + fresh
 
 

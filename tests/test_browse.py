@@ -250,3 +250,22 @@ def test_card_history_without_a_database(tmp_path):
 def test_the_search_is_domain_code_without_textual():
     code = "import sys, drill.browse; sys.exit('textual' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("kind:bogus", ["no kind 'bogus' (kind: takes concept, diagnosis, ledger, shapes)"]),
+        ("kind:diag", []),  # the start of a kind
+        ("topic:nowhere warp", ["no topic 'nowhere'"]),
+        ("is:nonsense", ["no is 'nonsense'"]),
+        ("tag:anything kind:diagnosis", []),  # tags are free; a known kind says nothing
+    ],
+)
+def test_a_filter_no_value_starts_with_is_named_with_the_values_it_takes(index, query, words):
+    from drill.browse import unknown_filters
+
+    found = unknown_filters(index, query)
+    assert len(found) == len(words)
+    for got, want in zip(found, words):
+        assert got.startswith(want)

@@ -146,7 +146,7 @@ def test_schedule_after_a_mock():
     assert new.sm2.due == TODAY + dt.timedelta(days=1) and new.introduced_on == TODAY
 
 
-def test_the_recorder_saves_each_answer_and_the_report(tmp_path):
+def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
     cards = deck()
     store = Store(tmp_path)
     clock = Clock()
@@ -174,6 +174,10 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path):
     assert report["questions"][0]["answer"] == "not sure" and report["questions"][0]["expected"] == "answer serving-c0"
     assert [t["topic"] for t in report["study_next"]] == ["moe", "gemm", "serving"]  # ties: weaker first
     store.close()
+    from drill.cli import main
+
+    assert main(["--data-dir", str(tmp_path), "mock", "--list"]) == 0
+    assert "ended early" in capsys.readouterr().out  # the words the report and the stats screen use
 
 
 def test_a_ledger_question_in_the_report_shows_the_numbers_it_was_asked_with():

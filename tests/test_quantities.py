@@ -205,3 +205,26 @@ def test_the_reader_of_quantities_stands_alone():
 def test_the_calculators_import_nothing_from_cards():
     loaded = _drill_modules_after("import drill.calc.cli, drill.calc.expressions, drill.calc.checks")
     assert not {m for m in loaded if m.startswith("drill.cards")}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2300 tokens/s", 2300),
+        ("2300 tok/s", 2300),
+        ("2300 tokens per second", 2300),
+        ("1.2k requests", 1200),
+        ("64 sequences", 64),
+        ("8 GPUs", 8),
+    ],
+)
+def test_a_count_may_name_what_it_counts(text, value):
+    q = parse_quantity(text, expect="count")
+    assert q.value == value and q.dimension in (None, "count")
+
+
+def test_a_counted_noun_is_no_unit_of_another_dimension():
+    with pytest.raises(QuantityError):
+        parse_quantity("2300 tokens/s", expect="bytes")
+    with pytest.raises(QuantityError):
+        parse_quantity("5 parsecs", expect="count")

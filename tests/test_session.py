@@ -240,3 +240,35 @@ def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_fir
     assert focused_queue(cards, states, today, ["a"], new_limit=5) == ["a1"]  # a0 is not due, a2 suspended
     assert focused_queue(cards, states, today, ["a"], cram=True) == ["a1", "a0"]
     assert focused_queue(cards, states, today, [], cram=True) == ["a1", "b0", "a0", "b1", "b2"]  # b0 is due sooner
+
+
+@pytest.mark.parametrize("order", ["lab", "random", "deck"])
+def test_a_restart_mid_day_keeps_the_days_plan_of_new_cards(bundled_cards, order):
+    planned = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order=order, seed=TODAY.toordinal())
+    graded = {
+        cid: CardState(cid, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY)
+        for cid in planned[:9]
+    }
+    after = build_queue(
+        bundled_cards.values(), graded, TODAY, new_limit=10, new_done_today=9, new_order=order, seed=TODAY.toordinal()
+    )
+    assert after == planned[9:]  # the tenth planned card, not the first of a fresh round
+    tomorrow = TODAY + dt.timedelta(1)
+    nxt = build_queue(bundled_cards.values(), graded, tomorrow, new_limit=10, new_order=order, seed=TODAY.toordinal())
+    assert planned[9] in nxt and not set(planned[:9]) & set(nxt[-10:])  # a new day plans from what is left
+
+
+def test_the_first_day_in_lab_order_holds_every_checked_kind(bundled_cards):
+    q = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order="lab")
+    kinds = [bundled_cards[cid].kind for cid in q]
+    assert {"concept", "diagnosis", "memory_ledger", "shape_trace"} <= set(kinds), kinds
+    assert "kernel" not in kinds  # a topic's kernel cards wait until its other cards are in
+
+
+def test_lab_order_deals_a_topics_kinds_in_turn_and_its_kernel_cards_last():
+    def card(cid, kind):
+        return Card(id=cid, kind=kind, topic="memory-accounting", prompt="p", answer="a")
+
+    cs = [card("k1", "kernel"), card("c1", "concept"), card("c2", "concept"), card("d1", "diagnosis")]
+    cs += [card("l1", "memory_ledger")]
+    assert build_queue(cs, {}, TODAY, new_limit=10, new_order="lab") == ["c1", "d1", "l1", "c2", "k1"]

@@ -144,7 +144,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for i, at, status, score, minutes in mocks:
         shown = "-" if score is None else f"{score:.0%}"
-        print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {status:<9} {shown:>5}")
+        words = {"time_up": "time up", "quit": "ended early"}.get(status, status)  # as the report and stats say
+        print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {words:<11} {shown:>5}")
     return 0
 
 

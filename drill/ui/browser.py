@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -145,8 +146,13 @@ class BrowserScreen(Screen[None]):
             table.move_cursor(row=row, scroll=True)
             self.show_detail(self.found[row])
         else:
+            from drill.browse import unknown_filters
+
             self.shown = None
-            self.query_one("#dinfo", Static).update("No card matches. Each word and filter must hold.")
+            unknown = "\n".join(escape(words) for words in unknown_filters(self.index, query))
+            self.query_one("#dinfo", Static).update(
+                "No card matches. Each word and filter must hold." + (f"\n{unknown}" if unknown else "")
+            )
             self.query_one("#dhist", Static).update("")
 
     def update_top(self) -> None:
@@ -165,7 +171,7 @@ class BrowserScreen(Screen[None]):
         due = state.sm2.due.isoformat() if state is not None and seen and state.sm2.due else ""
         return [
             Text(card_id if len(card_id) <= self.id_width else card_id[: self.id_width - 1] + "…"),
-            Text(card.topic),
+            Text(card.topic if len(card.topic) <= FIXED_WIDTHS["topic"] else card.topic[:15] + "…"),
             Text(SHORT_KINDS.get(card.kind, card.kind)),
             Text(table_state(labels)),
             Text(due),
@@ -195,7 +201,8 @@ class BrowserScreen(Screen[None]):
         state = self.index.states.get(card_id)
         lines = [f"[b]{escape(card_id)}[/b]  {escape(card.kind.replace('_', ' '))} · {escape(card.deck)}"]
         width = max(20, self.app.size.width - HISTORY_WIDTH - 3)
-        prompt = textwrap.wrap(" ".join(card.prompt.split()), width) or [""]
+        plain = re.sub(r"\*\*|__|`", "", card.prompt)  # the prompt's markdown emphasis, not shown as such here
+        prompt = textwrap.wrap(" ".join(plain.split()), width) or [""]
         shown = prompt[:PROMPT_LINES]
         if len(prompt) > PROMPT_LINES:
             shown[-1] = shown[-1][: width - 2] + " …"

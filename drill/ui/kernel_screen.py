@@ -63,7 +63,7 @@ class KernelScreen(Screen[int | None]):
     KernelScreen.narrow #kmain { layout: vertical; }
     KernelScreen.narrow #kleft { width: 1fr; height: 1fr; }
     KernelScreen.narrow #kprompt-box { max-height: 5; }
-    KernelScreen.narrow #kside { width: 1fr; height: 7; min-width: 0; border-left: none; border-top: solid $panel; }
+    KernelScreen.narrow #kside { width: 1fr; height: 40%; min-height: 7; min-width: 0; border-left: none; border-top: solid $panel; }
     """
     NARROW_BELOW = 110  # columns: below this the verdict goes under the editor, which keeps the full width
 
@@ -279,6 +279,7 @@ class KernelScreen(Screen[int | None]):
         self.query_one("#kverdict", Static).update(
             render_verdict(verdict, message.source, self.target_pct, self.suggested)
         )
+        self.query_one("#kside", VerticalScroll).scroll_home(animate=False)  # the outcome is its first line
         if self.store is not None:
             try:
                 self.store.record_kernel_attempt(self.card.id, message.source, verdict.to_json())

@@ -234,7 +234,7 @@ class MockHistory(Static):
     """The newest mock interviews: when, how long, how they ended and their score."""
 
     SHOWN = 8
-    ENDINGS = {"finished": "finished", "time_up": "time up", "quit": "stopped"}
+    ENDINGS = {"finished": "finished", "time_up": "time up", "quit": "ended early"}
 
     def __init__(self, history: Sequence[Mapping[str, Any]] | None, count: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -22,6 +22,14 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
     """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
     out = Text()
     lines = source.splitlines()
+    # the outcome first, where a short pane shows it; the evidence for it below
+    head = one_line(v) + (f" · suggested grade {suggested}" if suggested is not None else "")
+    style = (
+        "bold green"
+        if v.correct and v.compiled is not False
+        else ("bold red" if v.correct is False or v.compiled is False else "bold yellow")
+    )
+    out.append(head + "\n", style=style)
     out.append(f"{v.device or 'judge'}\n", style="dim")
     if v.compiled is False:
         out.append("did not compile\n", style="bold red")
