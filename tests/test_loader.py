@@ -247,3 +247,34 @@ def test_a_missing_deck_path_is_named_without_a_line_or_card(capsys, tmp_path):
     missing = tmp_path / "nowhere.yaml"
     assert main(["check", str(missing)]) == 1
     assert capsys.readouterr().out.strip() == f"{missing}: no such file or folder"
+
+
+GOOD = """  - id: {id}
+    kind: concept
+    topic: gpu-arch
+    prompt: "What is {id}?"
+    answer: "It is {id}."
+    sources: [FACTS.md]
+"""
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        '    prompt: "an unclosed quote\n    answer: a\n',  # a syntax error inside one card
+        "    prompt: p\n    answer: a\n    tags: " + "[" * 1000 + "]" * 1000 + "\n",  # deeper than the reader goes
+    ],
+    ids=["unclosed-quote", "nested-1000"],
+)
+def test_a_card_the_yaml_reader_refuses_costs_only_that_card(tmp_path, broken):
+    text = "deck: Mixed\ncards:\n" + GOOD.format(id="before") + "  - id: bad\n    kind: concept\n    topic: gpu-arch\n"
+    text += broken + GOOD.format(id="after")
+    (tmp_path / "mixed.yaml").write_text(text)
+    decks = load_decks([tmp_path])
+    mine = {cid: c for cid, c in decks.cards.items() if c.path.name == "mixed.yaml"}
+    assert set(mine) == {"before", "after"}
+    assert mine["after"].line == text.splitlines().index("  - id: after") + 1  # lines as in the file
+    assert mine["before"].deck == "Mixed"
+    (problem,) = [p for p in decks.problems if p.path.endswith("mixed.yaml")]
+    assert problem.card_id == "bad" and "YAML" in problem.message
+    assert 9 <= problem.line <= 14  # at the broken card (or where its chunk ends, for an unclosed quote)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from drill import paths
 from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
 from drill.cards.model import Card, Problem
+from drill.cards.salvage import each_card_alone
 
 # YAML is imported only where a deck or the topic list is parsed: a start from the deck cache
 # (load_decks_cached) never imports it.
@@ -120,15 +121,21 @@ def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
 
 
 def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
-    import yaml
-
-    from drill.cards.yaml_guards import FILE_MAX_DEPTH, _file_shape
 
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
+    return _load_text(text, path, salvage=True)
+
+
+def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | Problem]:
+    import yaml
+
+    from drill.cards.yaml_guards import FILE_MAX_DEPTH, _file_shape
+
+    where = str(path)
     shape = _file_shape(text)
     if shape.too_deep_at is not None:
         message = f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
@@ -138,6 +145,9 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
         try:
             root = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
+            cards = each_card_alone(text, path, _load_text) if salvage else None
+            if cards is not None:  # the cards around the broken one still load
+                return cards
             return [Problem(where, _line(exc), "-", f"YAML syntax error: {_yaml_message(exc)}")]
         except yaml.reader.ReaderError as exc:
             line = text.count("\n", 0, max(0, exc.position)) + 1
