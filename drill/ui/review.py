@@ -20,7 +20,7 @@ from textual.widgets import Static
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView, load_markdown
-from drill.ui.review_commands import ReviewCommands
+from drill.ui.review_commands import ReviewCommands, done_text
 from drill.ui.screen_keys import KeysFooter, PageKeys, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         prompt = self.query_one("#prompt", MarkdownView)
         gradebar = self.query_one("#gradebar", Static)
         if card is None:
-            prompt.show(self.empty_text())
+            prompt.show(done_text(self.practice.session))
             gradebar.update("[b]q[/b] quit", layout=False)
             return
         prompt.show(form.prompt_markdown() if form else card.prompt)
@@ -254,29 +254,6 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             return None
-
-    def empty_text(self) -> str:
-        session = self.practice.session
-        upcoming = [
-            s.sm2.due
-            for cid, s in session.states.items()
-            if s.sm2.due and s.sm2.due > session.today and not s.suspended and cid in session.cards
-        ]
-        scope = f" in {', '.join(session.topics)}" if session.topics else ""
-        what = "crammed" if session.cram else "reviewed"
-        head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
-        if session.topics and not session.done:
-            again = " ".join(f"--topic {t}" for t in session.topics)
-            head += (
-                f"Nothing in {', '.join(session.topics)} is due or new today. To go over them anyway, without"
-                f" touching the schedule: `drill {again} --cram`.\n\n"
-            )
-        if upcoming:
-            nxt = min(upcoming)
-            days = (nxt - session.today).days
-            when = "tomorrow" if days == 1 else f"in {days} days"
-            return head + f"The next card is due **{when}** ({nxt.isoformat()})."
-        return head + "No card is scheduled yet."
 
     async def reveal_answer(self) -> None:
         card = self.card

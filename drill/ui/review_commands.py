@@ -115,3 +115,27 @@ class ReviewCommands:
             KernelScreen(card, store=store, data_dir=self.practice.data_dir, judge=self.practice.judge()), graded
         )
         return True
+
+
+def done_text(session: Any) -> str:
+    """The review screen's words once the queue is empty: what was done, what is next."""
+    upcoming = [
+        s.sm2.due
+        for cid, s in session.states.items()
+        if s.sm2.due and s.sm2.due > session.today and not s.suspended and cid in session.cards
+    ]
+    scope = f" in {', '.join(session.topics)}" if session.topics else ""
+    what = "crammed" if session.cram else "reviewed"
+    head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
+    if session.topics and not session.done:
+        again = " ".join(f"--topic {t}" for t in session.topics)
+        head += (
+            f"Nothing in {', '.join(session.topics)} is due or new today. To go over them anyway, without"
+            f" touching the schedule: `drill {again} --cram`.\n\n"
+        )
+    if upcoming:
+        nxt = min(upcoming)
+        days = (nxt - session.today).days
+        when = "tomorrow" if days == 1 else f"in {days} days"
+        return head + f"The next card is due **{when}** ({nxt.isoformat()})."
+    return head + "No card is scheduled yet."
