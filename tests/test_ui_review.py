@@ -182,3 +182,23 @@ async def test_f1_shows_and_hides_the_keys_even_from_an_answer_field(tmp_path, c
         await type_keys(pilot, "f1")
         await settle(pilot)
         assert not app.screen.query(HelpPanel)
+
+
+async def test_undo_brings_back_the_answer_that_was_typed(tmp_path, concept_deck):
+    from textual.widgets import Input
+
+    data = tmp_path / "data"
+    app = DrillApp(data, [concept_deck(2)], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, *"warps of 32", "enter")
+        await settle(pilot)
+        await type_keys(pilot, "3")
+        await settle(pilot)
+        assert "Question c01?" in app.screen.query_one("#prompt", MarkdownView).source
+        assert app.screen.query_one(Input).value == ""
+        await type_keys(pilot, "ctrl+z")
+        await settle(pilot)
+        assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
+        assert app.screen.query_one(Input).value == "warps of 32" and not app.screen.revealed
+        assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]

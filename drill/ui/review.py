@@ -83,6 +83,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         self.shown_at = time.monotonic()
         self.form: Any = None
         self._resumed = False
+        self.typed: dict[str, list[str]] = {}  # what was in the fields when each card was graded, for ctrl+z
 
     def compose(self) -> ComposeResult:
         card = self.card
@@ -343,6 +344,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         if store is None:
             return
         card = self.card
+        self.typed[card.id] = [box.value for box in self.form.inputs()] if self.form is not None else []
         graded = self.practice.session.grade(
             store,
             grade,
@@ -365,6 +367,10 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         what = {"suspend": "suspension", "bury": "burial"}.get(getattr(last, "how", ""), "grade")
         self.notify(f"undid the {what} of {last.card_id}")
         await self.show_current()
+        typed = self.typed.pop(last.card_id, [])
+        if self.form is not None and self.card is not None and self.card.id == last.card_id and any(typed):
+            for box, value in zip(self.form.inputs(), typed):  # the answer as it was, to check or change again
+                box.value = value
 
     async def action_suspend(self) -> None:
         await self._set_aside("suspend", "suspended {} · ctrl+z undoes it")
