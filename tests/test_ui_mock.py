@@ -179,3 +179,22 @@ async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_dec
         await type_keys(pilot, "escape")
         await settle(pilot)
         assert not isinstance(app.screen, MockSetupScreen)
+
+
+async def test_a_rubric_point_not_ticked_shows_an_empty_box():
+    from textual.app import App
+
+    from drill.ui.mock_screen import Checklist
+
+    class One(App[None]):
+        def compose(self):
+            yield Checklist(("names the roofline", 0), ("measures it", 1), id="list")
+
+    app = One()
+    async with app.run_test(size=(60, 6)) as pilot:
+        checklist = app.query_one(Checklist)
+        checklist.select(1)
+        await pilot.pause()
+        lines = [checklist.render_line(y).text for y in range(2)]
+        assert lines[0].startswith("▐ ▌") and "names the roofline" in lines[0]
+        assert lines[1].startswith("▐X▌") and "measures it" in lines[1]

@@ -7,10 +7,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widgets import Footer, SelectionList, Static
 
 from drill.ui.answering import AnswerForm
@@ -33,6 +35,18 @@ class Checklist(SelectionList[int]):
     """The rubric points to tick: space ticks, enter goes on to the next question."""
 
     BINDINGS = [Binding("enter", "screen.next", "Next question", show=False)]
+
+    def render_line(self, y: int) -> Strip:
+        """A point not ticked shows an empty box (Textual draws an X in both states, told apart by colour)."""
+        strip = super().render_line(y)
+        index = self.scroll_offset.y + y
+        if index >= self.option_count or self.get_option_at_index(index).value in self.selected:
+            return strip
+        segments = list(strip)
+        if len(segments) > 1 and segments[1].text.strip():
+            segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
+            return Strip(segments, strip.cell_length)
+        return strip
 
 
 def clock_text(seconds: float) -> str:
