@@ -145,6 +145,8 @@ def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(t
     assert app.chosen_topics(cards, ["GPU-ARCH"], None, dt.date(2026, 5, 10)) == ["gpu-arch"]
     with pytest.raises(UnknownTopic, match=r"did you mean gpu-arch\?"):
         app.chosen_topics(cards, ["GPU-ARHC"], None, dt.date(2026, 5, 10))
+    with pytest.raises(UnknownTopic, match=r"'cooking' \(topics: gpu-arch\)"):  # nothing close: every topic
+        app.chosen_topics(cards, ["cooking"], None, dt.date(2026, 5, 10))
 
 
 async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp_path, concept_deck):

@@ -44,8 +44,9 @@ class UnknownTopic(LookupError):
     def __init__(self, topic: str, topics: Iterable[str]) -> None:
         import difflib
 
-        close = difflib.get_close_matches(topic.lower(), sorted(set(topics)), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        known = sorted(set(topics))
+        close = difflib.get_close_matches(topic.lower(), known, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else f" (topics: {', '.join(known)})"
         super().__init__(f"no cards in topic {topic!r}{hint}")
 
 
