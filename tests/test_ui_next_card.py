@@ -231,3 +231,28 @@ def test_every_bundled_plain_prompt_looks_as_rich_markdown_draws_it():
     assert len(plain) > 100
     for text in plain:
         assert rendered(markdown(text), 78) == rendered(Markdown(text, code_theme="monokai", hyperlinks=False), 78)
+
+
+async def test_a_concept_answer_longer_than_its_field_is_shown_whole_under_it(tmp_path, concept_deck):
+    import datetime as dt
+
+    from textual.widgets import Input, Static
+
+    from drill.ui.app import DrillApp
+    from tests.conftest import FixedClock, settle, type_keys
+
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(dt.datetime(2026, 5, 10, 12)))
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        whole = app.screen.query_one("#typed-whole", Static)
+        await type_keys(pilot, *"short")
+        await settle(pilot)
+        assert str(whole.render()) == ""
+        sentence = " and the warp shuffles reduce within a warp before one atomic per block"
+        await type_keys(pilot, *sentence)
+        await settle(pilot)
+        assert str(whole.render()) == "short" + sentence  # all of it, though the field shows its end
+        assert app.screen.query_one(Input).value == "short" + sentence
+        await type_keys(pilot, "enter", "4")
+        await settle(pilot)
+        assert str(app.screen.query_one("#typed-whole", Static).render()) == ""  # the next card starts clean

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
 
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
@@ -144,10 +144,33 @@ class AnswerForm(Vertical):
 
 
 class ConceptForm(AnswerForm):
-    """An explanation: typed (kept in the log beside the grade) or said out loud; enter shows the answer."""
+    """An explanation: typed (kept in the log beside the grade) or said out loud; enter shows the answer.
+
+    The field is one line; an answer longer than it is shown whole, wrapped, under it as it is typed.
+    """
+
+    DEFAULT_CSS = "ConceptForm { height: auto; } ConceptForm #typed-whole { color: $text-muted; height: auto; }"
 
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [("Your answer (type it, or say it out loud and press enter):", "optional: a sentence or two", "typed")]
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        whole = Static("", id="typed-whole")
+        whole.display = False
+        yield whole
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        whole = self.query_one("#typed-whole", Static)
+        long = len(event.value) >= max(10, event.input.content_size.width - 1)
+        whole.update(escape(event.value) if long else "")
+        whole.display = long
+
+    def take_card(self, other: AnswerForm) -> None:
+        super().take_card(other)
+        whole = self.query_one("#typed-whole", Static)
+        whole.update("")
+        whole.display = False
 
     def check(self, seconds: float) -> FormVerdict:
         typed = self.query_one("#typed", Input).value.strip()
