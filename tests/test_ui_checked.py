@@ -206,3 +206,17 @@ async def test_a_blank_number_is_checked_as_wrong(tmp_path, write_deck):
         await settle(pilot)
         assert "0/1 right" in str(app.screen.query_one("#verdict", Static).render())
         assert app.screen.revealed
+
+
+async def test_a_right_reading_with_no_next_experiment_suggests_4_at_most(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-diag")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one(OptionList).focus()
+        await pilot.pause()
+        await type_keys(pilot, *["down"] * app.screen.form.choices.index("memory-bound"), "enter", "enter")
+        await settle(pilot)
+        verdict = str(app.screen.query_one("#verdict", Static).render())
+        assert "you chose memory-bound" in verdict and "No next experiment written" in verdict
+        assert app.screen.suggested == 4

@@ -321,7 +321,11 @@ class DiagnosisForm(AnswerForm):
         summary = f"{mark} you chose {escape(choice or '(nothing)')}"
         if not ok:
             summary += f"; the evidence points to [b]{escape(self.card.fields['correct'])}[/b]"
-        summary += "\nNow compare your next experiment with the rubric below."
+        if experiment.strip():
+            summary += "\nNow compare your next experiment with the rubric below."
+        else:  # half the question unanswered: the reading alone earns at most a 4
+            grade = min(grade, 4)
+            summary += "\nNo next experiment written (half the question): 4 at most; the rubric below has one."
         return FormVerdict(
             grade, summary, {"choice": choice, "correct": ok, "experiment": experiment, "order": self.choices}
         )
