@@ -198,3 +198,15 @@ def test_a_ledger_question_in_the_report_shows_the_numbers_it_was_asked_with():
     assert "{{" not in unanswered and unanswered.endswith("*Not answered: shown with one draw of its numbers.*")
     concept = next(c for c in bundled_cards().values() if c.kind == "concept")
     assert sides(concept, {"typed": "x"}) == (concept.prompt, concept.answer)
+
+
+def test_mock_plan_on_the_command_line_says_it_is_one_draw(tmp_path, capsys):
+    from drill.cli import main
+
+    assert main(["--data-dir", str(tmp_path), "mock", "--plan", "--minutes", "10"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("a 10-minute mock: ") and "each mock draws its own questions" in out
+    assert main(["--data-dir", str(tmp_path), "mock", "--plan", "--minutes", "10", "--seed", "5"]) == 0
+    first = capsys.readouterr().out
+    assert main(["--data-dir", str(tmp_path), "mock", "--plan", "--minutes", "10", "--seed", "5"]) == 0
+    assert capsys.readouterr().out == first and "draws its own" not in first  # a fixed seed is one plan

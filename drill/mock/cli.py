@@ -122,6 +122,8 @@ def _plan(args: argparse.Namespace) -> int:
     print(f"a {plan.minutes}-minute mock: {len(plan.questions)} questions, {plan.planned_minutes} minutes planned")
     for i, q in enumerate(plan.questions, 1):
         print(f"  {i:2d}. {q.minutes:2d} min  {q.kind:<13} {q.topic:<20} {q.card_id}")
+    if args.seed is None:
+        print("one draw of the kinds and topics a mock holds: each mock draws its own questions, weak topics first")
     return 0
 
 
