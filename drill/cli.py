@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -198,9 +199,23 @@ def no_arguments() -> argparse.Namespace:
     return argparse.Namespace(**defaults, cram=False, command=None)
 
 
+def attach_negative_values(argv: list[str]) -> list[str]:
+    """`--params -7B` as `--params=-7B`: argparse takes a value such as -7B for an option and says the flag
+    lacks its argument; attached, the value reaches its check, which can say what is wrong with it."""
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and re.match(r"-\.?\d", token):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # the daily start: the review app, every option at its default
         return _run(no_arguments(), {})
+    own_process = argv is None  # run as `drill`, not called from Python
+    argv = attach_negative_values(list(sys.argv[1:] if argv is None else argv))
     parser, handlers = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is not None and args.command != "mock":
@@ -214,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.card is not None and (args.topic or args.weak):
         parser.error("--card opens one card; leave out --topic and --weak")
     code = _run(args, handlers)
-    if argv is None and args.command == "kernel" and getattr(args, "kernel_command", None) == "run":
+    if own_process and args.command == "kernel" and getattr(args, "kernel_command", None) == "run":
         # `drill kernel run` as its own process: the verdict is printed and the attempt committed, so skip the
         # interpreter's teardown of everything imported (about 0.1 s of a cold verdict)
         for stream in (sys.stdout, sys.stderr):

@@ -233,3 +233,12 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     assert out == ""
     assert len(err.strip().splitlines()) == 1, err
     assert fragment in err
+
+
+def test_a_negative_count_after_its_flag_is_named_as_negative(capsys):
+    from drill.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["calc", "zero", "--params", "-7B", "--gpus", "64", "--stage", "1"])
+    assert stop.value.code == 2
+    assert "--params: must not be negative: -7B" in capsys.readouterr().err

@@ -147,3 +147,17 @@ def test_version_prints_the_package_version_and_exits_0(capsys):
         cli.main(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"drill {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "attached"),
+    [
+        (["calc", "zero", "--params", "-7B"], ["calc", "zero", "--params=-7B"]),
+        (["--new-per-day", "-.5"], ["--new-per-day=-.5"]),
+        (["--new-per-day", "3"], ["--new-per-day", "3"]),
+        (["--params=-7B", "-3"], ["--params=-7B", "-3"]),  # already attached: left alone
+        (["kernel", "run", "reduce", "-f", "x.cu"], ["kernel", "run", "reduce", "-f", "x.cu"]),
+    ],
+)
+def test_a_value_that_starts_with_a_minus_stays_with_its_option(argv, attached):
+    assert cli.attach_negative_values(argv) == attached
