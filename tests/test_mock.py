@@ -210,3 +210,25 @@ def test_mock_plan_on_the_command_line_says_it_is_one_draw(tmp_path, capsys):
     first = capsys.readouterr().out
     assert main(["--data-dir", str(tmp_path), "mock", "--plan", "--minutes", "10", "--seed", "5"]) == 0
     assert capsys.readouterr().out == first and "draws its own" not in first  # a fixed seed is one plan
+
+
+def test_a_mock_cut_off_by_a_closed_terminal_is_closed_once_its_time_is_past(tmp_path, capsys):
+    from drill.cli import main
+
+    store = Store(tmp_path)
+    started = dt.datetime.now() - dt.timedelta(minutes=40)
+    mock = store.start_mock(started, 30, [])
+    store.save_mock_answer(mock, "a", position=1, topic="t", kind="concept", budget_s=60, status="answered", score=0.8)
+    store.save_mock_answer(mock, "b", position=2, topic="t", kind="concept", budget_s=60, status="pending")
+    recent = store.start_mock(dt.datetime.now() - dt.timedelta(minutes=5), 30, [])  # may still be sat elsewhere
+    assert store.close_abandoned_mocks(dt.datetime.now()) == [mock]
+    row, answers = store.mock(mock)
+    assert row.status == "quit" and abs(row.score - 0.4) < 1e-9
+    assert [a.status for a in answers] == ["answered", "unanswered"]
+    assert store.mock(recent)[0].status == "running"
+    assert store.close_abandoned_mocks(dt.datetime.now()) == []  # closed once
+    store.close()
+    assert main(["--data-dir", str(tmp_path), "mock", "--list"]) == 0
+    assert "ended early" in capsys.readouterr().out
+    assert main(["--data-dir", str(tmp_path), "mock", "--report", str(mock)]) != 0
+    assert "it was cut off (the app closed mid-mock)" in capsys.readouterr().err

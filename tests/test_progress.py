@@ -112,6 +112,8 @@ def test_read_progress_from_a_real_store(tmp_path):
         mock, "c", position=1, topic="t", kind="concept", budget_s=60, spent_s=30, status="answered", score=0.5
     )
     store.save_mock_answer(mock, "d", position=2, topic="t", kind="concept", budget_s=60, status="unanswered")
+    # the planned question a follow-up took the place of: never asked, so it counts for nothing
+    store.save_mock_answer(mock, "e", position=3, topic="t", kind="concept", budget_s=60, status="pending")
     store.finish_mock(mock, dt.datetime(2026, 11, 22, 10), "time_up", 0.25, None)
     store.close()
     rows = read_progress(tmp_path, TODAY)

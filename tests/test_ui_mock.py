@@ -198,3 +198,25 @@ async def test_a_rubric_point_not_ticked_shows_an_empty_box():
         lines = [checklist.render_line(y).text for y in range(2)]
         assert lines[0].startswith("▐ ▌") and "names the roofline" in lines[0]
         assert lines[1].startswith("▐X▌") and "measures it" in lines[1]
+
+
+async def test_a_concept_answer_typed_but_never_assessed_is_kept_not_scored_zero(tmp_path, write_deck):
+    concepts = "cards:\n" + "".join(
+        f'  - {{id: q{i}, kind: concept, topic: gpu-arch, prompt: "Q{i}?", answer: "A{i}.", rubric: [one, two],'
+        f" sources: [s]}}\n"
+        for i in range(4)
+    )
+    data = tmp_path / "d"
+    app = DrillApp(data, [write_deck(concepts)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        first = screen.slot.card_id
+        screen.query(Input).first().value = "an answer whose rubric was never shown"
+        await type_keys(pilot, "ctrl+q")
+        await settle(pilot)
+    statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
+    assert set(statuses.values()) == {"unanswered"}  # not "answered" with 0 % for points never offered to tick
+    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert "an answer whose rubric was never shown" in answer and '"assessed": false' in answer
+    assert rows(data, "SELECT count(*) FROM review_log WHERE mode = 'mock'") == [(0,)]  # the schedule is untouched

@@ -78,6 +78,26 @@ def run(args: argparse.Namespace) -> int:
     return run_app(args)
 
 
+def _close_abandoned(data_dir: Path) -> None:
+    """Close the mocks a closed terminal left running, so that the list and reports show them."""
+    import datetime as dt
+
+    from drill.store.fast import DB_NAME
+
+    if not (data_dir / DB_NAME).exists():
+        return
+    try:
+        from drill.store.store import Store
+
+        store = Store(data_dir)
+        try:
+            store.close_abandoned_mocks(dt.datetime.now())
+        finally:
+            store.close()
+    except Exception:  # a read-only or locked database: the list shows what it can
+        pass
+
+
 def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
     import datetime as dt
 
@@ -86,6 +106,7 @@ def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
     from drill.store.fast import read_settings
 
     data_dir = paths.data_dir(getattr(args, "data_dir", None))
+    _close_abandoned(data_dir)
     roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
     cards = load_decks_cached(roots, data_dir).cards
     from drill.session import DEFAULT_ROLLOVER_HOUR, study_day
@@ -171,7 +192,10 @@ def _report(args: argparse.Namespace) -> int:
             raise PlanError(f"no finished mock {mock_id} (`drill mock --list` shows them)")
     report = mock_report_json(data_dir, mock_id)
     if report is None:
-        raise PlanError(f"mock {mock_id} has no stored report")
+        raise PlanError(
+            f"mock {mock_id} has no report: it was cut off (the app closed mid-mock); its answers are kept and"
+            " counted in its score and in your stats"
+        )
     text = render_html(report) if args.format == "html" else render_markdown(report)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

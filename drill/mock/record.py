@@ -33,6 +33,7 @@ class MockRecorder:
         self.store, self.run, self.cards, self.now, self.today = store, run, cards, now, today
         self.titles = dict(titles or {})
         self.weakness = dict(weakness or {})
+        store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
         self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
 

@@ -60,6 +60,28 @@ class MockRecords:
             row.report = json.dumps(report) if report is not None else None
             self._session.add(row)
 
+    def close_abandoned_mocks(self, now: dt.datetime, grace: dt.timedelta = dt.timedelta(minutes=2)) -> list[int]:
+        """Close, as ended early, every mock still running past its time plus `grace`: its app was closed or
+        killed mid-mock. The answers given stay; questions not answered count as unanswered (0) in its score."""
+        closed = []
+        with self._writing():
+            for row in self._session.exec(select(MockRow).where(MockRow.status == "running")).all():
+                started = dt.datetime.fromisoformat(row.started_at)
+                if started + dt.timedelta(minutes=row.minutes) + grace > now:
+                    continue  # may still be running in another window
+                answers = self._session.exec(select(MockAnswerRow).where(MockAnswerRow.mock_id == row.id)).all()
+                for answer in answers:
+                    if answer.status != "answered":
+                        answer.status = "unanswered"
+                        self._session.add(answer)
+                scores = [(a.score or 0.0) if a.status == "answered" else 0.0 for a in answers]
+                row.status, row.ended_at = "quit", now.isoformat(timespec="seconds")
+                row.score = sum(scores) / len(scores) if scores else None
+                self._session.add(row)
+                assert row.id is not None
+                closed.append(row.id)
+        return closed
+
     def mocks(self) -> list[MockRow]:
         """Every mock, newest first."""
         stmt = select(MockRow).order_by(col(MockRow.id).desc())

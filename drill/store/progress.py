@@ -106,7 +106,8 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
         mock_topics = _rows_or_none(
             conn,
             "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
-            " WHERE m.status != 'running' GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
+            # a planned question a follow-up took the place of stays pending: it was never asked
+            " WHERE m.status != 'running' AND a.status != 'pending' GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
         )
         for topic, mock_id, score, questions in mock_topics or []:
             out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))

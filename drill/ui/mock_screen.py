@@ -334,6 +334,9 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
             typed = form is not None and any(box.value.strip() for box in form.inputs())
             if form is None or not (typed or getattr(form, "chosen", None) is not None):
                 return
+            if slot.kind == "concept":  # its score is the rubric points the learner ticks, never shown yet:
+                slot.answer = dict(form.check(time.monotonic() - self.shown_at).record, assessed=False)
+                return  # kept with the question, which counts as unanswered rather than as 0 % answered
             self.verdict = form.check(time.monotonic() - self.shown_at)
         score, record, missed = self.score()
         self.run.submit(score, record, missed)

@@ -135,6 +135,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             for key, value in self.practice.settings_to_save.items():
                 store.set_setting(key, value)
             changed = store.sync_hashes({c.id: c.content_hash for c in self.practice.session.cards.values()})
+            store.close_abandoned_mocks(self.practice.clock())  # a mock cut off by a closed terminal
         except Exception as exc:  # shown to the learner; nothing is graded without a store
             from drill.store.errors import StoreError
 
