@@ -220,3 +220,36 @@ async def test_a_right_reading_with_no_next_experiment_suggests_4_at_most(tmp_pa
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose memory-bound" in verdict and "No next experiment written" in verdict
         assert app.screen.suggested == 4
+
+
+async def burst(app, keys):
+    """Queue every key at once, as a fast typist or a paste-like burst hands them to the terminal."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key({" ": "space"}.get(key, key), key if len(key) == 1 else None))
+
+
+async def test_a_burst_from_the_evidence_into_the_choices_and_the_experiment_loses_nothing(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-diag")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.screen.focused is app.screen.query_one("#body")  # a diagnosis opens on its evidence
+        down = ["down"] * app.screen.form.choices.index("memory-bound")
+        await burst(app, ["tab", *down, "enter", *"fuse it"])
+        await settle(pilot)
+        assert app.screen.form.choices[app.screen.form.chosen] == "memory-bound"
+        assert app.screen.query_one("#experiment", Input).value == "fuse it"
+        assert not app.screen.revealed
+
+
+async def test_enter_then_text_in_a_burst_goes_back_into_the_field(tmp_path, concept_deck):
+    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, *"warps", "escape")
+        await settle(pilot)
+        await burst(app, ["enter", *" of 32"])
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "warps of 32" and not app.screen.revealed

@@ -109,14 +109,19 @@ async def test_a_sentence_typed_into_any_field_changes_only_the_field(tmp_path, 
             else:
                 await type_keys(pilot, *text)
             assert field.value == text
-        # with no field focused (after esc), letters and digits go nowhere
+        # with no field focused (after esc, the page has the focus), letters and digits go nowhere
         await type_keys(pilot, "escape", *"sbuq012345")
-        await burst(pilot, list("sbuq 012345"))
+        await burst(pilot, list("sbuq012345"))
         await settle(pilot)
         assert app.is_running and app.screen.card.id == card
         assert not app.screen.revealed
         assert [f.value for f in fields] == typed
         assert schedule_snapshot(data) == before
+        # space goes back into the form, and what follows it in the same burst lands there, in order
+        await burst(pilot, list(" 42"))
+        await settle(pilot)
+        assert not app.screen.revealed and schedule_snapshot(data) == before
+        assert any(f.value.endswith("42") for f in fields) or card == "t-diag"  # a diagnosis goes back to its choices
 
 
 async def test_letters_on_the_choice_list_go_nowhere_and_enter_moves_on(tmp_path, write_deck):
@@ -188,7 +193,7 @@ async def test_space_and_enter_outside_a_field_never_check_a_form(tmp_path, writ
         field = app.screen.query_one("#ans1", Input)
         for key in ("space", "enter"):
             await type_keys(pilot, "escape")
-            assert app.screen.focused is None
+            assert app.screen.focused is app.screen.query_one("#body")  # the page: arrows scroll it
             await type_keys(pilot, key)  # outside a field: back into the form, not a check
             assert not app.screen.revealed and app.screen.focused is field
 

@@ -220,3 +220,25 @@ async def test_a_concept_answer_typed_but_never_assessed_is_kept_not_scored_zero
     ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
     assert "an answer whose rubric was never shown" in answer and '"assessed": false' in answer
     assert rows(data, "SELECT count(*) FROM review_log WHERE mode = 'mock'") == [(0,)]  # the schedule is untouched
+
+
+async def test_a_burst_of_space_and_down_ticks_each_rubric_point_it_passes():
+    from textual import events
+    from textual.app import App
+
+    from drill.ui.mock_screen import Checklist
+
+    class One(App[None]):
+        def compose(self):
+            yield Checklist(("one", 0), ("two", 1), ("three", 2), id="list")
+
+    app = One()
+    async with app.run_test(size=(60, 6)) as pilot:
+        checklist = app.query_one(Checklist)
+        checklist.focus()
+        await pilot.pause()
+        for key in ["space", "down", "space", "down", "space"]:  # all queued before any is handled
+            app.post_message(events.Key(key, " " if key == "space" else None))
+        await pilot.pause()
+        await pilot.pause()
+        assert sorted(checklist.selected) == [0, 1, 2]

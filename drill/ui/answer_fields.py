@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+from textual.containers import VerticalScroll
 from textual.widgets import Input, OptionList
 
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
@@ -46,8 +47,9 @@ class InOrderKeys:
             return
         if event.key in ("tab", "shift+tab"):
             form.step(self, -1 if event.key == "shift+tab" else 1)  # type: ignore[arg-type]
-        elif event.key == "escape":
-            self.screen.set_focus(None)  # type: ignore[attr-defined]
+        elif event.key == "escape":  # out of the form onto the page it is on (arrows scroll it)
+            page = next((a for a in self.ancestors if isinstance(a, Page)), None)  # type: ignore[attr-defined]
+            self.screen.set_focus(page)  # type: ignore[attr-defined]
         elif event.key == "enter":
             await self.field_done()
         elif event.is_printable:
@@ -114,3 +116,32 @@ class ChoiceList(InOrderKeys, OptionList):
         form = self.form
         if hasattr(form, "choose") and self.highlighted is not None and not form.submitted:
             form.choose(self.highlighted)
+
+
+class Page(VerticalScroll):
+    """A screen's scrolling body. A key it was handed after an earlier key of the same burst moved the focus
+    into the screen's answer form (tab, down, enter, then text typed at once) goes to that field, as typed."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        screen: Any = self.screen
+        form = getattr(screen, "form", None)
+        if screen.focused is self and form is not None and not form.submitted and form.fields():
+            # into the form now, not once the key has bubbled to the screen: the keys after it are already here
+            if event.key in ("tab", "shift+tab"):
+                event.stop()
+                event.prevent_default()
+                screen.action_next_field(-1 if event.key == "shift+tab" else 1)
+                return
+            if event.key in ("enter", "space"):  # back into the form, never a check (as the screens do)
+                event.stop()
+                event.prevent_default()
+                form.focus_first(empty=True)
+                return
+        target: Any = form.live_field() if form is not None else None
+        if target is None or screen.focused is self:
+            return  # the page's own key (it has focus): scroll, or let it bubble
+        if not (event.is_printable or target._bindings.key_to_bindings.get(event.key) or event.key in NAVIGATION_KEYS):
+            return
+        event.stop()
+        event.prevent_default()
+        await target.take_key(event)

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widgets import Footer, SelectionList, Static
 
+from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
@@ -35,6 +36,12 @@ class Checklist(SelectionList[int]):
     """The rubric points to tick: space ticks, enter goes on to the next question."""
 
     BINDINGS = [Binding("enter", "screen.next", "Next question", show=False)]
+
+    def action_select(self) -> None:
+        """Space ticks the point highlighted when it was pressed (Textual's list ticks the one highlighted when
+        its message is handled: in a burst, space down space ticked the last point twice and the first not)."""
+        if self.highlighted is not None:
+            self.toggle(self.get_option_at_index(self.highlighted))
 
     def render_line(self, y: int) -> Strip:
         """A point not ticked shows an empty box (Textual draws an X in both states, told apart by colour)."""
@@ -104,7 +111,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="mtop")
-        with VerticalScroll(id="mbody"):
+        with Page(id="mbody"):
             yield MarkdownView(id="mprompt")
             yield Vertical(id="mwork")
             yield Static(id="mverdict")

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
+from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView, load_markdown
 from drill.ui.review_commands import ReviewCommands, done_text
@@ -93,7 +94,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             # the field: each move of the focus restyles the page.
             self.AUTO_FOCUS = "AnswerInput"  # type: ignore[misc]
         yield Static(id="top")
-        with VerticalScroll(id="body"):
+        with Page(id="body"):
             yield MarkdownView(id="prompt")
             with Vertical(id="work"):
                 if self.form is not None:
@@ -336,7 +337,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             await self.action_reveal()
 
     def action_leave_input(self) -> None:
-        self.set_focus(None)
+        self.set_focus(self.query_one("#body"))  # the page: arrows scroll it, enter or space go back
 
     async def action_grade(self, grade: int) -> None:
         if self.card is None or not self.revealed:
