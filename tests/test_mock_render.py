@@ -108,7 +108,7 @@ def test_markdown_summary(report: dict[str, Any]) -> None:
     assert "**Score 49%**" in md
     assert "7 answered, 1 skipped, 2 unanswered of 10" in md
     assert "45 of 45 minutes used" in md
-    assert "ended when time ran out" in md
+    assert "time ran out" in md
 
 
 @pytest.mark.parametrize(("status", "words"), [("finished", "finished"), ("quit", "ended early")])

@@ -228,3 +228,11 @@ def test_a_counted_noun_is_no_unit_of_another_dimension():
         parse_quantity("2300 tokens/s", expect="bytes")
     with pytest.raises(QuantityError):
         parse_quantity("5 parsecs", expect="count")
+
+
+def test_a_multiple_reads_as_the_fraction_it_is():
+    assert parse_quantity("2.81x", expect="fraction").value == pytest.approx(2.81)
+    assert parse_quantity("2.81 ×", expect="fraction").value == pytest.approx(2.81)
+    assert parse_quantity("281%", expect="fraction").value == pytest.approx(2.81)
+    with pytest.raises(QuantityError):
+        parse_quantity("2.81 xx", expect="fraction")

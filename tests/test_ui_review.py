@@ -169,6 +169,7 @@ async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp
         await settle(pilot)
         assert "Question c00?" in cram.screen.query_one("#prompt", MarkdownView).source
         assert "cram: schedule untouched" in top_text(cram)
+        assert "topics: gpu-arch" in top_text(cram)  # the topics chosen stay in sight (--topic, --weak)
 
 
 async def test_f1_shows_and_hides_the_keys_even_from_an_answer_field(tmp_path, concept_deck):

@@ -105,7 +105,8 @@ def topic_chart(topics: Sequence[Mapping[str, Any]]) -> Chart:
         bars.append(
             Bar(
                 label=_shorten(title),
-                title=f"{title}: {percent(score)} over {topic.get('questions', 0)} questions",
+                title=f"{title}: {percent(score)} over {topic.get('questions', 0)} question"
+                + ("" if topic.get("questions", 0) == 1 else "s"),
                 x=PLOT_LEFT,
                 y=y,
                 width=width,

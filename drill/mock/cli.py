@@ -140,7 +140,8 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plan.as_json(), indent=2))
         return 0
-    print(f"a {plan.minutes}-minute mock: {len(plan.questions)} questions, {plan.planned_minutes} minutes planned")
+    n = len(plan.questions)
+    print(f"a {plan.minutes}-minute mock: {n} question{'' if n == 1 else 's'}, {plan.planned_minutes} minutes planned")
     for i, q in enumerate(plan.questions, 1):
         print(f"  {i:2d}. {q.minutes:2d} min  {q.kind:<13} {q.topic:<20} {q.card_id}")
     if args.seed is None:
@@ -167,8 +168,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for i, at, status, score, minutes in mocks:
         shown = "-" if score is None else f"{score:.0%}"
-        words = {"time_up": "time up", "quit": "ended early"}.get(status, status)  # as the report and stats say
-        print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {words:<11} {shown:>5}")
+        words = {"time_up": "time ran out", "quit": "ended early"}.get(status, status)  # as the report and stats say
+        print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {words:<12} {shown:>5}")
     return 0
 
 

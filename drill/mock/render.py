@@ -19,7 +19,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 STATUS_WORDS = {
     "finished": "finished",
-    "time_up": "ended when time ran out",
+    "time_up": "time ran out",
     "quit": "ended early",
 }
 

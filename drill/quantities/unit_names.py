@@ -115,6 +115,8 @@ def _simple_unit(text: str) -> list[Quantity]:
         return [Quantity(1.0, None)]
     if text == "%":
         return [Quantity(0.01, "fraction", "%")]
+    if text in ("x", "×"):  # "2.81x": a multiple, the fraction it is (2.81 = 281 %)
+        return [Quantity(1.0, "fraction", "×")]
     readings = _byte_readings(text)
     if text in _COUNT_SCALE:
         readings.append(Quantity(_COUNT_SCALE[text], None, text))

@@ -145,7 +145,8 @@ class MockSetupScreen(Screen[MockRequest | None]):
             self.plan = None
             box.update(f"[red]{escape(str(exc))}[/red]")
             return
-        lines = [f"[b]{len(self.plan.questions)} questions, {self.plan.planned_minutes} of {minutes} minutes:[/b]"]
+        n = len(self.plan.questions)
+        lines = [f"[b]{n} question{'' if n == 1 else 's'}, {self.plan.planned_minutes} of {minutes} minutes:[/b]"]
         for i, q in enumerate(self.plan.questions, 1):
             title = self.titles.get(q.topic, q.topic)
             lines.append(f"{i:2d}. {q.minutes:2d} min  {q.kind.replace('_', ' '):<13} {escape(title)}")

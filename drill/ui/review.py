@@ -184,6 +184,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         progress = f"done {session.done} · left {session.left}"
         saved = f" · {session.saved} saved" if session.saved else ""
         mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
+        mode += f"  [i]topics: {escape(', '.join(session.topics))}[/i]" if session.topics else ""
         self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}{mode}")
 
     async def show_current(self, *, composed: bool = False) -> None:
