@@ -232,3 +232,23 @@ def test_a_mock_cut_off_by_a_closed_terminal_is_closed_once_its_time_is_past(tmp
     assert "ended early" in capsys.readouterr().out
     assert main(["--data-dir", str(tmp_path), "mock", "--report", str(mock)]) != 0
     assert "it was cut off (the app closed mid-mock)" in capsys.readouterr().err
+
+
+def test_study_next_skips_a_topic_the_mock_passed_and_reads_weakness_after_the_mock(tmp_path):
+    cards = deck()
+    store = Store(tmp_path)
+    plan = plan_of("serving-c0", "moe-c0")
+    run = MockRun(plan, cards, Clock())
+    now = dt.datetime(2026, 11, 23, 9, 0)
+    before = {"serving": 0.1, "moe": 0.2, "gemm": 0.5, "ddp": 0.3}
+    after = {"serving": 0.1, "moe": 0.45, "gemm": 0.5, "ddp": 0.3}  # the mock's failed moe answer counted
+    rec = MockRecorder(store, run, plan, cards, lambda: now, lambda: TODAY, {}, before, lambda: after)
+    run.begin()
+    rec.answered(run.submit(1.0, {"typed": "all of it"}) or run.slots[0])  # serving: passed
+    run.begin()
+    rec.answered(run.submit(0.2, {"typed": "not sure"}) or run.slots[1])  # moe: failed
+    report = rec.finish()
+    store.close()
+    study = [(t["topic"], t["why"]) for t in report["study_next"]]
+    assert study[0] == ("moe", "score 20% in this mock; weakness 0.45")  # the figure after the mock
+    assert [t for t, _ in study[1:]] == ["gemm", "ddp"]  # then the weakest not asked; never passed serving

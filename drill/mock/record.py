@@ -29,10 +29,12 @@ class MockRecorder:
         today: Callable[[], dt.date],
         titles: Mapping[str, str] | None = None,
         weakness: Mapping[str, float] | None = None,
+        weakness_after: Callable[[], Mapping[str, float]] | None = None,
     ) -> None:
         self.store, self.run, self.cards, self.now, self.today = store, run, cards, now, today
         self.titles = dict(titles or {})
         self.weakness = dict(weakness or {})
+        self.weakness_after = weakness_after  # read again at the end: the mock's own answers change it
         store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
         self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
@@ -74,7 +76,13 @@ class MockRecorder:
             "status": self.run.status,
         }
         slots = [{**s.as_json(), "position": s.position} for s in self.run.slots]
-        report = build_report(mock, slots, self.cards, self.titles, self.weakness)
+        weakness = self.weakness
+        if self.weakness_after is not None:
+            try:
+                weakness = dict(self.weakness_after())
+            except Exception:  # the report still has the figures read before the mock
+                pass
+        report = build_report(mock, slots, self.cards, self.titles, weakness)
         self.store.finish_mock(self.mock_id, ended, self.run.status, report["score"], report)
         return report
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drill.cards.model import Card
-from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
+from drill.mock.run import ANSWERED, PASS, SKIPPED, UNANSWERED
 
 
 def build_report(
@@ -46,7 +46,11 @@ def build_report(
         {"topic": t, "title": titles.get(t, t), "score": sum(v) / len(v), "questions": len(v)}
         for t, v in sorted(per_topic.items())
     ]
-    ranked = sorted(topics, key=lambda t: (t["score"], -weakness.get(t["topic"], 0.0), t["topic"]))
+    # topics this mock found wanting (a pass is no reason to study a topic next), lowest score first
+    ranked = sorted(
+        (t for t in topics if t["score"] < PASS),
+        key=lambda t: (t["score"], -weakness.get(t["topic"], 0.0), t["topic"]),
+    )
     study_next = [
         {
             "topic": t["topic"],

@@ -104,7 +104,14 @@ class Routes:
             return
         cards: Mapping[str, Card] = self.session.cards
         run = MockRun(plan, cards, time.monotonic)
-        recorder = MockRecorder(store, run, plan, cards, self.clock, self.today, self.topic_titles(), weakness)
+        from drill.progress import read_weakness
+
+        def weakness_now() -> Mapping[str, float]:
+            return {t.topic: t.weakness for t in read_weakness(cards, self.data_dir, self.today())}
+
+        recorder = MockRecorder(
+            store, run, plan, cards, self.clock, self.today, self.topic_titles(), weakness, weakness_now
+        )
 
         async def ended(report: dict[str, Any] | None) -> None:
             store.close()
