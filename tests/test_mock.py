@@ -252,3 +252,9 @@ def test_study_next_skips_a_topic_the_mock_passed_and_reads_weakness_after_the_m
     study = [(t["topic"], t["why"]) for t in report["study_next"]]
     assert study[0] == ("moe", "score 20% in this mock; weakness 0.45")  # the figure after the mock
     assert [t for t, _ in study[1:]] == ["gemm", "ddp"]  # then the weakest not asked; never passed serving
+
+
+def test_a_topic_somewhat_weaker_than_the_rest_is_asked_well_over_its_share():
+    weakness = {"serving": 0.28}  # the others unseen (the prior, about 0.13): a learner's typical first week
+    asked = [q.topic for s in range(60) for q in make_plan(deck(), weakness, minutes=30, seed=s).questions]
+    assert asked.count("serving") > 3 * asked.count("moe")  # weights go as the square: (0.33 / 0.18)^2

@@ -116,7 +116,7 @@ def make_plan(
     limit = questions if questions is not None else len(pool)
 
     def weight(topic: str) -> float:
-        return max(0.0, weakness.get(topic, 0.1275)) + WEIGHT_FLOOR
+        return (max(0.0, weakness.get(topic, 0.1275)) + WEIGHT_FLOOR) ** 2  # squared: a weak topic stands out
 
     def take(kind: str | None) -> bool:
         """Add one card (of `kind`, or any kind) that fits the minutes left; False when none does."""
