@@ -243,8 +243,8 @@ async def test_stats_screen_on_a_seeded_history(seeded):
 
         await pilot.click("#sttopics", offset=(3, 0))  # the header of the topic column
         await pilot.pause()
-        assert screen.sort_key == "title" and "topic, A to Z" in str(screen.query_one("#stsort").render())
-        assert column("title") == sorted(column("title"), key=str.casefold)
+        assert screen.sort_key == "topic" and "topic, A to Z" in str(screen.query_one("#stsort").render())
+        assert column("topic") == sorted(column("topic"), key=str.casefold)
 
         lines = screen.query_one(HeatmapChart).render().plain.splitlines()
         start = heatmap_start(TODAY)

@@ -45,7 +45,7 @@ def _title(value: Any) -> str:
 
 
 COLUMNS = (
-    Column("title", "topic", _title, False),
+    Column("topic", "topic", _title, False),  # the id that --topic, --weak and the browser take
     Column("weakness", "weakness", lambda v: f"{v:.2f}", True),
     Column("cards", "cards", str, True),
     Column("reviews", "reviews", str, True),
@@ -83,7 +83,7 @@ def direction_words(key: str, reverse: bool) -> str:
     descending = column.high_first != reverse
     if key == "weakness":
         return "weakest first" if descending else "strongest first"
-    if key == "title":
+    if key == "topic":
         return "Z to A" if descending else "A to Z"
     return "highest first" if descending else "lowest first"
 
@@ -175,7 +175,7 @@ class StatsScreen(Screen[None]):
             label = column.label + (arrow if column.key == self.sort_key else "")
             style = "bold" if column.key == self.sort_key else ""
             table.add_column(
-                Text(label, style=style, justify="left" if column.key == "title" else "right"), key=column.key
+                Text(label, style=style, justify="left" if column.key == "topic" else "right"), key=column.key
             )
         for topic in sort_topics(self.topics, self.sort_key, self.sort_reverse):
             table.add_row(*(self.cell(column, topic) for column in COLUMNS), key=topic["topic"])
@@ -191,7 +191,7 @@ class StatsScreen(Screen[None]):
     @staticmethod
     def cell(column: Column, topic: Mapping[str, Any]) -> Text:
         value = topic.get(column.key)
-        if column.key == "title":
+        if column.key == "topic":
             return Text(_title(value))
         style = ""
         if column.key == "retention" and value is not None:
