@@ -142,12 +142,11 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
         if slot is None:
             self.query_one("#mtop", Static).update(f"[b]mock[/b] · {clock_text(left)} left")
             return
-        card = self.cards.get(slot.card_id)
-        where = f"{slot.kind.replace('_', ' ')} · {card.deck}" if card else slot.kind
+        where = f"{slot.kind.replace('_', ' ')} · {slot.topic}"  # the topic id, as the stats and reports name it
         follow = " · follow-up" if slot.follow_up_of else ""
         spent = self.run.question_elapsed()
         top = self.query_one("#mtop", Static)
-        top.update(  # the clocks first, so a narrow terminal cuts the deck title, never the time left
+        top.update(  # the clocks first, so a narrow terminal cuts the topic, never the time left
             f"[b]{clock_text(left)} left[/b] │ question {slot.position}/{len(self.run.slots)}{follow}: "
             f"{clock_text(spent)} of {clock_text(slot.budget_s)} │ {escape(where)}"
         )
