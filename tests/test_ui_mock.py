@@ -242,3 +242,21 @@ async def test_a_burst_of_space_and_down_ticks_each_rubric_point_it_passes():
         await pilot.pause()
         await pilot.pause()
         assert sorted(checklist.selected) == [0, 1, 2]
+
+
+async def test_a_burst_from_the_evidence_into_a_mock_diagnosis_loses_nothing(tmp_path, write_deck):
+    from textual import events
+
+    diag = DECK[DECK.index("  - id: t-diag") :]
+    deck = "cards:\n" + "".join(diag.replace("id: t-diag", f"id: t-diag{i}") for i in range(3))
+    app = DrillApp(tmp_path / "d", [write_deck(deck)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        assert screen.slot.kind == "diagnosis" and screen.focused is screen.query_one("#mbody")
+        down = ["down"] * screen.form.choices.index("memory-bound")
+        for key in ["tab", *down, "enter", *"fuse it"]:  # all queued at once
+            app.post_message(events.Key({" ": "space"}.get(key, key), key if len(key) == 1 else None))
+        await settle(pilot)
+        assert screen.form.choices[screen.form.chosen] == "memory-bound"
+        assert screen.query_one("#experiment", Input).value == "fuse it"

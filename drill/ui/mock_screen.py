@@ -185,8 +185,8 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
             if self.form.FOCUS_AT_START:
                 self.form.focus_first()
                 hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
-            else:  # long evidence: arrows scroll it until the learner tabs into the answer
-                self.set_focus(None)
+            else:  # long evidence: the page has the focus, arrows scroll it until the learner tabs into the answer
+                self.set_focus(self.query_one("#mbody"))
                 hint = "read (↑↓ scroll), then [b]tab[/b] to answer · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
         else:
             hint = "[b]space[/b] open the editor · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
