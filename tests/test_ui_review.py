@@ -205,3 +205,14 @@ async def test_undo_brings_back_the_answer_that_was_typed(tmp_path, concept_deck
         assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
         assert app.screen.query_one(Input).value == "warps of 32" and not app.screen.revealed
         assert db_rows(data, "SELECT count(*) FROM review_log") == [(0,)]
+
+
+async def test_going_back_into_a_field_after_esc_adds_to_what_was_typed(tmp_path, concept_deck):
+    from textual.widgets import Input
+
+    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, *"weights 16 GB", "escape", "down", "enter", *" and Adam")
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "weights 16 GB and Adam"  # not replaced by a select-all

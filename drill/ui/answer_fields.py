@@ -69,11 +69,21 @@ class InOrderKeys:
 class AnswerInput(InOrderKeys, Input):
     """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
 
+    _mending = False
+
     def mend(self) -> None:
-        """Focus it with the cursor after the text (not all of it selected, as a focus does): to fix a typo."""
-        self.select_on_focus = False
-        self.focus()
-        self.call_after_refresh(setattr, self, "select_on_focus", True)
+        """Focus it now with the cursor after the text (not all of it selected, as a focus does), so that what
+        is typed next is added to it: to fix a typo, or to go on after leaving the field."""
+        self._mending = True
+        self.screen.set_focus(self)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        """Runs before Input's own focus handler (Textual calls each class's, most derived first)."""
+        if self._mending:
+            self._mending = False
+            self.select_on_focus = False  # so Input's handler, next, leaves the cursor after the text
+            self.cursor_position = len(self.value)
+            self.call_later(setattr, self, "select_on_focus", True)
 
     def type_character(self, character: str) -> None:
         self._restart_blink()

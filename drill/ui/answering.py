@@ -72,7 +72,10 @@ class AnswerForm(Vertical):
         if empty:
             fields = [f for f in fields if not (isinstance(f, Input) and f.value)] or fields
         if fields and not self.submitted:
-            self.screen.set_focus(fields[0])
+            if isinstance(fields[0], AnswerInput) and fields[0].value:
+                fields[0].mend()  # back to a field with text in it: carry on typing, do not replace it
+            else:
+                self.screen.set_focus(fields[0])
 
     def step(self, field: Widget, direction: int, *, submit_at_end: bool = False) -> None:
         fields = self.fields()

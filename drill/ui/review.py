@@ -219,7 +219,8 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             elif form.FOCUS_AT_START:
                 form.focus_first()
                 hint = "type your answers · [b]enter[/b] next field, checks on the last · [b]esc[/b] scroll"
-            else:
+            else:  # the page has the focus: arrows scroll the evidence, tab or enter go into the form
+                self.set_focus(self.query_one("#body"))
                 hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
             gradebar.update(hint, layout=False)
         elif card.kind == "kernel":
