@@ -75,8 +75,9 @@ def _kinds_in_turn(cards: list[Card], turn: int) -> list[str]:
             return len(KIND_TURNS) + (kind == "kernel")
         return (KIND_TURNS.index(kind) - turn) % len(KIND_TURNS)
 
-    turns = [by_kind[k] for k in sorted(by_kind, key=place) if k in KIND_TURNS]
-    rest = [cid for k in sorted(by_kind, key=place) if k not in KIND_TURNS for cid in by_kind[k]]
+    kinds = sorted(by_kind, key=place)
+    turns = [by_kind[k] for k in kinds if k in KIND_TURNS]
+    rest = [cid for k in kinds if k not in KIND_TURNS for cid in by_kind[k]]
     return [cid for one_round in zip_longest(*turns) for cid in one_round if cid is not None] + rest
 
 

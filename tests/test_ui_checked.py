@@ -177,15 +177,23 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
         assert app.screen.revealed and app.screen.answer_record["experiment"] == "measure"
 
 
+def one_card(tmp_path, write_deck, card_id):
+    """The app on one card of DECK, its draws fixed."""
+    return DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=3, card_id=card_id)
+
+
+def verdict_text(app):
+    return str(app.screen.query_one("#verdict", Static).render())
+
+
 async def test_a_number_that_cannot_be_read_is_sent_back_to_mend_not_marked_wrong(tmp_path, write_deck):
-    deck = write_deck(DECK)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3, new_order="deck", card_id="t-ledger")
+    app = one_card(tmp_path, write_deck, "t-ledger")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, *"1.5625 GiBB", "enter")
         await settle(pilot)
-        verdict = str(app.screen.query_one("#verdict", Static).render())
+        verdict = verdict_text(app)
         assert "KV cache:" in verdict and "Mend it, or clear it to count it wrong" in verdict
         assert not app.screen.revealed and app.screen.suggested is None
         box = app.screen.query_one(Input)
@@ -193,31 +201,29 @@ async def test_a_number_that_cannot_be_read_is_sent_back_to_mend_not_marked_wron
         assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]
         await type_keys(pilot, "backspace", "enter")  # mended: 1.5625 GiB is right
         await settle(pilot)
-        assert "1/1 right" in str(app.screen.query_one("#verdict", Static).render())
+        assert "1/1 right" in verdict_text(app)
         assert app.screen.revealed
 
 
 async def test_a_blank_number_is_checked_as_wrong(tmp_path, write_deck):
-    deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-ledger")
+    app = one_card(tmp_path, write_deck, "t-ledger")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter")
         await settle(pilot)
-        assert "0/1 right" in str(app.screen.query_one("#verdict", Static).render())
+        assert "0/1 right" in verdict_text(app)
         assert app.screen.revealed
 
 
 async def test_a_right_reading_with_no_next_experiment_suggests_4_at_most(tmp_path, write_deck):
-    deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-diag")
+    app = one_card(tmp_path, write_deck, "t-diag")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.screen.query_one(OptionList).focus()
         await pilot.pause()
         await type_keys(pilot, *["down"] * app.screen.form.choices.index("memory-bound"), "enter", "enter")
         await settle(pilot)
-        verdict = str(app.screen.query_one("#verdict", Static).render())
+        verdict = verdict_text(app)
         assert "you chose memory-bound" in verdict and "No next experiment written" in verdict
         assert app.screen.suggested == 4
 
@@ -231,8 +237,7 @@ async def burst(app, keys):
 
 
 async def test_a_burst_from_the_evidence_into_the_choices_and_the_experiment_loses_nothing(tmp_path, write_deck):
-    deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=3, card_id="t-diag")
+    app = one_card(tmp_path, write_deck, "t-diag")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert app.screen.focused is app.screen.query_one("#body")  # a diagnosis opens on its evidence

@@ -59,16 +59,19 @@ async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
     assert app.return_code == 0
 
 
-async def test_empty_queue_says_when_the_next_card_is_due(tmp_path, concept_deck):
-    deck = concept_deck(1)
-    data = tmp_path / "data"
+async def grade_the_only_card(data, deck, grade="5"):
+    """Open the app on a one-card deck, give the card `grade`; the prompt shown after it."""
     app = DrillApp(data, [deck], clock=FixedClock(NOW))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await type_keys(pilot, "enter", "5")
+        await type_keys(pilot, "enter", grade)
         await settle(pilot)
-        text = app.screen.query_one("#prompt", MarkdownView).source
-        assert "All done for today" in text and "tomorrow" in text and "2026-05-11" in text
+        return app.screen.query_one("#prompt", MarkdownView).source
+
+
+async def test_empty_queue_says_when_the_next_card_is_due(tmp_path, concept_deck):
+    text = await grade_the_only_card(tmp_path / "data", concept_deck(1))
+    assert "All done for today" in text and "tomorrow" in text and "2026-05-11" in text
 
 
 async def test_suspend_and_bury_from_the_screen(tmp_path, concept_deck):
@@ -152,11 +155,7 @@ def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(t
 async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp_path, concept_deck):
     deck = concept_deck(1)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await type_keys(pilot, "enter", "5")
-        await settle(pilot)
+    await grade_the_only_card(data, deck)
     focused = DrillApp(data, [deck], clock=FixedClock(NOW), topics=["GPU-ARCH"])
     async with focused.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

@@ -272,9 +272,7 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 
 def _as_float64(got: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Both flattened as float64, on the host when they are small (HOST_CHECK_ELEMENTS), else on `got`'s device."""
+    got, ref = got.detach(), ref.detach()
     if got.numel() <= HOST_CHECK_ELEMENTS:
-        got, ref = got.detach().cpu(), ref.detach().cpu()
-    return (
-        got.detach().to(torch.float64).reshape(-1),
-        ref.detach().to(device=got.device, dtype=torch.float64).reshape(-1),
-    )
+        got, ref = got.cpu(), ref.cpu()
+    return got.to(torch.float64).reshape(-1), ref.to(device=got.device, dtype=torch.float64).reshape(-1)

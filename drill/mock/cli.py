@@ -82,16 +82,17 @@ def _close_abandoned(data_dir: Path) -> None:
     """Close the mocks a closed terminal left running, so that the list and reports show them."""
     import datetime as dt
 
-    from drill.store.fast import DB_NAME
+    from drill.store import fast
 
-    if not (data_dir / DB_NAME).exists():
-        return
+    now = dt.datetime.now()
     try:
+        if not fast.has_abandoned_mock(data_dir, now):
+            return  # the usual case: the database layer is not even imported
         from drill.store.store import Store
 
         store = Store(data_dir)
         try:
-            store.close_abandoned_mocks(dt.datetime.now())
+            store.close_abandoned_mocks(now)
         finally:
             store.close()
     except Exception:  # a read-only or locked database: the list shows what it can
@@ -150,6 +151,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from drill.mock.run import STATUS_WORDS
     from drill.progress import ensure_schema
     from drill.store.progress import read_progress
 
@@ -168,7 +170,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for i, at, status, score, minutes in mocks:
         shown = "-" if score is None else f"{score:.0%}"
-        words = {"time_up": "time ran out", "quit": "ended early"}.get(status, status)  # as the report and stats say
+        words = STATUS_WORDS.get(status, status)
         print(f"{i:4d}  {at.replace('T', ' ')}  {minutes:3d} min  {words:<12} {shown:>5}")
     return 0
 

@@ -14,14 +14,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup, escape
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
+from drill.mock.run import STATUS_WORDS
 
 TEMPLATES = Path(__file__).parent / "templates"
 
-STATUS_WORDS = {
-    "finished": "finished",
-    "time_up": "time ran out",
-    "quit": "ended early",
-}
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

@@ -27,6 +27,8 @@ FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
 PENDING, ANSWERED, SKIPPED, UNANSWERED = "pending", "answered", "skipped", "unanswered"
 RUNNING, FINISHED, TIME_UP, QUIT = "running", "finished", "time_up", "quit"
+# How a mock's ending is named to the learner, alike in the report, `drill mock --list` and the stats screen.
+STATUS_WORDS = {FINISHED: "finished", TIME_UP: "time ran out", QUIT: "ended early"}
 
 
 @dataclass

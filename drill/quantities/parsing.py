@@ -26,10 +26,10 @@ def parse_quantity(text: str, expect: str | None = None) -> Quantity:
         raise QuantityError("no number given")
     number, rest = read_number(cleaned, text)
     readings = unit_readings(rest)
-    if not readings and expect == "count":  # "2300 tokens/s", "64 sequences", "1.2k requests": the thing counted
-        noun = _COUNTED.match(rest)
-        if noun is not None:
-            readings = unit_readings(noun["scale"])
+    if not readings and expect == "count":  # "2300 tokens/s": a count asked for as a rate is read as that count
+        rate = _PER_SECOND.fullmatch(rest)
+        if rate is not None:
+            readings = [r for r in unit_readings(rate["count"]) if r.dimension == "count"]
     if not readings:
         why = f": {AMBIGUOUS[rest]}" if rest in AMBIGUOUS else ""
         raise QuantityError(f"unknown unit {rest!r} in {text.strip()!r}{why}")
@@ -40,12 +40,7 @@ def parse_quantity(text: str, expect: str | None = None) -> Quantity:
     return Quantity(value, choice.dimension, choice.unit, choice.system, choice.power)
 
 
-# What a count may name after its number (and an optional "/s" or "per second"), ignored when reading it.
-_COUNTED = re.compile(
-    r"^(?P<scale>.*?)\s*(?:tokens?|toks?|seqs?|sequences?|requests?|reqs?|params?|parameters?|experts?|gpus?"
-    r"|layers?|steps?|microbatch(?:es)?|samples?)(?:\s*/\s*s(?:ec)?|\s+per\s+s(?:ec(?:ond)?)?)?$",
-    re.IGNORECASE,
-)
+_PER_SECOND = re.compile(r"(?P<count>.+?)\s*(?:/\s*s(?:ec)?|\s+per\s+s(?:ec(?:ond)?)?)", re.IGNORECASE)
 
 
 def _pick(readings: list[Quantity], expect: str | None) -> Quantity:

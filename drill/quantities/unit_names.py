@@ -30,7 +30,12 @@ _COUNT_SCALE = {
     "tn": 1e12,
     "trillion": 1e12,
 }
-_COUNT_WORDS = ("params", "parameters", "param", "tokens", "token", "elements", "elems", "ops")
+# What a count may name after its number ("64 sequences", "7.5B params"): read as a count of it.
+_COUNT_WORDS = (
+    *("params", "parameters", "param", "tokens", "token", "toks", "tok", "elements", "elems", "ops"),
+    *("sequences", "sequence", "seqs", "seq", "requests", "request", "reqs", "req", "samples", "sample"),
+    *("experts", "expert", "gpus", "gpu", "layers", "layer", "steps", "step", "microbatches", "microbatch"),
+)
 _TIME = {
     "s": 1.0,
     "sec": 1.0,

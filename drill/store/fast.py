@@ -67,6 +67,24 @@ def read_states(data_dir: Path) -> dict[str, CardState]:
     return _read(Path(data_dir) / DB_NAME, query, {})
 
 
+# A mock still marked running this long past its minutes was cut off (its app closed or killed mid-mock).
+ABANDON_GRACE = dt.timedelta(minutes=2)
+
+
+def overdue_by(started_at: str, minutes: int, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> bool:
+    return dt.datetime.fromisoformat(started_at) + dt.timedelta(minutes=minutes) + grace <= now
+
+
+def has_abandoned_mock(data_dir: Path, now: dt.datetime) -> bool:
+    """Whether a mock is still marked running past its time (cheap: no database layer is imported)."""
+
+    def query(conn: sqlite3.Connection) -> bool:
+        rows = _rows_or_none(conn, "SELECT started_at, minutes FROM mock WHERE status = 'running'")
+        return any(overdue_by(at, minutes, now) for at, minutes in rows or [])
+
+    return _read(Path(data_dir) / DB_NAME, query, False)
+
+
 def read_settings(data_dir: Path) -> dict[str, str]:
     """Saved settings, or {} before the first run (or on a version-1 file without the table).
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from drill.store.fast import ABANDON_GRACE, overdue_by
 from drill.store.tables import MockAnswerRow, MockRow
 
 
@@ -60,16 +61,22 @@ class MockRecords:
             row.report = json.dumps(report) if report is not None else None
             self._session.add(row)
 
-    def close_abandoned_mocks(self, now: dt.datetime, grace: dt.timedelta = dt.timedelta(minutes=2)) -> list[int]:
+    def close_abandoned_mocks(self, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> list[int]:
         """Close, as ended early, every mock still running past its time plus `grace`: its app was closed or
-        killed mid-mock. The answers given stay; questions not answered count as unanswered (0) in its score."""
+        killed mid-mock. The answers given stay; questions not answered count as unanswered (0) in its score.
+        Writes nothing when there is none (the usual case: it runs at every start)."""
+        with self._reading():
+            running = self._session.exec(select(MockRow).where(MockRow.status == "running")).all()
+        overdue = [r.id for r in running if r.id is not None and overdue_by(r.started_at, r.minutes, now, grace)]
+        if not overdue:
+            return []
         closed = []
         with self._writing():
-            for row in self._session.exec(select(MockRow).where(MockRow.status == "running")).all():
-                started = dt.datetime.fromisoformat(row.started_at)
-                if started + dt.timedelta(minutes=row.minutes) + grace > now:
-                    continue  # may still be running in another window
-                answers = self._session.exec(select(MockAnswerRow).where(MockAnswerRow.mock_id == row.id)).all()
+            for mock_id in overdue:
+                row = self._session.get(MockRow, mock_id, populate_existing=True)
+                if row is None or row.status != "running":
+                    continue  # closed meanwhile by its own app
+                answers = self._session.exec(select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id)).all()
                 for answer in answers:
                     if answer.status != "answered":
                         answer.status = "unanswered"
@@ -78,8 +85,7 @@ class MockRecords:
                 row.status, row.ended_at = "quit", now.isoformat(timespec="seconds")
                 row.score = sum(scores) / len(scores) if scores else None
                 self._session.add(row)
-                assert row.id is not None
-                closed.append(row.id)
+                closed.append(mock_id)
         return closed
 
     def mocks(self) -> list[MockRow]:

@@ -11,6 +11,11 @@ from textual.widgets import Input, OptionList
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 
 
+def field_key(field: Any, event: events.Key) -> bool:
+    """Whether the key is the field's to handle (text, its own bindings, moving between fields), not a command."""
+    return event.is_printable or bool(field._bindings.key_to_bindings.get(event.key)) or event.key in NAVIGATION_KEYS
+
+
 class InOrderKeys:
     """Mixin for a form's fields: a field handles its own keys as they arrive.
 
@@ -31,9 +36,7 @@ class InOrderKeys:
     async def _on_key(self, event: events.Key) -> None:
         form = self.form
         target: Any = form.live_field() if form is not None else None
-        handler: Any = target if target is not None else self
-        own = handler._bindings.key_to_bindings.get(event.key)
-        if not (event.is_printable or own or event.key in NAVIGATION_KEYS):
+        if not field_key(target if target is not None else self, event):
             return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
         event.stop()
         event.prevent_default()
@@ -148,10 +151,8 @@ class Page(VerticalScroll):
                 form.focus_first(empty=True)
                 return
         target: Any = form.live_field() if form is not None else None
-        if target is None or screen.focused is self:
+        if target is None or screen.focused is self or not field_key(target, event):
             return  # the page's own key (it has focus): scroll, or let it bubble
-        if not (event.is_printable or target._bindings.key_to_bindings.get(event.key) or event.key in NAVIGATION_KEYS):
-            return
         event.stop()
         event.prevent_default()
         await target.take_key(event)

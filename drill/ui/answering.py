@@ -116,7 +116,15 @@ class AnswerForm(Vertical):
         raise NotImplementedError
 
     def unreadable(self) -> str | None:
-        """Words on a field whose text cannot be read at all (focused, to mend it), or None: checked only then."""
+        """Words on a field whose text cannot be read at all, or None. With words, the form takes keys again
+        and that field has the focus, to be mended: nothing is checked yet."""
+        problem = self.first_unreadable()
+        if problem is not None:
+            self.submitted = False
+        return problem
+
+    def first_unreadable(self) -> str | None:
+        """The kinds that read numbers say which field they cannot read (and focus it)."""
         return None
 
     def field_specs(self) -> list[tuple[str, str, str]]:
@@ -252,7 +260,7 @@ class LedgerForm(AnswerForm):
             rows.append(f"| **{a.label}** |  | **{format_quantity(a.value, a.unit)}** |")
         return "\n".join(rows) + "\n\n" + self.rendered.answer
 
-    def unreadable(self) -> str | None:
+    def first_unreadable(self) -> str | None:
         """A typo such as `2.5 GBB` is sent back to be mended, not marked wrong; a blank field counts as wrong."""
         from drill.cards.units import check_number
 

@@ -200,7 +200,6 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
             return
         problem = self.form.unreadable()
         if problem is not None:  # mended before it is scored (at time-up it is scored as it stands)
-            self.form.submitted = False
             self.query_one("#mverdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
             return
         self.verdict = self.form.check(time.monotonic() - self.shown_at)

@@ -308,7 +308,6 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             return
         problem = self.form.unreadable()
         if problem is not None:  # nothing is checked or shown yet: the learner mends the field
-            self.form.submitted = False
             self.query_one("#verdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
             return
         seconds = time.monotonic() - self.shown_at

@@ -11,6 +11,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from drill.mock.run import STATUS_WORDS
+
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = "·░▒▓█"
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -234,7 +236,6 @@ class MockHistory(Static):
     """The newest mock interviews: when, how long, how they ended and their score."""
 
     SHOWN = 8
-    ENDINGS = {"finished": "finished", "time_up": "time ran out", "quit": "ended early"}
 
     def __init__(self, history: Sequence[Mapping[str, Any]] | None, count: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -252,7 +253,7 @@ class MockHistory(Static):
         text.append("\n" + f"{'#':>4}  {'date':<16} {'min':>3}  {'ending':<8} {'score':>5}", style="dim")
         for mock in self.history[: self.SHOWN]:
             when = str(mock.get("started_at") or "")[:16].replace("T", " ")
-            ending = self.ENDINGS.get(str(mock.get("status")), str(mock.get("status")).replace("_", " "))
+            ending = STATUS_WORDS.get(str(mock.get("status")), str(mock.get("status")).replace("_", " "))
             text.append(f"\n{mock.get('id', ''):>4}  {when:<16} {mock.get('minutes') or '-':>3}  {ending:<12} ")
             text.append(f"{percent(mock.get('score')):>5}", style="bold")
         if len(self.history) > self.SHOWN:
