@@ -154,3 +154,23 @@ def test_builds_in_fresh_processes_keep_the_ptxas_report():
         for _ in range(2)
     ]
     assert outs == [["ptxas", "True"], ["ptxas", "True"]]
+
+
+def test_the_system_wide_search_runs_only_when_the_known_places_fail(monkeypatch, tmp_path):
+    asked = []
+
+    def system_search():
+        asked.append(True)
+        return [str(tmp_path / "libnvrtc-system.so")]
+
+    monkeypatch.setattr(nvrtc, "_lib", None)
+    monkeypatch.setattr(nvrtc, "_system_library", system_search)
+    nvrtc.load_library()  # the wheel's library is found where pip put it
+    assert asked == []
+
+    monkeypatch.setattr(nvrtc, "_lib", None)
+    monkeypatch.setattr(nvrtc, "_candidates", lambda: [str(tmp_path / "libnvrtc-gone.so")])
+    with pytest.raises(nvrtc.NvrtcUnavailable) as caught:
+        nvrtc.load_library()
+    assert asked == [True]
+    assert "libnvrtc-gone.so" in str(caught.value) and "libnvrtc-system.so" in str(caught.value)

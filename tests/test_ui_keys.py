@@ -299,3 +299,38 @@ def test_unknown_card_flag_is_a_one_line_error(tmp_path, write_deck, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert "no card 't-shap'" in err and "t-shape" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "first, answer",
+    [
+        ("k-concept", [*"first", "enter"]),
+        ("t-shape", [*"(B, S, D)", "enter", *"(B, H, S, Dh)", "enter", *"(B, H, S, S)", "enter"]),
+        ("t-ledger", [*"1.5625 GiB", "enter"]),
+    ],
+)
+async def test_text_typed_in_the_burst_after_a_grade_starts_the_next_answer(tmp_path, write_deck, first, answer):
+    """A fast typist grades and goes on typing: the characters after the grade key belong to the next card."""
+    app, data = make_app(tmp_path, write_deck, first)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await burst(pilot, answer)
+        assert app.screen.revealed and app.focused is None  # nothing on a revealed card takes text
+        await burst(pilot, ["4", *"next 4 answer"])
+        assert app.screen.card.id != first and not app.screen.revealed
+        first_field = app.screen.form.inputs()[0]
+        assert first_field.value == "next 4 answer" and app.focused is first_field
+        assert db(data, "SELECT card_id, grade FROM review_log") == [(first, 4)]  # the digit typed later graded nothing
+
+
+async def test_a_burst_from_the_evidence_checks_a_diagnosis(tmp_path, write_deck):
+    """tab, enter (the first reading), the experiment and enter, typed at once on the page: the form is checked."""
+    app, data = make_app(tmp_path, write_deck, "t-diag")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.focused is app.screen.query_one("#body")
+        await burst(pilot, ["tab", "enter", *"pin the host memory", "enter"])
+        assert app.screen.revealed
+        assert app.screen.answer_record["experiment"] == "pin the host memory"
+        assert app.screen.answer_record["choice"] == app.screen.answer_record["order"][0]  # the first reading
+        assert db(data, "SELECT count(*) FROM review_log") in (None, [(0,)])  # checked, not graded

@@ -88,6 +88,7 @@ class NvrtcUnavailable(RuntimeError):
 
 
 def _candidates() -> list[str]:
+    """Places to try, in order, before the system-wide search (see _system_library)."""
     found: list[str] = []
     if os.environ.get("DRILL_NVRTC"):
         found.append(os.environ["DRILL_NVRTC"])
@@ -103,13 +104,20 @@ def _candidates() -> list[str]:
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
             found.extend(sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*")), reverse=True))
+    return _usable(found)
+
+
+def _system_library() -> list[str]:
+    """The loader's own search, last: on Linux it runs ldconfig, gcc and ld (a tenth of a second or more)."""
     import ctypes.util
 
     name = ctypes.util.find_library("nvrtc")
-    if name:
-        found.append(name)
+    return _usable([name]) if name else []
+
+
+def _usable(paths: list[str]) -> list[str]:
     # builtins libraries sit beside the real one and cannot compile anything
-    return [f for f in dict.fromkeys(found) if "builtins" not in os.path.basename(f)]
+    return [f for f in dict.fromkeys(paths) if "builtins" not in os.path.basename(f)]
 
 
 _builds = itertools.count(1)
@@ -124,15 +132,19 @@ def load_library() -> ctypes.CDLL:
     with _lock:
         if _lib is not None:
             return _lib
-        tried = _candidates()
-        for path in tried:
-            try:
-                lib = ctypes.CDLL(path)
-                lib.nvrtcGetErrorString.restype = ctypes.c_char_p
-            except (OSError, AttributeError):
-                continue
-            _lib, _lib_path = lib, path
-            return lib
+        tried: list[str] = []
+        for places in (_candidates, _system_library):
+            for path in places():
+                if path in tried:
+                    continue
+                tried.append(path)
+                try:
+                    lib = ctypes.CDLL(path)
+                    lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+                except (OSError, AttributeError):
+                    continue
+                _lib, _lib_path = lib, path
+                return lib
         raise NvrtcUnavailable(
             "libnvrtc not found (install the PyPI package nvidia-cuda-nvrtc-cu12, or set DRILL_NVRTC); tried: "
             + (", ".join(tried) or "nothing")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+from textual._context import active_message_pump  # textual is pinned (pyproject.toml)
 from textual.containers import VerticalScroll
 from textual.widgets import Input, OptionList
 
@@ -14,6 +15,20 @@ NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 def field_key(field: Any, event: events.Key) -> bool:
     """Whether the key is the field's to handle (text, its own bindings, moving between fields), not a command."""
     return event.is_printable or bool(field._bindings.key_to_bindings.get(event.key)) or event.key in NAVIGATION_KEYS
+
+
+async def hand_key(target: "InOrderKeys", event: events.Key) -> None:
+    """Apply a key to a field for a widget above it (the page, the app), as if the field had been sent it.
+
+    A message records the widget whose handler was running when it was made, and Textual stops a message's
+    bubbling at that widget's child. Made while the page ran, the form's Submitted would stop at the page and
+    never reach the screen that checks the form; made with the field running, it goes all the way up.
+    """
+    token = active_message_pump.set(target)  # type: ignore[arg-type]
+    try:
+        await target.take_key(event)
+    finally:
+        active_message_pump.reset(token)
 
 
 class InOrderKeys:
@@ -41,7 +56,7 @@ class InOrderKeys:
         event.stop()
         event.prevent_default()
         if target is not None:
-            await target.take_key(event)
+            await hand_key(target, event)
 
     async def take_key(self, event: events.Key) -> None:
         """Apply a key to this field (it has focus, or had it when the key was typed)."""
@@ -155,4 +170,4 @@ class Page(VerticalScroll):
             return  # the page's own key (it has focus): scroll, or let it bubble
         event.stop()
         event.prevent_default()
-        await target.take_key(event)
+        await hand_key(target, event)

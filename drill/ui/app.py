@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -21,6 +22,7 @@ from drill.session import (
     study_day,
 )
 from drill.store import fast
+from drill.ui.answer_fields import InOrderKeys, hand_key
 from drill.ui.routes import Routes
 
 if TYPE_CHECKING:
@@ -223,6 +225,19 @@ class DrillApp(Routes, App[int]):
 
     async def open_mock_setup_and_exit(self) -> None:
         await self.open_mock_setup(then_exit=True)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """A character that reaches the app while an answer field has the focus was typed before that field was
+        there: in the burst after a grade, it went to the revealed card, which takes no text, and waited here while
+        the next card was put up. It belongs to the next card's answer, so it goes into the field, as typed. Any other
+        key goes on to App._on_key (the bindings), which Textual calls after this one."""
+        focused = self.screen.focused
+        if event.is_printable and isinstance(focused, InOrderKeys):
+            form = focused.form
+            if form is not None and form.live_field() is focused:
+                event.stop()
+                event.prevent_default()  # Textual's own handler (the bindings) runs next otherwise
+                await hand_key(focused, event)
 
     async def action_quit(self) -> None:
         self.stop_running_mock(self.screen_stack)
