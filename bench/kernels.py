@@ -245,7 +245,8 @@ def cold_cli(data_dir: Path, file: Path | None = None) -> dict[str, Any]:
         return {"wall_s": wall, "error": proc.stderr[-2000:]}
     phases = {"compile": round(data["compiler"]["seconds"] or 0, 3)}
     phases.update({c["name"]: round(c["seconds"] or 0, 3) for c in data["cases"]})
-    return {"wall_s": wall, "judge_s": data["seconds"], "phases": phases, "correct": data["correct"]}
+    kit = next((t.get("kit") for t in data.get("timings") or [] if t.get("kit")), "")
+    return {"wall_s": wall, "judge_s": data["seconds"], "phases": phases, "correct": data["correct"], "kit": kit}
 
 
 def empty_record_ms() -> float:
@@ -460,6 +461,7 @@ def main() -> int:
             f"{c['wall_s']:.2f} s wall"
             + (f" (runs {c['all_wall_s']})" if "all_wall_s" in c else "")
             + (f", judge {c['judge_s']:.2f} s, {c['phases']}" if "judge_s" in c else "")
+            + (f", judged with the {c['kit']} kit" if c.get("kit") else "")
         )
         evidence += f"; python -c 'import torch' + a CUDA context alone: {report['torch_floor_s']:.2f} s (median of 3)"
         targets.append((f"`drill kernel run reduce`, new process, {label}: <= {COLD_LIMIT_S:g} s", ok, evidence))

@@ -149,9 +149,15 @@ def test_the_timing_event_carries_what_the_stream_audit_found():
 
 # -- the timed output, checked after the timing ----------------------------------------------------
 class FakeKit:
+    name = "fake"
+
     def __init__(self, log):
         self.log = log
         self.l2_bytes = 50 * 2**20
+
+    @staticmethod
+    def to_torch(inputs):
+        return inputs
 
     def begin_case(self):
         self.log.append("begin")
@@ -199,15 +205,39 @@ def fake_harness(log, *, wrong: bool):
     )
 
 
-def judge_time(harness, log, timing="first", fresh=False):
-    runtime = SimpleNamespace(
+def judge_time(harness, log, timing="first", fresh=False, kept=None):
+    """The timing step with a fake kit; `kept`: torch's figures saved for this GPU, by (card, shape)."""
+    kit = FakeKit(log)
+    events = []
+    Judge(fake_runtime(kit, kept))._time("reduce", harness, object(), kit, events.append, timing, fresh)
+    return events
+
+
+def fake_runtime(kit, kept=None):
+    kept = {} if kept is None else kept
+    return SimpleNamespace(
         calibrated=lambda compute=False: True,
         ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ},
         release_memory=lambda: None,
+        saved_baseline=lambda card, shape: kept.get((card, shape)),
+        save_baseline=lambda card, shape, figures: kept.__setitem__((card, shape), figures),
+        torch_kit=lambda: kit,
     )
-    events = []
-    Judge(runtime)._time("reduce", harness, object(), FakeKit(log), events.append, timing, fresh)
-    return events
+
+
+def test_torch_is_timed_once_per_gpu_and_shape_unless_a_fresh_figure_is_asked_for():
+    kept = {}
+    log = []
+    judge_time(fake_harness(log, wrong=False), log, kept=kept)
+    assert log.count("measure baseline") == 1 and kept == {("reduce", "n=2^28"): (0.25, 9.0)}
+    log.clear()
+    events = judge_time(fake_harness(log, wrong=False), log, kept=kept)  # a new judge: the kept figure
+    assert "measure baseline" not in log
+    [timing] = [e for e in events if e["event"] == "timing"]
+    assert timing["kit"] == "fake" and timing["torch_ms"] == 0.25
+    log.clear()
+    judge_time(fake_harness(log, wrong=False), log, fresh=True, kept=kept)
+    assert log.count("measure baseline") == 1
 
 
 def test_a_kernel_wrong_at_the_timed_size_is_wrong_and_gets_no_figure():
@@ -240,15 +270,12 @@ def test_a_right_kernel_is_checked_then_scored():
 def test_every_run_draws_fresh_inputs_at_the_timed_size():
     log = []
     harness = fake_harness(log, wrong=False)
-    judge = Judge(
-        SimpleNamespace(
-            calibrated=lambda compute=False: True,
-            ceilings=lambda kit, compute=False: {"gbps": COPY, "read_gbps": READ},
-            release_memory=lambda: None,
-        )
-    )
+    kit = FakeKit(log)
+    judge = Judge(fake_runtime(kit))
+    events = []
     for _ in range(3):
-        judge._time("reduce", harness, object(), FakeKit(log), lambda e: None, "first", False)
+        judge._time("reduce", harness, object(), kit, events.append, "first", False)
+    assert [e["event"] for e in events].count("timing") == 3
     assert len(harness.drawn) == 3 and len({id(x) for x in harness.drawn}) == 3
     assert log.count("measure baseline") == 1  # PyTorch's time at a shape is kept; the learner's never is
 

@@ -1,7 +1,10 @@
 """A new judge reads its requests at once and compiles its first CUDA job while torch imports."""
 
 import io
+import json
+import os
 import threading
+import time
 
 import pytest
 
@@ -94,3 +97,33 @@ def test_the_inbox_gives_every_line_in_order_and_ends_with_the_stream(cpu_arch):
 
     lines = [json.dumps(run_request(SOURCE + "// inbox\n")) + "\n", '{"op": "quit"}\n', "junk\n"]
     assert list(Inbox(io.StringIO("".join(lines)))) == lines
+
+
+@pytest.mark.parametrize(
+    "lines, cuda_first",
+    [
+        ([run_request()], True),
+        ([run_request(language="triton", filename="mine.py")], False),
+        ([{"op": "calibrate", "id": 1}], False),
+        ([], False),
+    ],
+    ids=["cuda run", "triton run", "calibrate", "nothing sent"],
+)
+def test_the_first_request_decides_whether_torch_is_imported_at_start(cpu_arch, lines, cuda_first):
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    inbox = Inbox(io.StringIO(text))
+    assert inbox.first_is_cuda_run(wait_s=2) is cuda_first
+    assert inbox.first_is_cuda_run(wait_s=2) is cuda_first  # asked again: the same line, not the next
+    assert [json.loads(line) for line in inbox] == lines  # the line looked at is still served, first
+
+
+def test_a_judge_started_before_any_request_looks_no_longer_than_it_is_told():
+    read, write = os.pipe()
+    with os.fdopen(read) as stream, os.fdopen(write, "w") as sink:
+        inbox = Inbox(stream)
+        t0 = time.perf_counter()
+        assert inbox.first_is_cuda_run(wait_s=0.05) is False
+        assert time.perf_counter() - t0 < 1.0
+        sink.write(json.dumps(run_request()) + "\n")
+        sink.flush()
+        assert json.loads(next(iter(inbox)))["op"] == "run"  # a request sent later is still served

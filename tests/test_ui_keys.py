@@ -219,6 +219,21 @@ async def test_suspend_and_bury_show_a_notice_and_undo_takes_them_back(tmp_path,
         assert app.screen.card.id == "k-concept"
 
 
+@pytest.mark.parametrize("set_aside", ["ctrl+s", "ctrl+t"], ids=["suspend", "bury"])
+async def test_undoing_a_suspend_or_a_burial_brings_back_what_was_typed(tmp_path, write_deck, set_aside):
+    app, _ = make_app(tmp_path, write_deck, "t-ledger")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await burst(pilot, [*"1.5 GiB"])
+        await type_keys(pilot, set_aside)
+        await settle(pilot)
+        assert app.screen.card.id != "t-ledger"
+        await type_keys(pilot, "ctrl+z")
+        await settle(pilot)
+        assert app.screen.card.id == "t-ledger"
+        assert [box.value for box in app.screen.form.inputs()] == ["1.5 GiB"]
+
+
 async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(tmp_path, write_deck):
     app, data = make_app(tmp_path, write_deck, "k-concept")
     async with app.run_test(size=(100, 30)) as pilot:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime as dt
 import gc
-import json
 import os
 import platform
 import shutil
@@ -22,24 +20,13 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TextIO, TypeGuard
+from typing import Any, TextIO
 
 from drill.kernel import nvrtc, protocol
+from drill.kernel.calibration import Calibrated, installed, kept_for
 from drill.kernel.judging import Fatal, Judge, describe_fault
 
-COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
-CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
-EVENT_US = "event_us"  # what a CUDA event pair adds to a launch here, taken off event-timed figures
-
-
-def _installed(name: str) -> str:
-    """A package's version without importing it."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "missing"
+KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
 
 def _quietly(fn: Callable[[], Any]) -> None:
@@ -65,11 +52,6 @@ def cuda_device_count() -> int:
     return count.value
 
 
-def _complete(entry: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
-    """A saved calibration entry that holds a number for each of `keys`."""
-    return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in keys)
-
-
 WORKDIR_PREFIX = "drill-judge-"
 
 
@@ -87,16 +69,22 @@ def sweep_workdirs() -> None:
             pass
 
 
-class Runtime:
-    """What the judge knows about this machine; imports the heavy packages once."""
+class Runtime(Calibrated):
+    """What the judge knows about this machine; imports the heavy packages once.
 
-    def __init__(self, calibration: Path | None) -> None:
+    `torch_now`: import torch while starting (the app's judge, warm for any card). A judge whose first request
+    is a CUDA run on a GPU whose figures are kept starts without it (`drill kernel run`): with CuPy installed,
+    the CUDA card is judged with CuPy's kit, and torch comes only if something needs it (drill.kernel.cupy_kit).
+    """
+
+    def __init__(self, calibration: Path | None, torch_now: bool = True) -> None:
         self.calibration = calibration
         self.gpu = cuda_device_count() > 0
         self._workdir: Path | None = None
         self.arch = os.environ.get("DRILL_CUDA_ARCH", nvrtc.DEFAULT_ARCH)
         self.torch: Any = None
         self._kit: Any = None
+        self._cupy_kit: Any = None
         self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
         self.versions: dict[str, str] = {"python": platform.python_version()}
         self.startup: dict[str, float] = {}
@@ -107,7 +95,7 @@ class Runtime:
             self.versions["nvrtc"] = "missing"
         if self.gpu:
             try:
-                self._start_gpu()
+                self._start_gpu(torch_now or not cupy_installed())
             except ImportError as exc:  # a GPU, but not the packages to drive it: judge as on a CPU
                 self.gpu = False
                 self.device_words = (
@@ -132,31 +120,36 @@ class Runtime:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
 
-    def _start_gpu(self) -> None:
+    def _start_gpu(self, torch_now: bool) -> None:
         import threading
 
         from drill.kernel import cudadrv
 
         t0 = time.perf_counter()
-        # the GPU's context is made while torch imports (both take a while on a cold start)
+        # the GPU's context is made while torch (or CuPy) imports: both take a while on a cold start
         context = threading.Thread(target=_quietly, args=(cudadrv.retain_primary_context,), daemon=True)
         context.start()
-        import torch  # triton is imported by the Triton files that need it, not here: it costs a cold start
+        if torch_now:
+            self.torch_kit()
+        else:
+            self.cupy_kit()
+        context.join()
+        found = cudadrv.device_identity(0)
+        major, minor = cudadrv.compute_capability(0)
+        self.arch = f"sm_{major}{minor}"
+        self.device_words = f"{found['name']} ({self.arch}, {found['sm_count']} SMs)"
+        self.versions.update(torch=installed("torch"), triton=installed("triton"), cupy=installed("cupy"))
+        self.startup["GPU ready"] = time.perf_counter() - t0
+
+    def _import_torch(self) -> None:
+        """Import torch (triton is imported by the Triton files that need it: it costs a cold start)."""
+        t0 = time.perf_counter()
+        import torch
 
         self.startup["import torch"] = time.perf_counter() - t0
-        context.join()
-        t0 = time.perf_counter()
         self.torch = torch
-        torch.zeros(1, device="cuda").add_(1)  # create the context now, not during the first run
-        major, minor = torch.cuda.get_device_capability(0)
-        self.arch = f"sm_{major}{minor}"
-        props = torch.cuda.get_device_properties(0)
-        self.device_words = f"{props.name} ({self.arch}, {props.multi_processor_count} SMs)"
-        self.versions.update(torch=torch.__version__, triton=_installed("triton"))
-        self.startup["CUDA context"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        self.kit()
-        self.startup["kit"] = time.perf_counter() - t0
+        if self.gpu:
+            torch.zeros(1, device="cuda").add_(1)  # torch's side of the context now, not during the first run
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
         """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
@@ -165,7 +158,7 @@ class Runtime:
         if not self.gpu:
             os.environ.setdefault("TRITON_INTERPRET", "1")
         try:
-            import torch
+            self._import_torch()
             import triton
         except ImportError as exc:
             emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
@@ -177,116 +170,64 @@ class Runtime:
                 }
             )
             return False
-        self.torch = torch
-        self.versions.update(torch=torch.__version__, triton=triton.__version__)
+        self.versions.update(torch=installed("torch"), triton=triton.__version__)
         return True
 
-    def kit(self) -> Any:
+    def kit(self, language: str = "triton") -> Any:
+        """The kit to judge a card in `language` with: CuPy's for a CUDA card while torch is not loaded (or as
+        DRILL_JUDGE_KIT says), else torch's."""
+        choice = os.environ.get(KIT_CHOICE, "")
+        if language == "cuda" and self.gpu and choice != "torch" and (self.torch is None or choice == "cupy"):
+            if choice == "cupy" or cupy_installed():
+                return self.cupy_kit()
+        return self.torch_kit()
+
+    def torch_kit(self) -> Any:
         if self._kit is None:
+            if self.torch is None:
+                self._import_torch()
             from drill.kernel.kit import Kit
 
             self._kit = Kit(self.gpu)
         return self._kit
 
+    def cupy_kit(self) -> Any:
+        if self._cupy_kit is None:
+            t0 = time.perf_counter()
+            import cupy  # noqa: F401 - first, while a thread makes the context (see _start_gpu)
+
+            from drill.kernel import cudadrv
+            from drill.kernel.cupy_kit import CupyKit
+
+            cudadrv.ensure_context()  # the primary context, current here: CuPy and the learner's kernels share it
+            self._cupy_kit = CupyKit()
+            self.startup["import cupy"] = time.perf_counter() - t0
+        return self._cupy_kit
+
+    def warm_cupy(self) -> None:
+        if self.gpu and cupy_installed() and os.environ.get(KIT_CHOICE) != "torch":
+            try:
+                self.cupy_kit().warm()
+            except Exception:  # CuPy broken here: CUDA cards are judged with torch's kit
+                traceback.print_exc()
+
+    def _kits(self) -> list[Any]:
+        return [k for k in (self._kit, self._cupy_kit) if k is not None]
+
     def release_memory(self) -> None:
         gc.collect()
-        if self.gpu and self.torch is not None:
-            self.torch.cuda.empty_cache()
+        for kit in self._kits():
+            kit.release()
 
     def context_healthy(self) -> bool:
         """After a CUDA error: can this process still use the GPU? Errors like an illegal address are sticky."""
-        if not self.gpu:
-            return True
-        torch = self.torch
-        try:
-            torch.cuda.synchronize()
-            probe = torch.ones(8, device="cuda")
-            return float(probe.sum().item()) == 8.0
-        except Exception:
-            return False
+        return not self.gpu or all(kit.healthy() for kit in self._kits())
 
-    # -- the copy-bandwidth ceiling, measured once per GPU ------------------------
-    def device_key(self) -> str:
-        props = self.torch.cuda.get_device_properties(0)
-        uuid = getattr(props, "uuid", "")
-        return f"{props.name}|{uuid}|{props.total_memory}"
 
-    def _saved(self) -> dict[str, Any]:
-        if self.calibration is None or not self.calibration.exists():
-            return {}
-        try:
-            data = json.loads(self.calibration.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+def cupy_installed() -> bool:
+    import importlib.util
 
-    def calibrated(self, compute: bool = False) -> bool:
-        """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
-        if self._ceilings is not None:
-            return not compute or COMPUTE in self._ceilings
-        return _complete(self._saved().get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ())))
-
-    def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
-        """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
-        in TFLOPS): saved, else measured now (and saved)."""
-        if self._ceilings is None:
-            entry = self._saved().get(self.device_key())
-            if not _complete(entry, (*CEILINGS, EVENT_US)):
-                entry = self.calibrate(kit)
-            kit.event_overhead_ms = float(entry[EVENT_US]) / 1e3
-            self._ceilings = {k: float(entry[k]) for k in CEILINGS}
-            if isinstance(entry.get(COMPUTE), (int, float)):
-                self._ceilings[COMPUTE] = float(entry[COMPUTE])
-        if compute and COMPUTE not in self._ceilings:
-            self._ceilings[COMPUTE] = float(self.calibrate_compute(kit)[COMPUTE])
-        return self._ceilings
-
-    def calibrate_compute(self, kit: Any) -> dict[str, Any]:
-        """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
-        result = self._measure_matmul(kit)
-        self._save_entry(result)
-        return result
-
-    def _measure_matmul(self, kit: Any) -> dict[str, Any]:
-        from drill.kernel.measure import measure_matmul_tflops
-
-        result = measure_matmul_tflops(kit)
-        self.release_memory()
-        return result
-
-    def _save_entry(self, result: dict[str, Any]) -> None:
-        """Merge `result` into this GPU's saved calibration."""
-        if self.calibration is None:
-            return
-        data = self._saved()
-        entry = data.get(self.device_key())
-        data[self.device_key()] = {**(entry if isinstance(entry, dict) else {}), **result}
-        self.calibration.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.calibration.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, self.calibration)
-
-    def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
-        """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
-        from drill.kernel.measure import event_overhead, measure_copy_gbps, measure_read_gbps
-
-        result = event_overhead(kit)  # first: the ceilings below are timed with events too
-        kit.event_overhead_ms = float(result[EVENT_US]) / 1e3
-        result.update(measure_copy_gbps(kit))
-        self.release_memory()
-        result.update(measure_read_gbps(kit, self.arch))
-        self.release_memory()
-        self._ceilings = {k: float(result[k]) for k in CEILINGS}
-        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-        result["method"] = (
-            "1 GiB: device-to-device copy (bytes read + written) and the fastest pure read; median of CUDA-event"
-            " timings less the event pair's own cost (event_us), L2 flushed before each"
-        )
-        if compute:
-            result.update(self._measure_matmul(kit))
-            self._ceilings[COMPUTE] = float(result[COMPUTE])
-        self._save_entry(result)
-        return result
+    return importlib.util.find_spec("cupy") is not None
 
 
 def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
@@ -368,10 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    from drill.kernel.inbox import Inbox
+    from drill.kernel.inbox import Inbox, is_cuda_run
 
-    requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch imports
-    runtime = Runtime(args.calibration)
+    requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
+    first = requests.first_request()
+    lean = is_cuda_run(first) and cupy_installed() and kept_for(args.calibration, str(first["job"].get("card")))
+    runtime = Runtime(args.calibration, torch_now=not lean)
     gc.freeze()  # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     try:
         code = serve(requests, out, runtime)

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def default_command(calibration: Path | None = None) -> list[str]:
 
 
 class JudgeError(RuntimeError):
-    pass
+    """The judge could not start, or stopped answering."""
 
 
 class _Child:
@@ -186,7 +187,6 @@ class JudgeClient:
         env.update(extra or {})
         return env
 
-    # -- process management ----------------------------------------------------
     def start(self) -> None:
         """Start the child now (it warms up in the background)."""
         with self._lock:
@@ -267,11 +267,10 @@ class JudgeClient:
         card_id = str(job.get("card", "?"))
         with self._busy:
             self._cancel.clear()
-            builder = VerdictBuilder(card_id)
-            started = time.monotonic()
-            request_id = next(self._ids)
+            builder, started, request_id = VerdictBuilder(card_id), time.monotonic(), next(self._ids)
             request = {"op": "run", "id": request_id, "job": dict(job), "source": source, "timing": timing}
-            # a judge still starting reads it at once (it compiles a CUDA source while torch imports)
+            with suppress(JudgeError):  # none yet: one starts now and reads this at once (a CUDA source compiles)
+                self.start()  # one that cannot start is reported below
             early = self._starting_child()
             if early is not None:
                 try:

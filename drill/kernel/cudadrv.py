@@ -39,6 +39,9 @@ def driver() -> ctypes.CDLL:
         lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
         lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
         lib.cuMemsetD8Async.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
+        lib.cuDeviceGetName.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        lib.cuDeviceTotalMem_v2.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int]
+        lib.cuDeviceGetUuid.argtypes = [ctypes.c_void_p, ctypes.c_int]
         _lib = lib
     return _lib
 
@@ -97,6 +100,21 @@ def compute_capability(device: int = 0) -> tuple[int, int]:
     _check(lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device), "cuDeviceGetAttribute")  # ..._MAJOR
     _check(lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device), "cuDeviceGetAttribute")  # ..._MINOR
     return major.value, minor.value
+
+
+def device_identity(device: int = 0) -> dict[str, Any]:
+    """Name, UUID, memory and SM count of the device, from the driver alone (no context, no torch)."""
+    lib = driver()
+    _check(lib.cuInit(0), "cuInit")
+    name = ctypes.create_string_buffer(256)
+    _check(lib.cuDeviceGetName(name, len(name), device), "cuDeviceGetName")
+    total = ctypes.c_size_t()
+    _check(lib.cuDeviceTotalMem_v2(ctypes.byref(total), device), "cuDeviceTotalMem")
+    uuid = (ctypes.c_ubyte * 16)()
+    _check(lib.cuDeviceGetUuid(uuid, device), "cuDeviceGetUuid")
+    sms = ctypes.c_int()
+    _check(lib.cuDeviceGetAttribute(ctypes.byref(sms), 16, device), "cuDeviceGetAttribute")  # ..._MULTIPROCESSOR_COUNT
+    return {"name": name.value.decode(), "uuid": bytes(uuid).hex(), "total_memory": total.value, "sm_count": sms.value}
 
 
 class Module:

@@ -23,16 +23,17 @@ class Inbox:
 
     def __init__(self, stream: TextIO) -> None:
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self._first: str | None = None  # a line taken early by first_request (_END: the stream had ended)
         threading.Thread(target=self._read, args=(stream,), daemon=True, name="judge-inbox").start()
 
     def _read(self, stream: TextIO) -> None:
         first = True
         try:
             for line in stream:
-                ahead = compile_ahead(protocol.decode(line)) if first else None
+                self._lines.put(line)  # first: the judge decides how to start from it (first_request)
+                ahead = compile_ahead(protocol.decode(line)) if first else None  # asks the driver the arch: slow
                 first = False
-                self._lines.put(line)
-                if ahead is not None:
+                if ahead is not None:  # reserved long before the judge, still starting, compiles it itself
                     ahead.run()
         except (OSError, ValueError):  # stdin closed: the judge is being stopped
             pass
@@ -40,17 +41,44 @@ class Inbox:
             self._lines.put(None)
 
     def __iter__(self) -> Iterator[str]:
+        first, self._first = self._first, None
+        if first == _END:
+            return
+        if first is not None:
+            yield first
         while (line := self._lines.get()) is not None:
             yield line
+
+    def first_request(self, wait_s: float = 0.3) -> Any:
+        """The first request, decoded, if it came within `wait_s` (`drill kernel run` sends it at once; the
+        app's judge waits for the learner); it is still served first."""
+        if self._first is None:
+            try:
+                got = self._lines.get(timeout=wait_s)
+            except queue.Empty:
+                return None
+            self._first = _END if got is None else got
+        return protocol.decode(self._first) if self._first != _END else None
+
+    def first_is_cuda_run(self, wait_s: float = 0.3) -> bool:
+        return is_cuda_run(self.first_request(wait_s))
+
+
+_END = "\0end"
+
+
+def is_cuda_run(request: Any) -> bool:
+    if not isinstance(request, dict) or request.get("op") != "run":
+        return False
+    job = request.get("job")
+    return isinstance(job, dict) and job.get("language") == "cuda" and isinstance(request.get("source"), str)
 
 
 def compile_ahead(request: Any) -> nvrtc.Ahead | None:
     """The build to start for `request`, reserved (the caller runs it), or None when it is no CUDA run."""
-    if not isinstance(request, dict) or request.get("op") != "run":
+    if not is_cuda_run(request):
         return None
-    job = request.get("job")
-    if not isinstance(job, dict) or job.get("language") != "cuda" or not isinstance(request.get("source"), str):
-        return None
+    job = request["job"]
     filename = str(job.get("filename") or "kernel.cu")  # as the judge names it (drill.kernel.judging)
     return nvrtc.reserve(str(request["source"]), filename, arch=device_arch())
 

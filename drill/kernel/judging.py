@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import sys
 import time
 import types
 from collections.abc import Callable
 from typing import Any
 
 from drill.kernel.figures import laps, timing_event
+from drill.kernel.kitbase import Check
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
@@ -105,7 +107,7 @@ class Judge:
                 finally:
                     self.watch = None
         finally:
-            emit({"event": "finished", "seconds": time.perf_counter() - start})
+            emit({"event": "finished", "seconds": time.perf_counter() - start, "torch": "torch" in sys.modules})
         self.rt.release_memory()  # the last case's buffers, once the verdict is out (not after a Fatal)
 
     def check_untouched(self, emit: Emit) -> None:
@@ -163,9 +165,8 @@ class Judge:
                 emit({"event": "compiled", "ok": False, "log": "", "messages": [], "resources": []})
                 emit({"event": "error", "kind": "compile", "fatal": False, "message": words})
                 return
-            if rt.gpu and rt.torch is not None:
-                cuda = rt.torch.cuda
-                program.stream = lambda: cuda.current_stream().cuda_stream  # ordered with torch's own work
+            if rt.gpu:
+                program.stream = rt.kit("cuda").stream_handle  # ordered with the kit's own work
             self._compiled(
                 emit,
                 True,
@@ -185,7 +186,7 @@ class Judge:
         elif language == "triton":
             if not rt.ensure_torch(emit):
                 return
-            rt.kit()
+            rt.kit("triton")
             import drill.kernel.measure  # noqa: F401 - loaded now, so the fingerprint covers it
 
             self.watch = Fingerprint()  # of the judge as it is before any of the learner's Python runs
@@ -209,7 +210,7 @@ class Judge:
             emit({"event": "error", "kind": "harness", "fatal": False, "message": f"unknown language {language!r}"})
             return
 
-        kit = rt.kit()
+        kit = rt.kit(language)
         if not self._check_cases(harness, program, kit, emit, filename):
             return
         if not rt.gpu:
@@ -276,7 +277,7 @@ class Judge:
                     kit.synchronize()
                     guard = kit.check_guards()
                     if guard:
-                        check = kit_check(False, guard)
+                        check = Check(False, guard)
                     else:
                         check = harness.compare(launch.result(), ref, inputs, kit)
                     if not check.ok:
@@ -340,8 +341,7 @@ class Judge:
                 self.check_untouched(emit)  # before any figure is sent
                 key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
-                    base = kit.measure(harness.baseline(inputs, kit), poison=False, budget_s=0.1)
-                    self.baseline_ms[key] = (base.ms, base.host_us)
+                    self.baseline_ms[key] = self._baseline(card, name, harness, inputs, kit, fresh)
                     lap("baseline")
             except Fatal:
                 raise
@@ -366,7 +366,24 @@ class Judge:
             )
             if not check.ok:
                 return  # a wrong result is not timed: no figure for it
-            emit(timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes))
+            emit(
+                {
+                    **timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes),
+                    "kit": kit.name,
+                }
+            )
+
+    def _baseline(self, card: str, name: str, harness: Any, inputs: Any, kit: Any, fresh: bool) -> tuple[float, float]:
+        """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now (with torch's
+        kit, on the same inputs) and kept. `fresh`: timed now whatever is kept. (So a judge that started without
+        torch, `finished`'s "torch" false, can stay without it.)"""
+        saved: tuple[float, float] | None = None if fresh else self.rt.saved_baseline(card, name)
+        if saved is not None:
+            return saved
+        torch_kit = self.rt.torch_kit()
+        base = torch_kit.measure(harness.baseline(kit.to_torch(inputs), torch_kit), poison=False, budget_s=0.1)
+        self.rt.save_baseline(card, name, (base.ms, base.host_us))
+        return base.ms, base.host_us
 
     @staticmethod
     def _verify(harness: Any, launch: Any, inputs: Any, kit: Any) -> Any:
@@ -374,12 +391,6 @@ class Judge:
         kit.synchronize()
         guard = kit.check_guards()
         if guard:
-            return kit_check(False, guard)
+            return Check(False, guard)
         ref = harness.reference(inputs, kit)
         return harness.compare(launch.result(), ref, inputs, kit)
-
-
-def kit_check(ok: bool, message: str) -> Any:
-    from drill.kernel.kit import Check
-
-    return Check(ok, message)

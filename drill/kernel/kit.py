@@ -1,50 +1,50 @@
 """Tools the card harnesses use inside the judge child: inputs, guarded outputs, checks, launches, timing.
 
-Imported only by the judge child process (it needs torch).
+Imported only by the judge child process (it needs torch). drill.kernel.cupy_kit has the same tools
+without torch, for the CUDA cards, whose harnesses use only what both kits have.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
-POISON = float("nan")  # outputs start as NaN: an element the kernel never wrote cannot pass
-GUARD_ELEMENTS = 4096  # sentinel elements after each guarded buffer
-OUTPUT_GUARD = -7.0e33  # what the space past an output holds; a kernel that writes there changes it
-# Results this small are compared on the host: a copy costs microseconds, while each GPU operation a
-# check uses for the first time loads its module (10-25 ms each on a cold judge, a dozen of them per check).
-HOST_CHECK_ELEMENTS = 1 << 16
+from drill.kernel.kitbase import (
+    GUARD_ELEMENTS as GUARD_ELEMENTS,
+)
+from drill.kernel.kitbase import (
+    HOST_CHECK_ELEMENTS as HOST_CHECK_ELEMENTS,
+)
+from drill.kernel.kitbase import (
+    OUTPUT_GUARD as OUTPUT_GUARD,
+)
+from drill.kernel.kitbase import (
+    POISON as POISON,
+)
+from drill.kernel.kitbase import (
+    Check as Check,
+)
+from drill.kernel.kitbase import (
+    CheckResult as CheckResult,
+)
+from drill.kernel.kitbase import (
+    Clocked,
+    unravel,
+)
+from drill.kernel.kitbase import (
+    Launch as Launch,
+)
 
 
-@dataclass
-class Check:
-    ok: bool
-    message: str = ""
-    max_error: float | None = None
-    tolerance: float | None = None
-
-
-@dataclass
-class Launch:
-    """What a harness returns for one input set: run() launches the learner's code; prepare() is untimed set-up."""
-
-    run: Callable[[], Any]
-    result: Callable[[], Any]
-    prepare: Callable[[], Any] = lambda: None
-
-
-CheckResult = Check  # the name annotations use (inside Kit, `Check` is the attribute harnesses read)
-
-
-class Kit:
+class Kit(Clocked):
     """One per judge process. `gpu` is False under the Triton interpreter on a CPU."""
 
     Launch = Launch
     Check = Check
+    name = "torch"
 
     def __init__(self, gpu: bool) -> None:
         self.torch = torch
@@ -64,7 +64,7 @@ class Kit:
         self.generator.seed()  # fresh inputs every run
         self._outputs: list[tuple[torch.Tensor, int]] = []
         self._flush: torch.Tensor | None = None
-        self._flush_ms: float | None = None
+        self._kept: list[torch.Tensor] = []
         self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.kernel.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
@@ -78,9 +78,11 @@ class Kit:
         shift: float = 0.0,
         guard: float | None = float("nan"),
         dtype: torch.dtype = torch.float32,
+        whole: bool = False,
     ) -> torch.Tensor:
-        """Fresh normal random values (float32 unless `dtype` says otherwise); the space just past the tensor
-        holds `guard` (NaN) to expose over-reads."""
+        """Fresh normal random values (float32 unless `dtype` says otherwise), times `scale`, plus `shift`,
+        rounded to whole numbers with `whole`; the space just past the tensor holds `guard` (NaN) to
+        expose over-reads."""
         n = math.prod(shape)
         extra = GUARD_ELEMENTS if guard is not None else 0
         buf = torch.empty(n + extra, dtype=dtype, device=self.device)
@@ -89,6 +91,8 @@ class Kit:
             buf[:n].mul_(scale)
         if shift:
             buf[:n].add_(shift)
+        if whole:
+            buf[:n].round_()
         if extra:
             buf[n:].fill_(guard)  # type: ignore[arg-type]
         return buf[:n].view(*shape)
@@ -103,6 +107,30 @@ class Kit:
 
     def scratch(self, n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.zeros(max(1, n), dtype=dtype, device=self.device)
+
+    @staticmethod
+    def zero(t: torch.Tensor) -> None:
+        t.zero_()
+
+    # -- references (float64) ---------------------------------------------------
+    @staticmethod
+    def float64(t: torch.Tensor) -> torch.Tensor:
+        return t.double()
+
+    @staticmethod
+    def sum64(t: torch.Tensor) -> torch.Tensor:
+        """The sum, accumulated in float64 (no float64 copy of `t`)."""
+        return torch.sum(t, dtype=torch.float64)
+
+    @staticmethod
+    def norm64(t: torch.Tensor) -> float:
+        """The Euclidean norm, accumulated in float64."""
+        return float(torch.linalg.vector_norm(t, dtype=torch.float64))
+
+    @staticmethod
+    def to_torch(inputs: dict[str, Any]) -> dict[str, Any]:
+        """The inputs as the torch baseline takes them (they are torch's already)."""
+        return inputs
 
     @staticmethod
     def _poison(buf: torch.Tensor, n: int) -> None:
@@ -167,7 +195,7 @@ class Kit:
         count = int(bad.sum())
         flat = int(bad.nonzero()[0, 0])
         shape = tuple(got.shape)
-        index = _unravel(flat, shape)
+        index = unravel(flat, shape)
         where = f"{label}[{', '.join(str(i) for i in index)}]" if shape else label
         value, want = float(got64[flat]), float(ref64[flat])
         text = f"{count:,} of {got64.numel():,} elements wrong; first {where} = {value:.7g}, expected {want:.7g}"
@@ -212,34 +240,39 @@ class Kit:
         if self.gpu:
             torch.cuda.synchronize()
 
-    def flush_l2(self) -> None:
-        """Push the inputs out of L2 by reading a buffer twice its size, then let memory settle.
+    @staticmethod
+    def event() -> Any:
+        """A CUDA event that records time: record(), synchronize(), elapsed_time(end) in ms."""
+        return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
-        Reading, not writing: dirty lines left in L2 would be written back
-        during the timed kernel and bill it for someone else's traffic. The
-        dirty lines the read evicts (the last launch's outputs) are written
-        back after it; a short spin lets that finish before the next launch.
-        """
-        self._flush_buffer().sum()
-        torch.cuda._sleep(self._drain_cycles)  # type: ignore[no-untyped-call]
+    @staticmethod
+    def spin(cycles: int) -> None:
+        """Hold the GPU back for about `cycles` clock cycles (a one-thread spin kernel)."""
+        torch.cuda._sleep(cycles)  # type: ignore[no-untyped-call]
 
-    def flush_ms(self) -> float:
-        """GPU milliseconds of one flush_l2 (measured once)."""
-        if self._flush_ms is None:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            self.flush_l2()
-            start.record()
-            self.flush_l2()
-            end.record()
-            end.synchronize()
-            self._flush_ms = start.elapsed_time(end)
-        return self._flush_ms
+    @staticmethod
+    def stream_handle() -> int:
+        """The stream the kit's own work goes on; the learner's CUDA kernels are launched on it too."""
+        return int(torch.cuda.current_stream().cuda_stream)
 
-    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any) -> Any:
-        """GPU time of `fn` with the host kept out of it (see drill.kernel.measure); a `Measured`."""
-        from drill.kernel.measure import measure
+    def device_bytes(self, n: int) -> int:
+        """The address of `n` zeroed device bytes that live as long as the kit."""
+        buf = torch.zeros(n, dtype=torch.uint8, device=self.device)
+        self._kept.append(buf)
+        return int(buf.data_ptr())
 
-        return measure(self, fn, prepare, **options)
+    def healthy(self) -> bool:
+        """After a CUDA error: can this process still use the GPU? Errors like an illegal address are sticky."""
+        try:
+            torch.cuda.synchronize()
+            return float(torch.ones(8, device="cuda").sum().item()) == 8.0
+        except Exception:
+            return False
+
+    def release(self) -> None:
+        """Hand cached device memory back (after a case, or an out-of-memory error)."""
+        if self.gpu:
+            torch.cuda.empty_cache()
 
     def time(
         self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any
@@ -258,16 +291,6 @@ class Kit:
 def _guard_value(dtype: torch.dtype) -> float:
     """OUTPUT_GUARD, or the most negative finite value of a type too narrow to hold it (float16)."""
     return max(OUTPUT_GUARD, float(torch.finfo(dtype).min))
-
-
-def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
-    if not shape:
-        return ()
-    out = []
-    for dim in reversed(shape):
-        out.append(flat % dim)
-        flat //= dim
-    return tuple(reversed(out))
 
 
 def _as_float64(got: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,6 +1,8 @@
 """Timing inside the judge child: the GPU's time for one launch, with the host kept out of it.
 
-Imported only by the judge child (it needs torch).
+Imported only by the judge child. The timing works through the kit it is given (drill.kernel.kit with
+torch, drill.kernel.cupy_kit with CuPy): its events, spin kernel, stream and synchronize. The ceilings
+at the end are measured with torch.
 
 How a launch is timed (`measure`):
 1. one untimed launch at the size (a Triton kernel may compile for a new shape);
@@ -38,14 +40,15 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from drill.kernel import cupti
 from drill.kernel.profiled import LAUNCH_LABEL as LAUNCH_LABEL
 from drill.kernel.profiled import enough_launches, profiler_times
 from drill.kernel.profiled import launch_times as launch_times
+
+if TYPE_CHECKING:
+    import torch
 
 SLOW_MS = 40.0
 # Under this, the event pair's own latency (1-3 µs) would be more than about 2 % of the figure. Above it
@@ -91,18 +94,18 @@ def measure(
     `audit`: record everything the GPU does meanwhile (CUPTI, where it loads) and
     name in `stray_work` any work on another stream or from another thread, which the figure would miss.
     """
-    session = _stream_audit() if audit else None
+    session = _stream_audit(kit) if audit else None
     if session is None:
         return _measure(kit, fn, prepare, **options)
     try:
         found = _measure(kit, fn, prepare, **options)
     except BaseException:
         try:
-            session.finish(torch.cuda.synchronize)
+            session.finish(kit.synchronize)
         except Exception:  # the launch's own error is the one to report
             pass
         raise
-    found.stray_work = session.finish(torch.cuda.synchronize)
+    found.stray_work = session.finish(kit.synchronize)
     return found
 
 
@@ -133,9 +136,9 @@ def _measure(
         """
         t0 = time.perf_counter()
         setup()
-        start, end = _event(), _event()
+        start, end = kit.event(), kit.event()
         if held:
-            torch.cuda._sleep(ESTIMATE_HOLD_CYCLES)  # type: ignore[no-untyped-call]
+            kit.spin(ESTIMATE_HOLD_CYCLES)
         start.record()
         t1 = time.perf_counter()
         fn()
@@ -162,26 +165,26 @@ def _measure(
     gpu_rep_ms = est_ms + kit.flush_ms()
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
     if est_ms < EXACT_BELOW_MS:
-        times, whole, why = _kernel_times(fn, setup, reps)
+        times, whole, why = _kernel_times(kit, fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
         # time): kernels CUPTI could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
             # the host figure comes from the plain launch above: recording slows the host
             return Measured(statistics.median(times), reps, host_s * 1e6, times, method="records")
     hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
-    times, hosts = _event_times(fn, setup, reps, hold_s)
+    times, hosts = _event_times(kit, fn, setup, reps, hold_s)
     return by_events(times, reps, statistics.median(hosts) * 1e6, hold_s, why)
 
 
 def _event_times(
-    fn: Callable[[], Any], setup: Callable[[], None], reps: int, hold_s: float
+    kit: Any, fn: Callable[[], Any], setup: Callable[[], None], reps: int, hold_s: float
 ) -> tuple[list[float], list[float]]:
     """Per repetition, the event pair's milliseconds, all queued behind a spin of `hold_s`; and the host's
     seconds to issue each launch."""
-    starts = [_event() for _ in range(reps)]
-    ends = [_event() for _ in range(reps)]
+    starts = [kit.event() for _ in range(reps)]
+    ends = [kit.event() for _ in range(reps)]
     hosts = []
-    torch.cuda._sleep(int(hold_s * ASSUMED_CLOCK_HZ))  # type: ignore[no-untyped-call]
+    kit.spin(int(hold_s * ASSUMED_CLOCK_HZ))
     for s, e in zip(starts, ends):
         setup()
         s.record()
@@ -189,7 +192,7 @@ def _event_times(
         fn()
         hosts.append(time.perf_counter() - t)
         e.record()
-    torch.cuda.synchronize()
+    kit.synchronize()
     return [s.elapsed_time(e) for s, e in zip(starts, ends)], hosts
 
 
@@ -205,15 +208,15 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     """
 
     def empty() -> None:
-        torch.cuda._sleep(0)  # type: ignore[no-untyped-call]
+        kit.spin(0)
 
     def setup() -> None:
         kit.flush_l2()
 
     empty()
-    torch.cuda.synchronize()
-    events, _ = _event_times(empty, setup, reps, 5e-3 + reps * 1e-4)  # the host queues all of them first
-    records, whole, why = _kernel_times(empty, setup, reps)
+    kit.synchronize()
+    events, _ = _event_times(kit, empty, setup, reps, 5e-3 + reps * 1e-4)  # the host queues all of them first
+    records, whole, why = _kernel_times(kit, empty, setup, reps)
     result: dict[str, Any] = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
     if records is None or not whole:
         result["event_us_why"] = f"no kernel records from CUPTI ({why or 'none'}): nothing taken off"
@@ -225,7 +228,7 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
 
 
 def _kernel_times(
-    fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int = 2
+    kit: Any, fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int = 2
 ) -> tuple[list[float] | None, bool, str]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
@@ -235,7 +238,7 @@ def _kernel_times(
 
     The host waits until the GPU is idle (flush done) before each launch. CUPTI
     is read directly (`cupti`); torch.profiler, whose first session takes
-    seconds to start, only where that cannot load. A profiler session without
+    seconds to start, only where that cannot load (and torch is the kit's). A profiler session without
     the GPU ranges is tried again, up to `tries` sessions in all.
     None when no kernel time was seen (no CUPTI here): the caller falls back to events.
     """
@@ -244,7 +247,7 @@ def _kernel_times(
     recorder, why_not = cupti.recorder()
     if recorder is not None:
         try:
-            found = recorder.launch_times(fn, setup, reps, torch.cuda.synchronize, _marker())
+            found = recorder.launch_times(fn, setup, reps, kit.synchronize, _marker(kit))
         except (cupti.CuptiError, cudadrv.CUDADriverError) as exc:
             why_not = str(exc)
         else:
@@ -252,23 +255,25 @@ def _kernel_times(
             if enough_launches(len(times), reps):
                 return times, True, ""
             return None, False, f"of {reps} launches CUPTI recorded GPU work for {len(times)}"
+    if getattr(kit, "torch", None) is None:
+        return None, False, why_not  # no profiler without torch: the caller times with events
     return profiler_times(fn, setup, reps, tries, why_not)
 
 
-def _marker() -> Callable[[int], None]:
-    """`mark(value)`: a memset of cupti.MARK_BYTES bytes to `value`, queued on torch's current stream."""
+def _marker(kit: Any) -> Callable[[int], None]:
+    """`mark(value)`: a memset of cupti.MARK_BYTES bytes to `value`, queued on the kit's stream."""
     from drill.kernel import cudadrv
 
-    marker = torch.zeros(cupti.MARK_BYTES, dtype=torch.uint8, device="cuda")
-    stream = torch.cuda.current_stream().cuda_stream
+    address = kit.device_bytes(cupti.MARK_BYTES)
+    stream = kit.stream_handle()
 
     def mark(value: int) -> None:
-        cudadrv.memset_d8_async(marker.data_ptr(), value, cupti.MARK_BYTES, stream)
+        cudadrv.memset_d8_async(address, value, cupti.MARK_BYTES, stream)
 
     return mark
 
 
-def _stream_audit() -> cupti.StreamAudit | None:
+def _stream_audit(kit: Any) -> cupti.StreamAudit | None:
     """A stream audit begun now; None where CUPTI cannot record here."""
     from drill.kernel import cudadrv
 
@@ -276,13 +281,9 @@ def _stream_audit() -> cupti.StreamAudit | None:
     if recorder is None:
         return None
     try:
-        return cupti.StreamAudit(recorder, _marker())
+        return cupti.StreamAudit(recorder, _marker(kit))
     except (cupti.CuptiError, cudadrv.CUDADriverError):
         return None
-
-
-def _event() -> Any:
-    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
 
 # -- the ceilings, measured once per GPU ---------------------------------------------------------
@@ -313,6 +314,8 @@ read_stream(const float4* __restrict__ x, float* __restrict__ out, long long n4)
 
 def measure_copy_gbps(kit: Any, n_bytes: int = 2**30, reps: int = 20) -> dict[str, Any]:
     """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written."""
+    import torch
+
     n = n_bytes // 4
     src = torch.empty(n, dtype=torch.float32, device=kit.device).normal_(generator=kit.generator)
     dst = torch.empty_like(src)
@@ -326,6 +329,8 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
     Reading alone can beat the copy figure (no turnarounds between reads and
     writes), so this is the ceiling a read-only card is held against.
     """
+    import torch
+
     from drill.kernel import cudadrv, nvrtc
 
     n = n_bytes // 4
@@ -357,6 +362,8 @@ def measure_matmul_tflops(kit: Any, sizes: tuple[int, ...] = (4096, 8192), reps:
     The figure compute-bound cards are scored against, and the bound above
     which a FLOP count over a time is not a measurement.
     """
+    import torch
+
     best, best_by = 0.0, ""
     for dtype in (torch.bfloat16, torch.float16):
         for n in sizes:

@@ -1,6 +1,6 @@
 """Kernel times through torch.profiler: the judge's way where CUPTI cannot be loaded directly (`cupti`).
 
-Imported only by the judge child (it needs torch). The first profiler session
+Imported only by the judge child; torch is imported when a profiler session is needed. The first profiler session
 in a process spends seconds starting its own machinery, and can come back
 without its GPU records, so a session is tried again.
 """
@@ -11,8 +11,6 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 LAUNCH_LABEL = "drill::timed_launch"
 
 
@@ -20,6 +18,7 @@ def profiler_times(
     fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int, why_not: str
 ) -> tuple[list[float] | None, bool, str]:
     """`_kernel_times` through torch.profiler, labelled ranges recorded on the GPU."""
+    import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
     for _ in range(tries):  # the first profiler session in a process can come back without its GPU records

@@ -38,6 +38,7 @@ class Timing:
     impossible: str = ""  # why the figure cannot be a real measurement; empty when it can
     bound: str = "memory"  # "compute": the card is scored in TFLOPS against the measured matmul ceiling
     flops: int = 0  # the floating-point operations one launch must do (0: not counted)
+    kit: str = ""  # what the judge ran the card with: "torch", or "cupy" (a CUDA card, torch never imported)
     tflops: float | None = None
     ceiling_tflops: float | None = None  # the fastest torch.matmul measured on this GPU
     torch_tflops: float | None = None
@@ -259,6 +260,7 @@ class VerdictBuilder:
                 tflops=_number(event.get("tflops")),
                 ceiling_tflops=_number(event.get("ceiling_tflops")),
                 torch_tflops=_number(event.get("torch_tflops")),
+                kit=str(event.get("kit") or ""),
             )
             t.impossible = str(event.get("stray_work") or "") or impossible_reason(t)
             if t.impossible:  # never scored: no percentage, no ratio to PyTorch

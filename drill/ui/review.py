@@ -387,6 +387,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             return
         store = await self.ready_store()
         if store is not None:
+            self.typed[self.card.id] = [box.value for box in self.form.inputs()] if self.form is not None else []
             card_id = getattr(self.practice.session, how)(store)
             self.notify(message.format(card_id))
             await self.show_current()

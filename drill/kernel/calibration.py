@@ -1,0 +1,176 @@
+"""The judge's figures for this GPU, measured once and kept in a JSON file: the copy and read ceilings, the
+event pair's cost, the matmul ceiling, and torch's own time for each timed card shape.
+
+Imported only by the judge child; drill.kernel.child.Runtime holds them (a mixin, for the runtime's kits).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any, TypeGuard
+
+COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
+CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
+EVENT_US = "event_us"  # what a CUDA event pair adds to a launch here, taken off event-timed figures
+BASELINES = "baselines"  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
+
+
+def _complete(entry: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
+    """A saved calibration entry that holds a number for each of `keys`."""
+    return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in keys)
+
+
+def installed(name: str) -> str:
+    """A package's version without importing it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def _baseline_key(card: str, shape: str) -> str:
+    return f"{card}|{shape}|torch {installed('torch')}"
+
+
+def kept_for(calibration: Path | None, card: str) -> bool:
+    """Whether this GPU's ceilings and torch's time for `card` are kept, so that judging the CUDA card needs no
+    torch (see drill.kernel.cupy_kit)."""
+    if calibration is None or not calibration.exists():
+        return False
+    try:
+        from drill.kernel import cudadrv
+
+        found = cudadrv.device_identity(0)
+        data = json.loads(calibration.read_text(encoding="utf-8"))
+    except Exception:  # no driver, an unreadable file: judge the usual way
+        return False
+    entry = data.get(f"{found['name']}|{found['uuid']}|{found['total_memory']}") if isinstance(data, dict) else None
+    kept = entry.get(BASELINES) if _complete(entry, (*CEILINGS, EVENT_US)) else None
+    suffix = f"|torch {installed('torch')}"
+    return isinstance(kept, dict) and any(k.startswith(f"{card}|") and k.endswith(suffix) for k in kept)
+
+
+class Calibrated:
+    """The saved figures of the runtime's GPU (`device_key`), and measuring them when they are missing."""
+
+    calibration: Path | None
+    arch: str
+    device_words: str
+    _ceilings: dict[str, float] | None
+    _event_ms = 0.0
+
+    def torch_kit(self) -> Any:
+        raise NotImplementedError
+
+    def release_memory(self) -> None:
+        raise NotImplementedError
+
+    def device_key(self) -> str:
+        from drill.kernel import cudadrv
+
+        found = cudadrv.device_identity(0)
+        return f"{found['name']}|{found['uuid']}|{found['total_memory']}"  # as kept_for reads it
+
+    def warm_cupy(self) -> None:
+        """With CuPy installed: run its kit's checks once, so CuPy compiles their kernels while the GPU is being
+        calibrated (it keeps them on disk), not during a later verdict."""
+
+    def _saved(self) -> dict[str, Any]:
+        if self.calibration is None or not self.calibration.exists():
+            return {}
+        try:
+            data = json.loads(self.calibration.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def calibrated(self, compute: bool = False) -> bool:
+        """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
+        if self._ceilings is not None:
+            return not compute or COMPUTE in self._ceilings
+        return _complete(self._saved().get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ())))
+
+    def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
+        """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
+        in TFLOPS): saved, else measured now with torch's kit (and saved). Gives `kit` the event pair's cost."""
+        if self._ceilings is None:
+            entry = self._saved().get(self.device_key())
+            if not _complete(entry, (*CEILINGS, EVENT_US)):
+                entry = self.calibrate(self.torch_kit())
+            self._event_ms = float(entry[EVENT_US]) / 1e3
+            self._ceilings = {k: float(entry[k]) for k in CEILINGS}
+            if isinstance(entry.get(COMPUTE), (int, float)):
+                self._ceilings[COMPUTE] = float(entry[COMPUTE])
+        kit.event_overhead_ms = self._event_ms
+        if compute and COMPUTE not in self._ceilings:
+            self._ceilings[COMPUTE] = float(self.calibrate_compute(self.torch_kit())[COMPUTE])
+        return self._ceilings
+
+    def saved_baseline(self, card: str, shape: str) -> tuple[float, float] | None:
+        """(ms, host µs) of torch's own way for the card at `shape`, as kept for this GPU and this torch."""
+        entry = self._saved().get(self.device_key())
+        kept = entry.get(BASELINES) if isinstance(entry, dict) else None
+        found = kept.get(_baseline_key(card, shape)) if isinstance(kept, dict) else None
+        if isinstance(found, list) and len(found) == 2 and all(isinstance(x, (int, float)) for x in found):
+            return float(found[0]), float(found[1])
+        return None
+
+    def save_baseline(self, card: str, shape: str, figures: tuple[float, float]) -> None:
+        entry = self._saved().get(self.device_key())
+        kept = entry.get(BASELINES) if isinstance(entry, dict) else None
+        self._save_entry(
+            {BASELINES: {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(figures)}}
+        )
+
+    def calibrate_compute(self, kit: Any) -> dict[str, Any]:
+        """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
+        result = self._measure_matmul(kit)
+        self._save_entry(result)
+        return result
+
+    def _measure_matmul(self, kit: Any) -> dict[str, Any]:
+        from drill.kernel.measure import measure_matmul_tflops
+
+        result = measure_matmul_tflops(kit)
+        self.release_memory()
+        return result
+
+    def _save_entry(self, result: dict[str, Any]) -> None:
+        """Merge `result` into this GPU's saved calibration."""
+        if self.calibration is None:
+            return
+        data = self._saved()
+        entry = data.get(self.device_key())
+        data[self.device_key()] = {**(entry if isinstance(entry, dict) else {}), **result}
+        self.calibration.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.calibration.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, self.calibration)
+
+    def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
+        """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
+        from drill.kernel.measure import event_overhead, measure_copy_gbps, measure_read_gbps
+
+        result = event_overhead(kit)  # first: the ceilings below are timed with events too
+        kit.event_overhead_ms = self._event_ms = float(result[EVENT_US]) / 1e3
+        result.update(measure_copy_gbps(kit))
+        self.release_memory()
+        result.update(measure_read_gbps(kit, self.arch))
+        self.release_memory()
+        self._ceilings = {k: float(result[k]) for k in CEILINGS}
+        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        result["method"] = (
+            "1 GiB: device-to-device copy (bytes read + written) and the fastest pure read; median of CUDA-event"
+            " timings less the event pair's own cost (event_us), L2 flushed before each"
+        )
+        if compute:
+            result.update(self._measure_matmul(kit))
+            self._ceilings[COMPUTE] = float(result[COMPUTE])
+        self._save_entry(result)
+        self.warm_cupy()
+        return result

@@ -1,0 +1,160 @@
+"""On a real GPU: the CUDA cards judged with CuPy's kit (no torch on the way to the verdict), with the same
+faults and cheats as torch's kit catches (run with `pytest -m gpu`)."""
+
+import importlib.util
+import re
+
+import pytest
+from test_gpu_kernels import CACHING_REDUCE, REDUCE_HEAD
+
+from drill import paths
+from drill.cards.loader import load_decks
+from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.client import JudgeClient
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(importlib.util.find_spec("cupy") is None, reason="needs CuPy in the judge's Python"),
+]
+
+
+@pytest.fixture(scope="module")
+def cards():
+    return load_decks([paths.cards_dir() / "kernels.yaml"]).cards
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="module")
+def judge(data_dir):
+    client = JudgeClient(data_dir=data_dir, env={"DRILL_JUDGE_KIT": "cupy"})
+    if not client.info().get("gpu"):
+        client.close()
+        pytest.skip("the judge sees no GPU here")
+    yield client
+    client.close()
+
+
+def text(cards, card_id, which):
+    return getattr(kernel_files(cards[card_id]), which).read_text()
+
+
+def edited(cards, card_id, old, new):
+    answer = text(cards, card_id, "solution")
+    assert old in answer, old
+    return answer.replace(old, new, 1)
+
+
+def run(judge, cards, card_id, source, **options):
+    return judge.run(kernel_job(cards[card_id]), source, timeout=options.pop("timeout", 120), **options)
+
+
+def failed_cases(verdict):
+    return {c.name: c.message for c in verdict.cases if not c.ok}
+
+
+def assert_answer_still_right(judge, cards, card_id="reduce"):
+    verdict = run(judge, cards, card_id, text(cards, card_id, "solution"), timing="none")
+    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases])
+
+
+@pytest.mark.parametrize("card_id", ["reduce", "transpose"])
+@pytest.mark.parametrize("which", ["starter", "solution"])
+def test_bundled_cuda_kernels_are_correct_and_timed_with_cupys_kit(judge, cards, card_id, which):
+    verdict = run(judge, cards, card_id, text(cards, card_id, which))
+    assert verdict.errors == [] and verdict.correct is True, [(c.name, c.message) for c in verdict.cases]
+    [timing] = verdict.timings
+    assert timing.kit == "cupy" and timing.gbps > 0 and verdict.pct_of_ceiling is not None
+    assert verdict.vs_torch is not None  # torch's own way, timed once with torch and kept for this GPU
+    if which == "solution":
+        assert verdict.pct_of_ceiling > 80
+
+
+def test_a_new_judge_whose_first_run_is_a_cuda_card_never_imports_torch(data_dir, cards, judge):
+    run(judge, cards, "reduce", text(cards, "reduce", "solution"))  # the ceilings and torch's time, kept
+    fresh = JudgeClient(data_dir=data_dir)  # no kit named: chosen from its first request
+    events = []
+    try:
+        verdict = run(fresh, cards, "reduce", text(cards, "reduce", "solution"), on_event=events.append)
+        startup = fresh.info().get("startup", {})
+    finally:
+        fresh.close()
+    assert verdict.correct is True and verdict.timings[0].kit == "cupy" and verdict.vs_torch is not None
+    assert "import cupy" in startup and "import torch" not in startup, startup
+    [finished] = [e for e in events if e.get("event") == "finished"]
+    assert finished["torch"] is False  # not imported at any point of the run
+
+
+def test_wrong_only_at_the_timed_size_is_wrong(judge, cards):
+    source = edited(
+        cards,
+        "reduce",
+        "    float sum = warp_sum((a + b) + (c + d));\n",
+        "    float sum = warp_sum((a + b) + (c + d));\n"
+        "    if (n == (1 << 28) && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(out, 1000.0f);\n",
+    )
+    verdict = run(judge, cards, "reduce", source)
+    assert verdict.correct is False and list(failed_cases(verdict)) == ["timing n=2^28"]
+    assert verdict.timings == [] and verdict.pct_of_ceiling is None
+
+
+def test_a_cached_result_is_an_impossible_measurement(judge, cards):
+    source = text(cards, "reduce", "solution")
+    for old, new in CACHING_REDUCE:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    verdict = run(judge, cards, "reduce", source)
+    assert verdict.correct is True and verdict.exit_code() == 1 and verdict.pct_of_ceiling is None
+    [reason] = verdict.impossible
+    assert "× the copy ceiling: the kernel cannot have moved the bytes it claims" in reason
+
+
+def test_a_race_a_missing_tail_and_a_wrong_element_are_wrong(judge, cards):
+    race = run(judge, cards, "transpose", edited(cards, "transpose", "    __syncthreads();\n", ""))
+    assert race.correct is False and any("elements wrong" in m for m in failed_cases(race).values())
+    tail = run(judge, cards, "reduce", edited(cards, "reduce", "    if (tid < (n & 3))", "    if (false)"))
+    assert tail.correct is False and "n=1" in failed_cases(tail)
+    swapped = edited(cards, "transpose", "= tile[VEC * tx + j][k];", "= tile[k][VEC * tx + j];")
+    wrong = run(judge, cards, "transpose", swapped)
+    bad = next(c for c in wrong.cases if not c.ok)
+    assert re.search(r"elements wrong; first out\[\d+, \d+\] = ", bad.message), bad.message
+
+
+def test_an_out_of_bounds_write_is_caught_by_the_guard_zone(judge, cards):
+    source = edited(
+        cards,
+        "transpose",
+        "    __syncthreads();",
+        "    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0)\n"
+        "        out[(size_t)rows * cols + 5] = 1.0f;\n    __syncthreads();",
+    )
+    verdict = run(judge, cards, "transpose", source)
+    assert verdict.correct is False
+    assert verdict.cases[0].message.startswith("wrote past the end of output 1: element 6 (the output has 1)")
+
+
+def test_an_illegal_address_and_a_hang_are_reported_and_the_judge_replaced(judge, cards):
+    before = judge.pid
+    source = REDUCE_HEAD + "    float* nowhere = (float*)0x8;\n    nowhere[threadIdx.x * 1024] = x[0];\n}\n"
+    verdict = run(judge, cards, "reduce", source)
+    assert any("illegal memory access" in e and "case n=1" in e for e in verdict.errors), verdict.errors
+    assert_answer_still_right(judge, cards)
+    assert judge.pid != before
+    before = judge.pid
+    hang = run(
+        judge, cards, "reduce", REDUCE_HEAD + "    while (((volatile float*)out)[0] == 0.0f) { }\n}\n", timeout=8
+    )
+    assert hang.timed_out and any("did not finish within 8 s" in e for e in hang.errors)
+    assert_answer_still_right(judge, cards)
+    assert judge.pid != before
+
+
+def test_warming_cupys_kit_runs_every_check_it_uses():
+    from drill.kernel.cupy_kit import CupyKit
+
+    kit = CupyKit()
+    kit.warm()  # raises if any operation a check uses does not run here
+    assert kit.flush_ms() > 0

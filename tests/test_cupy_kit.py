@@ -1,0 +1,135 @@
+"""CuPy's kit, its checks run with NumPy in CuPy's place: the same verdicts as torch's kit gives."""
+
+import math
+
+import numpy as np
+import pytest
+
+from drill.kernel.cupy_kit import CupyKit
+from drill.kernel.kitbase import GUARD_ELEMENTS, HOST_CHECK_ELEMENTS, OUTPUT_GUARD
+
+
+@pytest.fixture
+def kit():
+    return CupyKit(np)
+
+
+def test_inputs_are_fresh_each_time_with_a_nan_guard_after_them(kit):
+    a, b = kit.randn(3, 5), kit.randn(3, 5)
+    assert a.shape == (3, 5) and a.dtype == np.float32 and not np.array_equal(a, b)
+    base = a.base if a.base is not None else a
+    while base.base is not None:
+        base = base.base
+    assert base.size == 15 + GUARD_ELEMENTS and np.isnan(base[15:]).all()
+
+
+def test_whole_inputs_are_scaled_and_rounded(kit):
+    x = kit.randn(10_000, scale=8.0, whole=True)
+    assert np.array_equal(x, np.round(x)) and x.std() > 4
+
+
+def test_outputs_start_as_nan_and_a_write_past_the_end_is_named(kit):
+    kit.begin_case()
+    out = kit.output(4, 8)
+    assert np.isnan(out).all() and kit.check_guards() is None
+    out[...] = 1.0
+    base = out.base
+    while base.base is not None:
+        base = base.base
+    base[32 + 2] = 0.0  # the third element past the end
+    assert (
+        kit.check_guards()
+        == "wrote past the end of output 1: element 34 (the output has 32), 1 guard element(s) changed"
+    )
+    kit.poison_outputs()
+    assert np.isnan(out).all() and kit.check_guards() is None and base[40] == OUTPUT_GUARD
+
+
+def test_allclose_names_the_first_wrong_element_and_never_passes_nan(kit):
+    ref = np.arange(12, dtype=np.float64).reshape(3, 4)
+    got = ref.astype(np.float32)
+    assert kit.allclose(got, ref, rtol=0, atol=0).ok
+    got[1, 2] = 99.0
+    got[2, 3] = np.nan
+    check = kit.allclose(got, ref, rtol=1e-3, atol=1e-6, label="out")
+    assert not check.ok
+    assert check.message.startswith("2 of 12 elements wrong; first out[1, 2] = 99, expected 6")
+    nan_only = ref.astype(np.float32)
+    nan_only[0, 0] = np.nan
+    assert "NaN: never written" in kit.allclose(nan_only, ref, rtol=1, atol=1).message
+    assert not kit.allclose(got[:2], ref, rtol=1, atol=1).ok  # a size mismatch never passes
+
+
+def test_exact_compares_a_transposed_reference_in_its_own_order(kit):
+    x = kit.randn(33, 65)
+    ref = kit.float64(x).T
+    assert kit.exact(np.ascontiguousarray(x.T), ref).ok
+    wrong = np.ascontiguousarray(x.T).copy()
+    wrong[64, 32] += 1.0
+    check = kit.exact(wrong, ref)
+    assert not check.ok and "first out[64, 32]" in check.message
+
+
+@pytest.mark.parametrize("n", [1000, HOST_CHECK_ELEMENTS + 1])
+def test_sum_and_norm_accumulate_in_float64(kit, n):
+    x = kit.randn(n)
+    assert float(kit.sum64(x)) == pytest.approx(float(np.sum(x, dtype=np.float64)), abs=1e-9)
+    assert kit.norm64(x) == pytest.approx(math.sqrt(float(np.sum(x.astype(np.float64) ** 2))), rel=1e-6)
+    assert kit.allclose(
+        np.array([float(kit.sum64(x))], np.float32), np.array([float(kit.sum64(x))]), rtol=1e-6, atol=0
+    ).ok
+
+
+def test_kernel_arguments_are_pointers_and_sized_integers(kit):
+    x = kit.scratch(4)
+    ptr, n = kit.args(x, kit.int32(4))
+    assert ptr == np.uint64(x.ctypes.data) and n.dtype == np.int32
+    with pytest.raises(TypeError, match="C type"):
+        kit.args(x, 4)
+
+
+def test_the_cuda_harnesses_use_only_what_both_kits_have(kit):
+    """reduce and transpose: inputs, reference and check through CuPy's kit (NumPy here), right and wrong."""
+    from drill import paths
+    from drill.kernel.judging import load_harness
+
+    reduce = load_harness(str(paths.kernels_dir() / "harness" / "reduce_harness.py"))
+    for case in reduce.cases(kit):
+        inputs = reduce.make_inputs(case, kit)
+        ref = reduce.reference(inputs, kit)
+        right = np.array([np.sum(inputs["x"], dtype=np.float32)], np.float32)
+        assert reduce.compare(right[0], ref, inputs, kit).ok, case["name"]
+        assert not reduce.compare(right[0] + 1000, ref, inputs, kit).ok, case["name"]
+    transpose = load_harness(str(paths.kernels_dir() / "harness" / "transpose_harness.py"))
+    for case in transpose.cases(kit):
+        kit.begin_case()
+        inputs = transpose.make_inputs(case, kit)
+        ref = transpose.reference(inputs, kit)
+        inputs["out"][...] = inputs["x"].T
+        assert kit.check_guards() is None and transpose.compare(inputs["out"], ref, inputs, kit).ok, case["name"]
+        inputs["out"][-1, -1] = 0.5
+        assert not transpose.compare(inputs["out"], ref, inputs, kit).ok, case["name"]
+
+
+def test_a_judge_starts_without_torch_only_when_the_gpus_figures_and_torchs_time_for_the_card_are_kept(
+    tmp_path, monkeypatch
+):
+    import json
+
+    from drill.kernel import calibration, cudadrv
+
+    monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H100", "uuid": "ab", "total_memory": 80})
+    torch_version = calibration.installed("torch")
+    saved = tmp_path / "gpu_calibration.json"
+    assert not calibration.kept_for(saved, "reduce")  # nothing measured yet
+    entry = {"gbps": 3000.0, "read_gbps": 3100.0, "event_us": 2.0}
+    saved.write_text(json.dumps({"H100|ab|80": entry}))
+    assert not calibration.kept_for(saved, "reduce")  # torch's own time for the card is not kept
+    entry["baselines"] = {f"reduce|n=2^28|torch {torch_version}": [1.0, 5.0]}
+    saved.write_text(json.dumps({"H100|ab|80": entry}))
+    assert calibration.kept_for(saved, "reduce") and not calibration.kept_for(saved, "transpose")
+    entry["baselines"] = {"reduce|n=2^28|torch 0.0.1": [1.0, 5.0]}  # timed with another torch
+    saved.write_text(json.dumps({"H100|ab|80": entry}))
+    assert not calibration.kept_for(saved, "reduce")
+    saved.write_text(json.dumps({"A100|cd|40": {**entry, "baselines": {}}}))
+    assert not calibration.kept_for(saved, "reduce")  # another GPU's figures
