@@ -158,3 +158,18 @@ def test_warming_cupys_kit_runs_every_check_it_uses():
     kit = CupyKit()
     kit.warm()  # raises if any operation a check uses does not run here
     assert kit.flush_ms() > 0
+
+
+def test_a_judge_that_started_without_torch_then_takes_a_triton_card_and_a_cuda_card_again(data_dir, cards, judge):
+    run(judge, cards, "reduce", text(cards, "reduce", "solution"))  # the ceilings and torch's time, kept
+    fresh = JudgeClient(data_dir=data_dir)  # as the app's judge can be: its first run a CUDA card
+    try:
+        first = run(fresh, cards, "reduce", text(cards, "reduce", "solution"))
+        triton = run(fresh, cards, "softmax", text(cards, "softmax", "solution"))
+        again = run(fresh, cards, "reduce", text(cards, "reduce", "solution"))
+    finally:
+        fresh.close()
+    assert first.correct is True and first.timings[0].kit == "cupy"
+    assert triton.errors == [] and triton.correct is True and triton.pct_of_ceiling is not None
+    assert triton.timings[0].kit == "torch"  # torch imported for the Triton card
+    assert again.correct is True and again.timings[0].kit == "torch" and again.pct_of_ceiling is not None
