@@ -76,3 +76,22 @@ def test_the_event_pairs_cost_comes_off_each_figure_but_never_more_than_half():
 
     assert less_overhead([0.130, 0.2, 0.0031], 0.003) == pytest.approx([0.127, 0.197, 0.00155])
     assert less_overhead([0.130], 0.0) == [0.130]
+
+
+def test_what_the_judge_imports_for_a_triton_card_is_left_out_of_its_collections(monkeypatch):
+    """The judge collects garbage after every case; a full pass over torch and triton took 0.1 s each time."""
+    import gc
+
+    from drill.kernel import child
+
+    monkeypatch.setenv("DRILL_JUDGE_CPU", "1")
+    runtime = child.Runtime(None)
+    before = gc.get_freeze_count()
+    try:
+        assert runtime.ensure_torch(lambda event: None)
+        assert gc.get_freeze_count() > before + 10_000  # torch's and triton's objects, frozen once imported
+        frozen = gc.get_freeze_count()
+        assert runtime.ensure_torch(lambda event: None)
+        assert gc.get_freeze_count() == frozen  # once
+    finally:
+        gc.unfreeze()

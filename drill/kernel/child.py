@@ -150,16 +150,20 @@ class Runtime(Calibrated):
         self.torch = torch
         if self.gpu:
             torch.zeros(1, device="cuda").add_(1)  # torch's side of the context now, not during the first run
+        gc.freeze()  # see main: what an import made lives as long as the judge
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
         """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
-        if self.torch is not None:
+        if self.torch is not None and "triton" in sys.modules:
             return True
         if not self.gpu:
             os.environ.setdefault("TRITON_INTERPRET", "1")
         try:
-            self._import_torch()
+            if self.torch is None:
+                self._import_torch()
             import triton
+
+            gc.freeze()  # triton too, on a judge that started with torch only
         except ImportError as exc:
             emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
             emit(
@@ -201,6 +205,7 @@ class Runtime(Calibrated):
 
             cudadrv.ensure_context()  # the primary context, current here: CuPy and the learner's kernels share it
             self._cupy_kit = CupyKit()
+            gc.freeze()
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
 
@@ -315,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     first = requests.first_request()
     lean = is_cuda_run(first) and cupy_installed() and kept_for(args.calibration, str(first["job"].get("card")))
     runtime = Runtime(args.calibration, torch_now=not lean)
-    gc.freeze()  # torch and the rest imported so far live as long as the judge: the collection after each case skips them
+    # torch and the rest imported so far live as long as the judge: the collection after each case skips them
+    # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
+    gc.freeze()
     try:
         code = serve(requests, out, runtime)
     finally:
