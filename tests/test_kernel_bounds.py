@@ -407,6 +407,7 @@ def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_p
         runtime = child.Runtime(saved)
         monkeypatch.setattr(runtime, "device_key", lambda: "gpu-x")
         monkeypatch.setattr(runtime, "calibrate", calibrate)
+        monkeypatch.setattr(runtime, "torch_kit", lambda: SimpleNamespace(event_overhead_ms=0.0))  # no torch here
         return runtime
 
     def calibrate(kit, compute=False):

@@ -120,14 +120,23 @@ def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
     return problems
 
 
-def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
+# What each deck file gave, by (path, its text, the topic list's identity): a process that loads the decks
+# again (the stats and mock screens, a second app in the tests) parses only the files that changed.
+_parsed: dict[tuple[str, str, int], list[Card | Problem]] = {}
 
+
+def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
-    return _load_text(text, path, salvage=True)
+    key = (where, text, id(known_topics()))
+    if key not in _parsed:
+        while len(_parsed) >= 64:
+            del _parsed[next(iter(_parsed))]
+        _parsed[key] = _load_text(text, path, salvage=True)  # cards and problems are frozen: shared safely
+    return list(_parsed[key])
 
 
 def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | Problem]:
