@@ -1,15 +1,25 @@
 import datetime as dt
 import functools
+import itertools
 import textwrap
 from pathlib import Path
 
 import pytest
 
 
+@pytest.fixture(scope="session")
+def config_folders(tmp_path_factory):
+    """One folder for every test's settings file (a numbered folder per test would be scanned for at each)."""
+    return tmp_path_factory.mktemp("config"), itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def no_settings_file_of_the_developer(tmp_path_factory, monkeypatch):
+def no_settings_file_of_the_developer(config_folders, monkeypatch):
     """Every test sees no settings file unless it makes one: a developer's own config must not change results."""
-    monkeypatch.setenv("DRILL_CONFIG", str(tmp_path_factory.mktemp("config") / "config.toml"))
+    root, numbers = config_folders
+    folder = root / str(next(numbers))
+    folder.mkdir()
+    monkeypatch.setenv("DRILL_CONFIG", str(folder / "config.toml"))
 
 
 @pytest.fixture
