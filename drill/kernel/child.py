@@ -150,7 +150,7 @@ class Runtime(Calibrated):
         self.torch = torch
         if self.gpu:
             torch.zeros(1, device="cuda").add_(1)  # torch's side of the context now, not during the first run
-        gc.freeze()  # see main: what an import made lives as long as the judge
+        gc.freeze()  # see main (ensure_torch collects first when a run may have left garbage)
 
     def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
         """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
@@ -163,7 +163,7 @@ class Runtime(Calibrated):
                 self._import_torch()
             import triton
 
-            gc.freeze()  # triton too, on a judge that started with torch only
+            _freeze()  # triton too (and torch), after the runs before it
         except ImportError as exc:
             emit({"event": "compiled", "ok": None, "log": "", "messages": [], "resources": []})
             emit(
@@ -205,7 +205,7 @@ class Runtime(Calibrated):
 
             cudadrv.ensure_context()  # the primary context, current here: CuPy and the learner's kernels share it
             self._cupy_kit = CupyKit()
-            gc.freeze()
+            gc.freeze()  # see main
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
 
@@ -227,6 +227,13 @@ class Runtime(Calibrated):
     def context_healthy(self) -> bool:
         """After a CUDA error: can this process still use the GPU? Errors like an illegal address are sticky."""
         return not self.gpu or all(kit.healthy() for kit in self._kits())
+
+
+def _freeze() -> None:
+    """What an import made lives as long as the judge: leave it out of the collection after every case (see main).
+    Garbage first, so that nothing unreachable is kept for good."""
+    gc.collect()
+    gc.freeze()
 
 
 def cupy_installed() -> bool:
