@@ -133,3 +133,32 @@ def test_a_judge_starts_without_torch_only_when_the_gpus_figures_and_torchs_time
     assert not calibration.kept_for(saved, "reduce")
     saved.write_text(json.dumps({"A100|cd|40": {**entry, "baselines": {}}}))
     assert not calibration.kept_for(saved, "reduce")  # another GPU's figures
+
+
+def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here(monkeypatch):
+    """CuPy installed but broken (a build for another CUDA, say): the GPU is still judged, with torch's kit."""
+    from types import SimpleNamespace
+
+    from drill.kernel import child, cudadrv
+
+    monkeypatch.setattr(child, "cuda_device_count", lambda: 1)
+    monkeypatch.setattr(cudadrv, "retain_primary_context", lambda device=0: None)
+    monkeypatch.setattr(cudadrv, "compute_capability", lambda device=0: (9, 0))
+    monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H100", "sm_count": 132})
+    monkeypatch.setattr(child, "cupy_installed", lambda: True)
+    started = []
+
+    def broken(self):
+        raise ImportError("libcudart.so.12: cannot open shared object file")
+
+    def torch_kit(self):
+        started.append("torch")
+        self._kit = SimpleNamespace(name="torch")
+        return self._kit
+
+    monkeypatch.setattr(child.Runtime, "cupy_kit", broken)
+    monkeypatch.setattr(child.Runtime, "torch_kit", torch_kit)
+    runtime = child.Runtime(None, torch_now=False)
+    assert runtime.gpu and started == ["torch"] and "libcudart" in runtime.cupy_broken
+    assert runtime.kit("cuda").name == "torch"  # and every CUDA card after it
+    assert runtime.device_words == "H100 (sm_90, 132 SMs)"

@@ -85,6 +85,7 @@ class Runtime(Calibrated):
         self.torch: Any = None
         self._kit: Any = None
         self._cupy_kit: Any = None
+        self.cupy_broken = ""  # why CuPy could not be used here, when it could not
         self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
         self.versions: dict[str, str] = {"python": platform.python_version()}
         self.startup: dict[str, float] = {}
@@ -129,10 +130,14 @@ class Runtime(Calibrated):
         # the GPU's context is made while torch (or CuPy) imports: both take a while on a cold start
         context = threading.Thread(target=_quietly, args=(cudadrv.retain_primary_context,), daemon=True)
         context.start()
-        if torch_now:
+        if not torch_now:
+            try:
+                self.cupy_kit()
+            except Exception as exc:  # CuPy installed but not working here: judge with torch, as without it
+                self.cupy_broken = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+        if self._cupy_kit is None:
             self.torch_kit()
-        else:
-            self.cupy_kit()
         context.join()
         found = cudadrv.device_identity(0)
         major, minor = cudadrv.compute_capability(0)
@@ -182,7 +187,7 @@ class Runtime(Calibrated):
         DRILL_JUDGE_KIT says), else torch's."""
         choice = os.environ.get(KIT_CHOICE, "")
         if language == "cuda" and self.gpu and choice != "torch" and (self.torch is None or choice == "cupy"):
-            if choice == "cupy" or cupy_installed():
+            if choice == "cupy" or (cupy_installed() and not self.cupy_broken):
                 return self.cupy_kit()
         return self.torch_kit()
 
@@ -210,10 +215,11 @@ class Runtime(Calibrated):
         return self._cupy_kit
 
     def warm_cupy(self) -> None:
-        if self.gpu and cupy_installed() and os.environ.get(KIT_CHOICE) != "torch":
+        if self.gpu and cupy_installed() and not self.cupy_broken and os.environ.get(KIT_CHOICE) != "torch":
             try:
                 self.cupy_kit().warm()
-            except Exception:  # CuPy broken here: CUDA cards are judged with torch's kit
+            except Exception as exc:  # CuPy broken here: CUDA cards are judged with torch's kit
+                self.cupy_broken = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
 
     def _kits(self) -> list[Any]:
