@@ -101,7 +101,7 @@ class Calibrated:
         if self._ceilings is None:
             entry = self._saved().get(self.device_key())
             if not _complete(entry, (*CEILINGS, EVENT_US)):
-                entry = self.calibrate(self.torch_kit())
+                entry = self.calibrate(kit)  # with the kit at hand: a judge that started with CuPy needs no torch
             self._event_ms = float(entry[EVENT_US]) / 1e3
             self._ceilings = {k: float(entry[k]) for k in CEILINGS}
             if isinstance(entry.get(COMPUTE), (int, float)):
@@ -169,7 +169,7 @@ class Calibrated:
             " timings less the event pair's own cost (event_us), L2 flushed before each"
         )
         if compute:
-            result.update(self._measure_matmul(kit))
+            result.update(self._measure_matmul(self.torch_kit()))
             self._ceilings[COMPUTE] = float(result[COMPUTE])
         self._save_entry(result)
         self.warm_cupy()

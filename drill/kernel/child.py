@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import json
 import os
 import platform
 import shutil
@@ -214,6 +215,40 @@ class Runtime(Calibrated):
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
 
+    def start_torch_helper(self) -> None:
+        """Start importing torch in another process, for torch's time at the first card (drill.kernel.torch_helper)."""
+        import subprocess
+
+        try:
+            self._helper: Any = subprocess.Popen(
+                [sys.executable, "-m", "drill.kernel.torch_helper"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        except OSError:
+            self._helper = None
+
+    def helper_baseline(self, harness: str, case: dict[str, Any]) -> tuple[float, float] | None:
+        """torch's (ms, host µs) for the case, from the helper once it has imported torch; None when there is no
+        helper or it cannot answer (the judge then times it itself). The helper is gone afterwards."""
+        helper, self._helper = getattr(self, "_helper", None), None
+        if helper is None or helper.stdin is None or helper.stdout is None:
+            return None
+        try:
+            helper.stdin.write(json.dumps({"harness": harness, "case": case, "event_ms": self._event_ms}) + "\n")
+            helper.stdin.flush()
+            for line in helper.stdout:
+                answer = protocol.decode(line)
+                if answer is not None and answer.get("event") == "baseline":
+                    return float(answer["ms"]), float(answer["host_us"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        finally:
+            helper.kill()
+            helper.wait()
+        return None
+
     def warm_cupy(self) -> None:
         if self.gpu and cupy_installed() and not self.cupy_broken and os.environ.get(KIT_CHOICE) != "torch":
             try:
@@ -331,8 +366,15 @@ def main(argv: list[str] | None = None) -> int:
 
     requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
     first = requests.first_request()
-    lean = is_cuda_run(first) and cupy_installed() and kept_for(args.calibration, str(first["job"].get("card")))
+    lean = is_cuda_run(first) and cupy_installed() and os.environ.get(KIT_CHOICE) != "torch"
     runtime = Runtime(args.calibration, torch_now=not lean)
+    if (
+        lean
+        and runtime.gpu
+        and not runtime.cupy_broken
+        and not kept_for(args.calibration, str(first["job"].get("card")))
+    ):
+        runtime.start_torch_helper()  # torch's own time for the card is not kept yet: imported meanwhile, elsewhere
     # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
     gc.freeze()

@@ -121,6 +121,11 @@ class CupyKit(Clocked):
     def zero(a: Any) -> None:
         a.fill(0)
 
+    def copier(self, dst: Any, src: Any) -> Any:
+        """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync, as torch's copy_), to be timed."""
+        stream = self.xp.cuda.get_current_stream()
+        return lambda: dst.data.copy_from_device_async(src.data, src.nbytes, stream)
+
     @staticmethod
     def _poison(buf: Any, n: int) -> None:
         buf[:n].fill(POISON)

@@ -112,6 +112,11 @@ class Kit(Clocked):
     def zero(t: torch.Tensor) -> None:
         t.zero_()
 
+    @staticmethod
+    def copier(dst: torch.Tensor, src: torch.Tensor) -> Callable[[], Any]:
+        """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync), to be timed."""
+        return lambda: dst.copy_(src)
+
     # -- references (float64) ---------------------------------------------------
     @staticmethod
     def float64(t: torch.Tensor) -> torch.Tensor:

@@ -313,36 +313,33 @@ read_stream(const float4* __restrict__ x, float* __restrict__ out, long long n4)
 
 
 def measure_copy_gbps(kit: Any, n_bytes: int = 2**30, reps: int = 20) -> dict[str, Any]:
-    """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written."""
-    import torch
-
+    """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written (a plain device-to-device
+    copy: torch's copy_ and CuPy's memcpy are the same cudaMemcpyAsync)."""
     n = n_bytes // 4
-    src = torch.empty(n, dtype=torch.float32, device=kit.device).normal_(generator=kit.generator)
-    dst = torch.empty_like(src)
-    m = measure(kit, lambda: dst.copy_(src), poison=False, min_reps=reps, max_reps=reps)
+    src = kit.randn(n, guard=None)
+    dst = kit.scratch(n)
+    m = measure(kit, kit.copier(dst, src), poison=False, min_reps=reps, max_reps=reps)
     return {"gbps": 2 * n * 4 / (m.ms * 1e-3) / 1e9, "ms": m.ms, "bytes": 2 * n * 4, "reps": m.reps}
 
 
 def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15) -> dict[str, Any]:
-    """The fastest pure read of `n_bytes` seen: torch.sum and a float4 streaming kernel at a few grid sizes.
+    """The fastest pure read of `n_bytes` seen: the kit's own sum and a float4 streaming kernel at a few grid sizes.
 
     Reading alone can beat the copy figure (no turnarounds between reads and
     writes), so this is the ceiling a read-only card is held against.
     """
-    import torch
-
     from drill.kernel import cudadrv, nvrtc
 
     n = n_bytes // 4
-    x = torch.empty(n, dtype=torch.float32, device=kit.device).normal_(generator=kit.generator)
-    out = torch.zeros(1, device=kit.device)
+    x = kit.randn(n, guard=None)
+    out = kit.scratch(1)
     best_gbps = n_bytes / (measure(kit, x.sum, poison=False, min_reps=reps, max_reps=reps).ms * 1e-3) / 1e9
-    best_by = "torch.sum"
+    best_by = f"{kit.name}.sum"
     compiled = nvrtc.compile_cuda(READ_SOURCE, "read_stream.cu", arch=arch)
     if compiled.ok:
         fn = cudadrv.Module(compiled.cubin).get_function("read_stream")
         args = kit.args(x, out, kit.int64(n // 4))
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = kit.stream_handle()
         for per_sm in (2, 4):
             grid = (per_sm * kit.sm_count,)
 
