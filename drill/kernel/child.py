@@ -236,7 +236,9 @@ class Runtime(Calibrated):
         if helper is None or helper.stdin is None or helper.stdout is None:
             return None
         try:
-            helper.stdin.write(json.dumps({"harness": harness, "case": case, "event_ms": self._event_ms}) + "\n")
+            helper.stdin.write(
+                json.dumps({"op": "baseline", "harness": harness, "case": case, "event_ms": self._event_ms}) + "\n"
+            )
             helper.stdin.flush()
             for line in helper.stdout:
                 answer = protocol.decode(line)
@@ -365,16 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     from drill.kernel.inbox import Inbox, is_cuda_run
 
     requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
-    first = requests.first_request()
-    lean = is_cuda_run(first) and cupy_installed() and os.environ.get(KIT_CHOICE) != "torch"
+    # a GPU and CuPy: whether torch is needed at all depends on the first request, if it comes soon
+    may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
+    first: Any = requests.first_request() if may_go_lean else None
+    lean = is_cuda_run(first)
     runtime = Runtime(args.calibration, torch_now=not lean)
-    if (
-        lean
-        and runtime.gpu
-        and not runtime.cupy_broken
-        and not kept_for(args.calibration, str(first["job"].get("card")))
-    ):
-        runtime.start_torch_helper()  # torch's own time for the card is not kept yet: imported meanwhile, elsewhere
+    if lean and runtime.gpu and not runtime.cupy_broken and not kept_for(args.calibration, str(first["job"]["card"])):
+        runtime.start_torch_helper()  # torch's own time for the card is not kept: torch imports meanwhile, elsewhere
     # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
     gc.freeze()

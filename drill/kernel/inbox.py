@@ -49,9 +49,9 @@ class Inbox:
         while (line := self._lines.get()) is not None:
             yield line
 
-    def first_request(self, wait_s: float = 0.3) -> Any:
-        """The first request, decoded, if it came within `wait_s` (`drill kernel run` sends it at once; the
-        app's judge waits for the learner); it is still served first."""
+    def first_request(self, wait_s: float = 1.0) -> Any:
+        """The first request, decoded, if it came within `wait_s`; it is still served first. The app sends its
+        first run with the judge's start; `drill kernel run` starts the judge, then loads the decks and sends it."""
         if self._first is None:
             try:
                 got = self._lines.get(timeout=wait_s)
@@ -60,7 +60,7 @@ class Inbox:
             self._first = _END if got is None else got
         return protocol.decode(self._first) if self._first != _END else None
 
-    def first_is_cuda_run(self, wait_s: float = 0.3) -> bool:
+    def first_is_cuda_run(self, wait_s: float = 1.0) -> bool:
         return is_cuda_run(self.first_request(wait_s))
 
 
