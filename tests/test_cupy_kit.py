@@ -162,34 +162,3 @@ def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here
     assert runtime.gpu and started == ["torch"] and "libcudart" in runtime.cupy_broken
     assert runtime.kit("cuda").name == "torch"  # and every CUDA card after it
     assert runtime.device_words == "H100 (sm_90, 132 SMs)"
-
-
-@pytest.mark.parametrize("answers", [True, False], ids=["answers", "dies"])
-def test_torchs_time_comes_from_the_helper_or_the_judge_times_it_itself(monkeypatch, answers):
-    import subprocess
-    import sys
-
-    from drill.kernel import child
-
-    script = (
-        "import json, sys\n"
-        "print(json.dumps({'event': 'ready'}), flush=True)\n"
-        "request = json.loads(sys.stdin.readline())\n"
-        "assert request['op'] == 'baseline' and request['case'] == {'name': 'n=8', 'n': 8}\n"
-        "assert request['harness'] == 'h.py' and request['event_ms'] == 0.003\n"
-        + ("print(json.dumps({'event': 'baseline', 'ms': 1.5, 'host_us': 4.0}), flush=True)\n" if answers else "")
-    )
-
-    def start(self):
-        self._helper = subprocess.Popen(
-            [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-
-    monkeypatch.setattr(child.Runtime, "start_torch_helper", start)
-    runtime = child.Runtime(None)
-    runtime._event_ms = 0.003
-    assert runtime.helper_baseline("h.py", {"name": "n=8", "n": 8}) is None  # none started
-    runtime.start_torch_helper()
-    got = runtime.helper_baseline("h.py", {"name": "n=8", "n": 8})
-    assert got == ((1.5, 4.0) if answers else None)
-    assert runtime.helper_baseline("h.py", {"name": "n=8", "n": 8}) is None  # asked once, then gone

@@ -222,7 +222,6 @@ def fake_runtime(kit, kept=None):
         saved_baseline=lambda card, shape: kept.get((card, shape)),
         save_baseline=lambda card, shape, figures: kept.__setitem__((card, shape), figures),
         torch_kit=lambda: kit,
-        helper_baseline=lambda harness, case: None,
     )
 
 

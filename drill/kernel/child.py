@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
-import json
 import os
 import platform
 import shutil
@@ -144,7 +143,8 @@ class Runtime(Calibrated):
         major, minor = cudadrv.compute_capability(0)
         self.arch = f"sm_{major}{minor}"
         self.device_words = f"{found['name']} ({self.arch}, {found['sm_count']} SMs)"
-        self.versions.update(torch=installed("torch"), triton=installed("triton"), cupy=installed("cupy"))
+        cupy = getattr(sys.modules.get("cupy"), "__version__", "not loaded")  # its distribution name varies
+        self.versions.update(torch=installed("torch"), triton=installed("triton"), cupy=str(cupy))
         self.startup["GPU ready"] = time.perf_counter() - t0
 
     def _import_torch(self) -> None:
@@ -214,42 +214,6 @@ class Runtime(Calibrated):
             gc.freeze()  # see main
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
-
-    def start_torch_helper(self) -> None:
-        """Start importing torch in another process, for torch's time at the first card (drill.kernel.torch_helper)."""
-        import subprocess
-
-        try:
-            self._helper: Any = subprocess.Popen(
-                [sys.executable, "-m", "drill.kernel.torch_helper"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-        except OSError:
-            self._helper = None
-
-    def helper_baseline(self, harness: str, case: dict[str, Any]) -> tuple[float, float] | None:
-        """torch's (ms, host µs) for the case, from the helper once it has imported torch; None when there is no
-        helper or it cannot answer (the judge then times it itself). The helper is gone afterwards."""
-        helper, self._helper = getattr(self, "_helper", None), None
-        if helper is None or helper.stdin is None or helper.stdout is None:
-            return None
-        try:
-            helper.stdin.write(
-                json.dumps({"op": "baseline", "harness": harness, "case": case, "event_ms": self._event_ms}) + "\n"
-            )
-            helper.stdin.flush()
-            for line in helper.stdout:
-                answer = protocol.decode(line)
-                if answer is not None and answer.get("event") == "baseline":
-                    return float(answer["ms"]), float(answer["host_us"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        finally:
-            helper.kill()
-            helper.wait()
-        return None
 
     def warm_cupy(self) -> None:
         if self.gpu and cupy_installed() and not self.cupy_broken and os.environ.get(KIT_CHOICE) != "torch":
@@ -367,13 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     from drill.kernel.inbox import Inbox, is_cuda_run
 
     requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
-    # a GPU and CuPy: whether torch is needed at all depends on the first request, if it comes soon
+    # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
     may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
     first: Any = requests.first_request() if may_go_lean else None
-    lean = is_cuda_run(first)
+    lean = is_cuda_run(first) and kept_for(args.calibration, str(first["job"]["card"]))
     runtime = Runtime(args.calibration, torch_now=not lean)
-    if lean and runtime.gpu and not runtime.cupy_broken and not kept_for(args.calibration, str(first["job"]["card"])):
-        runtime.start_torch_helper()  # torch's own time for the card is not kept: torch imports meanwhile, elsewhere
     # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
     gc.freeze()

@@ -92,7 +92,6 @@ class Judge:
         self.rt = runtime
         self.watch: Fingerprint | None = None  # the judge's code as it was before the learner's Python ran
         self.baseline_ms: dict[tuple[str, str], tuple[float, float]] = {}  # (ms, host µs) of PyTorch's way
-        self.timed_case: dict[str, Any] = {}
 
     def run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
         """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context,
@@ -340,7 +339,7 @@ class Judge:
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
                 lap("verify")
                 self.check_untouched(emit)  # before any figure is sent
-                key, self.timed_case = (card, name), case
+                key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
                     self.baseline_ms[key] = self._baseline(card, name, harness, inputs, kit, fresh)
                     lap("baseline")
@@ -375,19 +374,16 @@ class Judge:
             )
 
     def _baseline(self, card: str, name: str, harness: Any, inputs: Any, kit: Any, fresh: bool) -> tuple[float, float]:
-        """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now and kept: by
-        the torch helper a judge without torch started (drill.kernel.torch_helper), or with torch's kit here, on
-        the same inputs. `fresh`: timed now whatever is kept. (`finished`'s "torch": whether it was imported here.)"""
+        """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now (with torch's
+        kit, on the same inputs) and kept. `fresh`: timed now whatever is kept. (So a judge that started without
+        torch, `finished`'s "torch" false, can stay without it.)"""
         saved: tuple[float, float] | None = None if fresh else self.rt.saved_baseline(card, name)
         if saved is not None:
             return saved
-        saved = self.rt.helper_baseline(getattr(harness, "__file__", ""), self.timed_case)
-        if saved is None:
-            torch_kit = self.rt.torch_kit()
-            base = torch_kit.measure(harness.baseline(kit.to_torch(inputs), torch_kit), poison=False, budget_s=0.1)
-            saved = (base.ms, base.host_us)
-        self.rt.save_baseline(card, name, saved)
-        return saved
+        torch_kit = self.rt.torch_kit()
+        base = torch_kit.measure(harness.baseline(kit.to_torch(inputs), torch_kit), poison=False, budget_s=0.1)
+        self.rt.save_baseline(card, name, (base.ms, base.host_us))
+        return base.ms, base.host_us
 
     @staticmethod
     def _verify(harness: Any, launch: Any, inputs: Any, kit: Any) -> Any:
