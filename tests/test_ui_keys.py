@@ -186,6 +186,31 @@ async def test_a_paste_fills_the_fields_in_order(tmp_path, write_deck):
         assert app.screen.focused is app.screen.query_one("#step2", Input)
 
 
+@pytest.mark.parametrize(
+    "card, pasted, values",
+    [
+        (
+            "k-concept",
+            "Coalesced loads touch few sectors.\nUnit stride: 4 sectors.\n",
+            ["Coalesced loads touch few sectors. Unit stride: 4 sectors."],
+        ),
+        (
+            "t-shape",
+            "(B, S, D)\n(B, H, S, Dh)\n(B, H, S, S)\nthen softmax",
+            ["(B, S, D)", "(B, H, S, Dh)", "(B, H, S, S) then softmax"],
+        ),
+    ],
+    ids=["one field", "more lines than fields"],
+)
+async def test_a_paste_with_more_lines_than_fields_loses_none_of_them(tmp_path, write_deck, card, pasted, values):
+    app, _ = make_app(tmp_path, write_deck, card)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.focused.post_message(events.Paste(pasted))
+        await pilot.pause()
+        assert [i.value for i in app.screen.form.inputs()] == values
+
+
 async def test_space_and_enter_outside_a_field_never_check_a_form(tmp_path, write_deck):
     app, _ = make_app(tmp_path, write_deck, "t-ledger")
     async with app.run_test(size=(100, 30)) as pilot:

@@ -94,10 +94,14 @@ class AnswerForm(Vertical):
         self.post_message(self.Submitted())
 
     def paste(self, field: "AnswerInput", text: str) -> None:
-        """A paste: its first line goes into this field, further lines into the fields after it."""
+        """A paste: its first line goes into this field, further lines into the fields after it; lines beyond the
+        last field join it, a space between them (a paragraph pasted into a concept answer keeps all its lines)."""
         lines = text.splitlines() or [""]
         inputs = [f for f in self.fields() if isinstance(f, AnswerInput)]
         start = inputs.index(field)
+        room = len(inputs) - start
+        if len(lines) > room:
+            lines = lines[: room - 1] + [" ".join(line.strip() for line in lines[room - 1 :] if line.strip())]
         for target, line in zip(inputs[start:], lines):
             if target is field:
                 target.insert_text_at_cursor(line)
