@@ -281,6 +281,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from drill.cards.loader import load_decks
 
     decks = load_decks(deck_roots(args, args.paths), deep=True)
+    decks.problems.extend(_bundled_clashes(decks.cards) if args.paths else [])
     for problem in decks.problems:
         print(problem)
     if decks.problems:
@@ -288,6 +289,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     print(f"ok: {len(decks.cards)} cards", file=sys.stderr)
     return 0
+
+
+def _bundled_clashes(cards: dict[str, Any]) -> list[Any]:
+    """Ids of the checked decks that a bundled card has too: the app always loads the bundled decks beside them."""
+    from drill import paths
+    from drill.cards.loader import load_decks
+    from drill.cards.model import Problem
+
+    bundled = load_decks([paths.cards_dir()]).cards
+    return [
+        Problem(
+            str(card.path), card.line, card.id, f"duplicate id: a bundled card has it too ({other.path}:{other.line})"
+        )
+        for card in cards.values()
+        if (other := bundled.get(card.id)) is not None and Path(other.path).resolve() != Path(card.path).resolve()
+    ]
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -101,6 +101,22 @@ def test_check_command_exit_codes_and_no_traceback(concept_deck, write_deck, cap
     assert f"{bad}:4: x: unknown key `promt`" in out.out
 
 
+def test_check_names_an_id_a_bundled_card_has_too(write_deck, capsys):
+    """The app always loads the bundled decks beside a learner's own: checked alone, a clash must show."""
+    from drill import paths
+
+    mine = write_deck(
+        "deck: Mine\ncards:\n"
+        "  - {id: profiling-timeline-first, kind: concept, topic: profiling, prompt: p, answer: a, sources: [s]}\n"
+        "  - {id: mine-only, kind: concept, topic: profiling, prompt: p, answer: a, sources: [s]}\n"
+    )
+    assert main(["check", str(mine)]) == 1
+    out = capsys.readouterr().out
+    assert f"{mine}:3: profiling-timeline-first: duplicate id: a bundled card has it too" in out
+    assert "mine-only" not in out
+    assert main(["check", str(paths.cards_dir() / "profiling.yaml")]) == 0  # a bundled file clashes with nothing
+
+
 def test_bundled_decks_pass_check():
     decks = load_decks(deep=False)
     assert decks.problems == [], "\n".join(map(str, decks.problems[:20]))
