@@ -9,7 +9,7 @@ import time
 import pytest
 
 from drill.kernel import nvrtc
-from drill.kernel.inbox import Inbox, compile_ahead
+from drill.kernel.inbox import Inbox, compile_ahead, is_cuda_run
 
 pytestmark = pytest.mark.skipif(
     not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"
@@ -112,8 +112,8 @@ def test_the_inbox_gives_every_line_in_order_and_ends_with_the_stream(cpu_arch):
 def test_the_first_request_decides_whether_torch_is_imported_at_start(cpu_arch, lines, cuda_first):
     text = "".join(json.dumps(line) + "\n" for line in lines)
     inbox = Inbox(io.StringIO(text))
-    assert inbox.first_is_cuda_run(wait_s=2) is cuda_first
-    assert inbox.first_is_cuda_run(wait_s=2) is cuda_first  # asked again: the same line, not the next
+    assert is_cuda_run(inbox.first_request(wait_s=2)) is cuda_first
+    assert is_cuda_run(inbox.first_request(wait_s=2)) is cuda_first  # asked again: the same line, not the next
     assert [json.loads(line) for line in inbox] == lines  # the line looked at is still served, first
 
 
@@ -122,7 +122,7 @@ def test_a_judge_started_before_any_request_looks_no_longer_than_it_is_told():
     with os.fdopen(read) as stream, os.fdopen(write, "w") as sink:
         inbox = Inbox(stream)
         t0 = time.perf_counter()
-        assert inbox.first_is_cuda_run(wait_s=0.05) is False
+        assert inbox.first_request(wait_s=0.05) is None
         assert time.perf_counter() - t0 < 1.0
         sink.write(json.dumps(run_request()) + "\n")
         sink.flush()

@@ -7,6 +7,7 @@ Imported only by the judge child; drill.kernel.child.Runtime holds them (a mixin
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 from pathlib import Path
@@ -23,8 +24,9 @@ def _complete(entry: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
     return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in keys)
 
 
+@functools.cache
 def installed(name: str) -> str:
-    """A package's version without importing it."""
+    """A package's version without importing it (looked up once: it is read for every kept figure)."""
     from importlib import metadata
 
     try:
@@ -37,19 +39,35 @@ def _baseline_key(card: str, shape: str) -> str:
     return f"{card}|{shape}|torch {installed('torch')}"
 
 
+def device_key() -> str:
+    """This GPU as its kept figures are filed: name, UUID and memory, from the driver (no torch, no CuPy)."""
+    from drill.kernel import cudadrv
+
+    found = cudadrv.device_identity(0)
+    return f"{found['name']}|{found['uuid']}|{found['total_memory']}"
+
+
+def read_saved(calibration: Path | None) -> dict[str, Any]:
+    """Every GPU's kept figures, by device_key; {} when there are none or the file cannot be read."""
+    if calibration is None or not calibration.exists():
+        return {}
+    try:
+        data = json.loads(calibration.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def kept_for(calibration: Path | None, card: str) -> bool:
     """Whether this GPU's ceilings and torch's time for `card` are kept, so that judging the CUDA card needs no
     torch (see drill.kernel.cupy_kit)."""
-    if calibration is None or not calibration.exists():
+    saved = read_saved(calibration)
+    if not saved:
         return False
     try:
-        from drill.kernel import cudadrv
-
-        found = cudadrv.device_identity(0)
-        data = json.loads(calibration.read_text(encoding="utf-8"))
-    except Exception:  # no driver, an unreadable file: judge the usual way
+        entry = saved.get(device_key())
+    except Exception:  # no driver here: judge the usual way
         return False
-    entry = data.get(f"{found['name']}|{found['uuid']}|{found['total_memory']}") if isinstance(data, dict) else None
     kept = entry.get(BASELINES) if _complete(entry, (*CEILINGS, EVENT_US)) else None
     suffix = f"|torch {installed('torch')}"
     return isinstance(kept, dict) and any(k.startswith(f"{card}|") and k.endswith(suffix) for k in kept)
@@ -71,23 +89,14 @@ class Calibrated:
         raise NotImplementedError
 
     def device_key(self) -> str:
-        from drill.kernel import cudadrv
-
-        found = cudadrv.device_identity(0)
-        return f"{found['name']}|{found['uuid']}|{found['total_memory']}"  # as kept_for reads it
+        return device_key()
 
     def warm_cupy(self) -> None:
         """With CuPy installed: run its kit's checks once, so CuPy compiles their kernels while the GPU is being
         calibrated (it keeps them on disk), not during a later verdict."""
 
     def _saved(self) -> dict[str, Any]:
-        if self.calibration is None or not self.calibration.exists():
-            return {}
-        try:
-            data = json.loads(self.calibration.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_saved(self.calibration)
 
     def calibrated(self, compute: bool = False) -> bool:
         """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""

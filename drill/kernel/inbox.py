@@ -60,9 +60,6 @@ class Inbox:
             self._first = _END if got is None else got
         return protocol.decode(self._first) if self._first != _END else None
 
-    def first_is_cuda_run(self, wait_s: float = 1.0) -> bool:
-        return is_cuda_run(self.first_request(wait_s))
-
 
 _END = "\0end"
 

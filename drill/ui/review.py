@@ -347,7 +347,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         if store is None:
             return
         card = self.card
-        self.typed[card.id] = [box.value for box in self.form.inputs()] if self.form is not None else []
+        self.keep_typed(card.id)
         graded = self.practice.session.grade(
             store,
             grade,
@@ -358,6 +358,9 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         if graded.after.leech and not graded.before.leech:
             self.notify(f"{card.id} is a leech: it has lapsed {graded.after.lapses} times", severity="warning")
         await self.show_current()
+
+    def keep_typed(self, card_id: str) -> None:  # as the card leaves (graded, set aside): an undo puts it back
+        self.typed[card_id] = [box.value for box in self.form.inputs()] if self.form is not None else []
 
     async def action_undo(self) -> None:
         store = await self.ready_store()
@@ -387,7 +390,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             return
         store = await self.ready_store()
         if store is not None:
-            self.typed[self.card.id] = [box.value for box in self.form.inputs()] if self.form is not None else []
+            self.keep_typed(self.card.id)
             card_id = getattr(self.practice.session, how)(store)
             self.notify(message.format(card_id))
             await self.show_current()

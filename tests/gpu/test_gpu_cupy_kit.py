@@ -5,11 +5,11 @@ import importlib.util
 import re
 
 import pytest
-from test_gpu_kernels import CACHING_REDUCE, REDUCE_HEAD
+from test_gpu_kernels import CACHING_REDUCE, REDUCE_HEAD, WRONG_AT_TIMED_SIZE, edited, failed_cases, text
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_job
 from drill.kernel.client import JudgeClient
 
 pytestmark = [
@@ -38,22 +38,8 @@ def judge(data_dir):
     client.close()
 
 
-def text(cards, card_id, which):
-    return getattr(kernel_files(cards[card_id]), which).read_text()
-
-
-def edited(cards, card_id, old, new):
-    answer = text(cards, card_id, "solution")
-    assert old in answer, old
-    return answer.replace(old, new, 1)
-
-
 def run(judge, cards, card_id, source, **options):
     return judge.run(kernel_job(cards[card_id]), source, timeout=options.pop("timeout", 120), **options)
-
-
-def failed_cases(verdict):
-    return {c.name: c.message for c in verdict.cases if not c.ok}
 
 
 def assert_answer_still_right(judge, cards, card_id="reduce"):
@@ -89,13 +75,7 @@ def test_a_new_judge_whose_first_run_is_a_cuda_card_never_imports_torch(data_dir
 
 
 def test_wrong_only_at_the_timed_size_is_wrong(judge, cards):
-    source = edited(
-        cards,
-        "reduce",
-        "    float sum = warp_sum((a + b) + (c + d));\n",
-        "    float sum = warp_sum((a + b) + (c + d));\n"
-        "    if (n == (1 << 28) && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(out, 1000.0f);\n",
-    )
+    source = edited(cards, "reduce", *WRONG_AT_TIMED_SIZE)
     verdict = run(judge, cards, "reduce", source)
     assert verdict.correct is False and list(failed_cases(verdict)) == ["timing n=2^28"]
     assert verdict.timings == [] and verdict.pct_of_ceiling is None

@@ -180,14 +180,16 @@ def failed_cases(verdict):
     return {c.name: c.message for c in verdict.cases if not c.ok}
 
 
+# the reduce answer, adding 1000 to the sum only at the timed size
+WRONG_AT_TIMED_SIZE = (
+    "    float sum = warp_sum((a + b) + (c + d));\n",
+    "    float sum = warp_sum((a + b) + (c + d));\n"
+    "    if (n == (1 << 28) && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(out, 1000.0f);\n",
+)
+
+
 def test_wrong_only_at_the_timed_size_is_wrong_and_names_the_size(judge, cards):
-    source = edited(
-        cards,
-        "reduce",
-        "    float sum = warp_sum((a + b) + (c + d));\n",
-        "    float sum = warp_sum((a + b) + (c + d));\n"
-        "    if (n == (1 << 28) && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(out, 1000.0f);\n",
-    )
+    source = edited(cards, "reduce", *WRONG_AT_TIMED_SIZE)
     verdict = judged(judge, cards, "reduce", source, key="cheat:wrong-at-timed-size")
     assert verdict.correct is False and verdict.exit_code() == 1
     failed = failed_cases(verdict)
