@@ -232,8 +232,11 @@ def edit_to_verdict(client: JudgeClient, cards: dict[str, Any], n: int = 5) -> l
 
 
 def cold_cli(data_dir: Path, file: Path | None = None) -> dict[str, Any]:
-    """`drill kernel run reduce --json` from a new process: wall seconds, and the judge's own seconds."""
+    """`drill kernel run reduce --json` from a new process: wall seconds, and the judge's own seconds. The
+    first run on a `data_dir` finds nothing kept: no figures for this GPU, and no CuPy kernels compiled."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    # CuPy's compiled kernels kept beside the data: the first run finds none, as on a new machine
+    env["CUPY_CACHE_DIR"] = str(data_dir / "cupy-kernels")
     cmd = [sys.executable, "-m", "drill", "--data-dir", str(data_dir), "kernel", "run", "reduce", "--json"]
     cmd += ["--file", str(file)] if file else []
     t0 = time.perf_counter()
@@ -300,7 +303,7 @@ def main() -> int:
     cold: dict[str, Any] = {}
     if not args.no_cold:  # first, while nothing of the judge is warm in this machine's caches but the files
         tmp = Path(tempfile.mkdtemp(prefix="drill-cold-"))
-        cold = {"first, the starter (calibrates)": cold_cli(tmp)}
+        cold = {"first, the starter (measures the GPU; no CuPy kernels kept)": cold_cli(tmp)}
         # later starts vary by a few tenths of a second (torch's import above all): the median of three
         for label, file in (("the starter", None), ("the reference answer", ROOT / "answers" / "reduce.cu")):
             runs = sorted((cold_cli(tmp, file) for _ in range(3)), key=lambda c: c["wall_s"])

@@ -91,10 +91,6 @@ class Calibrated:
     def device_key(self) -> str:
         return device_key()
 
-    def warm_cupy(self) -> None:
-        """With CuPy installed: run its kit's checks once, so CuPy compiles their kernels while the GPU is being
-        calibrated (it keeps them on disk), not during a later verdict."""
-
     def _saved(self) -> dict[str, Any]:
         return read_saved(self.calibration)
 
@@ -102,7 +98,10 @@ class Calibrated:
         """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
         if self._ceilings is not None:
             return not compute or COMPUTE in self._ceilings
-        return _complete(self._saved().get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ())))
+        saved = self._saved()
+        return bool(saved) and _complete(
+            saved.get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ()))
+        )
 
     def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
         """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
@@ -181,5 +180,4 @@ class Calibrated:
             result.update(self._measure_matmul(self.torch_kit()))
             self._ceilings[COMPUTE] = float(result[COMPUTE])
         self._save_entry(result)
-        self.warm_cupy()
         return result

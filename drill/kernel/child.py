@@ -130,6 +130,8 @@ class Runtime(Calibrated):
         # the GPU's context is made while torch (or CuPy) imports: both take a while on a cold start
         context = threading.Thread(target=_quietly, args=(cudadrv.retain_primary_context,), daemon=True)
         context.start()
+        # a GPU not measured yet is measured in the first run: its read kernel builds meanwhile
+        threading.Thread(target=_quietly, args=(self._build_read_kernel,), daemon=True).start()
         if not torch_now:
             try:
                 self.cupy_kit()
@@ -146,6 +148,17 @@ class Runtime(Calibrated):
         cupy = getattr(sys.modules.get("cupy"), "__version__", "not loaded")  # its distribution name varies
         self.versions.update(torch=installed("torch"), triton=installed("triton"), cupy=str(cupy))
         self.startup["GPU ready"] = time.perf_counter() - t0
+
+    def _build_read_kernel(self) -> None:
+        """Build the calibration's read kernel ahead when this GPU is not measured yet (NVRTC lets go of the GIL)."""
+        if self.calibrated():
+            return
+        from drill.kernel.inbox import device_arch
+        from drill.kernel.measure import READ_SOURCE
+
+        ahead = nvrtc.reserve(READ_SOURCE, "read_stream.cu", arch=device_arch())
+        if ahead is not None:
+            ahead.run()
 
     def _import_torch(self) -> None:
         """Import torch (triton is imported by the Triton files that need it: it costs a cold start)."""
@@ -214,14 +227,6 @@ class Runtime(Calibrated):
             gc.freeze()  # see main
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
-
-    def warm_cupy(self) -> None:
-        if self.gpu and cupy_installed() and not self.cupy_broken and os.environ.get(KIT_CHOICE) != "torch":
-            try:
-                self.cupy_kit().warm()
-            except Exception as exc:  # CuPy broken here: CUDA cards are judged with torch's kit
-                self.cupy_broken = f"{type(exc).__name__}: {exc}"
-                traceback.print_exc()
 
     def _kits(self) -> list[Any]:
         return [k for k in (self._kit, self._cupy_kit) if k is not None]

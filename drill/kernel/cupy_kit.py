@@ -12,14 +12,17 @@ The same tools as drill.kernel.kit.Kit, with the same guarantees: inputs
 fresh each run with a NaN guard after them, outputs poisoned with a guard
 zone checked after every run, NaN never passes a check, results up to
 HOST_CHECK_ELEMENTS compared on the host. `xp` is the array module: CuPy
-here; the tests give NumPy to check the comparisons on a CPU.
+here; the tests give NumPy to check the comparisons on a CPU. On the device,
+larger arrays are filled, summed and compared by drill's own small CUDA
+module (drill.kernel.cupy_ops), not CuPy's operations, each of which is
+compiled the first time it is used.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +37,9 @@ from drill.kernel.kitbase import (
     Launch,
     unravel,
 )
+
+if TYPE_CHECKING:
+    from drill.kernel.cupy_ops import RawOps, Stats
 
 SPIN_SOURCE = r"""
 extern "C" __global__ void drill_spin(long long cycles)
@@ -60,20 +66,26 @@ class CupyKit(Clocked):
             xp = cupy
         self.xp = xp
         self._device = xp is not np
+        self.ops: RawOps | None = None  # drill's CUDA module for large arrays (the device only)
         if self._device:
+            from drill.kernel.cupy_ops import RawOps
+
             props = xp.cuda.runtime.getDeviceProperties(0)
             self.sm_count = int(props["multiProcessorCount"])
             self.l2_bytes = int(props.get("l2CacheSize") or 50 * 2**20)
+            self.ops = RawOps(xp, self.sm_count)
         else:
             self.sm_count, self.l2_bytes = 4, 0
         # long enough to write a whole L2 of dirty lines back at 1 TB/s, counted at 2.5 GHz (at most)
         self._drain_cycles = int(self.l2_bytes / 1e12 * 2.5e9)
         seed = int.from_bytes(os.urandom(7), "little")  # fresh inputs every run
         self.random = xp.random.RandomState(seed) if self._device else np.random.default_rng(seed)
+        self._seeds = np.random.default_rng(seed)  # one for each input drill's module fills
         self._outputs: list[tuple[Any, int]] = []
         self._kept: list[Any] = []
         self._flush: Any = None
         self._spin: Any = None
+        self._sink: Any = None  # where drill's read kernel would write (it never does)
         self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.kernel.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
@@ -95,16 +107,22 @@ class CupyKit(Clocked):
         extra = GUARD_ELEMENTS if guard is not None else 0
         buf = xp.empty(n + extra, dtype=dtype)
         body = buf[:n]
-        body[...] = self.random.standard_normal(n, dtype=np.float32).astype(dtype, copy=False)
-        if scale != 1.0:
-            body *= scale
-        if shift:
-            body += shift
-        if whole:
-            xp.around(body, out=body)
-        if extra:
-            buf[n:].fill(guard)
+        seed = int(self._seeds.integers(2**63))
+        if self.ops is None or not self.ops.normal(body, seed, scale, shift, whole):
+            body[...] = self.random.standard_normal(n, dtype=np.float32).astype(dtype, copy=False)
+            if scale != 1.0:
+                body *= scale
+            if shift:
+                body += shift
+            if whole:
+                xp.around(body, out=body)
+        if extra and guard is not None:
+            self._fill(buf[n:], guard)
         return body.reshape(shape)
+
+    def _fill(self, a: Any, value: float) -> None:
+        if self.ops is None or not self.ops.fill(a, value):
+            a.fill(value)
 
     def output(self, *shape: int, dtype: Any = np.float32) -> Any:
         """An output buffer, poisoned, with a guard zone after it that is checked after every run."""
@@ -117,19 +135,20 @@ class CupyKit(Clocked):
     def scratch(self, n: int, dtype: Any = np.float32) -> Any:
         return self.xp.zeros(max(1, n), dtype=dtype)
 
-    @staticmethod
-    def zero(a: Any) -> None:
-        a.fill(0)
+    def zero(self, a: Any) -> None:
+        if self._device and a.flags.c_contiguous:
+            a.data.memset_async(0, a.nbytes)
+        else:
+            a.fill(0)
 
     def copier(self, dst: Any, src: Any) -> Any:
         """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync, as torch's copy_), to be timed."""
         stream = self.xp.cuda.get_current_stream()
         return lambda: dst.data.copy_from_device_async(src.data, src.nbytes, stream)
 
-    @staticmethod
-    def _poison(buf: Any, n: int) -> None:
-        buf[:n].fill(POISON)
-        buf[n:].fill(_guard_value(buf.dtype))
+    def _poison(self, buf: Any, n: int) -> None:
+        self._fill(buf[:n], POISON)
+        self._fill(buf[n:], _guard_value(buf.dtype))
 
     def poison_outputs(self) -> None:
         for buf, n in self._outputs:
@@ -148,51 +167,64 @@ class CupyKit(Clocked):
         return None
 
     def host(self, a: Any) -> Any:
-        """`a` as a NumPy array on the host."""
-        return self.xp.asnumpy(a) if self._device else np.asarray(a)
+        """`a` as a NumPy array on the host (a transposed view is copied as it lies and turned on the host)."""
+        if not self._device:
+            return np.asarray(a)
+        if getattr(a, "ndim", 0) == 2 and not a.flags.c_contiguous and a.flags.f_contiguous:
+            return self.xp.asnumpy(a.T).T
+        return self.xp.asnumpy(a)
 
     # -- references (float64) and checks ---------------------------------------
     def float64(self, a: Any) -> Any:
-        return a.astype(self.xp.float64)
+        found = self.ops.to_f64(a) if self.ops is not None else None
+        return found if found is not None else a.astype(self.xp.float64)
 
     def sum64(self, a: Any) -> Any:
-        """The sum, accumulated in float64 (no float64 copy of `a`)."""
-        return self.xp.sum(a, dtype=self.xp.float64)
+        """The sum, accumulated in float64 (no float64 copy of `a`), as a NumPy float64."""
+        found = self.ops.sum64(a) if self.ops is not None else None
+        return np.float64(found if found is not None else float(self.xp.sum(a, dtype=self.xp.float64)))
 
     def norm64(self, a: Any) -> float:
         """The Euclidean norm, its squares summed in float64."""
-        return float(math.sqrt(float(self.xp.sum(self.xp.square(a), dtype=self.xp.float64))))
+        found = self.ops.sum64(a, square=True) if self.ops is not None else None
+        if found is None:
+            found = float(self.xp.sum(self.xp.square(a.astype(self.xp.float64)), dtype=self.xp.float64))
+        return math.sqrt(found)
 
     def allclose(self, got: Any, ref: Any, *, rtol: float, atol: float, label: str = "out") -> CheckResult:
         """|got - ref| <= atol + rtol * |ref| everywhere; NaN never passes."""
-        if got.size != ref.size:
-            return Check(False, f"{label} has {got.size} elements, expected {ref.size}")
-        xp, got64, ref64 = self._as_float64(got, ref)
-        diff = xp.abs(got64 - ref64)
-        tol = atol + rtol * xp.abs(ref64)
-        bad = ~(diff <= tol)
-        finite = diff[xp.isfinite(diff)]
-        max_err = float(finite.max()) if finite.size else float("inf")
-        top = float(tol.max()) if tol.size else atol
-        if not bool(bad.any()):
-            return Check(True, "", max_err, top)
-        return Check(False, _describe_bad(xp, got.shape, got64, ref64, bad, tol, label), max_err, top)
+        return self._compare(got, ref, rtol, atol, False, label)
 
     def exact(self, got: Any, ref: Any, label: str = "out") -> CheckResult:
+        return self._compare(got, ref, 0.0, 0.0, True, label)
+
+    def _compare(self, got: Any, ref: Any, rtol: float, atol: float, exact: bool, label: str) -> CheckResult:
+        from drill.kernel.cupy_ops import array_stats
+
         if got.size != ref.size:
             return Check(False, f"{label} has {got.size} elements, expected {ref.size}")
-        xp, got64, ref64 = self._as_float64(got, ref)
-        bad = ~(got64 == ref64)
-        if not bool(bad.any()):
-            return Check(True, "", 0.0, 0.0)
-        diff = xp.abs(got64 - ref64)
-        finite = diff[xp.isfinite(diff)]
-        return Check(
-            False,
-            _describe_bad(xp, got.shape, got64, ref64, bad, xp.zeros_like(ref64), label),
-            float(finite.max()) if finite.size else float("inf"),
-            0.0,
-        )
+        stats: Stats | None = None
+        if self.ops is not None and got.size > HOST_CHECK_ELEMENTS:
+            stats = self.ops.compare(got, ref, rtol, atol, exact)
+        if stats is None:
+            stats = array_stats(*self._as_float64(got, ref), rtol, atol, exact)
+        if not stats.bad:
+            return Check(True, "", 0.0 if exact else stats.max_error, stats.max_tolerance)
+        return Check(False, self._describe_bad(got, ref, stats, rtol, atol, exact, label), *stats[2:])
+
+    def _describe_bad(self, got: Any, ref: Any, stats: Stats, rtol: float, atol: float, exact: bool, label: str) -> str:
+        """How many elements are wrong, and the first of them, read from the arrays themselves."""
+        flat = stats.first
+        value = float(self.host(got[unravel(flat, got.shape)]))
+        want = float(self.host(ref[unravel(flat, ref.shape)]))
+        where = f"{label}[{', '.join(str(i) for i in unravel(flat, got.shape))}]" if got.shape else label
+        text = f"{stats.bad:,} of {got.size:,} elements wrong; first {where} = {value:.7g}, expected {want:.7g}"
+        tol = 0.0 if exact else atol + rtol * abs(want)
+        if math.isnan(value):
+            text += " (NaN: never written, or computed from garbage)"
+        elif tol > 0:
+            text += f" (tolerance {tol:.2g})"
+        return text
 
     def _as_float64(self, got: Any, ref: Any) -> tuple[Any, Any, Any]:
         """(array module, got, ref): both flattened as float64, on the host when small (HOST_CHECK_ELEMENTS)."""
@@ -254,40 +286,28 @@ class CupyKit(Clocked):
     def healthy(self) -> bool:
         try:
             self.synchronize()
-            return float(self.xp.ones(8, dtype=np.float32).sum()) == 8.0
+            probe = self.xp.empty(8, dtype=np.float32)
+            self._fill(probe, 1.0)
+            return float(self.host(probe).sum()) == 8.0
         except Exception:
             return False
 
     def release(self) -> None:
         self.xp.get_default_memory_pool().free_all_blocks()
 
+    def read_all(self, a: Any) -> None:
+        if self.ops is None:
+            a.sum()
+            return
+        if self._sink is None:
+            self._sink = self.scratch(1)
+        self.ops.read(a, self._sink)
+
     def _flush_buffer(self) -> Any:
         if self._flush is None:
-            self._flush = self.xp.ones(max(2 * self.l2_bytes, 64 * 2**20) // 4, dtype=np.float32)
+            self._flush = self.xp.empty(max(2 * self.l2_bytes, 64 * 2**20) // 4, dtype=np.float32)
+            self._fill(self._flush, 1.0)
         return self._flush
-
-    def warm(self) -> None:
-        """Run each operation the checks use, small and large, right and wrong, so that CuPy compiles its
-        kernels now (it keeps them on disk) and not during a learner's verdict."""
-        for n in (1000, HOST_CHECK_ELEMENTS + 33):
-            self.begin_case()
-            x = self.randn(n)
-            self.randn(n, scale=8.0, whole=True)
-            out = self.output(33, n // 33)
-            out[...] = x[: out.size].reshape(out.shape)
-            self.check_guards()
-            self.allclose(out, self.float64(out), rtol=1e-6, atol=0.0)
-            self.exact(self.float64(out).T.copy(), self.float64(out).T)
-            out[0, 0] = float("nan")
-            self.allclose(out, self.float64(x[: out.size].reshape(out.shape)), rtol=1e-6, atol=0.0)
-            self.exact(out, x[: out.size].reshape(out.shape))
-            self.poison_outputs()
-            self.sum64(x)
-            self.norm64(x)
-            self.zero(self.scratch(4))
-        self.flush_ms()
-        self.synchronize()
-        self.release()
 
 
 class _Event:
@@ -310,17 +330,3 @@ class _Event:
 def _guard_value(dtype: Any) -> float:
     """OUTPUT_GUARD, or the most negative finite value of a type too narrow to hold it (float16)."""
     return max(OUTPUT_GUARD, float(np.finfo(dtype).min))
-
-
-def _describe_bad(xp: Any, shape: tuple[int, ...], got64: Any, ref64: Any, bad: Any, tol: Any, label: str) -> str:
-    count = int(bad.sum())
-    flat = int(xp.flatnonzero(bad)[0])
-    index = unravel(flat, shape)
-    where = f"{label}[{', '.join(str(i) for i in index)}]" if shape else label
-    value, want = float(got64[flat]), float(ref64[flat])
-    text = f"{count:,} of {got64.size:,} elements wrong; first {where} = {value:.7g}, expected {want:.7g}"
-    if math.isnan(value):
-        text += " (NaN: never written, or computed from garbage)"
-    elif float(tol[flat]) > 0:
-        text += f" (tolerance {float(tol[flat]):.2g})"
-    return text

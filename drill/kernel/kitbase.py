@@ -62,6 +62,10 @@ class Clocked:
     def _flush_buffer(self) -> Any:
         raise NotImplementedError
 
+    def read_all(self, a: Any) -> None:
+        """Read every element of device buffer `a` (the kit's own sum, unless it has a cheaper read)."""
+        a.sum()
+
     def flush_l2(self) -> None:
         """Push the inputs out of L2 by reading a buffer twice its size, then let memory settle.
 
@@ -70,7 +74,7 @@ class Clocked:
         dirty lines the read evicts (the last launch's outputs) are written
         back after it; a short spin lets that finish before the next launch.
         """
-        self._flush_buffer().sum()
+        self.read_all(self._flush_buffer())
         self.spin(self._drain_cycles)
 
     def flush_ms(self) -> float:

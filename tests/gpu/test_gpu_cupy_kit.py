@@ -132,12 +132,74 @@ def test_an_illegal_address_and_a_hang_are_reported_and_the_judge_replaced(judge
     assert judge.pid != before
 
 
-def test_warming_cupys_kit_runs_every_check_it_uses():
+def test_drills_cuda_module_finds_what_array_operations_find():
+    import math
+
+    import cupy as cp
+    import numpy as np
+
     from drill.kernel.cupy_kit import CupyKit
+    from drill.kernel.cupy_ops import array_stats
 
     kit = CupyKit()
-    kit.warm()  # raises if any operation a check uses does not run here
-    assert kit.flush_ms() > 0
+    rng = np.random.default_rng(7)
+    n = 300_007
+    ref = rng.standard_normal(n)
+    got = ref.astype(np.float32)
+    got[[5, 77_000, n - 1]] = [np.nan, 3.0, np.inf]
+    cases = [(1e-6, 1e-7, False, got, ref), (0.0, 0.0, True, got, ref), (0.5, 1.0, False, got, ref)]
+    cases += [(1e-6, 1e-7, False, got.astype(np.float64), ref), (0.0, 0.0, True, got, ref.astype(np.float32))]
+    cases += [(1e-3, 0.0, False, got.astype(np.float64), ref.astype(np.float32))]
+    for rtol, atol, exact, mine, theirs in cases:
+        want = array_stats(np, mine.astype(np.float64), theirs.astype(np.float64), rtol, atol, exact)
+        found = kit.ops.compare(cp.asarray(mine), cp.asarray(theirs), rtol, atol, exact)
+        assert (found.bad, found.first) == (want.bad, want.first), (rtol, atol, exact, mine.dtype, theirs.dtype)
+        assert found.max_error == pytest.approx(want.max_error) and found.max_tolerance == pytest.approx(
+            want.max_tolerance
+        )
+    # a transposed reference, read in its own order, as the transpose card's
+    x = rng.standard_normal((517, 613)).astype(np.float32)
+    ref_t = kit.float64(cp.asarray(x)).T
+    mine = np.ascontiguousarray(x.T)
+    assert kit.exact(cp.asarray(mine), ref_t).ok
+    mine[400, 100] += 1.0
+    check = kit.exact(cp.asarray(mine), ref_t)
+    assert not check.ok and check.message.startswith("1 of 316,921 elements wrong; first out[400, 100] = ")
+    # sums in float64, and the norm
+    assert kit.sum64(cp.asarray(x)) == pytest.approx(math.fsum(x.astype(np.float64).ravel()), rel=1e-12, abs=1e-9)
+    assert kit.norm64(cp.asarray(x)) == pytest.approx(float(np.linalg.norm(x.astype(np.float64))), rel=1e-12)
+    assert kit.sum64(kit.float64(cp.asarray(x))) == pytest.approx(math.fsum(x.astype(np.float64).ravel()), rel=1e-12)
+    kit.begin_case()
+    out64 = kit.output(3, 5, dtype=np.float64)  # poisoned, with its guard zone, by drill's float64 fill
+    assert np.isnan(kit.host(out64)).all() and kit.check_guards() is None and kit.healthy()
+    # the inputs: normal, fresh each time, rounded when whole, with a NaN guard after them
+    a, b = kit.host(kit.randn(1 << 20)), kit.host(kit.randn(1 << 20))
+    assert abs(a.mean()) < 0.01 and abs(a.std() - 1.0) < 0.01 and not np.array_equal(a, b)
+    assert (np.abs(a) < 2).mean() == pytest.approx(0.9545, abs=0.005)
+    w = kit.host(kit.randn(1 << 20, scale=8.0, whole=True))
+    assert np.array_equal(w, np.round(w)) and 7.9 < w.std() < 8.1
+    guarded = kit.randn(1000)
+    assert np.isnan(kit.host(guarded.base[1000:])).all()
+
+
+def test_a_cuda_verdict_on_an_empty_cupy_cache_compiles_only_drills_own_kernels(tmp_path, cards):
+    cache = tmp_path / "cupy-cache"
+    env = {"DRILL_JUDGE_KIT": "cupy", "CUPY_CACHE_DIR": str(cache)}
+    client = JudgeClient(data_dir=tmp_path / "data", env=env)  # a new GPU to it: it calibrates with CuPy's kit
+    try:
+        right = [
+            run(client, cards, c, text(cards, c, w)) for c in ("reduce", "transpose") for w in ("starter", "solution")
+        ]
+        wrong = run(client, cards, "reduce", edited(cards, "reduce", *WRONG_AT_TIMED_SIZE))
+    finally:
+        client.close()
+    for verdict in right:
+        assert verdict.correct is True and verdict.timings[0].kit == "cupy", [
+            (c.name, c.message) for c in verdict.cases
+        ]
+    assert wrong.correct is False
+    compiled = sorted(p.name for p in cache.rglob("*") if p.is_file())
+    assert 1 <= len(compiled) <= 2, compiled  # drill's module and the spin kernel: none of CuPy's own
 
 
 def test_a_judge_that_started_without_torch_then_takes_a_triton_card_and_a_cuda_card_again(data_dir, cards, judge):
