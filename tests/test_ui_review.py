@@ -53,9 +53,26 @@ async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
         await type_keys(pilot, "enter", "1")
         await settle(pilot)
         assert db_rows(data, "SELECT repeat_pending FROM card_state WHERE card_id='c00'") == [(1,)]
-        await type_keys(pilot, "q")  # q quits only when no card is shown
+        await type_keys(pilot, "q")  # q quits only when no card is shown: here it is typed into the answer
         assert app.is_running
+        await type_keys(pilot, "ctrl+q")  # a typed answer is not lost to one ctrl+q: it warns first
+        await settle(pilot)
+        assert app.is_running
+        [warning] = [n for n in app._notifications if "typed but not graded" in n.message]
+        assert "c01" in warning.message and "ctrl+q again" in warning.message
+        await type_keys(pilot, "ctrl+q")  # the second one quits
+        await settle(pilot)
+        assert not app.is_running
+    assert app.return_code == 0
+
+
+async def test_one_ctrl_q_quits_when_nothing_is_typed(tmp_path, concept_deck):
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
         await type_keys(pilot, "ctrl+q")
+        await settle(pilot)
+        assert not app.is_running
     assert app.return_code == 0
 
 

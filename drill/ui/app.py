@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -50,6 +51,9 @@ class UnknownTopic(LookupError):
         close = difflib.get_close_matches(topic.lower(), known, n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else f" (topics: {', '.join(known)})"
         super().__init__(f"no cards in topic {topic!r}{hint}")
+
+
+QUIT_AGAIN_S = 4.0  # a second ctrl+q within this many seconds quits though an answer is typed
 
 
 class DrillApp(Routes, App[int]):
@@ -101,6 +105,7 @@ class DrillApp(Routes, App[int]):
         self.seed = seed
         self.judge_factory = judge_factory
         self._judge: JudgeClient | None = None
+        self._quit_asked_at = float("-inf")  # when ctrl+q last warned of a typed answer (time.monotonic)
         decks = load_decks_cached(deck_roots, self.data_dir)
         self.deck_problems = decks.problems
         saved = fast.read_settings(self.data_dir)
@@ -240,8 +245,30 @@ class DrillApp(Routes, App[int]):
                 await hand_key(focused, event)
 
     async def action_quit(self) -> None:
+        typed = self.unkept_answer()
+        now = time.monotonic()
+        if typed and now - self._quit_asked_at > QUIT_AGAIN_S:  # a second ctrl+q within the pause quits
+            self._quit_asked_at = now
+            self.notify(
+                f"Your answer to {typed} is typed but not graded: quitting loses it. Press ctrl+q again to quit.",
+                severity="warning",
+                timeout=QUIT_AGAIN_S,
+            )
+            return
         self.stop_running_mock(self.screen_stack)
         self.exit(self.return_code or 0)
+
+    def unkept_answer(self) -> str:
+        """The card whose typed answer a quit now would lose (a mock and the kernel editor keep their own), or ''."""
+        from drill.ui.answering import AnswerForm
+
+        screen = self.screen
+        if hasattr(screen, "stop_for_exit"):
+            return ""
+        for form in screen.query(AnswerForm):
+            if any(box.value.strip() for box in form.inputs()):
+                return form.card.id
+        return ""
 
     def on_unmount(self) -> None:
         if self._judge is not None:
