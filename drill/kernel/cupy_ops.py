@@ -5,8 +5,8 @@ comparison) as a kernel of its own, compiled the first time it is used with
 CuPy's headers: about 0.7 s each on an H100 host, 32 of them for a kit's
 checks, so a judge's first CUDA verdict on a machine whose CuPy cache is
 empty took more than 20 s. The kit's large-array work is done here instead:
-one module of plain CUDA, compiled once in about 0.1 s (CuPy keeps it on disk
-like its own). The host's NumPy does the rest (results up to
+two modules of plain CUDA, each compiled once in about 0.2 s (CuPy keeps them
+on disk like its own). The host's NumPy does the rest (results up to
 HOST_CHECK_ELEMENTS), and an array this module does not take (another dtype,
 another layout) goes to CuPy's own operations.
 
@@ -22,11 +22,16 @@ import numpy as np
 
 from drill.kernel.measure import READ_SOURCE
 
-SOURCE = (
-    r"""
+ALL = r"""
 #define DRILL_ALL(i, n) \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
+"""
+
+# the inputs, fills, float64 copies, sums and the L2 flush's read: the first CUDA verdict needs all of them
+BASE_SOURCE = (
+    ALL
+    + r"""
 
 __device__ __forceinline__ unsigned long long drill_mix(unsigned long long z)
 {   // splitmix64's finaliser: a different, well-spread 64-bit value for each input
@@ -70,7 +75,14 @@ __device__ void drill_sum(const T* x, long long n, int square, double* partials)
 }
 extern "C" __global__ void drill_sum_f32(const float* x, long long n, int square, double* p) { drill_sum(x, n, square, p); }
 extern "C" __global__ void drill_sum_f64(const double* x, long long n, int square, double* p) { drill_sum(x, n, square, p); }
+"""
+    + READ_SOURCE
+)
 
+# comparisons of large results (a scalar result is compared on the host): built when first needed
+COMPARE_SOURCE = (
+    ALL
+    + r"""
 // got (contiguous) against ref read in its own order: flat i is ref[(i / dim1) * s0 + (i % dim1) * s1].
 // stats: [0] elements wrong, [1] the first wrong index, [2] the largest finite |got - ref| (bits),
 // [3] the largest tolerance (bits), [4] how many |got - ref| were finite. A NaN never passes.
@@ -108,10 +120,7 @@ __device__ void drill_compare(const G* got, const R* ref, long long n, long long
     { drill_compare(got, ref, n, dim1, s0, s1, rtol, atol, exact, s); }
 DRILL_COMPARE(drill_compare_f32_f64, float, double)
 DRILL_COMPARE(drill_compare_f64_f64, double, double)
-DRILL_COMPARE(drill_compare_f32_f32, float, float)
-DRILL_COMPARE(drill_compare_f64_f32, double, float)
 """
-    + READ_SOURCE
 )
 
 THREADS = 256
@@ -149,14 +158,15 @@ class RawOps:
     def __init__(self, cupy: Any, sm_count: int) -> None:
         self.cp = cupy
         self.blocks = 4 * sm_count
-        self._module: Any = None
+        self._modules: dict[str, Any] = {}
         self._functions: dict[str, Any] = {}
 
     def _fn(self, name: str) -> Any:
         if name not in self._functions:
-            if self._module is None:
-                self._module = self.cp.RawModule(code=SOURCE)
-            self._functions[name] = self._module.get_function(name)
+            source = COMPARE_SOURCE if name.startswith("drill_compare") else BASE_SOURCE
+            if source not in self._modules:
+                self._modules[source] = self.cp.RawModule(code=source)
+            self._functions[name] = self._modules[source].get_function(name)
         return self._functions[name]
 
     def _grid(self, n: int) -> tuple[int]:
@@ -211,6 +221,10 @@ class RawOps:
         """The comparison of array_stats, on the device; None when the arrays are not ones it takes."""
         if not self._flat(got) or ref.dtype not in NAMES or ref.ndim > 2 or got.size != ref.size:
             return None
+        if ref.dtype != np.float64:
+            ref = self.to_f64(ref)  # a float32 reference (rare): a float64 copy, when it is contiguous
+            if ref is None:
+                return None
         n = int(got.size)
         item = ref.dtype.itemsize
         if ref.ndim == 2:
@@ -218,7 +232,7 @@ class RawOps:
         else:
             dim1, s0, s1 = max(n, 1), 0, (ref.strides[0] // item if ref.ndim else 0)
         stats = self.cp.asarray(np.array([0, 2**64 - 1, 0, 0, 0], dtype=np.uint64))  # a copy, no CuPy kernel
-        name = f"drill_compare_{NAMES[got.dtype]}_{NAMES[ref.dtype]}"
+        name = f"drill_compare_{NAMES[got.dtype]}_f64"
         args = (got, ref, np.int64(n), np.int64(dim1), np.int64(s0), np.int64(s1))
         self._fn(name)(self._grid(n), (THREADS,), (*args, np.float64(rtol), np.float64(atol), np.int32(exact), stats))
         bad, first, worst, top, finite = (int(v) for v in self.cp.asnumpy(stats))

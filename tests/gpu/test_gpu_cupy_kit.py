@@ -199,7 +199,7 @@ def test_a_cuda_verdict_on_an_empty_cupy_cache_compiles_only_drills_own_kernels(
         ]
     assert wrong.correct is False
     compiled = sorted(p.name for p in cache.rglob("*") if p.is_file())
-    assert 1 <= len(compiled) <= 2, compiled  # drill's module and the spin kernel: none of CuPy's own
+    assert 1 <= len(compiled) <= 3, compiled  # drill's two modules and the spin kernel: none of CuPy's own
 
 
 def test_a_judge_that_started_without_torch_then_takes_a_triton_card_and_a_cuda_card_again(data_dir, cards, judge):
