@@ -1,10 +1,16 @@
 import datetime as dt
 import functools
+import gc
 import itertools
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# A test process keeps most of what it makes to the end (the imports, the collected items, the apps' decks);
+# the default threshold (700) had the collector walk them every few hundred allocations, about a second of
+# CPU per worker. Rarer collections of the young, still all of them.
+gc.set_threshold(10_000, 20, 10)
 
 
 @pytest.fixture(scope="session")
@@ -74,6 +80,18 @@ def bundled_cards():
 
 
 @pytest.fixture(scope="session")
+def cpu_judge(tmp_path_factory):
+    """A judge child as on a machine without a GPU (Triton cards run in the interpreter), one for the modules of
+    the `triton-judge` xdist group: each start imports torch and triton, seconds of CPU."""
+    from drill.kernel.client import JudgeClient
+
+    # DRILL_JUDGE_CPU: the interpreter path, even on a machine that has a GPU
+    client = JudgeClient(data_dir=tmp_path_factory.mktemp("judge-data"), env={"DRILL_JUDGE_CPU": "1"})
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
 def bundled_decks():
     """The bundled decks with every kind's deep check, loaded once for the whole run."""
     from drill.cards.loader import load_decks
@@ -131,6 +149,13 @@ async def settle(pilot, *, steady: bool = False, pauses: int = 1) -> None:
         for field in pilot.app.screen.query("Input, TextArea"):
             field.cursor_blink = False
     for _ in range(pauses):
+        await pilot.pause()
+    # a worker the refresh started is waited for too: the review screen opens its store after the first paint,
+    # and a test that reads the database right after settling found no data directory when that took a while
+    for _ in range(10):
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+        await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
 
@@ -198,3 +223,15 @@ def rows(data: Path, sql: str, params: tuple = ()) -> list:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def pytest_collection_modifyitems(items):
+    """The pilot tests (an app each, and Textual's waits for idle) first, the quick ones after: xdist hands
+    out tests in this order, so the run no longer ends on one worker still driving an app or a snapshot
+    while the others have nothing left. The same order on every worker; within a module, as written."""
+    import inspect
+
+    def drives_an_app(item) -> bool:
+        return inspect.iscoroutinefunction(getattr(item, "obj", None)) or "snap_compare" in item.fixturenames
+
+    items.sort(key=lambda item: not drives_an_app(item))

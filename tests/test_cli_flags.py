@@ -47,7 +47,8 @@ def test_bad_flag_exits_2_with_one_line(tmp_path, args, message):
     assert done.stderr.rstrip().splitlines()[-1] == errors[0]
 
 
-def test_good_flags_reach_stats(tmp_path):
+def test_good_flags_reach_stats_and_write_nothing_outside_the_data_dir(tmp_path):
+    """One child process for both checks: each costs over half a second of CPU (the store, the bundled decks)."""
     import json
 
     done = run_drill(
@@ -57,6 +58,7 @@ def test_good_flags_reach_stats(tmp_path):
     report = json.loads(done.stdout)
     assert (report["new_per_day"], report["day_starts_at"], report["new_order"]) == (0, 23, "random")
     assert report["new_today"] == 0
+    assert (tmp_path / "data" / "drill.sqlite3").exists() and not (tmp_path / "home").exists()
 
 
 @pytest.mark.parametrize(
@@ -86,12 +88,6 @@ def test_good_flags_parse(argv, expected):
 def test_data_dir_holds_before_or_after_the_command(argv):
     parser, _ = cli.build_parser()
     assert parser.parse_args(argv).data_dir == "X"
-
-
-def test_good_flags_write_nothing_outside_the_data_dir(tmp_path):
-    done = run_drill(tmp_path, "--new-per-day", "3", "stats", "--json")
-    assert done.returncode == 0, done.stderr
-    assert (tmp_path / "data" / "drill.sqlite3").exists() and not (tmp_path / "home").exists()
 
 
 def test_store_error_is_one_line_and_exit_1(monkeypatch, capsys):

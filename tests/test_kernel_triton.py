@@ -7,12 +7,11 @@ import pytest
 from drill import paths
 from drill.cards.loader import load_decks
 from drill.kernel.cards import kernel_files, kernel_job
-from drill.kernel.client import JudgeClient
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
 pytestmark = [
     pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install 'drill[kernels]')"),
-    pytest.mark.xdist_group("triton-judge"),  # one worker, so one judge child imports torch and triton
+    pytest.mark.xdist_group("triton-judge"),  # one worker, so one judge child (cpu_judge) imports torch and triton
 ]
 
 
@@ -22,11 +21,8 @@ def cards():
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory):
-    # DRILL_JUDGE_CPU: the interpreter path, even on a machine that has a GPU
-    client = JudgeClient(data_dir=tmp_path_factory.mktemp("data"), env={"DRILL_JUDGE_CPU": "1"})
-    yield client
-    client.close()
+def judge(cpu_judge):
+    return cpu_judge
 
 
 def run(judge, cards, card_id, source):

@@ -17,7 +17,7 @@ values = st.recursive(
 keys = st.sampled_from(["id", "kind", "topic", "prompt", "answer", "rubric", "sources", "tags", "steps", "promt"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(text=yaml_ish)
 def test_any_text_gives_problems_not_exceptions(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("fuzz") / "deck.yaml"
@@ -27,7 +27,7 @@ def test_any_text_gives_problems_not_exceptions(tmp_path_factory, text):
         assert str(p).startswith(f"{path}:")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(cards=st.lists(st.dictionaries(keys, values, max_size=8), max_size=4))
 def test_any_card_mapping_gives_problems_not_exceptions(tmp_path_factory, cards):
     import yaml

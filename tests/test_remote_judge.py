@@ -14,8 +14,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncssh
 import pytest
 
 from drill import paths
@@ -24,12 +24,10 @@ from drill.kernel.cards import kernel_files, kernel_job
 from drill.kernel.client import JudgeClient
 from drill.kernel.remote import check_host, ssh_command
 
+if TYPE_CHECKING:
+    import asyncssh  # imported by the ssh_port fixture: only the worker that runs this module pays for it
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class _OpenServer(asyncssh.SSHServer):
-    def begin_auth(self, username: str) -> bool:
-        return False  # no authentication: a throwaway server on the loopback address
 
 
 async def _pump(reader, writer, close: bool = True) -> None:
@@ -62,14 +60,20 @@ async def _run_command(process: asyncssh.SSHServerProcess) -> None:
     process.exit(code)
 
 
-# one worker, so one ssh server and one remote judge serve the module
-pytestmark = pytest.mark.xdist_group("remote-judge")
+# one worker, so one ssh server and one remote judge serve the module; the local judge is the Triton tests' own
+pytestmark = pytest.mark.xdist_group("triton-judge")
 
 
 @pytest.fixture(scope="module")
 def ssh_port(tmp_path_factory) -> Iterator[int]:
     if shutil.which("ssh") is None:
         pytest.fail("the system's ssh client is needed for the remote judge (Debian: openssh-client)")
+    import asyncssh
+
+    class _OpenServer(asyncssh.SSHServer):
+        def begin_auth(self, username: str) -> bool:
+            return False  # no authentication: a throwaway server on the loopback address
+
     loop = asyncio.new_event_loop()
     started = threading.Event()
     box: dict[str, object] = {}
@@ -112,12 +116,11 @@ def comparable(verdict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def judges(ssh_port, tmp_path_factory) -> Iterator[tuple[JudgeClient, JudgeClient]]:
-    """A judge here and one over SSH, each started once for the module (each imports torch: seconds)."""
-    local = JudgeClient(env={"DRILL_JUDGE_CPU": "1"}, start_timeout=120)
+def judges(ssh_port, cpu_judge, tmp_path_factory) -> Iterator[tuple[JudgeClient, JudgeClient]]:
+    """A judge here (the session's, which test_kernel_triton uses too) and one over SSH, started once for the
+    module (each imports torch: seconds)."""
     remote = remote_client(ssh_port, tmp_path_factory.mktemp("ssh"))
-    yield local, remote
-    local.close()
+    yield cpu_judge, remote
     remote.close()
 
 

@@ -277,7 +277,7 @@ def test_format_quantity_without_the_binary_form():
     assert format_quantity(2.5 * GiB, "bytes", alternate=False) == "2.68 GB"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     value=st.one_of(
         st.floats(min_value=1e-9, max_value=1e18),
@@ -334,7 +334,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     text=st.one_of(st.text(max_size=40), st.lists(_PIECES, max_size=12).map("".join)), unit=st.sampled_from(CARD_UNITS)
 )
