@@ -149,14 +149,22 @@ async def settle(pilot, *, steady: bool = False, pauses: int = 1) -> None:
         for field in pilot.app.screen.query("Input, TextArea"):
             field.cursor_blink = False
     for _ in range(pauses):
-        await pilot.pause()
+        await refresh(pilot)
     # a worker the refresh started is waited for too: the review screen opens its store after the first paint,
     # and a test that reads the database right after settling found no data directory when that took a while
     for _ in range(10):
         if not any(worker.is_running for worker in pilot.app.workers):
             break
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await refresh(pilot)
+
+
+async def refresh(pilot) -> None:
+    """Every queued message handled, then the screen painted, then what the paint queued handled: what
+    `pilot.pause()` does without its sleep of at least 20 ms until the process looks idle."""
+    await handled(pilot)
+    pilot.app.screen._on_timer_update()
+    await handled(pilot)
 
 
 async def until(pilot, condition, what: str, seconds: float = 10.0) -> None:

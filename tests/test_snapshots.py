@@ -14,7 +14,7 @@ import pytest
 from drill import paths
 from drill.kernel.client import JudgeClient
 from drill.ui.app import DrillApp
-from tests.conftest import FixedClock, type_keys
+from tests.conftest import FixedClock, refresh, type_keys
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -50,7 +50,7 @@ async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     for field in pilot.app.screen.query("Input, TextArea"):
         field.cursor_blink = False
-    await pilot.pause()
+    await refresh(pilot)
 
 
 @pytest.mark.parametrize("card_id", list(ANSWERS))

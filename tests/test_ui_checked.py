@@ -7,7 +7,7 @@ from textual.widgets import Input, OptionList, Static
 
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock, rows, settle, type_keys
+from tests.conftest import FixedClock, refresh, rows, settle, type_keys
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -67,7 +67,7 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         inputs[2].value = "(B, S, S)"
         inputs[2].focus()
         await type_keys(pilot, "enter")
-        await pilot.pause()
+        await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "2/3 steps right" in verdict and "expected (B, H, S, S)" in verdict
         assert app.screen.suggested == 3
@@ -84,7 +84,7 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         box.value = "1.5625 GB"  # 1.5625 GiB is right; written as GB it is not
         box.focus()
         await type_keys(pilot, "enter")
-        await pilot.pause()
+        await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "0/1 right" in verdict and "you wrote GB (1e9) but the value matches GiB (2^30)" in verdict
         assert app.screen.suggested == 1
@@ -98,12 +98,12 @@ async def test_three_checked_kinds(tmp_path, write_deck):
         # diagnosis: pick memory-bound (wherever this review's order put it), type an experiment
         options = app.screen.query_one(OptionList)
         options.focus()
-        await pilot.pause()
+        await refresh(pilot)
         await type_keys(pilot, *["down"] * app.screen.form.choices.index("memory-bound"), "enter")
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
         assert not app.screen.revealed  # enter on the choices only moves on
         await type_keys(pilot, *"fuse", "enter")
-        await pilot.pause()
+        await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose memory-bound" in verdict
         assert app.screen.suggested in (4, 5)
@@ -126,10 +126,10 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.screen.query_one(OptionList).focus()
-        await pilot.pause()
+        await refresh(pilot)
         wrong = next(i for i, c in enumerate(app.screen.form.choices) if c != "memory-bound")
         await type_keys(pilot, *["down"] * wrong, "enter", "enter")
-        await pilot.pause()
+        await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert f"you chose {app.screen.form.choices[wrong]}" in verdict and "points to memory-bound" in verdict
         assert app.screen.suggested == 1
@@ -144,7 +144,7 @@ async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck
         await type_keys(pilot, "tab", "tab")  # past the choices, into the experiment: the last field
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
         await type_keys(pilot, "enter")
-        await pilot.pause()
+        await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
         assert "you chose (nothing)" in verdict and app.screen.suggested == 1
 
@@ -173,7 +173,7 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
         await type_keys(pilot, "tab")
         assert app.screen.focused is app.screen.query_one(OptionList)
         await type_keys(pilot, "down", "enter", *"measure", "enter")
-        await pilot.pause()
+        await refresh(pilot)
         assert app.screen.revealed and app.screen.answer_record["experiment"] == "measure"
 
 
@@ -220,7 +220,7 @@ async def test_a_right_reading_with_no_next_experiment_suggests_4_at_most(tmp_pa
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.screen.query_one(OptionList).focus()
-        await pilot.pause()
+        await refresh(pilot)
         await type_keys(pilot, *["down"] * app.screen.form.choices.index("memory-bound"), "enter", "enter")
         await settle(pilot)
         verdict = verdict_text(app)

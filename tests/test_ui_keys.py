@@ -5,19 +5,19 @@ types) and as a burst in a single read (fast typing, a paste without
 bracketed-paste support), where every key is queued before any is handled.
 """
 
+import asyncio
 import datetime as dt
 import json
 import sqlite3
 
 import pytest
 from textual import events
-from textual._wait import wait_for_idle
 from textual.keys import _character_to_key
 from textual.widgets import Input, OptionList, Static
 
 from drill.store.fast import DB_NAME
 from drill.ui.app import DrillApp
-from tests.conftest import FixedClock, settle, type_keys
+from tests.conftest import FixedClock, handled, refresh, settle, type_keys
 from tests.test_ui_checked import DECK
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -57,9 +57,11 @@ async def burst(pilot, keys) -> None:
         event = key_event(key)
         event.set_sender(pilot.app)
         driver.send_message(event)
-    await wait_for_idle(0)
+    for _ in range(3):  # the driver hands each key to the loop: they reach the app's queue in a few turns
+        await asyncio.sleep(0)
+    await handled(pilot)
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await refresh(pilot)
 
 
 def db(data, sql):
@@ -181,7 +183,7 @@ async def test_a_paste_fills_the_fields_in_order(tmp_path, write_deck):
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.screen.focused.post_message(events.Paste("(B, S, D)\n(B, H, S, Dh)"))
-        await pilot.pause()
+        await refresh(pilot)
         assert [i.value for i in app.screen.query(Input)] == ["(B, S, D)", "(B, H, S, Dh)", ""]
         assert app.screen.focused is app.screen.query_one("#step2", Input)
 
@@ -207,7 +209,7 @@ async def test_a_paste_with_more_lines_than_fields_loses_none_of_them(tmp_path, 
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.screen.focused.post_message(events.Paste(pasted))
-        await pilot.pause()
+        await refresh(pilot)
         assert [i.value for i in app.screen.form.inputs()] == values
 
 

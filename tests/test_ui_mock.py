@@ -8,7 +8,7 @@ from textual.widgets import Input, OptionList
 from drill.ui.app import DrillApp
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
-from tests.conftest import FixedClock, rows, type_keys
+from tests.conftest import FixedClock, refresh, rows, type_keys
 from tests.conftest import settle as settle_app
 from tests.test_ui_checked import DECK
 
@@ -36,7 +36,7 @@ async def open_mock(pilot, app, minutes="30"):
     assert isinstance(app.screen, MockSetupScreen)
     box = app.screen.query_one("#minutes", Input)
     box.value = minutes
-    await pilot.pause()
+    await refresh(pilot)
     app.screen.query_one("#mix", OptionList).focus()
     await type_keys(pilot, "enter")
     await settle(pilot)
@@ -82,7 +82,7 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         assert by_kind["concept"]["score"] == 0.5 and by_kind["concept"]["missed"] == ["batch raises reuse"]
         assert by_kind["concept"]["answer"] == "weights are read once per token"
         await type_keys(pilot, "ctrl+w")
-        await pilot.pause()
+        await refresh(pilot)
         assert (data / "reports" / f"mock-{report['id']}.html").exists()
     ((status, stored),) = rows(data, "SELECT status, report FROM mock")
     assert status == "finished" and json.loads(stored)["total"] == answered
@@ -171,10 +171,10 @@ async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_dec
         await settle(pilot)
         screen = app.screen
         await type_keys(pilot, "backspace", "backspace", "0")
-        await pilot.pause()
+        await refresh(pilot)
         assert screen.plan is None and "1 to 600" in str(screen.query_one("#splan").render())
         await type_keys(pilot, "backspace", "1", "5")
-        await pilot.pause()
+        await refresh(pilot)
         assert screen.plan is not None and screen.plan.planned_minutes <= 15
         await type_keys(pilot, "escape")
         await settle(pilot)
@@ -194,7 +194,7 @@ async def test_a_rubric_point_not_ticked_shows_an_empty_box():
     async with app.run_test(size=(60, 6)) as pilot:
         checklist = app.query_one(Checklist)
         checklist.select(1)
-        await pilot.pause()
+        await refresh(pilot)
         lines = [checklist.render_line(y).text for y in range(2)]
         assert lines[0].startswith("▐ ▌") and "names the roofline" in lines[0]
         assert lines[1].startswith("▐X▌") and "measures it" in lines[1]
@@ -236,11 +236,11 @@ async def test_a_burst_of_space_and_down_ticks_each_rubric_point_it_passes():
     async with app.run_test(size=(60, 6)) as pilot:
         checklist = app.query_one(Checklist)
         checklist.focus()
-        await pilot.pause()
+        await refresh(pilot)
         for key in ["space", "down", "space", "down", "space"]:  # all queued before any is handled
             app.post_message(events.Key(key, " " if key == "space" else None))
-        await pilot.pause()
-        await pilot.pause()
+        await refresh(pilot)
+        await refresh(pilot)
         assert sorted(checklist.selected) == [0, 1, 2]
 
 

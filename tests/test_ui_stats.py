@@ -21,7 +21,7 @@ from drill.ui.stats_widgets import (
     heatmap_start,
     month_labels,
 )
-from tests.conftest import FixedClock, type_keys
+from tests.conftest import FixedClock, refresh, type_keys
 from tests.test_ui_checked import DECK as CHECKED
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)  # a Sunday: today closes the heatmap's last column
@@ -127,7 +127,7 @@ async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     for field in pilot.app.screen.query("Input, TextArea"):
         field.cursor_blink = False
-    await pilot.pause()
+    await refresh(pilot)
 
 
 async def open_stats(pilot) -> StatsScreen:
@@ -242,7 +242,7 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         assert column("cards") == sorted(column("cards"), key=int)
 
         await pilot.click("#sttopics", offset=(3, 0))  # the header of the topic column
-        await pilot.pause()
+        await refresh(pilot)
         assert screen.sort_key == "topic" and "topic, A to Z" in str(screen.query_one("#stsort").render())
         assert column("topic") == sorted(column("topic"), key=str.casefold)
 
