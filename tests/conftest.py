@@ -182,15 +182,39 @@ async def until(pilot, condition, what: str, seconds: float = 10.0) -> None:
         await pilot.pause(0.02)
 
 
-async def handled(pilot, most_rounds: int = 20) -> None:
-    """Until every message queued in the app and its screen's widgets, and every message handling them
-    queued in turn, has been handled: a condition, where Textual's own `press` sleeps 40 ms a key."""
+def _parked(pump) -> bool:
+    """Whether a message pump waits at the top of its loop for a message: nothing queued, nothing being handled.
+
+    Textual 8.2 (pinned): each pump's loop awaits `_message_queue.get()`, which waits on the queue's
+    `ready_event` only when the queue is empty; a pump handling a message, or still composing and mounting
+    before its loop starts, has no waiter there.
+    """
+    if pump._closed:
+        return True
+    queue = pump._message_queue
+    return queue.empty() and bool(queue.ready_event._waiters)
+
+
+async def handled(pilot, seconds: float = 30.0) -> None:
+    """Until the app, its screen and every widget on it are parked: every message queued, and every message
+    that handling it queued in turn, has been handled, and no widget is still starting. Checked between turns
+    of the event loop; Textual's own `press` sleeps 40 ms a key, and `Pilot._wait_for_screen` posts a callback
+    through every widget's queue, a few ms a key on drill's screens."""
+    import asyncio
+    import time
+
     app = pilot.app
-    for _ in range(most_rounds):
-        await pilot._wait_for_screen()
-        if all(pump._message_queue.empty() for pump in (app, *app.screen.walk_children(with_self=True))):
+    deadline = time.monotonic() + seconds
+    turns = 0
+    while True:
+        await asyncio.sleep(0 if turns < 50 else 0.001)  # a handler waiting on a thread: stop spinning
+        turns += 1
+        pumps = [app, *app.screen.walk_children(with_self=True)]
+        if all(_parked(pump) for pump in pumps):
             return
-    raise AssertionError(f"the app still had messages queued after {most_rounds} rounds")
+        if time.monotonic() > deadline:
+            busy = ", ".join(repr(pump) for pump in pumps if not _parked(pump))
+            raise AssertionError(f"still handling messages after {seconds} s: {busy}")
 
 
 async def type_keys(pilot, *keys: str) -> None:

@@ -177,9 +177,9 @@ def test_the_judge_makes_its_folder_with_the_first_job_and_removes_it_on_quit(tm
         assert list(tmp.glob(WORKDIR_PREFIX + "*")) == []  # started, given nothing: nothing made
         from drill.cards.loader import load_decks
 
-        card = load_decks([paths.cards_dir()]).cards["softmax"]
-        source = (paths.kernels_dir() / "softmax.py").read_text()
-        c.run(kernel_job(card), source, timeout=120)
+        card = load_decks([paths.cards_dir()]).cards["reduce"]  # a CUDA card: built here, then judged no further
+        source = (paths.kernels_dir() / "reduce.cu").read_text()
+        assert c.run(kernel_job(card), source, timeout=120).compiled is True
         made = list(tmp.glob(f"{WORKDIR_PREFIX}{c.pid}-*"))
         assert len(made) == 1 and made[0].is_dir()
     finally:
