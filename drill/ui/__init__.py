@@ -1,1 +1,17 @@
-"""The Textual user interface."""
+"""The Textual user interface. One way: screens and widgets post messages (`messages`), the app routes them
+(`routes`), and no module here imports `app`.
+
+- `app`: the DrillApp, its keys and quit, and `make_app` for the command line.
+- `routes`: the app's answers to what screens ask for (mocks, stats, the browser, focused practice, kernel
+  cards) and what is kept when the app quits.
+- `messages`: the messages screens post, named for what happened.
+- `review`, `review_commands`: today's queue one card at a time, and the commands that open other screens.
+- `answering`, `answer_fields`: the answer forms of each card kind, and their fields' keys in arrival order.
+- `kernel_screen`, `draft_question`, `verdict_view`: the kernel card's editor, the saved-draft question,
+  and the judge's verdict as text.
+- `mock_setup`, `mock_screen`: setting up a mock interview and its report; the timed questions.
+- `stats_screen`, `stats_widgets`: weak topics and the charts.
+- `browser`: every card, its schedule and history.
+- `markdown_view`, `screen_keys`: a light Markdown view, and the keys several screens share.
+- `drill.tcss`: the styles, each scoped to its screen or widget.
+"""

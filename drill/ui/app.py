@@ -24,7 +24,7 @@ from drill.session import (
 )
 from drill.store import fast
 from drill.ui.answer_fields import InOrderKeys, hand_key
-from drill.ui.routes import Routes
+from drill.ui.routes import KeepsItsWork, Routes
 
 if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
@@ -255,7 +255,7 @@ class DrillApp(Routes, App[int]):
                 timeout=QUIT_AGAIN_S,
             )
             return
-        self.stop_running_mock(self.screen_stack)
+        self.keep_work_on_exit(self.screen_stack)
         self.exit(self.return_code or 0)
 
     def unkept_answer(self) -> str:
@@ -263,7 +263,7 @@ class DrillApp(Routes, App[int]):
         from drill.ui.answering import AnswerForm
 
         screen = self.screen
-        if hasattr(screen, "stop_for_exit"):
+        if isinstance(screen, KeepsItsWork):
             return ""
         for form in screen.query(AnswerForm):
             if any(box.value.strip() for box in form.inputs()):

@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -18,6 +18,15 @@ if TYPE_CHECKING:
     from drill.mock.plan import MockPlan
     from drill.session import ReviewSession
     from drill.ui.mock_setup import MockRequest
+
+
+@runtime_checkable
+class KeepsItsWork(Protocol):
+    """A screen that keeps the learner's work itself when the app quits (a mock in progress, the kernel
+    editor's draft): the app calls `stop_for_exit` on each such screen in its stack, and does not warn that
+    a quit loses what is typed on it."""
+
+    def stop_for_exit(self) -> None: ...
 
 
 class Routes:
@@ -206,9 +215,8 @@ class Routes:
         self.notify(f"{what}: {scope} · {len(queue)} card(s)", timeout=5)
         await self.switch_screen(self.review_screen())
 
-    def stop_running_mock(self, screens: Sequence[Any]) -> None:
+    def keep_work_on_exit(self, screens: Sequence[Any]) -> None:
         """On quit: a mock in progress keeps its answers and is closed as quit; a kernel draft is saved."""
         for screen in screens:
-            stop = getattr(screen, "stop_for_exit", None)
-            if stop is not None:
-                stop()
+            if isinstance(screen, KeepsItsWork):
+                screen.stop_for_exit()
