@@ -177,7 +177,10 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
     from drill.cli import main
 
     assert main(["--data-dir", str(tmp_path), "mock", "--list"]) == 0
-    assert "ended early" in capsys.readouterr().out  # the words the report and the stats screen use
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split() == ["id", "started", "length", "status", "score"]
+    assert "ended early" in row  # the words the report and the stats screen use
+    assert row.index("ended early") == header.index("status") and row.rstrip().endswith("7%")
 
 
 def test_a_ledger_question_in_the_report_shows_the_numbers_it_was_asked_with():

@@ -168,6 +168,7 @@ def _list(args: argparse.Namespace) -> int:
     if not mocks:
         print("no mocks yet: `drill mock` starts one")
         return 0
+    print(f"{'id':>4}  {'started':<19}  {'length':>7}  {'status':<12} {'score':>5}")
     for i, at, status, score, minutes in mocks:
         shown = "-" if score is None else f"{score:.0%}"
         words = STATUS_WORDS.get(status, status)
