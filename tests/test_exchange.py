@@ -344,3 +344,55 @@ def test_a_bad_review_file_is_reported_by_line_and_changes_nothing(tmp_path, cap
 def test_a_missing_file_is_one_line(tmp_path, capsys):
     assert main(["import", "reviews", str(tmp_path / "nope.csv"), "--data-dir", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"drill import: cannot read {tmp_path / 'nope.csv'} (no such file)\n"
+
+
+# -- where an export may write ----------------------------------------------------------------------
+@pytest.mark.parametrize("what", ["anki", "csv", "reviews"])
+@pytest.mark.parametrize("out", ["", "  "])
+def test_an_empty_file_name_is_one_line(tmp_path, capsys, what, out):
+    assert main(["export", what, out, "--data-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("drill export: no file given: name the file to write, for example cards.")
+        and "Traceback" not in err
+    )
+
+
+@pytest.mark.parametrize("what,suffix", [("anki", ".apkg"), ("csv", ".csv"), ("reviews", ".csv")])
+def test_a_file_of_another_kind_is_never_replaced(tmp_path, capsys, what, suffix):
+    deck = tmp_path / "deck.yaml"
+    deck.write_text("deck: Mine\ncards: []\n", encoding="utf-8")
+    assert main(["export", what, str(deck), "--data-dir", str(tmp_path)]) == 1
+    assert f"{deck} is already there and is not a {suffix} file" in capsys.readouterr().err
+    assert deck.read_text(encoding="utf-8") == "deck: Mine\ncards: []\n"
+    old = tmp_path / f"old{suffix}"
+    old.write_bytes(b"an earlier export")
+    assert main(["export", what, str(old), "--data-dir", str(tmp_path)]) == 0  # its own kind: replaced
+    assert old.read_bytes() != b"an earlier export"
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_link_is_followed_and_kept(tmp_path):
+    target = tmp_path / "target.csv"
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert main(["export", "reviews", str(link), "--data-dir", str(tmp_path)]) == 0
+    assert link.is_symlink() and link.resolve() == target
+    assert target.read_text(encoding="utf-8").startswith("card_id,reviewed_at,")
+
+
+def test_a_pipe_a_folder_or_standard_output_for_anki_is_refused(tmp_path, capsys):
+    import os
+    import stat
+
+    pipe = tmp_path / "pipe.csv"
+    os.mkfifo(pipe)
+    assert main(["export", "csv", str(pipe), "--data-dir", str(tmp_path)]) == 1
+    assert "not a regular file" in capsys.readouterr().err and stat.S_ISFIFO(pipe.stat().st_mode)
+    folder = tmp_path / "out.csv"
+    folder.mkdir()
+    assert main(["export", "reviews", str(folder), "--data-dir", str(tmp_path)]) == 1
+    assert "(it is a folder)" in capsys.readouterr().err and folder.is_dir()
+    assert main(["export", "anki", "-", "--data-dir", str(tmp_path)]) == 1
+    assert "cannot go to standard output" in capsys.readouterr().err and not (tmp_path / "-").exists()

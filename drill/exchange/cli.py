@@ -37,8 +37,12 @@ def add_parser(subparsers: Any) -> None:
     what = p.add_subparsers(dest="what", metavar="anki|csv|reviews", required=True)
     for name, help_text in EXPORTS.items():
         q = what.add_parser(name, parents=[common], help=help_text, description=help_text)
+        suffix = ".apkg" if name == "anki" else ".csv"
         q.add_argument(
-            "out", metavar="OUT", help="the file to write" + ("" if name == "anki" else " (- for standard output)")
+            "out",
+            metavar="OUT",
+            help=f"the file to write; a {suffix} file already there is replaced, any other file is left alone"
+            + ("" if name == "anki" else " (- for standard output)"),
         )
     p = subparsers.add_parser(
         "import",
@@ -91,16 +95,37 @@ def _cards(args: argparse.Namespace) -> list[Any]:
     return flatten_all(exportable(decks.cards))
 
 
+def _target(out: str, suffix: str) -> tuple[Path, bool]:
+    """The file an export writes for OUT, and whether one is there already (it is replaced only when it has
+    the export's suffix: a deck or any other file given as OUT by mistake is left alone)."""
+    if not out.strip():
+        raise ExportError("no file given: name the file to write, for example cards" + suffix)
+    given = Path(out)
+    target = given.resolve() if given.is_symlink() else given  # a link keeps pointing where it did
+    if not target.exists():
+        return target, False
+    if target.is_dir():
+        raise ExportError(f"cannot write {out} (it is a folder)")
+    if not target.is_file():
+        raise ExportError(f"cannot write {out} (not a regular file: a device, a pipe or a socket)")
+    if target.suffix.lower() != suffix:
+        raise ExportError(
+            f"{out} is already there and is not a {suffix} file; drill replaces only a {suffix} file it could "
+            "have written: name a new file, or remove this one first"
+        )
+    return target, True
+
+
 @contextmanager
-def _replacing(out: str) -> Iterator[Path]:
+def _replacing(out: str, suffix: str) -> Iterator[Path]:
     """A temporary path beside `out` that becomes `out` once written, so a failed export leaves no half file."""
-    target = Path(out)
+    target, _ = _target(out, suffix)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         yield tmp
         os.replace(tmp, target)
     except OSError as exc:
-        raise ExportError(f"cannot write {target} ({exc.strerror or exc})") from exc
+        raise ExportError(f"cannot write {out} ({exc.strerror or exc})") from exc
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -110,7 +135,7 @@ def _text_out(out: str) -> Iterator[IO[str]]:
     if out == "-":
         yield sys.stdout
         return
-    with _replacing(out) as tmp:
+    with _replacing(out, ".csv") as tmp:
         try:
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
                 yield fh
@@ -125,8 +150,11 @@ def _named(out: str) -> str:
 def _export_anki(args: argparse.Namespace) -> int:
     from drill.exchange.anki import write_apkg
 
+    if args.out == "-":
+        raise ExportError("an Anki package cannot go to standard output: name a .apkg file")
+    _target(args.out, ".apkg")  # before the decks are read: a wrong OUT is said at once
     cards = _cards(args)
-    with _replacing(args.out) as tmp:
+    with _replacing(args.out, ".apkg") as tmp:
         count = write_apkg(cards, tmp)
     print(f"wrote {count} notes to {args.out}", file=sys.stderr)
     return 0
@@ -135,6 +163,8 @@ def _export_anki(args: argparse.Namespace) -> int:
 def _export_csv(args: argparse.Namespace) -> int:
     from drill.exchange.csvio import write_cards
 
+    if args.out != "-":
+        _target(args.out, ".csv")
     cards = _cards(args)
     with _text_out(args.out) as fh:
         count = write_cards(cards, fh)
@@ -152,6 +182,8 @@ def _store(args: argparse.Namespace) -> Any:
 def _export_reviews(args: argparse.Namespace) -> int:
     from drill.exchange.csvio import write_reviews
 
+    if args.out != "-":
+        _target(args.out, ".csv")
     store = _store(args)
     try:
         rows = store.reviews()
