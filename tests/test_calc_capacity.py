@@ -171,19 +171,36 @@ def test_cli_capacity_json(capsys):
 
 
 def test_cli_capacity_rejects_a_bad_ceiling(capsys):
-    code = main(
-        [
-            "calc",
-            "capacity",
-            "--qps",
-            "1",
-            "--tokens-per-request",
-            "1",
-            "--tokens-per-second",
-            "1",
-            "--utilisation",
-            "2",
-        ]
-    )
-    assert code == 2
+    with pytest.raises(SystemExit) as exc:  # refused while the arguments are read
+        main(
+            [
+                "calc",
+                "capacity",
+                "--qps",
+                "1",
+                "--tokens-per-request",
+                "1",
+                "--tokens-per-second",
+                "1",
+                "--utilisation",
+                "2",
+            ]
+        )
+    assert exc.value.code == 2
     assert "utilisation" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("written", ["0.7", "70%", "70 %"])
+def test_cli_capacity_reads_the_ceiling_as_a_fraction_or_a_percentage(capsys, written):
+    argv = ["calc", "capacity", "--qps", "20", "--tokens-per-request", "600", "--tokens-per-second", "2500"]
+    assert main([*argv, "--utilisation", written, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpus"] == 7  # 12,000 tokens/s over 2,500 x 0.7 -> 6.86 -> 7
+
+
+@pytest.mark.parametrize("written", ["120%", "5ms"])
+def test_cli_capacity_refuses_a_ceiling_that_is_not_a_fraction(capsys, written):
+    argv = ["calc", "capacity", "--qps", "1", "--tokens-per-request", "1", "--tokens-per-second", "1"]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--utilisation", written])
+    assert exc.value.code == 2
+    assert "--utilisation" in capsys.readouterr().err

@@ -218,3 +218,17 @@ def test_cli_reliability_rejects_a_checkpoint_longer_than_two_mtbfs(capsys):
     code = main(["calc", "reliability", "--mtbf", "1000h", "--gpus", "1000", "--checkpoint-time", "3h"])
     assert code == 2
     assert "MTBF" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("written", ["2TB/s", "2 TB/s", "2TB", "2e12"])
+def test_cli_reliability_bandwidth_reads_a_rate_or_the_bytes_of_each_second(capsys, written):
+    argv = ["calc", "reliability", "--mtbf", "50000h", "--gpus", "1024", "--params", "176B", "--json"]
+    assert main([*argv, "--bandwidth", written]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoint_s"] == pytest.approx(176e9 * 14 / 2e12)
+
+
+def test_cli_reliability_bandwidth_refuses_a_time(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["calc", "reliability", "--mtbf", "50000h", "--gpus", "8", "--params", "7B", "--bandwidth", "3ms"])
+    assert exc.value.code == 2
+    assert "'3ms' is a time, not a bandwidth" in capsys.readouterr().err

@@ -58,6 +58,41 @@ def quantity(text: str) -> float:
     return _non_negative(text, count=False)
 
 
+def bandwidth(text: str) -> float:
+    """Bytes per second, typed as a rate ("2TB/s", "2 TB/s") or as the bytes moved each second ("2TB")."""
+    from drill import quantities
+
+    try:
+        q = quantities.parse_quantity(text, expect="bytes_per_second")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if q.dimension not in (None, "bytes", "bytes_per_second"):
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()!r} is {quantities.DIMENSION_WORDS[q.dimension]}, not a bandwidth"
+        )
+    if q.value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    _in_range(q.value, text)
+    return q.value
+
+
+def share(text: str) -> float:
+    """A fraction from 0 to 1, typed as 0.8 or as 80%."""
+    from drill import quantities
+
+    try:
+        q = quantities.parse_quantity(text, expect="fraction")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if q.dimension not in (None, "fraction"):
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()!r} is {quantities.DIMENSION_WORDS[q.dimension]}, not a fraction"
+        )
+    if not 0 <= q.value <= 1:
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to 1 (0.8 or 80%), got {text}")
+    return q.value
+
+
 def params_count(text: str) -> float:
     return _non_negative(text, count=True)
 

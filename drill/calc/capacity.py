@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from drill.calc import checks
-from drill.calc.arguments import COUNT, RATIO, Command, Rows, whole
+from drill.calc.arguments import COUNT, RATIO, Command, Rows, share, whole
 from drill.calc.data import as_gpu, as_model
 from drill.calc.inference import decode_time_lower_bound, weight_bytes
 from drill.calc.kv import kv_bytes
@@ -213,7 +213,7 @@ def commands(command: Command) -> None:
     )
     p.add_argument("--gpus-per-replica", type=whole, default=1, metavar="G")
     p.add_argument(
-        "--utilisation", type=_number, default=1.0, metavar="U", help="planned load ceiling, 0-1 (default 1)"
+        "--utilisation", type=share, default=1.0, metavar="U", help="planned load ceiling, 0-1 or 0-100%% (default 1)"
     )
     p.add_argument("--dollars-per-gpu-hour", type=_number, metavar="P", help="a given price, not a quote")
     p.add_argument("--watts", type=_number, metavar="W", help="average draw per GPU")

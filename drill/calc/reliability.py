@@ -14,7 +14,17 @@ from collections.abc import Callable
 from typing import Any
 
 from drill.calc import checks
-from drill.calc.arguments import BYTES, FRACTION, RATIO, SECONDS, Command, Rows, params_count, quantity, whole
+from drill.calc.arguments import (
+    BYTES,
+    FRACTION,
+    RATIO,
+    SECONDS,
+    Command,
+    Rows,
+    bandwidth,
+    params_count,
+    whole,
+)
 from drill.quantities import parse_quantity
 
 # Mixed-precision Adam: bf16 weights, then fp32 master weights, momentum and variance.
@@ -209,6 +219,6 @@ def commands(command: Command) -> None:
     p.add_argument("--gpus", required=True, type=whole, metavar="N", help="units that must all stay up")
     p.add_argument("--window", type=duration, metavar="T", help="a span to judge: 24h, 54d")
     p.add_argument("--params", type=params_count, metavar="P", help="parameters, for a 14 B/param checkpoint")
-    p.add_argument("--bandwidth", type=quantity, metavar="B", help="aggregate write bandwidth per second: 2TB")
+    p.add_argument("--bandwidth", type=bandwidth, metavar="B", help="aggregate write bandwidth: 2TB/s")
     p.add_argument("--checkpoint-time", type=duration, metavar="C", help="blocking write time, instead of P and B")
     p.add_argument("--restart-time", type=duration, default=0.0, metavar="R", help="restart cost per failure")
