@@ -332,6 +332,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         rows = pool.submit(read_for_report, data_dir, chosen("day_starts_at"))
         decks = load_decks_cached(deck_roots(args), data_dir)
         read = rows.result()
+    if decks.problems:
+        print(f"drill stats: {decks.left_out()}", file=sys.stderr)
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
     # only; otherwise the settings file, then the settings the review app saved.
     report = collect(

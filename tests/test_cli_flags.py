@@ -157,3 +157,16 @@ def test_version_prints_the_package_version_and_exits_0(capsys):
 )
 def test_a_value_that_starts_with_a_minus_stays_with_its_option(argv, attached):
     assert cli.attach_negative_values(argv) == attached
+
+
+@pytest.mark.parametrize(
+    "argv,name",
+    [(["stats"], "stats"), (["mock", "--plan", "--minutes", "10"], "mock"), (["kernel", "list"], "kernel")],
+)
+def test_a_command_that_goes_on_without_broken_cards_says_so(tmp_path, write_deck, capsys, argv, name):
+    deck = write_deck("deck: Mine\ncards:\n  - id: broken\n    kind: concept\n")  # no topic, prompt, answer
+    assert cli.main(["--data-dir", str(tmp_path / "data"), *argv, "--decks", str(deck)]) == 0
+    err = capsys.readouterr().err
+    assert f"drill {name}: 4 problem(s) in the decks, those cards left out (`drill check` lists them)" in err
+    assert cli.main(["--data-dir", str(tmp_path / "data"), *argv]) == 0
+    assert "problem" not in capsys.readouterr().err  # the bundled decks alone: nothing to say

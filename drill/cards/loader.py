@@ -36,6 +36,12 @@ class DeckSet:
     cards: dict[str, Card] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
+    def left_out(self) -> str:
+        """For a command that goes on without the broken cards: one line saying so, or '' when none is broken."""
+        if not self.problems:
+            return ""
+        return f"{len(self.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)"
+
 
 @lru_cache(maxsize=1)
 def known_topics() -> dict[str, dict[str, Any]]:

@@ -81,10 +81,7 @@ def _cards(args: argparse.Namespace) -> list[Any]:
     roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
     decks = load_decks(roots)
     if decks.problems:
-        print(
-            f"drill export: {len(decks.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)",
-            file=sys.stderr,
-        )
+        print(f"drill export: {decks.left_out()}", file=sys.stderr)
     kernels = sum(1 for c in decks.cards.values() if c.kind in NOT_EXPORTED)
     if kernels:
         print(

@@ -106,6 +106,8 @@ def kernel_cards(args: argparse.Namespace) -> dict[str, Any]:
 
     roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
     decks = load_decks(roots)
+    if decks.problems:
+        print(f"drill kernel: {decks.left_out()}", file=sys.stderr)
     return {cid: c for cid, c in decks.cards.items() if c.kind == "kernel"}
 
 

@@ -109,7 +109,10 @@ def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
     data_dir = paths.data_dir(getattr(args, "data_dir", None))
     _close_abandoned(data_dir)
     roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
-    cards = load_decks_cached(roots, data_dir).cards
+    decks = load_decks_cached(roots, data_dir)
+    if decks.problems:
+        print(f"drill mock: {decks.left_out()}", file=sys.stderr)
+    cards = decks.cards
     from drill.session import DEFAULT_ROLLOVER_HOUR, study_day
 
     try:
