@@ -376,3 +376,25 @@ async def test_a_burst_from_the_evidence_checks_a_diagnosis(tmp_path, write_deck
         assert app.screen.answer_record["experiment"] == "pin the host memory"
         assert app.screen.answer_record["choice"] == app.screen.answer_record["order"][0]  # the first reading
         assert db(data, "SELECT count(*) FROM review_log") in (None, [(0,)])  # checked, not graded
+
+
+async def test_a_burst_into_the_mock_length_and_the_browser_search_lands_in_order(tmp_path, write_deck):
+    """Backspace then digits in one read: Textual ran a text box's bindings after the characters behind them."""
+    app, _ = make_app(tmp_path, write_deck, "k-concept")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "ctrl+o")
+        await settle(pilot)
+        minutes = app.screen.query_one("#minutes", Input)
+        assert app.screen.focused is minutes and minutes.value == "45"
+        await burst(pilot, ["backspace", "backspace", "2", "0"])  # 45 is selected on focus: one backspace clears it
+        assert minutes.value == "20"
+        await burst(pilot, ["backspace", "backspace", "1", "5", "left", "backspace", "3"])
+        assert minutes.value == "35" and app.screen.plan is not None and app.screen.plan.planned_minutes <= 35
+        await type_keys(pilot, "escape")
+        await settle(pilot)
+        await type_keys(pilot, "ctrl+f")
+        await settle(pilot)
+        query = app.screen.query_one("#query", Input)
+        await burst(pilot, [*"kind:conceptx", "backspace", " ", "ctrl+u", *"id:k-c"])
+        assert query.value == "id:k-c"

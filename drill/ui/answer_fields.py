@@ -84,6 +84,27 @@ class InOrderKeys:
         raise NotImplementedError
 
 
+class InOrderInput(Input):
+    """A text box outside an answer form (the mock's length, the browser's search): its own bindings (backspace,
+    ctrl+u, the arrows, enter) run as its keys arrive. Textual runs them only once the key has bubbled up to the
+    app, after the characters typed behind it: backspace then 5 in one burst lost the 5."""
+
+    # Input's own keys; those it inherits (the arrows scroll any widget) still bubble, to the screen's list
+    OWN_KEYS = frozenset(
+        key.strip() for binding in Input.BINDINGS for key in str(getattr(binding, "key", "")).split(",")
+    )
+
+    async def _on_key(self, event: events.Key) -> None:
+        bindings = self._bindings.key_to_bindings.get(event.key) if event.key in self.OWN_KEYS else None
+        if bindings and not event.is_printable:
+            event.stop()
+            event.prevent_default()
+            self._restart_blink()
+            await self.run_action(bindings[0].action)
+            return
+        await super()._on_key(event)
+
+
 class AnswerInput(InOrderKeys, Input):
     """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
 

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from drill.browse import SHORT_KINDS, CardIndex, card_history, matches
 from drill.sm2 import SHORT_MEANINGS
+from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import Practise, Unsuspend
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class BrowserScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="btop")
-        yield Input(placeholder=PLACEHOLDER, id="query", compact=True)
+        yield InOrderInput(placeholder=PLACEHOLDER, id="query", compact=True)
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="detail"):
             yield Static(id="dinfo")

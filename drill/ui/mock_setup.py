@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from drill.ui.answer_fields import InOrderInput
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.screen_keys import PageKeys, scroll_bindings
 
@@ -77,9 +78,9 @@ class MockSetupScreen(Screen[MockRequest | None]):
         yield Static("[b]mock interview[/b] │ answers stay hidden until you submit; the clock runs", id="stop")
         with VerticalScroll(id="sbody"):
             yield Label("Minutes (1-600):", classes="step-label")
-            yield Input(str(self.minutes), id="minutes", compact=True, restrict=r"[0-9]*", max_length=3)
+            yield InOrderInput(str(self.minutes), id="minutes", compact=True, restrict=r"[0-9]*", max_length=3)
             yield Label("Questions at most (blank: as many as fit):", classes="step-label")
-            yield Input(
+            yield InOrderInput(
                 "" if self.questions is None else str(self.questions),
                 id="questions",
                 compact=True,
