@@ -38,9 +38,8 @@ class DeckSet:
 
     def left_out(self) -> str:
         """For a command that goes on without the broken cards: one line saying so, or '' when none is broken."""
-        if not self.problems:
-            return ""
-        return f"{len(self.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)"
+        n = len(self.problems)
+        return f"{n} problem(s) in the decks, those cards left out (`drill check` lists them)" if n else ""
 
 
 @lru_cache(maxsize=1)
