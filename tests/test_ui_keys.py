@@ -261,6 +261,27 @@ async def test_undoing_a_suspend_or_a_burial_brings_back_what_was_typed(tmp_path
         assert [box.value for box in app.screen.form.inputs()] == ["1.5 GiB"]
 
 
+async def test_undoing_a_diagnosis_grade_brings_back_the_choice_and_the_experiment(tmp_path, write_deck):
+    app, _ = make_app(tmp_path, write_deck, "t-diag")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        form = app.screen.form
+        pick = next(i for i, c in enumerate(form.choices) if c != form.card.fields["correct"])  # not the first
+        app.screen.set_focus(app.screen.query_one(OptionList))
+        await type_keys(pilot, *["down"] * pick, "enter", *"fuse the add", "enter")
+        assert app.screen.revealed and form.chosen == pick
+        await type_keys(pilot, "2")
+        await settle(pilot)
+        assert app.screen.card.id != "t-diag"
+        await type_keys(pilot, "ctrl+z")
+        await settle(pilot)
+        form = app.screen.form
+        assert app.screen.card.id == "t-diag" and not app.screen.revealed
+        assert form.chosen == pick and app.screen.query_one(OptionList).highlighted == pick
+        assert app.screen.query_one("#experiment", Input).value == "fuse the add"
+        assert form.choices[pick] in str(app.screen.query_one("#choice-label", Static).render())
+
+
 async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(tmp_path, write_deck):
     app, data = make_app(tmp_path, write_deck, "k-concept")
     async with app.run_test(size=(100, 30)) as pilot:

@@ -66,6 +66,15 @@ class AnswerForm(Vertical):
             return focused
         return None
 
+    def kept(self) -> dict[str, Any]:
+        """What the learner gave, kept as the card leaves (graded, set aside) for an undo to put back."""
+        return {"typed": [box.value for box in self.inputs()]}
+
+    def put_back(self, kept: dict[str, Any]) -> None:
+        """The answer as it was before the grade that was undone, to check or change again."""
+        for box, value in zip(self.inputs(), kept.get("typed", [])):
+            box.value = value
+
     def focus_first(self, empty: bool = False) -> None:
         """Focus the first field (or the first empty one) at once, so the next key lands in it."""
         fields = self.fields()
@@ -319,6 +328,16 @@ class DiagnosisForm(AnswerForm):
         yield ChoiceList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.choices)], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
+
+    def kept(self) -> dict[str, Any]:
+        return {**super().kept(), "chosen": self.chosen}
+
+    def put_back(self, kept: dict[str, Any]) -> None:
+        super().put_back(kept)
+        chosen = kept.get("chosen")
+        if isinstance(chosen, int) and 0 <= chosen < len(self.choices):
+            self.query_one(ChoiceList).highlighted = chosen
+            self.choose(chosen)
 
     def choose(self, index: int) -> None:
         self.chosen = index

@@ -84,7 +84,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         self.shown_at = time.monotonic()
         self.form: Any = None
         self._resumed = False
-        self.typed: dict[str, list[str]] = {}  # what was in the fields when each card was graded, for ctrl+z
+        self.typed: dict[str, dict[str, Any]] = {}  # the answer each card was graded with, for ctrl+z
 
     def compose(self) -> ComposeResult:
         card = self.card
@@ -360,7 +360,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         await self.show_current()
 
     def keep_typed(self, card_id: str) -> None:  # as the card leaves (graded, set aside): an undo puts it back
-        self.typed[card_id] = [box.value for box in self.form.inputs()] if self.form is not None else []
+        self.typed[card_id] = self.form.kept() if self.form is not None else {}
 
     async def action_undo(self) -> None:
         store = await self.ready_store()
@@ -373,10 +373,9 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         what = {"suspend": "suspension", "bury": "burial"}.get(getattr(last, "how", ""), "grade")
         self.notify(f"undid the {what} of {last.card_id}")
         await self.show_current()
-        typed = self.typed.pop(last.card_id, [])
-        if self.form is not None and self.card is not None and self.card.id == last.card_id and any(typed):
-            for box, value in zip(self.form.inputs(), typed):  # the answer as it was, to check or change again
-                box.value = value
+        kept = self.typed.pop(last.card_id, {})
+        if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
+            self.form.put_back(kept)
 
     async def action_suspend(self) -> None:
         await self._set_aside("suspend", "suspended {} · ctrl+z undoes it")
