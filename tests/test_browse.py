@@ -260,6 +260,9 @@ def test_the_search_is_domain_code_without_textual():
         ("topic:nowhere warp", ["no topic 'nowhere'"]),
         ("is:nonsense", ["no is 'nonsense'"]),
         ("tag:anything kind:diagnosis", []),  # tags are free; a known kind says nothing
+        ("topc:gemm", ["no filter topc:, did you mean topic:? (filters: id:, is:, kind:, tag:, topic:)"]),
+        ("Kinds:diag warp", ["no filter kinds:, did you mean kind:?"]),
+        ("https://example.org zzz:1", []),  # a colon in a word not close to any filter's name: plain text
     ],
 )
 def test_a_filter_no_value_starts_with_is_named_with_the_values_it_takes(index, query, words):

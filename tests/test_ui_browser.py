@@ -11,6 +11,7 @@ from drill.ui.browser import BrowserScreen
 from drill.ui.review import ReviewScreen
 from tests.conftest import FixedClock, rows, settle, type_keys, until
 from tests.test_ui_checked import DECK
+from tests.test_ui_keys import burst
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 
@@ -129,3 +130,18 @@ async def test_enter_practises_the_highlighted_card_now(tmp_path, write_deck):
             f"{target} shown for practice",
         )
         assert len(app.screen_stack) == 2  # the default screen and one review screen: nothing left beneath
+
+
+async def test_a_search_that_finds_nothing_clears_the_card_shown_and_names_a_misspelt_filter(tmp_path, write_deck):
+    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_browser(pilot)
+        assert shown_ids(app)[0] in detail(app)
+        field = app.screen.query_one("#query", Input)
+        field.focus()
+        await burst(pilot, list("topc:gemm"))  # each key a search: the lists of "t", "to"... came and went
+        await settle(pilot)
+        assert shown_ids(app) == []
+        text = detail(app)
+        assert "No card matches" in text and "did you mean topic:?" in text
+        assert not any(card_id in text for card_id in ("t-diag", "t-ledger", "t-shape"))

@@ -262,7 +262,8 @@ class BrowserScreen(Screen[None]):
             self.query_one("#results", DataTable).focus()
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
-        if message.row_key.value is not None:
+        # one queued while an earlier search filled the list may arrive after a search that found nothing
+        if message.row_key.value is not None and message.row_key.value in self.found:
             self.show_detail(message.row_key.value)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
