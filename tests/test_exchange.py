@@ -365,10 +365,13 @@ def test_a_file_of_another_kind_is_never_replaced(tmp_path, capsys, what, suffix
     assert main(["export", what, str(deck), "--data-dir", str(tmp_path)]) == 1
     assert f"{deck} is already there and is not a {suffix} file" in capsys.readouterr().err
     assert deck.read_text(encoding="utf-8") == "deck: Mine\ncards: []\n"
-    old = tmp_path / f"old{suffix}"
+
+
+def test_a_file_of_the_exports_own_kind_is_replaced(tmp_path, capsys):
+    old = tmp_path / "old.csv"
     old.write_bytes(b"an earlier export")
-    assert main(["export", what, str(old), "--data-dir", str(tmp_path)]) == 0  # its own kind: replaced
-    assert old.read_bytes() != b"an earlier export"
+    assert main(["export", "reviews", str(old), "--data-dir", str(tmp_path)]) == 0
+    assert old.read_text(encoding="utf-8").startswith("card_id,reviewed_at,")
     assert not list(tmp_path.glob(".*.tmp"))
 
 
