@@ -16,6 +16,7 @@ from textual.keys import _character_to_key
 from textual.widgets import Input, OptionList, Static
 
 from drill.store.fast import DB_NAME
+from drill.ui.answering import form_for
 from drill.ui.app import DrillApp
 from tests.conftest import FixedClock, handled, refresh, settle, type_keys
 from tests.test_ui_checked import DECK
@@ -307,12 +308,10 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
     deck = write_deck(DECK)
     data = tmp_path / "data"
     orders = set()
-    for day in range(12):
+    for day in range(12):  # the form each day's review screen makes (the screen itself is driven below)
         app = DrillApp(tmp_path / f"d{day}", [deck], clock=FixedClock(NOW + dt.timedelta(days=day)))
-        app.session.queue = ["t-diag"]
-        async with app.run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
-            orders.add(tuple(app.screen.form.choices))
+        card = app.session.cards["t-diag"]
+        orders.add(tuple(form_for(card, app.session.seed_for(card.id, app.seed)).choices))
     assert len(orders) >= 4  # 3! = 6 orders; twelve reviews show most of them
     assert {order.index("memory-bound") for order in orders} == {0, 1, 2}  # the right one can be anywhere
     # same review, same order: after an undo, and in a new app on the same day
@@ -321,6 +320,8 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         first = list(app.screen.form.choices)
+        card = app.session.cards["t-diag"]
+        assert first == list(form_for(card, app.session.seed_for(card.id, app.seed)).choices)  # as counted above
         app.screen.set_focus(app.screen.query_one("#experiment", Input))
         await type_keys(pilot, "enter")
         await type_keys(pilot, "1")
