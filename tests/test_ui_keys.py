@@ -420,3 +420,21 @@ async def test_a_burst_into_the_mock_length_and_the_browser_search_lands_in_orde
         query = app.screen.query_one("#query", Input)
         await burst(pilot, [*"kind:conceptx", "backspace", " ", "ctrl+u", *"id:k-c"])
         assert query.value == "id:k-c"
+
+
+async def test_text_typed_before_the_next_field_has_taken_focus_is_kept(tmp_path, write_deck):
+    """Enter and the first characters of the next answer in one read reach the field before its Focus event:
+    that event selected them, and the next key typed replaced them ((B, H, S, Dh) became H, S, Dh))."""
+    app, _ = make_app(tmp_path, write_deck, "t-shape")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        first, second = app.screen.form.inputs()[:2]
+        app.screen.set_focus(first)
+        await settle(pilot)
+        for key in [*"(B, S, D)", "enter", *"(B, "]:  # one read: all queued before any is handled
+            event = key_event(key)
+            event.set_sender(app)
+            app.post_message(event)
+        await handled(pilot)
+        await type_keys(pilot, *"H, S, Dh)")
+        assert (first.value, second.value) == ("(B, S, D)", "(B, H, S, Dh)")

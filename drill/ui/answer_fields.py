@@ -109,6 +109,7 @@ class AnswerInput(InOrderKeys, Input):
     """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
 
     _mending = False
+    _typed_unfocused = False  # text typed in after focus moved here, before this field's Focus was handled
 
     def mend(self) -> None:
         """Focus it now with the cursor after the text (not all of it selected, as a focus does), so that what
@@ -117,15 +118,19 @@ class AnswerInput(InOrderKeys, Input):
         self.screen.set_focus(self)
 
     def _on_focus(self, event: events.Focus) -> None:
-        """Runs before Input's own focus handler (Textual calls each class's, most derived first)."""
-        if self._mending:
-            self._mending = False
+        """Runs before Input's own focus handler (Textual calls each class's, most derived first). Text typed
+        into the field before this event was handled (enter, then characters, in one read) is kept and not
+        selected: selected, the next key typed would replace it."""
+        if self._mending or self._typed_unfocused:
+            self._mending = self._typed_unfocused = False
             self.select_on_focus = False  # so Input's handler, next, leaves the cursor after the text
             self.cursor_position = len(self.value)
             self.call_later(setattr, self, "select_on_focus", True)
 
     def type_character(self, character: str) -> None:
         self._restart_blink()
+        if not self.has_focus:  # focus has moved here, and its Focus event is still queued
+            self._typed_unfocused = True
         selection = self.selection
         if selection.is_empty:
             self.insert_text_at_cursor(character)
