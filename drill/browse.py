@@ -181,13 +181,13 @@ def unknown_filters(index: CardIndex, query: str) -> list[str]:
             names = known
         if not any(k.startswith(value) for k in known):
             out.append(f"no {key} {value!r} ({key}: takes {', '.join(names)})")
-    filters = ", ".join(f"{name}:" for name in sorted(FILTERS))
+    filter_names = sorted(FILTERS)
     for text in parse_query(query)[1]:  # `topc:gemm` is searched for as text: say which filter it may mean
         name, colon, _ = text.partition(":")
-        if colon and name.isalpha():
-            close = difflib.get_close_matches(name.lower(), sorted(FILTERS), n=1)
-            if close:  # a near miss; any other word with a colon (a URL, a ratio) is plain text
-                out.append(f"no filter {name}:, did you mean {close[0]}:? (filters: {filters})")
+        close = difflib.get_close_matches(name, filter_names, n=1) if colon and name.isalpha() else []
+        if close:  # a near miss; any other word with a colon (a URL, a ratio) is plain text
+            listed = ", ".join(f"{n}:" for n in filter_names)
+            out.append(f"no filter {name}:, did you mean {close[0]}:? (filters: {listed})")
     return out
 
 

@@ -1,8 +1,10 @@
+import asyncio
 import datetime as dt
 import functools
 import gc
 import itertools
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -170,8 +172,6 @@ async def refresh(pilot) -> None:
 async def until(pilot, condition, what: str, seconds: float = 10.0) -> None:
     """Wait for the app to get somewhere that is reached off its message queues (a worker thread, a timer,
     the judge process), checking every 20 ms; fail naming `what` after `seconds`."""
-    import time
-
     deadline = time.monotonic() + seconds
     while True:
         await handled(pilot)  # not settle: a worker under way (a judge run) may be what is awaited
@@ -200,9 +200,6 @@ async def handled(pilot, seconds: float = 30.0) -> None:
     that handling it queued in turn, has been handled, and no widget is still starting. Checked between turns
     of the event loop; Textual's own `press` sleeps 40 ms a key, and `Pilot._wait_for_screen` posts a callback
     through every widget's queue, a few ms a key on drill's screens."""
-    import asyncio
-    import time
-
     app = pilot.app
     deadline = time.monotonic() + seconds
     turns = 0

@@ -58,39 +58,34 @@ def quantity(text: str) -> float:
     return _non_negative(text, count=False)
 
 
-def bandwidth(text: str) -> float:
-    """Bytes per second, typed as a rate ("2TB/s", "2 TB/s") or as the bytes moved each second ("2TB")."""
+def _typed_as(text: str, expect: str, what: str, also: tuple[str, ...] = ()) -> float:
+    """`text` read as a quantity of dimension `expect` (or one of `also`, or a bare number), as argparse wants."""
     from drill import quantities
 
     try:
-        q = quantities.parse_quantity(text, expect="bytes_per_second")
+        q = quantities.parse_quantity(text, expect=expect)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if q.dimension not in (None, "bytes", "bytes_per_second"):
-        raise argparse.ArgumentTypeError(
-            f"{text.strip()!r} is {quantities.DIMENSION_WORDS[q.dimension]}, not a bandwidth"
-        )
-    if q.value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
-    _in_range(q.value, text)
+    if q.dimension is not None and q.dimension not in (expect, *also):
+        raise argparse.ArgumentTypeError(f"{text.strip()!r} is {quantities.DIMENSION_WORDS[q.dimension]}, not {what}")
     return q.value
+
+
+def bandwidth(text: str) -> float:
+    """Bytes per second, typed as a rate ("2TB/s", "2 TB/s") or as the bytes moved each second ("2TB")."""
+    value = _typed_as(text, "bytes_per_second", "a bandwidth", also=("bytes",))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    _in_range(value, text)
+    return value
 
 
 def share(text: str) -> float:
     """A fraction from 0 to 1, typed as 0.8 or as 80%."""
-    from drill import quantities
-
-    try:
-        q = quantities.parse_quantity(text, expect="fraction")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if q.dimension not in (None, "fraction"):
-        raise argparse.ArgumentTypeError(
-            f"{text.strip()!r} is {quantities.DIMENSION_WORDS[q.dimension]}, not a fraction"
-        )
-    if not 0 <= q.value <= 1:
+    value = _typed_as(text, "fraction", "a fraction")
+    if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"a fraction from 0 to 1 (0.8 or 80%), got {text}")
-    return q.value
+    return value
 
 
 def params_count(text: str) -> float:

@@ -37,9 +37,8 @@ class DeckSet:
     problems: list[Problem] = field(default_factory=list)
 
     def left_out(self) -> str:
-        """For a command that goes on without the broken cards: one line saying so, or '' when none is broken."""
-        n = len(self.problems)
-        return f"{n} problem(s) in the decks, those cards left out (`drill check` lists them)" if n else ""
+        """For a command that goes on without the broken cards (when there are problems): one line saying so."""
+        return f"{len(self.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)"
 
 
 @lru_cache(maxsize=1)

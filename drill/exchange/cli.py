@@ -92,15 +92,15 @@ def _cards(args: argparse.Namespace) -> list[Any]:
     return flatten_all(exportable(decks.cards))
 
 
-def _target(out: str, suffix: str) -> tuple[Path, bool]:
-    """The file an export writes for OUT, and whether one is there already (it is replaced only when it has
-    the export's suffix: a deck or any other file given as OUT by mistake is left alone)."""
+def _target(out: str, suffix: str) -> Path:
+    """The file an export writes for OUT. One already there is replaced only when it has the export's suffix:
+    a deck or any other file given as OUT by mistake is left alone."""
     if not out.strip():
         raise ExportError("no file given: name the file to write, for example cards" + suffix)
     given = Path(out)
     target = given.resolve() if given.is_symlink() else given  # a link keeps pointing where it did
     if not target.exists():
-        return target, False
+        return target
     if target.is_dir():
         raise ExportError(f"cannot write {out} (it is a folder)")
     if not target.is_file():
@@ -110,13 +110,12 @@ def _target(out: str, suffix: str) -> tuple[Path, bool]:
             f"{out} is already there and is not a {suffix} file; drill replaces only a {suffix} file it could "
             "have written: name a new file, or remove this one first"
         )
-    return target, True
+    return target
 
 
 @contextmanager
-def _replacing(out: str, suffix: str) -> Iterator[Path]:
-    """A temporary path beside `out` that becomes `out` once written, so a failed export leaves no half file."""
-    target, _ = _target(out, suffix)
+def _replacing(target: Path, out: str) -> Iterator[Path]:
+    """A temporary path beside `target` that becomes it once written, so a failed export leaves no half file."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         yield tmp
@@ -128,16 +127,22 @@ def _replacing(out: str, suffix: str) -> Iterator[Path]:
 
 
 @contextmanager
-def _text_out(out: str) -> Iterator[IO[str]]:
-    if out == "-":
+def _text_out(out: str, target: Path | None) -> Iterator[IO[str]]:
+    """Standard output for `-` (target None), else the file `target` (from `_target`)."""
+    if target is None:
         yield sys.stdout
         return
-    with _replacing(out, ".csv") as tmp:
+    with _replacing(target, out) as tmp:
         try:
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
                 yield fh
         except OSError as exc:
             raise ExportError(f"cannot write {out} ({exc.strerror or exc})") from exc
+
+
+def _csv_target(out: str) -> Path | None:
+    """Where a CSV export goes, found before anything is read: None for standard output."""
+    return None if out == "-" else _target(out, ".csv")
 
 
 def _named(out: str) -> str:
@@ -149,9 +154,9 @@ def _export_anki(args: argparse.Namespace) -> int:
 
     if args.out == "-":
         raise ExportError("an Anki package cannot go to standard output: name a .apkg file")
-    _target(args.out, ".apkg")  # before the decks are read: a wrong OUT is said at once
+    target = _target(args.out, ".apkg")  # before the decks are read: a wrong OUT is said at once
     cards = _cards(args)
-    with _replacing(args.out, ".apkg") as tmp:
+    with _replacing(target, args.out) as tmp:
         count = write_apkg(cards, tmp)
     print(f"wrote {count} notes to {args.out}", file=sys.stderr)
     return 0
@@ -160,10 +165,9 @@ def _export_anki(args: argparse.Namespace) -> int:
 def _export_csv(args: argparse.Namespace) -> int:
     from drill.exchange.csvio import write_cards
 
-    if args.out != "-":
-        _target(args.out, ".csv")
+    target = _csv_target(args.out)
     cards = _cards(args)
-    with _text_out(args.out) as fh:
+    with _text_out(args.out, target) as fh:
         count = write_cards(cards, fh)
     print(f"wrote {count} cards to {_named(args.out)}", file=sys.stderr)
     return 0
@@ -179,14 +183,13 @@ def _store(args: argparse.Namespace) -> Any:
 def _export_reviews(args: argparse.Namespace) -> int:
     from drill.exchange.csvio import write_reviews
 
-    if args.out != "-":
-        _target(args.out, ".csv")
+    target = _csv_target(args.out)
     store = _store(args)
     try:
         rows = store.reviews()
     finally:
         store.close()
-    with _text_out(args.out) as fh:
+    with _text_out(args.out, target) as fh:
         count = write_reviews(rows, fh)
     print(f"wrote {count} reviews to {_named(args.out)}", file=sys.stderr)
     return 0

@@ -17,6 +17,15 @@ def field_key(field: Any, event: events.Key) -> bool:
     return event.is_printable or bool(field._bindings.key_to_bindings.get(event.key)) or event.key in NAVIGATION_KEYS
 
 
+async def run_binding_now(widget: Any, key: str) -> bool:
+    """Run the widget's own binding for `key` at once, in the order its keys arrive (Textual would run it only
+    once the key has bubbled up to the app, after any characters typed behind it); False when it has none."""
+    for binding in widget._bindings.key_to_bindings.get(key, []):
+        await widget.run_action(binding.action)
+        return True
+    return False
+
+
 async def hand_key(target: "InOrderKeys", event: events.Key) -> None:
     """Apply a key to a field for a widget above it (the page, the app), as if the field had been sent it.
 
@@ -73,9 +82,7 @@ class InOrderKeys:
         elif event.is_printable:
             self.type_character(event.character or "")
         else:
-            for binding in self._bindings.key_to_bindings.get(event.key, []):  # type: ignore[attr-defined]
-                await self.run_action(binding.action)  # type: ignore[attr-defined]
-                break
+            await run_binding_now(self, event.key)
 
     def type_character(self, character: str) -> None:
         """A printable key: fields that take text insert it; others ignore it."""
@@ -95,12 +102,11 @@ class InOrderInput(Input):
     )
 
     async def _on_key(self, event: events.Key) -> None:
-        bindings = self._bindings.key_to_bindings.get(event.key) if event.key in self.OWN_KEYS else None
-        if bindings and not event.is_printable:
+        if event.key in self.OWN_KEYS and not event.is_printable:
             event.stop()
             event.prevent_default()
             self._restart_blink()
-            await self.run_action(bindings[0].action)
+            await run_binding_now(self, event.key)
             return
         await super()._on_key(event)
 

@@ -263,7 +263,7 @@ class BrowserScreen(Screen[None]):
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
         # one queued while an earlier search filled the list may arrive after a search that found nothing
-        if message.row_key.value is not None and message.row_key.value in self.found:
+        if message.row_key.value is not None and message.row_key in message.data_table.rows:
             self.show_detail(message.row_key.value)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
