@@ -165,6 +165,11 @@ def build_parser(
 
     p = sub.add_parser("check", parents=[common], help="validate decks; exit 1 on any problem")
     p.add_argument("paths", nargs="*", metavar="PATH", help="deck files or folders (default: the bundled decks)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on warnings too (a diagnosis card whose right choice stands out by its length or wording)",
+    )
     handlers["check"] = cmd_check
 
     p = sub.add_parser("stats", parents=[common], help="counts, due cards, weak topics")
@@ -284,10 +289,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     decks.problems.extend(_bundled_clashes(decks.cards) if args.paths else [])
     for problem in decks.problems:
         print(problem)
+    for warning in decks.warnings:
+        print(warning)
     if decks.problems:
         print(f"{len(decks.problems)} problem(s) in {len(decks.cards)} good card(s)", file=sys.stderr)
         return 1
-    print(f"ok: {len(decks.cards)} cards", file=sys.stderr)
+    if decks.warnings and args.strict:
+        print(f"{len(decks.warnings)} warning(s) in {len(decks.cards)} cards (--strict)", file=sys.stderr)
+        return 1
+    warned = f", {len(decks.warnings)} warning(s)" if decks.warnings else ""
+    print(f"ok: {len(decks.cards)} cards{warned}", file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 from drill.cards.model import Card
@@ -64,3 +65,11 @@ def check_diagnosis_card(card: Card) -> list[str]:
         else:
             problems.append(f"correct {correct!r} is not one of the choices")
     return problems
+
+
+def choices_in_export_order(card: Card) -> list[str]:
+    """A diagnosis card's choices in an order fixed by its id: an export lists them the same way every time,
+    and the deck's own order (often the right choice first) tells nothing."""
+    choices = [str(c) for c in card.fields.get("choices") or []]
+    random.Random(card.id).shuffle(choices)
+    return choices

@@ -28,19 +28,28 @@ class KindSpec:
 
     `checker` is a dotted "module:function" taking a Card and returning a list
     of messages; it is imported only when a deck of that kind is checked, so
-    the loader stays light.
+    the loader stays light. `advisor` is the same for warnings: a card that
+    works but could teach badly (the deck still loads it).
     """
 
     name: str
     fields: dict[str, tuple[type | tuple[type, ...], bool]] = field(default_factory=dict)
     checker: str | None = None
+    advisor: str | None = None
 
     def check(self, card: Card) -> list[str]:
-        if not self.checker:
-            return []
-        module, _, func = self.checker.partition(":")
-        fn: Callable[[Card], list[str]] = getattr(importlib.import_module(module), func)
-        return list(fn(card))
+        return _call(self.checker, card)
+
+    def advise(self, card: Card) -> list[str]:
+        return _call(self.advisor, card)
+
+
+def _call(dotted: str | None, card: Card) -> list[str]:
+    if not dotted:
+        return []
+    module, _, func = dotted.partition(":")
+    fn: Callable[[Card], list[str]] = getattr(importlib.import_module(module), func)
+    return list(fn(card))
 
 
 KINDS: dict[str, KindSpec] = {
@@ -61,6 +70,7 @@ KINDS: dict[str, KindSpec] = {
             "diagnosis",
             {"evidence": (str, True), "choices": (list, True), "correct": (str, True)},
             checker="drill.cards.checking:check_diagnosis_card",
+            advisor="drill.cards.fairness:fairness_warnings",
         ),
         KindSpec(
             "kernel",

@@ -31,10 +31,11 @@ def _yaml_loader() -> Any:
 
 @dataclass
 class DeckSet:
-    """Cards from one or more decks, and every problem found on the way."""
+    """Cards from one or more decks, every problem found on the way, and (on a deep load) every warning."""
 
     cards: dict[str, Card] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
 
     def left_out(self) -> str:
         """For a command that goes on without the broken cards (when there are problems): one line saying so."""
@@ -101,6 +102,8 @@ def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> De
                 except Exception as exc:  # a checker bug must not hide the deck's other problems
                     messages = [f"could not be checked: {type(exc).__name__}: {exc}"]
                 result.problems.extend(Problem(str(card.path), card.line, card.id, m) for m in messages)
+                warnings = KINDS[card.kind].advise(card)
+                result.warnings.extend(Problem(str(card.path), card.line, card.id, f"warning: {m}") for m in warnings)
     result.cards = seen
     result.problems.extend(_follow_up_problems(seen))
     return result

@@ -101,7 +101,9 @@ def _shape_trace(card: Card) -> tuple[str, str]:
 
 
 def _diagnosis(card: Card) -> tuple[str, str]:
-    choices = [str(c) for c in card.fields.get("choices") or []]
+    from drill.cards.choices import choices_in_export_order
+
+    choices = choices_in_export_order(card)
     correct = str(card.fields.get("correct", ""))
     listed = "\n".join(f"- **{chr(97 + i)}.** {_cell(c)}" for i, c in enumerate(choices))
     front = f"{fenced(str(card.fields.get('evidence', '')))}\n\n{card.prompt}\n\n{listed}"
