@@ -217,6 +217,13 @@ def attach_negative_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from drill.textsafe import shown_output
+
+    with shown_output():  # a control character in a card, a path or a kernel's output reaches no terminal
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # the daily start: the review app, every option at its default
         return _run(no_arguments(), {})
     own_process = argv is None  # run as `drill`, not called from Python

@@ -14,6 +14,7 @@ from drill import paths
 from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
 from drill.cards.model import Card, Problem
 from drill.cards.salvage import each_card_alone
+from drill.textsafe import shown, shown_fields
 
 # YAML is imported only where a deck or the topic list is parsed: a start from the deck cache
 # (load_decks_cached) never imports it.
@@ -85,6 +86,9 @@ def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> De
             result.problems.append(Problem(str(root), 0, "-", "no such file or folder"))
     for path in deck_files(roots):
         for item in _load_file(path, result.problems):
+            if isinstance(item, Caution):  # the card loads; `drill check` says what was wrong
+                result.warnings.extend([item] if deep else [])
+                continue
             if isinstance(item, Problem):
                 result.problems.append(item)
                 continue
@@ -186,7 +190,7 @@ def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | P
                 )
         deck_title = path.stem
         if "deck" in top:
-            deck_title = str(_construct(loader, top["deck"][1], where, "-", out, shape.measure_cards) or path.stem)
+            deck_title = shown(str(_construct(loader, top["deck"][1], where, "-", out, shape.measure_cards) or path.stem))
         if "cards" not in top:
             out.append(Problem(where, 1, "-", "deck has no `cards:` list"))
             return out
@@ -244,6 +248,8 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     raw = _construct(loader, node, where, card_id, problems, measure)
     if problems or not isinstance(raw, dict):
         return problems or [Problem(where, line, card_id, "a card must be a mapping")]
+    raw, unsafe = shown_fields(raw)  # control characters shown, never sent to a terminal or an export
+    cautions = [] if unsafe is None else [Caution(where, key_lines.get(unsafe[0], line), card_id, _unsafe(*unsafe))]
 
     def bad(key: str | None, message: str) -> None:
         problems.append(Problem(where, key_lines.get(key, line) if key else line, card_id, message))
@@ -293,6 +299,7 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
         return problems
     common = set(COMMON_FIELDS)
     return [
+        *cautions,
         Card(
             id=raw["id"],
             kind=kind,
@@ -310,6 +317,15 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             content_hash=content_hash(raw),
         )
     ]
+
+
+@dataclass(frozen=True)
+class Caution(Problem):
+    """A warning about a card that loads all the same; `drill check` prints it."""
+
+
+def _unsafe(key: str, char: str) -> str:
+    return f"warning: `{key}` holds {char}, a control character a terminal would act on; it is shown as a symbol"
 
 
 def content_hash(raw: dict[str, Any]) -> str:
