@@ -2,6 +2,7 @@
 
 import csv
 import datetime as dt
+import io
 import itertools
 import json
 import re
@@ -15,6 +16,7 @@ import pytest
 from drill.cards.loader import load_decks
 from drill.cli import main
 from drill.exchange.anki import note_guid, to_html
+from drill.exchange.csvio import FORMULA_STARTS, cell, uncell
 from drill.exchange.flat import flatten
 from drill.session import study_day
 from drill.sm2 import SM2State, review
@@ -403,3 +405,89 @@ def test_a_pipe_a_folder_or_standard_output_for_anki_is_refused(tmp_path, capsys
     assert "(it is a folder)" in capsys.readouterr().err and folder.is_dir()
     assert main(["export", "anki", "-", "--data-dir", str(tmp_path)]) == 1
     assert "cannot go to standard output" in capsys.readouterr().err and not (tmp_path / "-").exists()
+
+
+FORMULA_DECK = """
+deck: "=HYPERLINK(\\"http://x\\")"
+cards:
+  - id: formulas
+    kind: concept
+    topic: gpu-arch
+    tags: ["-2+3"]
+    prompt: "=cmd|' /C calc'!A0"
+    answer: "+1+cmd|' /C calc'!A0"
+    rubric: ["@SUM(1+1)", "'quoted"]
+    sources: ["\\tpadded", "-5"]
+"""
+
+
+def test_no_exported_card_cell_starts_a_formula(tmp_path, write_deck, capsys):
+    deck = write_deck(FORMULA_DECK, "formulas.yaml")
+    assert main(["export", "csv", "-", "--decks", str(deck)]) == 0
+    rows = {row["id"]: row for row in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    row = rows["formulas"]
+    assert row["prompt"] == "'=cmd|' /C calc'!A0"
+    assert row["answer"] == "'+1+cmd|' /C calc'!A0"
+    assert row["deck"] == '\'=HYPERLINK("http://x")'
+    assert row["tags"] == "'-2+3"
+    assert row["rubric"] == "'@SUM(1+1)\n'quoted"
+    assert row["sources"] == "'\tpadded\n-5"
+    for card in rows.values():
+        for value in card.values():
+            assert not value.startswith(FORMULA_STARTS), (card["id"], value)
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        (3, 3),
+        (-4, -4),
+        (2.5, 2.5),
+        ("-12", "-12"),
+        ("-1.5e3", "-1.5e3"),
+        ("+7", "+7"),
+        ("2026-05-10", "2026-05-10"),
+        ('{"due": null}', '{"due": null}'),
+        ("=1+1", "'=1+1"),
+        ("-1+cmd|x", "'-1+cmd|x"),
+        ("@A1", "'@A1"),
+        ("\r=x", "'\r=x"),
+        ("'=x", "''=x"),
+        ("plain", "plain"),
+    ],
+)
+def test_text_cells_that_start_a_formula_are_quoted_and_numbers_stay_numbers(value, written):
+    assert cell(value) == written
+    if isinstance(value, str):
+        assert uncell(str(written)) == value
+
+
+def test_review_cells_that_start_a_formula_come_back_as_they_were(tmp_path, capsys):
+    data = tmp_path / "data"
+    store = Store(data)
+    before = CardState("=cmd|x")
+    after = replace(before, repeat_pending=True)
+    after.sm2 = SM2State(repetitions=1, ef=2.5, interval=1, due=TODAY)
+    store.record_review(
+        before,
+        after,
+        grade=4,
+        at=dt.datetime(2026, 3, 1, 10),
+        day=TODAY,
+        duration_ms=-0,
+        mode="review",
+        answer={"typed": "=2+2"},
+        topic="+topic",
+    )
+    store.close()
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(data)]) == 0
+    with out.open(encoding="utf-8", newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["card_id"] == "'=cmd|x" and row["topic"] == "'+topic"
+    assert row["grade"] == "4" and row["duration_ms"] == "0" and row["day"] == TODAY.isoformat()
+    fresh = tmp_path / "fresh"
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    assert table(fresh, "SELECT card_id, topic, grade, answer FROM review_log") == table(
+        data, "SELECT card_id, topic, grade, answer FROM review_log"
+    )

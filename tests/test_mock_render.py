@@ -328,3 +328,43 @@ def test_missing_end_uses_time_spent(report: dict[str, Any]) -> None:
     odd = copy.deepcopy(report)
     odd["ended_at"] = None
     assert "45 of 45 minutes used" in render_markdown(odd)
+
+
+BREAKOUTS = [
+    "<script>alert(1)</script>",
+    "\\<script>alert(1)</script>",
+    "``<img src=x onerror=alert(1)>`",
+    "\\`<b>`",
+    "````\n<script>alert(1)</script>",
+    "```\n<script>alert(1)</script>",
+    "```\ncode\n``` not a closing fence\n<script>alert(1)</script>",
+    "```\ncode\n    ```\n<script>alert(1)</script>",
+    "```a`b\n<script>alert(1)</script>",
+    "~~~\n```\n<script>alert(1)</script>",
+    "```<script>alert(1)</script>",
+]
+
+
+def _html_and_headings(markdown: str) -> tuple[list[str], list[str]]:
+    """The raw HTML a CommonMark renderer would pass through, and the headings it finds."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    inline = [child for token in tokens for child in token.children or []]
+    html = [t.content for t in [*tokens, *inline] if t.type.startswith("html")]
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    return html, headings
+
+
+@pytest.mark.parametrize("text", BREAKOUTS)
+def test_markdown_report_lets_no_html_or_fence_out_of_card_text_or_answers(report: dict[str, Any], text: str) -> None:
+    hostile = copy.deepcopy(report)
+    for q in hostile["questions"]:
+        q.update(prompt=text, answer=text, expected=text, title=text, missed=[text])
+    for t in hostile["topics"]:
+        t["title"] = text
+    md = render_markdown(hostile)
+    html, headings = _html_and_headings(md)
+    assert html == []
+    assert headings.count("Your answer") == headings.count("Expected") == len(hostile["questions"])
+    assert "Study next" in headings

@@ -40,6 +40,27 @@ _STATE_WHOLE = ("repetitions", "interval", "lapses")
 _STATE_DAYS = ("due", "last_review_day", "introduced_on")
 
 
+# A cell a spreadsheet would read as a formula starts with one of these; such a text cell is written
+# with a single quote in front (OWASP's advice for CSV injection), and a text cell that starts with a
+# quote gets one more, so reading a file back takes exactly one quote off. Numbers are written as they are.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
+
+
+def cell(value: object) -> object:
+    """One value as a CSV cell that no spreadsheet runs: a number as it is, text starting a formula quoted."""
+    if not isinstance(value, str) or _NUMBER.match(value):
+        return value
+    if value.startswith(("'", *FORMULA_STARTS)):
+        return "'" + value
+    return value
+
+
+def uncell(text: str) -> str:
+    """A cell as `cell` was given it: one leading quote taken off."""
+    return text[1:] if text.startswith("'") else text
+
+
 @dataclass(frozen=True)
 class CsvProblem:
     """A problem in a CSV file, printed as `path:line: message`."""
@@ -58,19 +79,18 @@ def write_cards(cards: Iterable[FlatCard], out: IO[str]) -> int:
     writer.writerow(CARD_COLUMNS)
     count = 0
     for c in cards:
-        writer.writerow(
-            [
-                c.id,
-                c.deck,
-                c.topic,
-                c.kind,
-                " ".join(c.tags),
-                c.prompt,
-                c.answer,
-                "\n".join(c.rubric),
-                "\n".join(c.sources),
-            ]
-        )
+        row = [
+            c.id,
+            c.deck,
+            c.topic,
+            c.kind,
+            " ".join(c.tags),
+            c.prompt,
+            c.answer,
+            "\n".join(c.rubric),
+            "\n".join(c.sources),
+        ]
+        writer.writerow([cell(value) for value in row])
         count += 1
     return count
 
@@ -82,7 +102,7 @@ def write_reviews(rows: Iterable[ReviewRow], out: IO[str]) -> int:
     count = 0
     for row in rows:
         values = row.model_dump()
-        writer.writerow(["" if values.get(name) is None else values[name] for name in REVIEW_COLUMNS])
+        writer.writerow(["" if values.get(name) is None else cell(values[name]) for name in REVIEW_COLUMNS])
         count += 1
     return count
 
@@ -131,7 +151,7 @@ def review_from(names: Sequence[str], record: Sequence[str]) -> dict[str, Any]:
     """One CSV record as a review_log row; raises ValueError naming the column and what it should hold."""
     if len(record) != len(names):
         raise ValueError(f"{len(record)} fields where the header has {len(names)}")
-    cells = dict(zip(names, record))
+    cells = {name: uncell(text) for name, text in zip(names, record)}
     card_id = cells["card_id"].strip()
     if not card_id:
         raise ValueError("card_id: empty")

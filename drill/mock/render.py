@@ -19,8 +19,13 @@ from drill.mock.run import STATUS_WORDS
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# A fence line as CommonMark reads one: a backtick fence's info string holds no backtick (```a`b is inline text).
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+# A code span as CommonMark reads one: a run of backticks (not escaped, not part of a longer run) and the next
+# run of the same length. Anything this misses is escaped as text, which is safe if less pretty.
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_LESS_THAN = re.compile(r"(\\*)<")
+_CLOSING = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\Z")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s+(.*)")
 _TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -59,15 +64,36 @@ def _outside_code(line: str, plain: Callable[[str], str], code: Callable[[re.Mat
     return "".join(parts)
 
 
+def _no_tags(text: str) -> str:
+    """Text outside code with every `<` escaped (a backslash before it doubled, so it cannot undo the escape)."""
+    return _LESS_THAN.sub(lambda m: m.group(1) * 2 + "\\<", text)
+
+
+def _inline(line: str) -> str:
+    return _outside_code(line, _no_tags, lambda m: m.group(0))
+
+
 def md_text(value: Any) -> str:
-    """Card Markdown made safe to show as Markdown: a `<` outside code is escaped so no HTML tag survives."""
+    """Card Markdown made safe to show as Markdown: a `<` outside code is escaped so no HTML tag survives,
+    and a code block left open is closed, so the report's own headings after it stay headings."""
     lines: list[str] = []
     for is_code, block in _blocks(str(value or "").strip("\n")):
-        if is_code:
-            lines.extend(block)
-        else:
-            lines.extend(_outside_code(line, lambda s: s.replace("<", "\\<"), lambda m: m.group(0)) for line in block)
+        if not is_code:
+            lines.extend(_inline(line) for line in block)
+            continue
+        lines.extend(block)
+        lines.extend(_closing_fence(block))
     return "\n".join(lines).rstrip()
+
+
+def _closing_fence(block: list[str]) -> list[str]:
+    """The fence line a code block needs to end before the report's text goes on ([] when it has one)."""
+    opened = _FENCE.match(block[0])
+    fence = opened.group(1) if opened else "```"
+    last = _CLOSING.match(block[-1]) if len(block) > 1 else None
+    if last and last.group(1)[0] == fence[0] and len(last.group(1)) >= len(fence):
+        return []
+    return [fence]
 
 
 def md_quote(value: Any) -> str:
@@ -77,12 +103,13 @@ def md_quote(value: Any) -> str:
 
 def md_cell(value: Any) -> str:
     """Text that fits in one Markdown table cell."""
-    return " ".join(md_text(value).split()).replace("|", "\\|")
+    return md_line(value).replace("|", "\\|")
 
 
 def md_line(value: Any) -> str:
-    """Text on one line (a list item, a heading)."""
-    return " ".join(md_text(value).split())
+    """Text on one line (a list item, a heading): `<` escaped, and a fence at its start too (it would open a block)."""
+    line = _inline(" ".join(str(value or "").split()))
+    return "\\" + line if _FENCE.match(line) else line
 
 
 def _inline_html(line: str) -> str:
