@@ -492,3 +492,118 @@ def test_judge_timeout_from_the_file_reaches_drill_kernel_run(tmp_path, monkeypa
     args = argparse.Namespace(timeout=None, gpu_host=None, data_dir=str(tmp_path / "d"), decks=None)
     kernel_cli._run(args)
     assert seen["timeout"] == 7.5
+
+
+# -- key bindings: known ids, Textual's key names, no key the learner types ---------------------------------
+REFUSED_BINDINGS = [
+    ("review.nope", "ctrl+y", "'review.nope' is not one of drill's binding ids (did you mean review.undo?)"),
+    ("review.suspend", "ctrl+ctrl+zz", "'ctrl+ctrl+zz' is not a key: modifiers are ctrl, alt, shift"),
+    ("review.suspend", "ctrl+zz", "'ctrl+zz' is not a key Textual knows"),
+    ("review.suspend", "k" * 100_000, "a key name of 100,000 characters"),
+    ("review.suspend", "0,1,2,3,4,5", "'0' types a character into an answer"),
+    ("review.suspend", "x", "'x' types a character into an answer"),
+    ("review.suspend", "shift+x", "'shift+x' types a character into an answer"),
+    ("mock.skip", "exclamation_mark", "'exclamation_mark' types a character into an answer"),
+    ("review.quit_when_done", "4", "'4' gives grade 4 once the answer is shown"),
+    ("review.grade4", "5", "'5' gives grade 5 once the answer is shown"),
+    ("review.suspend", ",".join(f"f{n}" for n in range(1, 10)), "9 keys; a binding takes at most 8"),
+]
+
+
+@pytest.mark.parametrize("binding, keys, message", REFUSED_BINDINGS, ids=[m[:24] for _, _, m in REFUSED_BINDINGS])
+def test_a_binding_drill_cannot_use_is_one_line_from_the_file_and_from_set(config_file, capsys, binding, keys, message):
+    write(config_file, f'[keys]\n"{binding}" = "{keys}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert str(caught.value).startswith(f'{config_file}: keys."{binding}": {message}')
+    assert len(str(caught.value)) < 300
+    assert cli.main([]) == 1  # the app does not start on such a file
+    err = capsys.readouterr().err
+    assert err.startswith(f'drill: {config_file}: keys."{binding}": {message}') and err.count("\n") == 1
+
+    write(config_file, COMMENTED)
+    code, out, err = drill("config", "set", f"keys.{binding}", keys, capsys=capsys)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and message in err
+    assert config_file.read_text() == COMMENTED
+
+
+@pytest.mark.parametrize(
+    "binding, keys",
+    [
+        ("review.suspend", "f6"),
+        ("review.suspend", "ctrl+shift+y,alt+s"),
+        ("review.grade4", "4,g"),  # grades act only once the answer is shown
+        ("stats.sort", "o"),  # the stats screen has no field to type into
+        ("mock.skip", "ctrl+exclamation_mark"),
+        ("browser.close", "escape"),
+    ],
+)
+def test_a_binding_drill_can_use_is_saved(config_file, capsys, binding, keys):
+    code, _, err = drill("config", "set", f"keys.{binding}", keys, capsys=capsys)
+    assert code == 0, err
+    assert dict(load_settings().keys) == {binding: keys}
+
+
+def test_a_value_that_is_not_utf8_is_refused_and_leaves_no_partial_file(config_file, capsys):
+    write(config_file, COMMENTED)
+    for key, value in (("keys.review.suspend", "x\udcff"), ("gpu_host", "me@box\udcff"), ("theme\udcff", "nord")):
+        code, out, err = drill("config", "set", key, value, capsys=capsys)
+        assert (code, out) == (2, "") and "not UTF-8 text" in err and err.count("\n") == 1
+    assert config_file.read_text() == COMMENTED
+    assert sorted(p.name for p in config_file.parent.iterdir()) == [config_file.name]
+
+
+def test_a_failed_write_leaves_no_partial_file(config_file):
+    doc = cfg.read_document(config_file)
+    doc["theme"] = "x\udcff"
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        cfg.write_document(config_file, doc)
+    assert not config_file.parent.exists() or list(config_file.parent.iterdir()) == []
+
+
+def _screen_bindings():
+    """Every binding of drill's screens and app, by id."""
+    import importlib
+    import pkgutil
+
+    from textual.binding import Binding
+
+    import drill.ui
+
+    found = {}
+    for module_info in pkgutil.iter_modules(drill.ui.__path__):
+        module = importlib.import_module(f"drill.ui.{module_info.name}")
+        for thing in vars(module).values():
+            if isinstance(thing, type) and thing.__module__ == module.__name__:
+                for binding in getattr(thing, "BINDINGS", None) or []:
+                    if isinstance(binding, Binding) and binding.id:
+                        found[binding.id] = binding.key
+    return found
+
+
+def test_the_binding_ids_the_settings_know_are_the_screens_own():
+    from drill.config.keybindings import BINDING_IDS, OUTSIDE_FIELDS, TYPING_SCREENS, _types_a_character
+
+    screens = _screen_bindings()
+    assert set(screens) == BINDING_IDS
+    typed = {
+        bid
+        for bid, keys in screens.items()
+        if bid.split(".")[0] in TYPING_SCREENS and any(_types_a_character(k) for k in keys.split(","))
+    }
+    assert typed == OUTSIDE_FIELDS  # only the bindings that act outside the answer fields take a typed key
+    for bid, keys in screens.items():  # every default is a binding the settings file could give
+        assert cfg.check_binding(bid, keys) == keys
+
+
+def test_the_key_names_are_textuals():
+    from textual.keys import REPLACED_KEYS, Keys, key_to_character
+
+    from drill.config.keybindings import CHARACTER_NAMES, NAMED_KEYS
+
+    textual_named = {k.value.rpartition("+")[2] for k in Keys} - {"ctrl-at"}
+    textual_named = {k for k in textual_named if len(k) > 1 and not k.startswith("<")}
+    assert textual_named <= NAMED_KEYS | CHARACTER_NAMES
+    assert NAMED_KEYS <= textual_named
+    for name in CHARACTER_NAMES:  # "slash" stands for Unicode's "solidus"
+        assert key_to_character(REPLACED_KEYS.get(name, name)) is not None, name

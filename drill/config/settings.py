@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
+from drill.config import keybindings
 from drill.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 
 if TYPE_CHECKING:
@@ -170,13 +172,34 @@ def check_judge_timeout(value: object) -> float:
     return float(value)
 
 
-def check_binding(binding: str, keys: object) -> str:
-    """One key binding override: a binding id such as review.suspend, and a key list such as "ctrl+y"."""
-    where = f"keys.{json.dumps(binding)}" if "." in binding else f"keys.{binding}"
+def _binding_where(binding: str) -> str:
+    named = json.dumps(binding[:60] + ("..." if len(binding) > 60 else ""))
+    return f"keys.{named}" if "." in binding else f"keys.{named[1:-1]}"
+
+
+def check_binding_id(binding: str) -> str:
+    """A binding id one of drill's screens has, such as review.suspend."""
     if not _BINDING_ID.fullmatch(binding):
-        raise Invalid("must be a binding id such as review.suspend (a screen, a dot, a name)", where)
+        raise Invalid("must be a binding id such as review.suspend (a screen, a dot, a name)", _binding_where(binding))
+    problem = keybindings.binding_problem(binding)
+    if problem:
+        raise Invalid(problem, _binding_where(binding))
+    return binding
+
+
+def check_binding(binding: str, keys: object) -> str:
+    """One key binding override: a binding id such as review.suspend, and a key list such as "ctrl+y" that
+    Textual can read and that takes no key the learner types into an answer."""
+    check_binding_id(binding)
+    brief = keys[:60] + "..." if isinstance(keys, str) and len(keys) > 60 else keys
     if not isinstance(keys, str) or not _KEY_LIST.fullmatch(keys):
-        raise Invalid(f'must be a key, or keys separated by commas, such as "ctrl+y" (got {shown(keys)})', where)
+        raise Invalid(
+            f'must be a key, or keys separated by commas, such as "ctrl+y" (got {shown(brief)})',
+            _binding_where(binding),
+        )
+    problem = keybindings.keys_problem(binding, keys)
+    if problem:
+        raise Invalid(problem, _binding_where(binding))
     return keys
 
 
@@ -321,13 +344,19 @@ class Assignment:
 def parse_assignment(path: Path, key: str, text: str) -> Assignment:
     """KEY VALUE from the command line, checked as the file's value would be; ConfigError names what is wrong."""
     key = key.strip()
+    for given in (key, text):
+        if not _is_unicode(given):  # a byte the shell passed on that is no UTF-8 character
+            raise ConfigError(path, "not UTF-8 text: type the value again", key.encode(errors="replace").decode())
     binding = key.removeprefix("keys.") if key.startswith("keys.") else None
     change = (
         Assignment("keys", text.strip(), binding) if binding is not None else Assignment(key, parse_text(key, text))
     )
     try:
         if binding is not None:
-            check_binding(binding, change.value or "x")  # "" removes the override: only the id is checked
+            if change.value:
+                check_binding(binding, change.value)
+            else:  # "" removes the override: only the id is checked
+                check_binding_id(binding)
         elif key == "keys":
             raise Invalid("set one binding at a time: keys.ID KEYS, such as keys.review.suspend ctrl+y")
         elif key not in CHECKS:
@@ -337,6 +366,14 @@ def parse_assignment(path: Path, key: str, text: str) -> Assignment:
     except Invalid as exc:
         raise ConfigError(path, str(exc), exc.key or key) from None
     return change
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_document(path: Path) -> "tomlkit.TOMLDocument":
@@ -398,3 +435,8 @@ def write_document(path: Path, doc: "tomlkit.TOMLDocument") -> None:
         os.replace(partial, path)
     except OSError as exc:
         raise ConfigError(path, f"cannot write the settings file ({exc.strerror or exc})") from None
+    except UnicodeEncodeError:
+        raise ConfigError(path, "cannot write the settings file (a value is not UTF-8 text)") from None
+    finally:
+        with contextlib.suppress(OSError):  # gone once it became the file; a failed write leaves none behind
+            partial.unlink(missing_ok=True)

@@ -94,6 +94,12 @@ class Store(MockRecords):
         self._session.close()
         self.engine.dispose()
 
+    def check_writable(self) -> None:
+        """Raise StoreError now if a grade could not be saved (a read-only file or folder, a full disk), so the
+        learner hears it before answering. The probe rewrites the schema's own row with itself and commits."""
+        with self._writing():
+            self._session.connection().execute(text("UPDATE meta SET value = value"))
+
     # -- card state -------------------------------------------------------
     def states(self) -> dict[str, CardState]:
         with self._reading():

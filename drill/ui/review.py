@@ -137,12 +137,14 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
                 store.set_setting(key, value)
             changed = store.sync_hashes({c.id: c.content_hash for c in self.practice.session.cards.values()})
             store.close_abandoned_mocks(self.practice.clock())  # a mock cut off by a closed terminal
+            store.check_writable()  # a read-only file or a full disk: said now, not after an answer is typed
         except Exception as exc:  # shown to the learner; nothing is graded without a store
             from drill.store.errors import StoreError
 
             detail = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
             self._store_error = f"grades cannot be saved: {detail}"
             self.app.call_from_thread(self._store_ready.set)
+            self.app.call_from_thread(self.notify, self._store_error, severity="error", timeout=30)
             return
         self.store = store
         from drill.ui.messages import StoreOpened
