@@ -7,7 +7,7 @@ import pytest
 from drill.cards.model import Card
 from drill.mock.plan import MINUTES_BY_KIND, MockPlan, PlanError, PlannedQuestion, make_plan
 from drill.mock.record import MockRecorder
-from drill.mock.run import FINISHED, QUIT, TIME_UP, MockRun, schedule_after
+from drill.mock.run import ABANDONED, FINISHED, QUIT, TIME_UP, MockRun, schedule_after
 from drill.sm2 import SM2State
 from drill.store.records import CardState
 from drill.store.store import Store
@@ -120,6 +120,64 @@ def test_quit_keeps_what_was_answered():
     assert run.slots[0].answer == {"typed": "kept"}
 
 
+@pytest.mark.parametrize("how", ["quit", "time_up"])
+def test_a_mock_that_ends_with_no_answer_is_abandoned_not_scored(how):
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1", minutes=10), deck(), clock)
+    run.begin()
+    run.skip()
+    run.begin()
+    if how == "quit":
+        run.quit()
+    else:
+        clock.t += 601
+        run.tick()
+    assert run.status == ABANDONED and run.score() is None
+    assert [s.status for s in run.slots] == ["unanswered", "unanswered"]
+
+
+def test_an_abandoned_mock_is_stored_and_reported_without_a_score(tmp_path, capsys):
+    cards = deck()
+    store = Store(tmp_path)
+    plan = plan_of("serving-c0", "moe-c0")
+    run = MockRun(plan, cards, Clock())
+    now = dt.datetime(2026, 11, 23, 9, 0)
+    weakness = {"moe": 0.3, "serving": 0.2, "gemm": 0.5}
+    rec = MockRecorder(store, run, plan, cards, lambda: now, lambda: TODAY, {}, weakness)
+    run.begin()
+    run.quit()
+    report = rec.finish()
+    row, _ = store.mock(rec.mock_id)
+    assert (row.status, row.score) == ("abandoned", None)
+    assert report["score"] is None and report["topics"] == [] and report["answered"] == 0
+    # what to study next comes from the weakness figures alone: no topic "scored 0 % in this mock"
+    assert [(t["topic"], t["why"]) for t in report["study_next"]] == [
+        ("gemm", "weakness 0.50; not asked"),
+        ("moe", "weakness 0.30"),
+        ("serving", "weakness 0.20"),
+    ]
+    store.close()
+    from drill.cli import main
+
+    assert main(["--data-dir", str(tmp_path), "mock", "--report", "last"]) == 0
+    md = capsys.readouterr().out
+    assert "**Not scored** (no question answered)" in md and "· abandoned" in md and "Score 0%" not in md
+
+
+def test_the_report_shows_each_question_as_it_was_asked():
+    from drill.mock.report import sides
+    from tests.conftest import bundled_cards
+
+    cards = bundled_cards().values()
+    diagnosis = next(c for c in cards if c.kind == "diagnosis")
+    shapes = next(c for c in cards if c.kind == "shape_trace")
+    prompt, _ = sides(diagnosis, None)
+    evidence = diagnosis.fields["evidence"].strip().splitlines()
+    assert evidence[0] in prompt and evidence[-1] in prompt and prompt.endswith(diagnosis.prompt)
+    prompt, _ = sides(shapes, {"steps": ["(B, S, D)"], "right": 0})
+    assert prompt.startswith(shapes.prompt) and f"**Given:** `{shapes.fields['given']}`" in prompt
+
+
 def test_a_good_answer_brings_its_follow_up_next_in_place_of_the_last_question():
     cards = deck()
     cards["serving-c0"] = card("serving-c0", "serving", follow_ups=["gemm-c5"])
@@ -224,7 +282,10 @@ def test_a_mock_cut_off_by_a_closed_terminal_is_closed_once_its_time_is_past(tmp
     store.save_mock_answer(mock, "a", position=1, topic="t", kind="concept", budget_s=60, status="answered", score=0.8)
     store.save_mock_answer(mock, "b", position=2, topic="t", kind="concept", budget_s=60, status="pending")
     recent = store.start_mock(dt.datetime.now() - dt.timedelta(minutes=5), 30, [])  # may still be sat elsewhere
-    assert store.close_abandoned_mocks(dt.datetime.now()) == [mock]
+    empty = store.start_mock(started, 30, [])  # cut off before any answer
+    store.save_mock_answer(empty, "c", position=1, topic="t", kind="concept", budget_s=60, status="pending")
+    assert store.close_abandoned_mocks(dt.datetime.now()) == [mock, empty]
+    assert (store.mock(empty)[0].status, store.mock(empty)[0].score) == ("abandoned", None)
     row, answers = store.mock(mock)
     assert row.status == "quit" and abs(row.score - 0.4) < 1e-9
     assert [a.status for a in answers] == ["answered", "unanswered"]
@@ -235,6 +296,8 @@ def test_a_mock_cut_off_by_a_closed_terminal_is_closed_once_its_time_is_past(tmp
     assert "ended early" in capsys.readouterr().out
     assert main(["--data-dir", str(tmp_path), "mock", "--report", str(mock)]) != 0
     assert "it was cut off (the app closed mid-mock)" in capsys.readouterr().err
+    assert main(["--data-dir", str(tmp_path), "mock", "--report", str(empty)]) != 0
+    assert "listed as abandoned and counts nowhere" in capsys.readouterr().err
 
 
 def test_study_next_skips_a_topic_the_mock_passed_and_reads_weakness_after_the_mock(tmp_path):

@@ -368,3 +368,33 @@ def test_markdown_report_lets_no_html_or_fence_out_of_card_text_or_answers(repor
     assert html == []
     assert headings.count("Your answer") == headings.count("Expected") == len(hostile["questions"])
     assert "Study next" in headings
+
+
+# ---------------------------------------------------------------------------
+# What the report says: abandoned mocks, short mocks, badge colours
+# ---------------------------------------------------------------------------
+
+
+def test_an_abandoned_mock_says_not_scored_not_zero() -> None:
+    abandoned = {**EMPTY, "status": "abandoned", "score": None}
+    md = render_markdown(abandoned)
+    assert "**Not scored** (no question answered)" in md and "abandoned" in md and "0%" not in md
+    page = parse(render_html(abandoned))
+    assert "not scored" in page.text and "0%" not in page.text
+
+
+def test_a_mock_shorter_than_a_minute_counts_seconds() -> None:
+    assert "20 seconds of 30 minutes used" in render_markdown(EMPTY)  # ended 20 s after it started
+    assert "20 seconds of 30 min" in parse(render_html(EMPTY)).text
+
+
+def test_a_question_badge_is_coloured_by_its_score(report: dict[str, Any]) -> None:
+    page = parse(render_html(report))
+    badges = [a["class"].split()[1] for a in page.all("span") if a.get("class", "").startswith("badge")]
+    expected = [
+        ("pass" if q["score"] >= 0.6 else "fail") if q["status"] == "answered" else q["status"]
+        for q in report["questions"]
+    ]
+    assert badges == expected and "fail" in badges and "pass" in badges
+    css = page.css
+    assert ".badge.fail { color: var(--over); }" in css and ".badge.pass { color: var(--good); }" in css

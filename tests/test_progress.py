@@ -126,6 +126,28 @@ def test_read_progress_from_a_real_store(tmp_path):
     assert rows.last_mock_by_topic == {"t": (mock, 0.25, 2)}  # an unanswered question scores 0
 
 
+def test_a_mock_with_no_answered_question_is_listed_as_abandoned_and_is_no_evidence(tmp_path):
+    store = Store(tmp_path)
+    scored = store.start_mock(dt.datetime(2026, 11, 21, 9), 30, [])
+    store.save_mock_answer(
+        scored, "a", position=1, topic="t", kind="concept", budget_s=60, status="answered", score=1.0
+    )
+    store.finish_mock(scored, dt.datetime(2026, 11, 21, 9, 30), "finished", 1.0, None)
+    for status in ("quit", "abandoned"):  # "quit" with 0 %: how such a mock was written before it was abandoned
+        empty = store.start_mock(dt.datetime(2026, 11, 22, 9), 30, [])
+        store.save_mock_answer(empty, "a", position=1, topic="t", kind="concept", budget_s=60, status="unanswered")
+        store.save_mock_answer(empty, "b", position=2, topic="u", kind="concept", budget_s=60, status="unanswered")
+        store.finish_mock(empty, dt.datetime(2026, 11, 22, 9, 1), status, 0.0, None)
+    store.close()
+    rows = read_progress(tmp_path, TODAY)
+    assert [(status, score) for _, _, status, score, _ in rows.mocks] == [
+        ("abandoned", None),
+        ("abandoned", None),
+        ("finished", 1.0),
+    ]
+    assert rows.last_mock_by_topic == {"t": (scored, 1.0, 1)}  # the scored mock still speaks for t; u never asked
+
+
 def test_undo_takes_back_the_review_count(tmp_path):
     store = Store(tmp_path)
     log = store.record_review(

@@ -44,6 +44,27 @@ async def open_mock(pilot, app, minutes="30"):
     return app.screen
 
 
+async def answer_current(pilot, screen):
+    """Answer the question on screen, submit it and go on to the next."""
+    slot = screen.slot
+    if slot.kind == "concept":
+        await type_keys(pilot, *"weights are read once per token", "enter")
+        await type_keys(pilot, "space", "enter")  # tick the first rubric point, go on
+    elif slot.kind == "shape_trace":
+        for box in screen.query(Input):
+            box.value = "(B, S, D)"
+        screen.query(Input).last().focus()
+        await type_keys(pilot, "enter")
+        await type_keys(pilot, "enter")
+    elif slot.kind == "memory_ledger":
+        await type_keys(pilot, *"1.5625 GiB", "enter", "enter")
+    elif slot.kind == "diagnosis":
+        await type_keys(pilot, "tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
+        await type_keys(pilot, *"fuse it", "enter")
+        await type_keys(pilot, "space", "enter")
+    await settle(pilot)
+
+
 async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
@@ -55,24 +76,8 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         assert {"memory_ledger", "diagnosis", "shape_trace"} <= set(kinds)
         answered = 0
         while isinstance(app.screen, MockScreen) and answered < 10:
-            slot = screen.slot
-            if slot.kind == "concept":
-                await type_keys(pilot, *"weights are read once per token", "enter")
-                await type_keys(pilot, "space", "enter")  # tick the first rubric point, go on
-            elif slot.kind == "shape_trace":
-                for box in screen.query(Input):
-                    box.value = "(B, S, D)"
-                screen.query(Input).last().focus()
-                await type_keys(pilot, "enter")
-                await type_keys(pilot, "enter")
-            elif slot.kind == "memory_ledger":
-                await type_keys(pilot, *"1.5625 GiB", "enter", "enter")
-            elif slot.kind == "diagnosis":
-                await type_keys(pilot, "tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
-                await type_keys(pilot, *"fuse it", "enter")
-                await type_keys(pilot, "space", "enter")
+            await answer_current(pilot, screen)
             answered += 1
-            await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report
         assert report["status"] == "finished" and report["answered"] == report["total"] == answered
@@ -100,7 +105,7 @@ async def run_out_of_time(pilot, screen, minutes=20):
     await settle(pilot)
 
 
-async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
+async def test_skip_then_quit_keeps_what_was_typed_unscored(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
     app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
@@ -116,34 +121,39 @@ async def test_skip_then_quit_keeps_the_answers(tmp_path, write_deck):
             await type_keys(pilot, "ctrl+n")
             await settle(pilot)
         assert screen.query(Input).first().value == "half an answer"  # what was typed is still there
-        await type_keys(pilot, "ctrl+q")
+        await type_keys(pilot, "ctrl+q", "ctrl+q")  # the first one warns
         await settle(pilot)
     ((status,),) = rows(data, "SELECT status FROM mock")
-    assert status == "quit"
+    assert status == "abandoned"  # nothing was submitted
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
-    # the answer on screen at the quit is checked and kept; the questions never answered stay unanswered
-    assert statuses.pop(first) == "answered" and set(statuses.values()) == {"unanswered"}
+    # the answer on screen at the quit was never submitted: kept with its question, which stays unanswered
+    assert set(statuses.values()) == {"unanswered"}
     ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
-    assert "half an answer" in answer
+    assert "half an answer" in answer and '"submitted": false' in answer
 
 
-async def test_an_answer_typed_when_time_runs_out_is_scored_not_dropped(tmp_path, write_deck):
+async def test_an_answer_typed_when_time_runs_out_is_kept_not_scored(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
     app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
-        first = screen.slot.card_id
+        await answer_current(pilot, screen)
+        second = screen.slot.card_id
         screen.query(Input).first().value = "typed, never submitted"
         await run_out_of_time(pilot, screen)
         report = app.screen.report
         assert report["status"] == "time_up" and report["answered"] == 1
         assert report["unanswered"] == report["total"] - 1
+        [asked] = [q for q in report["questions"] if q["card_id"] == second]
+        assert asked["status"] == "unanswered" and "typed, never submitted" in asked["answer"]
+        assert "never submitted: not scored" in asked["answer"]
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
-    assert statuses[first] == "answered"
-    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert statuses[second] == "unanswered"
+    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (second,))
     assert "typed, never submitted" in answer
+    assert rows(data, "SELECT count(*) FROM review_log") == [(1,)]  # the submitted answer only
 
 
 async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
@@ -153,10 +163,11 @@ async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
+        await answer_current(pilot, screen)
         await run_out_of_time(pilot, screen)
         assert isinstance(app.screen, MockReportScreen)
         assert app.screen.report["status"] == "time_up"
-        assert app.screen.report["unanswered"] == app.screen.report["total"]
+        assert app.screen.report["unanswered"] == app.screen.report["total"] - 1
         await type_keys(pilot, "q")
         await settle(pilot)
         assert not isinstance(app.screen, (MockReportScreen, MockScreen))
@@ -213,12 +224,12 @@ async def test_a_concept_answer_typed_but_never_assessed_is_kept_not_scored_zero
         screen = await open_mock(pilot, app, minutes="20")
         first = screen.slot.card_id
         screen.query(Input).first().value = "an answer whose rubric was never shown"
-        await type_keys(pilot, "ctrl+q")
+        await type_keys(pilot, "ctrl+q", "ctrl+q")
         await settle(pilot)
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
     assert set(statuses.values()) == {"unanswered"}  # not "answered" with 0 % for points never offered to tick
     ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
-    assert "an answer whose rubric was never shown" in answer and '"assessed": false' in answer
+    assert "an answer whose rubric was never shown" in answer and '"submitted": false' in answer
     assert rows(data, "SELECT count(*) FROM review_log WHERE mode = 'mock'") == [(0,)]  # the schedule is untouched
 
 
@@ -260,3 +271,104 @@ async def test_a_burst_from_the_evidence_into_a_mock_diagnosis_loses_nothing(tmp
         await settle(pilot)
         assert screen.form.choices[screen.form.chosen] == "memory-bound"
         assert screen.query_one("#experiment", Input).value == "fuse it"
+
+
+def warnings_with(app, words):
+    return [n.message for n in app._notifications if words in n.message]
+
+
+async def test_ctrl_q_mid_mock_asks_first_and_a_second_ctrl_q_quits(tmp_path, write_deck):
+    data = tmp_path / "d"
+    app = DrillApp(data, [write_deck(DECK + MORE)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app)
+        await type_keys(pilot, "ctrl+q")
+        await settle(pilot)
+        assert app.is_running and app.screen is screen  # one ctrl+q only warns
+        [warning] = warnings_with(app, "ctrl+q again")
+        assert "mock" in warning
+        assert rows(data, "SELECT status FROM mock") == [("running",)]
+        await type_keys(pilot, "ctrl+q")
+        await settle(pilot)
+        assert not app.is_running
+
+
+async def test_a_mock_quit_with_no_answer_is_abandoned_and_leaves_every_weakness_as_it_was(
+    tmp_path, write_deck, capsys
+):
+    from drill.cli import main
+    from drill.progress import read_weakness
+
+    deck = write_deck(DECK + MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    before = {t.topic: t.weakness for t in read_weakness(app.session.cards, data, NOW.date())}
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app)
+        screen.query(Input).first().value = "typed, never submitted"
+        await type_keys(pilot, "ctrl+q", "ctrl+q")
+        await settle(pilot)
+        assert not app.is_running
+    assert rows(data, "SELECT status, score FROM mock") == [("abandoned", None)]
+    assert {s for (s,) in rows(data, "SELECT status FROM mock_answer")} == {"unanswered"}
+    after = {t.topic: t.weakness for t in read_weakness(app.session.cards, data, NOW.date())}
+    assert after == before
+    assert main(["--data-dir", str(data), "--decks", str(deck), "mock", "--list"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert "abandoned" in row and row.rstrip().endswith("-")  # not scored, not 0 %
+
+
+def test_the_end_key_means_nothing_anywhere_else():
+    from textual.widgets import TextArea
+
+    from drill.ui.browser import BrowserScreen
+    from drill.ui.kernel_screen import KernelScreen
+    from drill.ui.mock_screen import END_KEY
+    from drill.ui.review import ReviewScreen
+    from drill.ui.stats_screen import StatsScreen
+
+    elsewhere = [DrillApp, ReviewScreen, StatsScreen, BrowserScreen, KernelScreen, MockSetupScreen, MockReportScreen]
+    fields = [Input, TextArea, OptionList]  # a key a focused field takes never reaches the screen
+    keys = {k.strip() for cls in elsewhere + fields for b in cls.BINDINGS for k in b.key.split(",")}
+    assert END_KEY not in keys
+
+
+async def test_the_end_key_asks_before_it_ends_the_mock(tmp_path, write_deck):
+    from drill.ui.mock_screen import END_KEY
+
+    app = DrillApp(tmp_path / "d", [write_deck(DECK + MORE)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app)
+        await type_keys(pilot, END_KEY)
+        await settle(pilot)
+        assert app.screen is screen and screen.run.status == "running"
+        assert warnings_with(app, f"{END_KEY} again")
+        await type_keys(pilot, END_KEY)
+        await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+        assert app.screen.report["status"] == "abandoned" and app.screen.report["score"] is None
+
+
+async def test_a_half_typed_answer_not_submitted_is_kept_but_not_scored(tmp_path, write_deck):
+    from drill.ui.mock_screen import END_KEY
+
+    shapes = DECK[: DECK.index("  - id: t-ledger")]
+    deck = shapes + shapes[len("cards:\n") :].replace("id: t-shape", "id: t-shape2")
+    data = tmp_path / "d"
+    app = DrillApp(data, [write_deck(deck)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        first = screen.slot.card_id
+        await type_keys(pilot, *"(B, S, D)", "enter", *"(B, H")  # one step and a half, never submitted
+        await type_keys(pilot, END_KEY, END_KEY)
+        await settle(pilot)
+        report = app.screen.report
+        assert report["answered"] == 0 and report["status"] == "abandoned"
+    assert rows(data, "SELECT status, score FROM mock_answer WHERE card_id = ?", (first,)) == [("unanswered", None)]
+    ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert "(B, H" in answer  # what was typed is kept with the question
+    assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]  # nothing graded, the schedule untouched

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.list:
             return _list(args)
-        if args.report is not None:  # --report "" is a report asked for badly, not the setup screen
+        if args.report:
             return _report(args)
         if args.plan:
             return _plan(args)
@@ -182,27 +182,30 @@ def _list(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from drill.mock.plan import PlanError
     from drill.mock.render import render_html, render_markdown
+    from drill.mock.run import ABANDONED
     from drill.store.progress import mock_report_json
 
     data_dir, _cards, today = _context(args)
-    _list_rows = _mock_ids(data_dir, today)
+    endings = _mock_endings(data_dir, today)
     if args.report == "last":
-        if not _list_rows:
+        if not endings:
             raise PlanError("no finished mock yet")
-        mock_id = _list_rows[0]
+        mock_id = next(iter(endings))
     else:
         try:
             mock_id = int(args.report)
         except ValueError:
             raise PlanError(f"--report takes `last` or a mock id (got {args.report!r})") from None
-        if mock_id not in _list_rows:
+        if mock_id not in endings:
             raise PlanError(f"no finished mock {mock_id} (`drill mock --list` shows them)")
     report = mock_report_json(data_dir, mock_id)
     if report is None:
-        raise PlanError(
-            f"mock {mock_id} has no report: it was cut off (the app closed mid-mock); its answers are kept and"
-            " counted in its score and in your stats"
+        kept = (
+            "no question was answered, so it is listed as abandoned and counts nowhere"
+            if endings[mock_id] == ABANDONED
+            else "its answers are kept and counted in its score and in your stats"
         )
+        raise PlanError(f"mock {mock_id} has no report: it was cut off (the app closed mid-mock); {kept}")
     text = render_html(report) if args.format == "html" else render_markdown(report)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -212,9 +215,10 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mock_ids(data_dir: Path, today: Any) -> list[int]:
+def _mock_endings(data_dir: Path, today: Any) -> dict[int, str]:
+    """Each finished or stopped mock's id and how it ended, newest first."""
     from drill.store.progress import has_progress_schema, read_progress
 
     if not has_progress_schema(data_dir):
-        return []
-    return [m[0] for m in read_progress(data_dir, today).mocks]
+        return {}
+    return {m[0]: m[2] for m in read_progress(data_dir, today).mocks}

@@ -14,7 +14,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup, escape
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
-from drill.mock.run import STATUS_WORDS
+from drill.mock.run import PASS, STATUS_WORDS
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -222,7 +222,10 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         verdict = f"{clock(-gap)} under"
     else:
         verdict = "on budget"
-    result = percent(as_number(q.get("score"))) if status == "answered" else status
+    score = as_number(q.get("score"))
+    answered = status == "answered"
+    result = percent(score) if answered else status
+    passed = "pass" if score >= PASS else "fail"
     return {
         "position": q.get("position", index + 1),
         "card_id": str(q.get("card_id") or ""),
@@ -236,11 +239,21 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         "follow_up_of": q.get("follow_up_of") or None,
         "status": status,
         "result": result,
+        "badge": passed if answered else status,  # the badge's colour: a pass, a fail, or how it went unanswered
         "budget": clock(budget),
         "spent": clock(spent),
         "verdict": verdict,
         "over": gap > 0,
     }
+
+
+def _time_used(seconds: float) -> str:
+    """The time a mock took, before "of N minutes": whole minutes ("12"), or the seconds of a mock shorter
+    than a minute ("20 seconds"), which is not "0"."""
+    whole = round(seconds)
+    if whole >= 60:
+        return str(round(seconds / 60))
+    return "1 second" if whole == 1 else f"{whole} seconds"
 
 
 def _context(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,12 +280,13 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": report.get("id"),
         "date": _date_text(started),
+        "scored": report.get("score") is not None,  # an abandoned mock (no question answered) is not scored
         "score": percent(as_number(report.get("score"))),
         "answered": int(as_number(report.get("answered"))),
         "skipped": int(as_number(report.get("skipped"))),
         "unanswered": int(as_number(report.get("unanswered"))),
         "total": int(as_number(report.get("total"))) or len(questions),
-        "minutes_used": round(used_s / 60),
+        "used": _time_used(used_s),
         "minutes": int(as_number(report.get("minutes"))),
         "status_words": STATUS_WORDS.get(status, status.replace("_", " ")),
         "topics": topics,

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.mock.run import ANSWERED, PASS, SKIPPED, UNANSWERED
+
+NOT_SUBMITTED = "(typed, never submitted: not scored)"  # under an answer the mock ended before it was submitted
 
 
 def build_report(
@@ -16,7 +19,10 @@ def build_report(
     titles: Mapping[str, str],
     weakness: Mapping[str, float],
 ) -> dict[str, Any]:
-    """`mock`: id, started_at, ended_at, minutes, status; `slots`: each question as Slot.as_json plus position."""
+    """`mock`: id, started_at, ended_at, minutes, status; `slots`: each question as Slot.as_json plus position.
+
+    A mock with no answered question is not scored: its score is None, no topic has a score and what to
+    study next comes from the weakness figures alone."""
     questions = []
     per_topic: dict[str, list[float]] = {}
     for s in slots:
@@ -42,9 +48,11 @@ def build_report(
                 "follow_up_of": s.get("follow_up_of"),
             }
         )
+    answered = sum(q["status"] == ANSWERED for q in questions)
+    scored = per_topic if answered else {}  # a mock with no answer scores no topic
     topics: list[dict[str, Any]] = [
         {"topic": t, "title": titles.get(t, t), "score": sum(v) / len(v), "questions": len(v)}
-        for t, v in sorted(per_topic.items())
+        for t, v in sorted(scored.items())
     ]
     # topics this mock found wanting (a pass is no reason to study a topic next), lowest score first
     ranked = sorted(
@@ -59,14 +67,14 @@ def build_report(
         }
         for t in ranked[:3]
     ]
-    if len(study_next) < 3:  # a short mock: add the weakest topics it did not ask
+    asked = {q["topic"] for q in questions}
+    if len(study_next) < 3:  # a short mock: add the weakest topics it did not score
         for topic, w in sorted(weakness.items(), key=lambda kv: (-kv[1], kv[0])):
             if len(study_next) >= 3:
                 break
-            if topic not in per_topic:
-                study_next.append(
-                    {"topic": topic, "title": titles.get(topic, topic), "why": f"weakness {w:.2f}; not asked"}
-                )
+            if topic not in scored:
+                why = f"weakness {w:.2f}" + ("" if topic in asked else "; not asked")
+                study_next.append({"topic": topic, "title": titles.get(topic, topic), "why": why})
     total = len(questions)
     return {
         "id": mock["id"],
@@ -74,8 +82,8 @@ def build_report(
         "ended_at": mock.get("ended_at"),
         "minutes": mock["minutes"],
         "status": mock["status"],
-        "score": sum(q["score"] for q in questions) / total if total else 0.0,
-        "answered": sum(q["status"] == ANSWERED for q in questions),
+        "score": sum(q["score"] for q in questions) / total if answered else None,
+        "answered": answered,
         "skipped": sum(q["status"] == SKIPPED for q in questions),
         "unanswered": sum(q["status"] == UNANSWERED for q in questions),
         "total": total,
@@ -86,10 +94,11 @@ def build_report(
 
 
 def sides(card: Card, answer: Any) -> tuple[str, str]:
-    """The question and the expected answer as the learner met them: a memory-ledger card with the numbers
-    of the draw it was asked with (one fixed draw, said so, when it was never answered), its templates filled."""
+    """The question and the expected answer as the learner met them: a diagnosis with its evidence, a shape
+    trace with its given line, a memory-ledger card with the numbers of the draw it was asked with (one fixed
+    draw, said so, when it was never answered), its templates filled."""
     if card.kind != "memory_ledger":
-        return card.prompt, card.answer
+        return question_markdown(card), card.answer
     import random
 
     from drill.cards.templating import draw_params, render
@@ -105,11 +114,19 @@ def sides(card: Card, answer: Any) -> tuple[str, str]:
     except Exception as exc:  # noqa: BLE001 - a card that no longer renders still gets its report line
         return card.prompt, f"{card.answer}\n\n(its numbers could not be shown: {exc})"
     expected = "\n".join(f"- {a.label}: {format_quantity(a.value, a.unit)}" for a in shown.answers)
-    return shown.prompt + note, f"{expected}\n\n{shown.answer}"
+    return question_markdown(card, shown.prompt) + note, f"{expected}\n\n{shown.answer}"
 
 
 def answer_text(answer: Any) -> str:
-    """What the learner gave, as one readable line (typed text, shapes, numbers, a choice)."""
+    """What the learner gave, as one readable line (typed text, shapes, numbers, a choice); an answer typed but
+    never submitted says so, as it was not scored."""
+    text = _given_text(answer)
+    if text and isinstance(answer, Mapping) and answer.get("submitted") is False:
+        return f"{text}\n{NOT_SUBMITTED}"
+    return text
+
+
+def _given_text(answer: Any) -> str:
     if answer is None:
         return ""
     if isinstance(answer, str):

@@ -27,8 +27,10 @@ FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
 PENDING, ANSWERED, SKIPPED, UNANSWERED = "pending", "answered", "skipped", "unanswered"
 RUNNING, FINISHED, TIME_UP, QUIT = "running", "finished", "time_up", "quit"
+# A mock that ended (however) with no question answered: kept in the list, never scored, never in weakness.
+ABANDONED = "abandoned"
 # How a mock's ending is named to the learner, alike in the report, `drill mock --list` and the stats screen.
-STATUS_WORDS = {FINISHED: "finished", TIME_UP: "time ran out", QUIT: "ended early"}
+STATUS_WORDS = {FINISHED: "finished", TIME_UP: "time ran out", QUIT: "ended early", ABANDONED: "abandoned"}
 
 
 @dataclass
@@ -169,13 +171,18 @@ class MockRun:
             if slot.status in (PENDING, SKIPPED):
                 slot.status = UNANSWERED
                 self.changed.append(slot)
-        self.status = status
+        self.status = status if self.answered() else ABANDONED
+
+    def answered(self) -> int:
+        """How many questions have an answer the learner submitted."""
+        return sum(s.status == ANSWERED for s in self.slots)
 
     # -- results -----------------------------------------------------------------
-    def score(self) -> float:
-        """Mean score over every question in the mock; unanswered and skipped ones count as 0."""
-        if not self.slots:
-            return 0.0
+    def score(self) -> float | None:
+        """Mean score over every question in the mock, unanswered and skipped ones counting 0; None (not
+        scored) while no question is answered."""
+        if not self.answered():
+            return None
         return sum(s.score or 0.0 for s in self.slots) / len(self.slots)
 
     def counts(self) -> dict[str, int]:

@@ -64,6 +64,7 @@ class MockRecords:
     def close_abandoned_mocks(self, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> list[int]:
         """Close, as ended early, every mock still running past its time plus `grace`: its app was closed or
         killed mid-mock. The answers given stay; questions not answered count as unanswered (0) in its score.
+        One with no answered question is closed as abandoned, with no score (drill.mock.run.ABANDONED).
         Writes nothing when there is none (the usual case: it runs at every start)."""
         with self._reading():
             running = self._session.exec(select(MockRow).where(MockRow.status == "running")).all()
@@ -82,8 +83,10 @@ class MockRecords:
                         answer.status = "unanswered"
                         self._session.add(answer)
                 scores = [(a.score or 0.0) if a.status == "answered" else 0.0 for a in answers]
-                row.status, row.ended_at = "quit", now.isoformat(timespec="seconds")
-                row.score = sum(scores) / len(scores) if scores else None
+                answered = any(a.status == "answered" for a in answers)
+                row.status = "quit" if answered else "abandoned"
+                row.ended_at = now.isoformat(timespec="seconds")
+                row.score = sum(scores) / len(scores) if answered else None
                 self._session.add(row)
                 closed.append(mock_id)
         return closed

@@ -18,6 +18,9 @@ from typing import Any
 
 from drill.store.fast import DB_NAME, _read, _rows_or_none
 
+# SQL: the mock `m` has a question the learner answered (a mock without one was abandoned, and scores nothing)
+ANSWERED_MOCK = "EXISTS (SELECT 1 FROM mock_answer b WHERE b.mock_id = m.id AND b.status = 'answered')"
+
 
 @dataclass(frozen=True)
 class CardFigures:
@@ -49,9 +52,11 @@ class ProgressRows:
     days: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     # every day with a review before the window, newest first, only as far back as a streak needs
     earlier_days: list[str] = field(default_factory=list)
-    # finished or stopped mocks, newest first: (id, started_at, status, score, minutes)
+    # finished or stopped mocks, newest first: (id, started_at, status, score, minutes); one with no answered
+    # question is "abandoned", with no score, whatever its row says (rows written before that rule said "quit", 0)
     mocks: list[tuple[int, str, str, float | None, int]] = field(default_factory=list)
-    # topic -> (mock id, mean score of its questions, questions) in the newest mock that asked it
+    # topic -> (mock id, mean score of its questions, questions) in the newest mock that asked it and has
+    # an answered question: an abandoned mock is no evidence about any topic
     last_mock_by_topic: dict[str, tuple[int, float, int]] = field(default_factory=dict)
     # kernel card id -> percentages of the card's ceiling (copy or matmul) over its attempts, oldest first
     kernel_pcts: dict[str, list[float]] = field(default_factory=dict)
@@ -100,14 +105,17 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
         if heat_since in out.days:  # the streak may reach past the window: walk back only as far as it goes
             out.earlier_days = _days_before(conn, heat_since)
         mocks = _rows_or_none(
-            conn, "SELECT id, started_at, status, score, minutes FROM mock WHERE status != 'running' ORDER BY id DESC"
+            conn,
+            f"SELECT id, started_at, CASE WHEN {ANSWERED_MOCK} THEN status ELSE 'abandoned' END,"
+            f" CASE WHEN {ANSWERED_MOCK} THEN score END, minutes FROM mock m WHERE status != 'running' ORDER BY id DESC",
         )
         out.mocks = [(m[0], m[1], m[2], m[3], m[4]) for m in mocks or []]
         mock_topics = _rows_or_none(
             conn,
             "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
             # a planned question a follow-up took the place of stays pending: it was never asked
-            " WHERE m.status != 'running' AND a.status != 'pending' GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
+            f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending'"
+            " GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
         )
         for topic, mock_id, score, questions in mock_topics or []:
             out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))

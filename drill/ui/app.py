@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -24,6 +23,7 @@ from drill.session import (
 )
 from drill.store import fast
 from drill.ui.answer_fields import InOrderKeys, hand_key
+from drill.ui.press_again import AsksBeforeQuit, PressAgain
 from drill.ui.routes import KeepsItsWork, Routes
 
 if TYPE_CHECKING:
@@ -51,9 +51,6 @@ class UnknownTopic(LookupError):
         close = difflib.get_close_matches(topic.lower(), known, n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else f" (topics: {', '.join(known)})"
         super().__init__(f"no cards in topic {topic!r}{hint}")
-
-
-QUIT_AGAIN_S = 4.0  # a second ctrl+q within this many seconds quits though an answer is typed
 
 
 class DrillApp(Routes, App[int]):
@@ -105,7 +102,7 @@ class DrillApp(Routes, App[int]):
         self.seed = seed
         self.judge_factory = judge_factory
         self._judge: JudgeClient | None = None
-        self._quit_asked_at = float("-inf")  # when ctrl+q last warned of a typed answer (time.monotonic)
+        self._quit_guard = PressAgain("ctrl+q", "quit")  # with work at stake, ctrl+q warns once first
         decks = load_decks_cached(deck_roots, self.data_dir)
         self.deck_problems = decks.problems
         saved = fast.read_settings(self.data_dir)
@@ -245,18 +242,20 @@ class DrillApp(Routes, App[int]):
                 await hand_key(focused, event)
 
     async def action_quit(self) -> None:
-        typed = self.unkept_answer()
-        now = time.monotonic()
-        if typed and now - self._quit_asked_at > QUIT_AGAIN_S:  # a second ctrl+q within the pause quits
-            self._quit_asked_at = now
-            self.notify(
-                f"Your answer to {typed} is typed but not graded: quitting loses it. Press ctrl+q again to quit.",
-                severity="warning",
-                timeout=QUIT_AGAIN_S,
-            )
+        risk = self.quit_warning()
+        if risk and not self._quit_guard.confirmed(self.notify, risk):
             return
         self.keep_work_on_exit(self.screen_stack)
         self.exit(self.return_code or 0)
+
+    def quit_warning(self) -> str:
+        """What a quit now would cut short, as a sentence (a mock in progress, a typed answer), or ''."""
+        for screen in reversed(self.screen_stack):
+            warning = screen.quit_warning() if isinstance(screen, AsksBeforeQuit) else ""
+            if warning:
+                return warning
+        typed = self.unkept_answer()
+        return f"Your answer to {typed} is typed but not graded: quitting loses it." if typed else ""
 
     def unkept_answer(self) -> str:
         """The card whose typed answer a quit now would lose (a mock and the kernel editor keep their own), or ''."""

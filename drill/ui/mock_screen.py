@@ -18,6 +18,7 @@ from textual.widgets import Footer, SelectionList, Static
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.press_again import PressAgain
 from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 
 SELF_CHECKED = ("concept", "diagnosis")
 NO_RUBRIC = "my answer covered what the expected answer says"
+# Ending early is a key no other screen binds (ctrl+g is Stats on the review screen), and it asks first.
+END_KEY = "ctrl+l"
+END_RISK = "End the mock now? Questions not answered count as unanswered; an answer not submitted is not scored."
+QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; one not submitted is not scored)."
+KEYS_HINT = f"[b]ctrl+n[/b] skip · [b]{END_KEY}[/b] end"
 
 
 class Checklist(SelectionList[int]):
@@ -62,12 +68,16 @@ def clock_text(seconds: float) -> str:
 
 
 class MockScreen(PageKeys, Screen[dict[str, Any]]):
+    """Dismisses with the mock's report once it ends (all answered, time up, or ended early).
+
+    An answer counts only once the learner submits it: one typed but not submitted when the mock ends
+    (time up, ended early, the app quit) is kept with its question, which counts as unanswered."""
+
     SCROLL_ID = "mbody"
-    """Dismisses with the mock's report once it ends (all answered, time up, or ended early)."""
 
     BINDINGS = [
         Binding("ctrl+n", "skip", "Skip (comes back later)", id="mock.skip"),
-        Binding("ctrl+g", "end", "End the mock", id="mock.end"),
+        Binding(END_KEY, "end", "End the mock", id="mock.end"),
         Binding("enter", "next", "Next question", id="mock.next", show=False),
         Binding("space", "open_kernel", "Open the editor", id="mock.open_kernel", show=False),
         *form_bindings("mock"),
@@ -106,6 +116,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
         self.kernel_grade: int | None = None
         self.shown_at = time.monotonic()
         self.ended = False
+        self.end_guard = PressAgain(END_KEY, "end the mock")
         # what was typed into a skipped question, put back when it comes round again
         self.drafts: dict[str, tuple[list[str], int | None]] = {}
 
@@ -129,7 +140,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
         if self.ended:
             return
         if self.run.time_left() <= 0:
-            self.submit_pending()  # before the run closes: what is typed on screen is scored, not dropped
+            self.close_current()  # before the run closes: a submitted answer is scored, a typed one kept
         if not self.run.tick():
             self.notify("time is up: the mock has ended", timeout=6)
             await self.end()
@@ -184,12 +195,12 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
             self.restore_draft(slot.card_id)
             if self.form.FOCUS_AT_START:
                 self.form.focus_first()
-                hint = "answer, [b]enter[/b] on the last field submits · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+                hint = f"answer, [b]enter[/b] on the last field submits · {KEYS_HINT}"
             else:  # long evidence: the page has the focus, arrows scroll it until the learner tabs into the answer
                 self.set_focus(self.query_one("#mbody"))
-                hint = "read (↑↓ scroll), then [b]tab[/b] to answer · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+                hint = f"read (↑↓ scroll), then [b]tab[/b] to answer · {KEYS_HINT}"
         else:
-            hint = "[b]space[/b] open the editor · [b]ctrl+n[/b] skip · [b]ctrl+g[/b] end"
+            hint = f"[b]space[/b] open the editor · {KEYS_HINT}"
         self.query_one("#mbar", Static).update(hint)
         self.query_one("#mbody", VerticalScroll).scroll_home(animate=False)
         self.update_top()
@@ -327,31 +338,36 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
 
     # -- ending -------------------------------------------------------------------------
     async def action_end(self) -> None:
+        """End the mock early, once a second press confirms it."""
+        if self.ended or not self.end_guard.confirmed(self.notify, END_RISK):
+            return
         await self.end()
 
-    def submit_pending(self) -> None:
-        """The mock is ending: an answer typed (or chosen) on screen but not yet submitted is checked and
-        scored as it stands; a question with nothing typed stays unanswered."""
+    def quit_warning(self) -> str:
+        """What a quit would cut short (the app asks before quitting mid-mock)."""
+        return "" if self.ended else QUIT_RISK
+
+    def close_current(self) -> None:
+        """The mock is ending with a question on screen. An answer submitted (its verdict shown, its rubric
+        being ticked) is scored; one typed or chosen but never submitted is kept with the question, which
+        counts as unanswered: the learner never said it was their answer."""
         slot, form = self.slot, self.form
         if self.ended or slot is None or self.run.current is not slot or self.kernel_grade is not None:
             return
-        if self.verdict is None:
-            typed = form is not None and any(box.value.strip() for box in form.inputs())
-            if form is None or not (typed or getattr(form, "chosen", None) is not None):
-                return
-            if slot.kind == "concept":  # its score is the rubric points the learner ticks, never shown yet:
-                slot.answer = dict(form.check(time.monotonic() - self.shown_at).record, assessed=False)
-                return  # kept with the question, which counts as unanswered rather than as 0 % answered
-            self.verdict = form.check(time.monotonic() - self.shown_at)
-        score, record, missed = self.score()
-        self.run.submit(score, record, missed)
-        self.recorder.answered(slot)
+        if self.verdict is not None:
+            score, record, missed = self.score()
+            self.run.submit(score, record, missed)
+            self.recorder.answered(slot)
+            return
+        typed = form is not None and any(box.value.strip() for box in form.inputs())
+        if form is not None and (typed or getattr(form, "chosen", None) is not None):
+            slot.answer = dict(form.check(time.monotonic() - self.shown_at).record, submitted=False)
 
     async def end(self) -> None:
         """Close the mock (answered questions kept, the rest unanswered) and hand back its report."""
         if self.ended:
             return
-        self.submit_pending()
+        self.close_current()
         self.ended = True
         self.run.quit()  # no-op when it already finished or ran out of time
         report = self.recorder.finish()
@@ -360,7 +376,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
     def stop_for_exit(self) -> None:
         """The app is quitting mid-mock: keep what was answered and close the mock as quit."""
         if not self.ended:
-            self.submit_pending()
+            self.close_current()
             self.ended = True
             self.run.quit()
             self.recorder.finish()
