@@ -23,7 +23,7 @@ from typing import IO, Any
 KEPT = frozenset("\n\t")
 # C0 controls as their Unicode "control pictures" (ESC as U+241B ␛), DEL as U+2421 ␡.
 # C1 controls (0x80-0x9f: CSI, OSC, ... in 8-bit form) and the bidirectional overrides,
-# which reorder what is shown, have no pictures: they become U+FFFD �.
+# which reorder what is shown, have no pictures: they become U+FFFD �, as lone surrogates do.
 _REPLACEMENT = "\ufffd"
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _TABLE: dict[int, str] = {
@@ -31,6 +31,8 @@ _TABLE: dict[int, str] = {
     0x7F: "\u2421",
     **dict.fromkeys(range(0x80, 0xA0), _REPLACEMENT),
     **dict.fromkeys(_BIDI, _REPLACEMENT),
+    # lone surrogates: bytes of a file name or an argument that were not UTF-8 (no stream can encode them)
+    **dict.fromkeys(range(0xD800, 0xE000), _REPLACEMENT),
 }
 _UNSAFE = frozenset(chr(code) for code in _TABLE)
 

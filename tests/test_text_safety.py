@@ -38,6 +38,7 @@ TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\
         ("rub\x08\x7f\r", "rub\u2408\u2421\u240d"),
         ("lines\nand\ttabs stay", "lines\nand\ttabs stay"),
         ("ünïcödé ✓ and 😀", "ünïcödé ✓ and 😀"),
+        ("bytes \udcff that were not UTF-8", "bytes \ufffd that were not UTF-8"),
     ],
 )
 def test_control_characters_are_shown_as_symbols(text, seen):
