@@ -43,13 +43,14 @@ def non_negative(text: str) -> int:
 
 
 def gpu_host(text: str) -> str:
-    """--gpu-host: user@host or an ssh alias, never something ssh would read as an option."""
-    from drill.kernel.remote import check_host
+    """--gpu-host: user@host, an ssh alias, either with :port; never something ssh would read as an option."""
+    from drill.hosts import BadHost, parse_host, shown
 
     try:
-        return check_host(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        parse_host(text)
+    except BadHost as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (got {shown(text)})") from None
+    return text.strip()
 
 
 def positive_count(text: str) -> int:

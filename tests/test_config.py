@@ -83,6 +83,8 @@ def test_the_file_lives_in_the_platform_config_folder_unless_drill_config_names_
         ('theme = "textual-light"', "theme", "textual-light"),
         ('gpu_host = "me@gpu-box.example.com"', "gpu_host", "me@gpu-box.example.com"),
         ('gpu_host = ""', "gpu_host", ""),
+        ('gpu_host = "gpu-box"', "gpu_host", "gpu-box"),  # an ~/.ssh/config alias, as --gpu-host takes
+        ('gpu_host = "me@gpu-box:2222"', "gpu_host", "me@gpu-box:2222"),  # the port goes to ssh as -p
         ("judge_timeout = 2.5", "judge_timeout", 2.5),
         ("judge_timeout = 300", "judge_timeout", 300.0),
         (
@@ -104,7 +106,10 @@ WHOLE, HOUR, SECONDS = (
     "must be a number of seconds > 0",
 )
 THEME = "must be a Textual theme such as textual-dark, textual-light or nord"
-HOST = 'must be user@host, or "" to judge kernels on this machine'
+HOST = (
+    "must look like user@host, host or user@host:port, with only letters, digits, '.', '_' and '-' in the names,"
+    ' or "" to judge kernels on this machine'
+)
 KEY_LIST = 'must be a key, or keys separated by commas, such as "ctrl+y"'
 BINDING_ID = "must be a binding id such as review.suspend (a screen, a dot, a name)"
 KNOWN = "known: new_per_day, day_starts_at, scheduler, new_order, theme, gpu_host, judge_timeout, keys"
@@ -120,8 +125,12 @@ BAD = [
     ("new_order = [1]", "new_order: must be one of lab, random, deck (got a list)"),
     ('theme = "nrod"', f'theme: {THEME} (got "nrod"); did you mean nord?'),
     ("theme = 3", f"theme: {THEME} (got 3)"),
-    ('gpu_host = "gpu-box"', f'gpu_host: {HOST} (got "gpu-box")'),
-    ('gpu_host = "-oProxyCommand=x@y"', f'gpu_host: {HOST} (got "-oProxyCommand=x@y")'),
+    ('gpu_host = "a@b=c"', f'gpu_host: {HOST} (got "a@b=c")'),
+    (
+        'gpu_host = "-oProxyCommand=x@y"',
+        "gpu_host: must not start with '-' (ssh would read it as an option); write user@host, host or"
+        ' user@host:port, or "" to judge kernels on this machine (got "-oProxyCommand=x@y")',
+    ),
     ('gpu_host = "me @box"', f'gpu_host: {HOST} (got "me @box")'),
     ("judge_timeout = 0", f"judge_timeout: {SECONDS} (got 0)"),
     ("judge_timeout = -5", f"judge_timeout: {SECONDS} (got -5)"),
@@ -345,7 +354,7 @@ def test_set_without_a_file_writes_the_documented_template_with_the_key_under_it
         ("day_starts_at", "24", f"day_starts_at: {HOUR} (got 24)"),
         ("scheduler", "anki", 'scheduler: must be one of sm2, fsrs (got "anki")'),
         ("judge_timeout", "soon", f'judge_timeout: {SECONDS} (got "soon")'),
-        ("gpu_host", "box", f'gpu_host: {HOST} (got "box")'),
+        ("gpu_host", "u@h/x", f'gpu_host: {HOST} (got "u@h/x")'),
         ("keys.suspend", "f6", f"keys.suspend: {BINDING_ID}"),
         ("keys", "ctrl+y", "keys: set one binding at a time: keys.ID KEYS, such as keys.review.suspend ctrl+y"),
         ("colour", "red", f"colour: unknown key ({KNOWN})"),

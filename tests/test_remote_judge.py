@@ -8,6 +8,7 @@ transport, `python3 -m drill.kernel.remote_child` on the far side, the CPU judge
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -150,10 +151,22 @@ def test_a_host_that_refuses_is_reported_in_words(tmp_path):
     assert "refused" in words.lower() or "connect" in words.lower(), words
 
 
-@pytest.mark.parametrize("bad", ["-oProxyCommand=touch /tmp/x", "a b", "", "host;rm"])
+@pytest.mark.parametrize(
+    "bad",
+    ["-oProxyCommand=touch /tmp/x", "a b", "", "host;rm", "-Fcfg", "a@b=c", "u@h/x", "me@b$(id)", "me@`id`", "a@b:0"],
+)
 def test_hosts_that_could_be_read_as_options_are_refused(bad):
-    with pytest.raises(ValueError, match="gpu-host"):
+    with pytest.raises(ValueError, match=r"^gpu host (is empty|must)"):
         check_host(bad)
+    with pytest.raises(ValueError):
+        ssh_command(bad)
+
+
+def test_a_port_in_the_host_goes_to_ssh_as_a_port():
+    command = ssh_command("me@box:2222")
+    assert command[command.index("-p") + 1] == "2222"
+    assert command[-3:-1] == ["--", "me@box"]  # after "--": never read as an option
+    assert ssh_command("box")[-2] == "box"  # an ~/.ssh/config alias alone
 
 
 def test_the_app_judges_on_the_host_it_is_given(tmp_path):
@@ -164,6 +177,42 @@ def test_the_app_judges_on_the_host_it_is_given(tmp_path):
     assert judge.command[0] == "ssh" and "learner@gpu-box" in judge.command
     assert judge.command[-1].endswith("-m drill.kernel.remote_child")
     judge.close()
+
+
+def test_the_app_takes_a_stored_host_with_a_port_and_gives_ssh_the_port(tmp_path, monkeypatch):
+    """`config set gpu_host user@host:22` was accepted, then space on a kernel card ended the app with status 1."""
+    from drill.cli import main
+    from drill.config.settings import load_settings
+    from drill.ui.app import DrillApp
+
+    monkeypatch.setenv("DRILL_CONFIG", str(tmp_path / "config.toml"))
+    assert main(["config", "set", "gpu_host", "user@host:22"]) == 0
+    assert load_settings().gpu_host == "user@host:22"
+    app = DrillApp(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], settings=load_settings())
+    judge = app.kernel_judge()
+    assert judge.command[judge.command.index("-p") + 1] == "22"
+    assert judge.command[-3:-1] == ["--", "user@host"]
+    judge.close()
+
+
+@pytest.mark.parametrize("bad", ["a@b=c", "u@h/x", "me@b$(id)", "-Fcfg", "user@host:99999"])
+def test_a_host_refused_by_one_check_is_refused_by_all(tmp_path, monkeypatch, capsys, bad):
+    from drill.cli import main
+
+    monkeypatch.setenv("DRILL_CONFIG", str(tmp_path / "config.toml"))
+    assert main(["config", "set", "gpu_host", "--", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "gpu_host: must" in err
+    with pytest.raises(SystemExit) as stop:
+        main([f"--gpu-host={bad}", "stats"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --gpu-host: must" in err and "Traceback" not in err
+    (tmp_path / "config.toml").write_text(f"gpu_host = {json.dumps(bad)}\n")
+    assert main(["stats"]) != 0
+    assert "gpu_host: must" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="gpu host must"):
+        ssh_command(bad)
 
 
 def test_drill_kernel_run_goes_over_ssh_with_a_gpu_host(tmp_path, monkeypatch):

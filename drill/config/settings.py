@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from drill.config import keybindings
+from drill.hosts import EXAMPLES, BadHost, parse_host
 from drill.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ _USUAL_THEMES = frozenset(
     "catppuccin-mocha dracula flexoki gruvbox monokai nord rose-pine rose-pine-dawn rose-pine-moon solarized-dark "
     "solarized-light textual-dark textual-light tokyo-night".split()
 )
-_GPU_HOST = re.compile(r"[^@\s-][^@\s]*@[^@\s-][^@\s]*")  # no leading "-": ssh would read it as an option
 _BINDING_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 _KEY_LIST = re.compile(r"[^\s,]+(,[^\s,]+)*")
 
@@ -62,8 +62,9 @@ TEMPLATE = """\
 # A Textual theme: textual-dark, textual-light, nord, gruvbox, dracula, ...
 # theme = "textual-dark"
 
-# Judge kernel cards over SSH on "user@host" (drill and its kernels extra
-# installed there); "" judges them on this machine.
+# Judge kernel cards over SSH on "user@host", "host" (an ~/.ssh/config alias)
+# or "user@host:port" (drill and its kernels extra installed there); ""
+# judges them on this machine.
 # gpu_host = ""
 
 # Seconds a kernel run may take before it is stopped: a number above 0.
@@ -161,9 +162,16 @@ def check_theme(value: object) -> str:
 
 
 def check_gpu_host(value: object) -> str:
-    if isinstance(value, str) and (value == "" or _GPU_HOST.fullmatch(value)):
+    """The host as checked for ssh (drill.hosts, as --gpu-host is), or "" to judge kernels on this machine."""
+    if value == "":
         return value
-    raise Invalid(f'must be user@host, or "" to judge kernels on this machine (got {shown(value)})')
+    try:
+        if not isinstance(value, str):
+            raise BadHost(f"must be {EXAMPLES}")
+        parse_host(value)
+    except BadHost as exc:
+        raise Invalid(f'{exc}, or "" to judge kernels on this machine (got {shown(value)})') from None
+    return value.strip()
 
 
 def check_judge_timeout(value: object) -> float:

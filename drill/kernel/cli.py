@@ -193,9 +193,15 @@ def _run_with_bytecode(args: argparse.Namespace) -> int:
     # The judge process starts at once (importing torch and opening the GPU take the longest) while the
     # decks load; it is sent the card only once the card is known and not locked (see _judge), and it
     # reads nothing of a deck before then.
+    from drill.hosts import BadHost
     from drill.kernel.client import JudgeClient, JudgeError
 
-    client = JudgeClient(judge_command(args), data_dir=data_dir)
+    try:
+        command = judge_command(args)
+    except BadHost as exc:
+        print(f"drill kernel run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    client = JudgeClient(command, data_dir=data_dir)
     try:
         client.start()
     except JudgeError:  # the run below reports it in the verdict

@@ -14,12 +14,10 @@ name (see drill.kernel.remote_child).
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 
-# user@host, host, or an ~/.ssh/config alias; never something ssh would read as an option
-_HOST = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+$")
+from drill.hosts import BadHost, parse_host, shown
 
 # Fail fast on a dead host, notice a dropped link within ~15 s, never prompt for a password.
 SSH_OPTIONS = (
@@ -36,11 +34,12 @@ SSH_OPTIONS = (
 
 
 def check_host(host: str) -> str:
-    """The host as given, or ValueError saying what is wrong with it."""
-    host = host.strip()
-    if not _HOST.match(host):
-        raise ValueError(f"--gpu-host must look like user@host or host (got {host!r})")
-    return host
+    """The host as given (trimmed), or drill.hosts.BadHost (a ValueError) saying what is wrong with it."""
+    try:
+        parse_host(host)
+    except BadHost as exc:
+        raise BadHost(f"gpu host {exc} (got {shown(host)})") from None
+    return host.strip()
 
 
 def ssh_command(
@@ -51,9 +50,17 @@ def ssh_command(
     port: int | None = None,
     options: Sequence[str] = (),
 ) -> list[str]:
-    """The command that starts a judge child on `host` (what JudgeClient runs instead of a local child)."""
+    """The command that starts a judge child on `host` (what JudgeClient runs instead of a local child).
+
+    A port written in the host (`user@host:2222`) goes to ssh as `-p`; `port` given here comes first.
+    Raises drill.hosts.BadHost for a host ssh would not take as one.
+    """
+    check_host(host)
+    parsed = parse_host(host)
     command = [ssh, *SSH_OPTIONS]
-    if port is not None:
-        command += ["-p", str(port)]
-    command += [*options, check_host(host), f"{shlex.quote(python)} -m drill.kernel.remote_child"]
+    chosen = port if port is not None else parsed.port
+    if chosen is not None:
+        command += ["-p", str(chosen)]
+    # "--" ends ssh's options: whatever follows is the destination and the command, never an option
+    command += [*options, "--", parsed.destination, f"{shlex.quote(python)} -m drill.kernel.remote_child"]
     return command
