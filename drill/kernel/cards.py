@@ -10,6 +10,7 @@ is a deck problem, and such a card is never handed to the judge.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -129,13 +130,17 @@ def file_problems(card: Card) -> list[str]:
     return problems
 
 
-def kernel_job(card: Card) -> dict[str, Any]:
+def kernel_job(card: Card, data_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """What the judge child needs to run this card (plain JSON).
 
     Raises CardFileError for a card whose files lead outside their folders: the
     judge is never given such a path. Whether the learner has trusted a deck's
-    harness is asked separately (drill.kernel.trust.locked_reason).
+    harness is asked separately (drill.kernel.trust.locked_reason); the job
+    carries the hashes trusted in `data_dir`, and the judge runs a deck's Python
+    only when what it reads matches them (drill.kernel.trust.pins).
     """
+    from drill.kernel.trust import pins
+
     files = kernel_files(card)
     return {
         "card": card.id,
@@ -143,6 +148,7 @@ def kernel_job(card: Card) -> dict[str, Any]:
         "harness": str(files.harness),
         "filename": files.starter.name,
         "target_pct": card.fields.get("target_pct"),
+        **pins(card, data_dir),
     }
 
 

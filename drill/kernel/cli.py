@@ -164,8 +164,13 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
     draft = load_draft(data_dir, card.id, ext)
     if draft is not None:
         return draft, str(draft_path(data_dir, card.id, ext))
+    from drill.kernel.trust import Pins, checked_source, deck_python, pins
+
     starter = kernel_files(card).starter
-    return starter.read_text(encoding="utf-8"), str(starter)
+    # a deck's Triton starter is Python the judge runs: what is sent must be what the learner trusted
+    pinned = Pins.from_job(pins(card, data_dir)) if starter in deck_python(card) else Pins()
+    data = checked_source(starter, pinned)
+    return data.decode("utf-8"), str(starter)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -214,7 +219,7 @@ def _run_with_bytecode(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
     from drill.kernel.cards import kernel_job
-    from drill.kernel.trust import locked_reason
+    from drill.kernel.trust import NotTrusted, locked_reason
 
     cards = kernel_cards(args)
     # the attempt log's database layer takes a while to import: let it load while the judge starts and runs
@@ -233,8 +238,11 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
 
     try:
         source, origin = source_for(card, data_dir, args.file)
+    except NotTrusted as exc:
+        print(f"drill kernel run: kernel card {card.id} is locked: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"drill kernel run: cannot read {args.file}: {exc}", file=sys.stderr)
+        print(f"drill kernel run: cannot read {args.file or 'the starter'}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
     def progress(event: dict[str, Any]) -> None:
@@ -242,7 +250,7 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
             print(f"  ... {event.get('name')}", file=sys.stderr, flush=True)
 
     verdict = client.run(
-        kernel_job(card), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
+        kernel_job(card, data_dir), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
     )
     client.abandon()  # the verdict is in: the judge has nothing left to do
     target = float(card.fields.get("target_pct") or 0)

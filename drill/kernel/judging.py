@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import sys
 import time
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from drill.kernel.figures import laps, timing_event
@@ -15,7 +15,9 @@ from drill.kernel.kitbase import Check
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
 from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
+from drill.kernel.source_only import deck_imports, load_file
 from drill.kernel.tamper import Fingerprint, tampered_words
+from drill.kernel.trust import NotTrusted, Pins
 
 Emit = Callable[[dict[str, Any]], None]
 _harness_ids = itertools.count(1)
@@ -25,14 +27,9 @@ class Fatal(Exception):
     """The CUDA context is broken: report, then the child exits and is replaced."""
 
 
-def load_harness(path: str) -> types.ModuleType:
-    """Import a card's harness afresh (so edits to it count)."""
-    spec = importlib.util.spec_from_file_location(f"drill_harness_{next(_harness_ids)}", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_harness(path: str, pinned: Pins | None = None) -> types.ModuleType:
+    """Load a card's harness afresh (so edits to it count), from its source text: a deck's harness only as trusted."""
+    return load_file(f"drill_harness_{next(_harness_ids)}", Path(path), pinned or Pins())
 
 
 def first_line(text: str) -> str:
@@ -100,7 +97,8 @@ class Judge:
         self.watch = None
         try:
             try:
-                self._run(job, source, timing, emit)
+                with deck_imports(Pins.from_job(job)):
+                    self._run(job, source, timing, emit)
             finally:
                 try:
                     self.check_untouched(emit)  # whatever ended the run: a changed judge must not judge again
@@ -126,7 +124,17 @@ class Judge:
         filename = str(job.get("filename") or ("kernel.cu" if language == "cuda" else "kernel.py"))
         emit({"event": "started", "card": card, "device": rt.device_words, "gpu": rt.gpu})
         try:
-            harness = load_harness(str(job["harness"]))
+            harness = load_harness(str(job["harness"]), Pins.from_job(job))
+        except NotTrusted as exc:
+            emit(
+                {
+                    "event": "error",
+                    "kind": "harness",
+                    "fatal": False,
+                    "message": f"the card's harness was not run: {exc}",
+                }
+            )
+            return
         except Exception as exc:
             emit(
                 {

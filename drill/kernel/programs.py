@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import os
-import sys
 import traceback
 import types
 from collections.abc import Callable
@@ -15,6 +13,7 @@ from typing import Any
 
 from drill.kernel import nvrtc
 from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch, validate
+from drill.kernel.source_only import run_source
 
 _counter = itertools.count(1)
 
@@ -102,7 +101,7 @@ class _CompileFailed(BuildError):
 
 
 def build_triton(source: str, filename: str, *, entry: tuple[str, ...], workdir: Path) -> TritonProgram:
-    """Import the learner's Triton file from a fresh folder (Triton reads the source of jitted functions)."""
+    """Run the learner's Triton file, written to a fresh folder (Triton reads the source of jitted functions there)."""
     folder = workdir / f"run{next(_counter)}"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / os.path.basename(filename)
@@ -115,12 +114,9 @@ def build_triton(source: str, filename: str, *, entry: tuple[str, ...], workdir:
         raise BuildError(
             f"line {line}: {exc.msg}", [nvrtc.CompilerMessage(line, exc.offset or 0, "error", exc.msg)]
         ) from None
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        # from the text itself, as it was written: no bytecode is read or written for it
+        module = run_source(name, path, source.encode("utf-8"), register=True)
     except Exception as exc:  # the learner's module-level code failed
         line = learner_line(exc, path)
         text = f"importing {filename} failed: {type(exc).__name__}: {exc}"

@@ -12,9 +12,11 @@ harnesses in `kernels/harness/`, the starters, any helper a harness could
 import from there). A file that is changed, added or removed locks the
 folder's cards again, until the learner trusts it once more.
 
-Compiled Python (`.pyc`) in that tree could run in place of the source the
-learner read, so a folder holding a `.pyc` that Python would load is locked
-too (the timestamped `__pycache__` files Python writes for itself are fine).
+The judge never imports that Python the ordinary way: it reads each file once,
+checks those bytes against the hash recorded here (see `pins` and
+`checked_source`), and compiles and runs the same bytes, so no `__pycache__`
+file is read or written for it. A folder holding compiled Python (`.pyc`) is
+still locked, so that what the learner reads is all there is.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import shlex
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +277,68 @@ def deck_python(card: Card) -> list[Path]:
     return [path for path in imported if not path.resolve().is_relative_to(bundled)]
 
 
+def pins(card: Card, data_dir: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """For the judge's job: the card's deck folder and the sha256 the learner trusted for each of its files.
+
+    Empty when the judge runs no Python from the card's deck. The hashes are the
+    recorded ones, not the files' as they are now: the judge compares what it
+    reads with what the learner read (a file not trusted has no hash, so it is
+    refused). Raises CardFileError like deck_python.
+    """
+    if not deck_python(card):
+        return {}
+    folder = Path(card.path).parent.resolve()
+    record = load_trusted(data_dir).get(str(folder)) if data_dir is not None else None
+    files = record.files if record is not None else {}
+    trusted = {str((folder / rel).resolve()): digest for rel, digest in files.items() if digest != NOT_A_FILE}
+    return {"deck_folder": str(folder), "trusted": trusted}
+
+
+@dataclass(frozen=True)
+class Pins:
+    """What `pins` put in a job, read back: Python under `folder` runs only if its bytes hash as trusted."""
+
+    folder: Path | None = None
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_job(cls, job: dict[str, Any]) -> Pins:
+        folder, trusted = job.get("deck_folder"), job.get("trusted")
+        if not isinstance(folder, str) or not folder:
+            return cls()
+        hashes = {str(k): str(v) for k, v in trusted.items()} if isinstance(trusted, dict) else {}
+        return cls(Path(folder), hashes)
+
+    def covers(self, path: Path) -> bool:
+        """Whether `path` (links followed) lies in the deck folder, so that it runs only as trusted."""
+        return self.folder is not None and path.resolve().is_relative_to(self.folder)
+
+
+class NotTrusted(ImportError):
+    """Deck Python that is not, byte for byte, what the learner trusted."""
+
+
+def checked_source(path: Path, pinned: Pins) -> bytes:
+    """The file's bytes, read once; under the deck folder they must hash as trusted, else NotTrusted.
+
+    The caller compiles these same bytes: nothing read later (a file swapped in
+    meanwhile, bytecode in `__pycache__`) can take their place.
+    """
+    with path.open("rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a pipe or a device could block the judge
+            raise NotTrusted(f"{path} is not a plain file")
+        data = fh.read()
+    if not pinned.covers(path):
+        return data
+    expected = pinned.hashes.get(str(path.resolve()))
+    folder = pinned.folder or path.parent
+    if expected is None:
+        raise NotTrusted(f"{path} is not among the files you trusted; run `{_command(folder)}` after reading it")
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise NotTrusted(f"{path} changed since you trusted it; run `{_command(folder)}` after reading it again")
+    return data
+
+
 def _command(folder: Path) -> str:
     return f"drill trust {shlex.quote(str(folder))}"
 
@@ -338,8 +402,11 @@ def folder_state(record: Trusted) -> str:
 
 __all__ = [
     "Changes",
+    "NotTrusted",
     "NothingToTrust",
+    "Pins",
     "Trusted",
+    "checked_source",
     "compiled_python",
     "deck_folder",
     "deck_python",
@@ -347,6 +414,7 @@ __all__ = [
     "harness_files",
     "load_trusted",
     "locked_reason",
+    "pins",
     "python_files",
     "revoke",
     "trust",

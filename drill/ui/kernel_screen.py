@@ -234,7 +234,9 @@ class KernelScreen(Screen[int | None]):
 
     @work(thread=True, exclusive=True, group="kernel-run")
     def run_judge(self, source: str) -> None:
-        verdict = self.judge.run(kernel_job(self.card), source, on_event=self.report, timeout=self.timeout)
+        verdict = self.judge.run(
+            kernel_job(self.card, self.data_dir), source, on_event=self.report, timeout=self.timeout
+        )
         self.post_message(KernelFinished(verdict, source))
 
     def report(self, event: dict[str, Any]) -> None:
