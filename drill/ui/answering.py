@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 
@@ -46,7 +47,7 @@ class AnswerForm(Vertical):
         self.submitted = False
 
     def prompt_markdown(self) -> str:
-        return self.card.prompt
+        return question_markdown(self.card)  # a diagnosis's evidence, a shape trace's given line: as the report
 
     def answer_markdown(self) -> str:
         return self.card.answer
@@ -203,9 +204,6 @@ class ConceptForm(AnswerForm):
 
 
 class ShapeTraceForm(AnswerForm):
-    def prompt_markdown(self) -> str:
-        return f"{self.card.prompt}\n\n**Given:** `{self.card.fields['given']}`"
-
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
             (f"{i}. {escape(str(step['label']))}", "shape, e.g. (B, S, D)", f"step{i}")
@@ -319,9 +317,6 @@ class DiagnosisForm(AnswerForm):
         rng.shuffle(choices)
         self.choices = choices
         self.chosen: int | None = None
-
-    def prompt_markdown(self) -> str:
-        return f"```text\n{self.card.fields['evidence'].rstrip()}\n```\n\n{self.card.prompt}"
 
     def compose(self) -> ComposeResult:
         yield Label("Your reading of the evidence (↑↓, enter to choose):", classes="step-label", id="choice-label")
