@@ -82,7 +82,7 @@ class MockRow(SQLModel, table=True):
     started_at: str
     ended_at: Optional[str] = None
     minutes: int
-    status: str = "running"  # running | finished | time_up | quit
+    status: str = "running"  # running | finished | time_up | quit | abandoned (no question answered)
     plan: str  # JSON: the planned questions
     score: Optional[float] = None
     report: Optional[str] = None  # JSON: the report as it was when the mock ended
