@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.list:
             return _list(args)
-        if args.report:
+        if args.report is not None:  # --report "" is a report asked for badly, not the setup screen
             return _report(args)
         if args.plan:
             return _plan(args)
