@@ -135,18 +135,24 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
         assert app.screen.suggested == 1
 
 
-async def test_no_choice_made_is_wrong_not_the_first_option(tmp_path, write_deck):
+async def test_no_choice_made_is_not_checked_and_back_to_the_choices(tmp_path, write_deck):
     deck = write_deck(DECK)
     app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await type_keys(pilot, "tab", "tab")  # past the choices, into the experiment: the last field
+        await type_keys(pilot, "tab", "tab", *"fuse")  # past the choices, into the experiment: the last field
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
         await type_keys(pilot, "enter")
         await refresh(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
-        assert "you chose (nothing)" in verdict and app.screen.suggested == 1
+        assert "choose a reading first" in verdict and "you chose" not in verdict
+        assert not app.screen.revealed and app.screen.suggested is None
+        assert app.screen.focused is app.screen.query_one(OptionList)
+        await type_keys(pilot, "enter", "enter")  # the highlighted reading, then the experiment typed already
+        await refresh(pilot)
+        assert app.screen.revealed and app.screen.answer_record["experiment"] == "fuse"
+        assert app.screen.answer_record["choice"] == app.screen.form.choices[0]
 
 
 async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_path, write_deck):
@@ -158,7 +164,7 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
         await settle(pilot)
         await type_keys(pilot, "tab")
         assert app.screen.focused is app.screen.query_one(OptionList)
-        await type_keys(pilot, "tab", *"try it", "shift+tab", "tab")
+        await type_keys(pilot, "tab", *"try it", "shift+tab", "enter")  # back to the choices to choose one
         assert app.screen.query_one("#experiment", Input).value == "try it"
         assert app.screen.focused is app.screen.query_one("#experiment", Input)
         await type_keys(pilot, "enter", "2")  # check, then grade

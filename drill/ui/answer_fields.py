@@ -10,6 +10,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, OptionList
 
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
+# What a key that goes nowhere is told (drill.ui.answering.AnswerForm.refuse)
+NOT_ON_THE_CHOICES = "the readings are chosen with ↑↓ and enter · tab goes to the next field"
+NOTHING_HIGHLIGHTED = "no reading highlighted: ↑↓ to one, then enter chooses it"
+NOT_ON_THE_PAGE = "you are reading the page: tab, enter or space goes into the answer"
 
 
 def field_key(field: Any, event: events.Key) -> bool:
@@ -161,11 +165,20 @@ class AnswerInput(InOrderKeys, Input):
 
 
 class ChoiceList(InOrderKeys, OptionList):
-    """The diagnosis choices: arrows move, enter chooses and moves to the next field."""
+    """The diagnosis choices: arrows move, enter chooses and moves to the next field. Text typed here goes
+    nowhere, and a notice says so: it is never taken as a choice."""
+
+    def type_character(self, character: str) -> None:
+        form = self.form
+        if form is not None:
+            form.refuse(NOT_ON_THE_CHOICES)
 
     async def field_done(self) -> None:
         form = self.form
-        if form is None or self.highlighted is None:
+        if form is None:
+            return
+        if self.highlighted is None:
+            form.refuse(NOTHING_HIGHLIGHTED)
             return
         if hasattr(form, "choose"):  # a diagnosis form
             form.choose(self.highlighted)
@@ -196,6 +209,11 @@ class Page(VerticalScroll):
                 event.stop()
                 event.prevent_default()
                 form.focus_first(empty=True)
+                return
+            if event.is_printable:  # not an answer, and no command: say so rather than drop it unseen
+                event.stop()
+                event.prevent_default()
+                form.refuse(NOT_ON_THE_PAGE)
                 return
         target: Any = form.live_field() if form is not None else None
         if target is None or screen.focused is self or not field_key(target, event):

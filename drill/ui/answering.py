@@ -9,6 +9,7 @@ field; once it is submitted, keys still on their way go nowhere.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +32,17 @@ class FormVerdict:
     record: dict[str, Any]
 
 
+REFUSAL_SECONDS = 3.0  # how long a refusal notice shows; the same refusal is not repeated meanwhile
+
+
 class AnswerForm(Vertical):
     """A form the learner fills in before the answer is shown."""
 
     DEFAULT_CSS = "AnswerForm { height: auto; }"
     FOCUS_AT_START = True
     IS_ANSWER_FORM = True  # how a field finds its form (drill.ui.answer_fields)
+    _refused = ""  # the last refusal shown, and when: a burst of keys refused shows it once
+    _refused_at = 0.0
 
     class Submitted(Message):
         """The learner pressed enter on the last field: check the form."""
@@ -76,11 +82,24 @@ class AnswerForm(Vertical):
         for box, value in zip(self.inputs(), kept.get("typed", [])):
             box.value = value
 
+    def answered(self, field: Widget) -> bool:
+        """Whether the learner has given this field an answer (text typed into it)."""
+        return isinstance(field, Input) and bool(field.value)
+
+    def refuse(self, words: str) -> None:
+        """Say, in a notice, why a key did nothing: no key typed while answering is dropped without a word."""
+        now = time.monotonic()
+        if words == self._refused and now - self._refused_at < REFUSAL_SECONDS:
+            return
+        self._refused = words
+        self._refused_at = now
+        self.app.notify(words, title="key not taken", timeout=REFUSAL_SECONDS)
+
     def focus_first(self, empty: bool = False) -> None:
-        """Focus the first field (or the first empty one) at once, so the next key lands in it."""
+        """Focus the first field (or the first unanswered one) at once, so the next key lands in it."""
         fields = self.fields()
         if empty:
-            fields = [f for f in fields if not (isinstance(f, Input) and f.value)] or fields
+            fields = [f for f in fields if not self.answered(f)] or fields
         if fields and not self.submitted:
             if isinstance(fields[0], AnswerInput) and fields[0].value:
                 fields[0].mend()  # back to a field with text in it: carry on typing, do not replace it
@@ -306,8 +325,18 @@ class LedgerForm(AnswerForm):
         return FormVerdict(grade, f"{right}/{n} right\n" + "\n".join(lines), record)
 
 
+CHOICE_LABEL = "Your reading of the evidence (↑↓, enter to choose):"
+NONE_CHOSEN_LABEL = "Your reading of the evidence: [b yellow]none chosen yet[/b yellow] (↑↓, enter to choose):"
+CHOOSE_FIRST = "choose a reading first: ↑↓ to the one the evidence points to, then enter"
+
+
 class DiagnosisForm(AnswerForm):
-    """Evidence first; the learner tabs to the choices (shown in a fresh order each review)."""
+    """Evidence first; the learner tabs to the choices (shown in a fresh order each review).
+
+    The form is checked only once a reading is chosen: enter on the last field
+    with none chosen says so and goes back to the choices, so no review is
+    recorded for a reading the learner never made.
+    """
 
     FOCUS_AT_START = False
 
@@ -319,7 +348,7 @@ class DiagnosisForm(AnswerForm):
         self.chosen: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Label("Your reading of the evidence (↑↓, enter to choose):", classes="step-label", id="choice-label")
+        yield Label(CHOICE_LABEL, classes="step-label", id="choice-label")
         yield ChoiceList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.choices)], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
@@ -333,6 +362,21 @@ class DiagnosisForm(AnswerForm):
         if isinstance(chosen, int) and 0 <= chosen < len(self.choices):
             self.query_one(ChoiceList).highlighted = chosen
             self.choose(chosen)
+
+    def answered(self, field: Widget) -> bool:
+        if isinstance(field, ChoiceList):
+            return self.chosen is not None
+        return super().answered(field)
+
+    def first_unreadable(self) -> str | None:
+        """No reading chosen: back to the choices (scrolled into view) with the reason beside them."""
+        if self.chosen is not None:
+            return None
+        label = self.query_one("#choice-label", Label)
+        label.update(NONE_CHOSEN_LABEL)
+        self.screen.set_focus(self.query_one(ChoiceList))  # scrolled into view, as any focus
+        self.call_after_refresh(label.scroll_visible, animate=False)  # and the words above it
+        return CHOOSE_FIRST
 
     def choose(self, index: int) -> None:
         self.chosen = index
