@@ -12,7 +12,7 @@ from drill import paths
 from drill.cards.loader import load_decks
 from drill.kernel import drafts
 from drill.kernel.client import JudgeClient
-from drill.ui.kernel_screen import HIGHLIGHTS, DraftQuestion, KernelScreen
+from drill.ui.kernel_screen import HIGHLIGHTS, RESTORE_COMMAND, KernelScreen
 from drill.ui.markdown_view import MarkdownView
 from tests.conftest import settle, type_keys, until
 
@@ -95,27 +95,18 @@ async def test_edits_are_saved_as_a_draft_after_a_pause(tmp_path, cards, judge):
         assert "draft saved" in str(screen.query_one("#ktop", Static).render())
 
 
-async def test_a_saved_draft_can_be_continued(tmp_path, cards, judge):
+async def test_a_saved_draft_is_continued_without_a_question(tmp_path, cards, judge):
     drafts.save_draft(tmp_path, "softmax", "py", "# my softmax\n")
     screen = KernelScreen(cards["softmax"], data_dir=tmp_path, judge=judge)
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        assert isinstance(pilot.app.screen, DraftQuestion)
-        await type_keys(pilot, "c")
+        assert pilot.app.screen is screen and screen.editor.has_focus  # the editor, not a question
+        assert screen.editor.text == "# my softmax\n"
+        assert any("saved draft is in the editor" in n.message for n in pilot.app._notifications)
+        await type_keys(pilot, "s")  # the first letter of the code: typed, nothing else
         await settle(pilot)
-        assert pilot.app.screen is screen and screen.editor.text == "# my softmax\n"
-        assert drafts.has_draft(tmp_path, "softmax", "py")
-
-
-async def test_starting_again_discards_the_draft(tmp_path, cards, judge):
-    drafts.save_draft(tmp_path, "softmax", "py", "# my softmax\n")
-    screen = KernelScreen(cards["softmax"], data_dir=tmp_path, judge=judge)
-    async with Host(screen).run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await type_keys(pilot, "s")
-        await settle(pilot)
-        assert screen.editor.text == (paths.kernels_dir() / "softmax.py").read_text()
-        assert not drafts.has_draft(tmp_path, "softmax", "py")
+        assert screen.editor.text == "s# my softmax\n"
+        await until(pilot, lambda: drafts.load_draft(tmp_path, "softmax", "py") == "s# my softmax\n", "saved")
 
 
 async def test_a_compile_error_moves_the_cursor_to_its_line(tmp_path, cards, judge):
@@ -206,17 +197,33 @@ async def test_enter_accepts_the_suggested_grade_and_escape_leaves_ungraded(tmp_
     assert app.grades == [None]
 
 
-async def test_reset_needs_a_second_press(tmp_path, cards, judge):
+async def test_reset_needs_a_second_press_and_keeps_the_draft_to_bring_back(tmp_path, cards, judge):
+    starter = (paths.kernels_dir() / "reduce.cu").read_text()
     screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
     async with Host(screen).run_test(size=(120, 36)) as pilot:
         await settle(pilot)
+        assert list(screen.palette_commands()) == []  # nothing kept yet, nothing to restore
         replace_text(screen, "mine\n")
         screen.save_now()
         await type_keys(pilot, "f8")
         assert screen.editor.text == "mine\n"
         await type_keys(pilot, "f8")
-        assert screen.editor.text == (paths.kernels_dir() / "reduce.cu").read_text()
+        assert screen.editor.text == starter
         assert not drafts.has_draft(tmp_path, "reduce", "cu")
+        assert drafts.load_backup(tmp_path, "reduce", "cu") == "mine\n"
+        assert screen.editor.has_focus
+        await type_keys(pilot, "ctrl+z")  # the editor's undo takes the reset back
+        assert screen.editor.text == "mine\n"
+        await until(pilot, lambda: drafts.load_draft(tmp_path, "reduce", "cu") == "mine\n", "the draft saved again")
+        await type_keys(pilot, "f8", "f8")
+        assert screen.editor.text == starter
+        [restore] = list(screen.palette_commands())  # later, or after more edits: the palette command
+        assert restore.title == RESTORE_COMMAND
+        screen.editor.insert("typed after the reset\n")
+        restore.callback()
+        await settle(pilot)
+        assert screen.editor.text == "mine\n" and drafts.load_draft(tmp_path, "reduce", "cu") == "mine\n"
+        assert "typed after the reset" in drafts.load_backup(tmp_path, "reduce", "cu")  # swapped, not lost
 
 
 def test_the_cuda_highlight_query_covers_cuda():
@@ -301,3 +308,47 @@ async def test_an_edit_typed_just_before_quitting_is_in_the_draft(tmp_path):
         await type_keys(pilot, "Z", "Z", "Z", "ctrl+q")
     draft = drafts.load_draft(data, card.id, drafts.extension_for(str(card.fields["language"])))
     assert draft is not None and "ZZZ" in draft
+
+
+REOPEN_KEYS = ["c", "s", "y", "n", "enter", "space", "escape", "tab", "q", "1", "f9", "ctrl+z"]
+
+
+async def test_a_draft_reopened_in_the_review_survives_any_single_key(tmp_path):
+    """Leave the editor, press space to reopen the card, then one key: whichever key it is, the draft stays."""
+    import datetime as dt
+
+    from drill.ui.app import DrillApp
+    from tests.conftest import FixedClock
+
+    deck = tmp_path / "decks" / "kernels.yaml"
+    deck.parent.mkdir()
+    deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
+    data = tmp_path / "data"
+    app = DrillApp(
+        data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=lambda d: fake_judge("--gpu")
+    )
+    mark = "// my draft, line two"
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        card = app.session.current
+        ext = drafts.extension_for(str(card.fields["language"]))
+        await type_keys(pilot, "space")
+        await settle(pilot)
+        app.screen.editor.load_text(f"first line\n{mark}\n")
+        for key in REOPEN_KEYS:
+            while isinstance(app.screen, KernelScreen):  # leave it: the draft is saved on the way out
+                app.screen.action_back()
+                await settle(pilot)
+            assert mark in (drafts.load_draft(data, card.id, ext) or ""), key
+            await type_keys(pilot, "space")
+            await settle(pilot)
+            assert isinstance(app.screen, KernelScreen) and app.screen.card.id == card.id
+            await type_keys(pilot, key)
+            await settle(pilot)
+            if isinstance(app.screen, KernelScreen):
+                assert mark in app.screen.editor.text, key
+        while isinstance(app.screen, KernelScreen):
+            app.screen.action_back()
+            await settle(pilot)
+        assert app.session.current.id == card.id  # no key graded it
+    assert mark in (drafts.load_draft(data, card.id, ext) or "")

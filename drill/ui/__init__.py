@@ -7,8 +7,8 @@
 - `messages`: the messages screens post, named for what happened.
 - `review`, `review_commands`: today's queue one card at a time, and the commands that open other screens.
 - `answering`, `answer_fields`: the answer forms of each card kind, and their fields' keys in arrival order.
-- `kernel_screen`, `draft_question`, `verdict_view`: the kernel card's editor, the saved-draft question,
-  and the judge's verdict as text.
+- `kernel_screen`, `verdict_view`: the kernel card's editor (a saved draft is always continued), and the
+  judge's verdict as text.
 - `mock_setup`, `mock_screen`: setting up a mock interview and its report; the timed questions.
 - `stats_screen`, `stats_widgets`: weak topics and the charts.
 - `browser`: every card, its schedule and history.

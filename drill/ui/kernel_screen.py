@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -19,9 +20,8 @@ from drill.kernel import drafts
 from drill.kernel.cards import kernel_files, kernel_job
 from drill.kernel.verdict import Verdict, suggest_kernel_grade
 from drill.sm2 import SHORT_MEANINGS
-from drill.ui.draft_question import DraftQuestion
 from drill.ui.markdown_view import MarkdownView
-from drill.ui.messages import DraftChosen, JudgeReported, KernelFinished
+from drill.ui.messages import JudgeReported, KernelFinished
 from drill.ui.verdict_view import one_line, render_verdict
 
 if TYPE_CHECKING:
@@ -32,10 +32,36 @@ SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 RUN_TIMEOUT = 60.0
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
 GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
+RESTORE_COMMAND = "Restore the draft from before the reset"
+DRAFT_CONTINUED = "your saved draft is in the editor · F8 twice starts again from the starter (the draft is kept)"
+DRAFT_KEPT = (
+    f"started again from the starter · ctrl+z in the editor, or “{RESTORE_COMMAND}” (ctrl+p), brings your draft back"
+)
+
+
+class DraftEditor(TextArea):
+    """The kernel editor. Its undo (ctrl+z) goes one step past the edits typed since a start-over from the
+    starter: back to the draft the start-over replaced."""
+
+    before_reset: str | None = None  # the draft the last start-over replaced, while that is undoable here
+
+    def action_undo(self) -> None:
+        if self.history.undo_stack or self.before_reset is None:
+            super().action_undo()
+            return
+        draft = self.before_reset
+        self.before_reset = None
+        self.load_text(draft)  # its Changed message has the screen save it as the draft again
 
 
 class KernelScreen(Screen[int | None]):
-    """Opened for a kernel card; dismisses with the grade (0-5), or None to go back ungraded."""
+    """Opened for a kernel card; dismisses with the grade (0-5), or None to go back ungraded.
+
+    A saved draft is always continued: the editor opens with it, and no question stands between the key that
+    opened the card and the code typed next (a one-letter answer to one took the first letter of the code and
+    threw the draft away). Starting again from the starter is F8 pressed twice, and keeps the draft it
+    replaces: ctrl+z in the editor undoes the reset, and a palette command restores it later.
+    """
 
     BINDINGS = [
         Binding("f5,ctrl+r", "run", "Run", id="kernel.run"),
@@ -109,7 +135,7 @@ class KernelScreen(Screen[int | None]):
         yield Footer(compact=True)
 
     def _make_editor(self) -> TextArea:
-        editor = TextArea.code_editor("", id="keditor", soft_wrap=False)
+        editor = DraftEditor.code_editor("", id="keditor", soft_wrap=False)
         if self.language == "cuda":
             try:
                 import tree_sitter
@@ -129,8 +155,8 @@ class KernelScreen(Screen[int | None]):
         return editor
 
     @property
-    def editor(self) -> TextArea:
-        return self.query_one("#keditor", TextArea)
+    def editor(self) -> "DraftEditor":
+        return self.query_one("#keditor", DraftEditor)
 
     def on_mount(self) -> None:
         settings = getattr(self.app, "settings", None)  # the settings file's judge_timeout, when the app has one
@@ -143,20 +169,9 @@ class KernelScreen(Screen[int | None]):
         draft = drafts.load_draft(self.data_dir, self.card.id, self.ext)
         if draft is not None and draft != self.starter:
             self.load_text(draft)
-            self.app.push_screen(DraftQuestion(), self.draft_chosen)
+            self.notify(DRAFT_CONTINUED, timeout=6)
         else:
             self.load_text(self.starter)
-        self.editor.focus()
-
-    def draft_chosen(self, keep: bool | None) -> None:
-        self.post_message(DraftChosen(bool(keep)))
-
-    def on_draft_chosen(self, message: DraftChosen) -> None:
-        if not message.keep_draft:
-            drafts.discard_draft(self.data_dir, self.card.id, self.ext)
-            self.load_text(self.starter)
-            self.notify("started again from the starter")
-        self.update_top()
         self.editor.focus()
 
     def load_text(self, text: str) -> None:
@@ -305,13 +320,54 @@ class KernelScreen(Screen[int | None]):
         now = time.monotonic()
         if now - self._reset_armed_at > 3.0:
             self._reset_armed_at = now
-            self.notify("press F8 again to replace your edits with the starter")
+            self.notify("press F8 again to start from the starter (your draft is kept, to bring back)")
             return
         self._reset_armed_at = 0.0
-        drafts.discard_draft(self.data_dir, self.card.id, self.ext)
+        text = self.editor.text
+        if text == self.starter:
+            self.notify("this is the starter already")
+            return
+        try:
+            drafts.save_backup(self.data_dir, self.card.id, self.ext, text)
+        except OSError as exc:  # a draft that cannot be kept is not replaced
+            self.notify(f"could not keep your draft, so it stays: {exc}", severity="error")
+            return
+        self.remove_class("answer-shown")
         self.load_text(self.starter)
+        self.editor.before_reset = text
+        drafts.discard_draft(self.data_dir, self.card.id, self.ext)
         self.update_top()
-        self.notify("reset to the starter")
+        self.editor.focus()
+        self.notify(DRAFT_KEPT, timeout=8)
+
+    def restore_backup(self) -> None:
+        """Put back the draft the last start-over replaced. What was typed since is kept in its place, so
+        running the command again swaps them back: nothing in the editor is lost to it either."""
+        backup = drafts.load_backup(self.data_dir, self.card.id, self.ext)
+        if backup is None:
+            self.notify("no draft was kept: this card was not started again from its starter")
+            return
+        self.remove_class("answer-shown")
+        self.editor.before_reset = None  # back where it was: an undo has nothing past it to bring back
+        text = self.editor.text
+        if backup != text:
+            try:
+                if text != self.starter:
+                    drafts.save_backup(self.data_dir, self.card.id, self.ext, text)
+            except OSError as exc:  # what is in the editor could not be kept: it stays
+                self.notify(f"could not keep what is in the editor, so it stays: {exc}", severity="error")
+                return
+            self.editor.load_text(backup)
+            self.save_now()
+        self.editor.focus()
+        self.notify("your draft from before the reset is back in the editor")
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """The kernel screen's commands by name in the command palette (ctrl+p)."""
+        if drafts.backup_path(self.data_dir, self.card.id, self.ext).is_file():
+            yield SystemCommand(
+                RESTORE_COMMAND, "Put back the draft that starting again from the starter replaced", self.restore_backup
+            )
 
     # -- the answer and the grade -------------------------------------------------------------
     def action_toggle_answer(self) -> None:

@@ -34,13 +34,6 @@ class KernelFinished(Message):
 
 
 @dataclass
-class DraftChosen(Message):
-    """The learner chose to continue the saved draft (True) or start from the starter."""
-
-    keep_draft: bool
-
-
-@dataclass
 class OpenMock(Message):
     """The learner asked for a mock interview (its setup screen)."""
 
