@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 
+from drill.focus import nothing_to_show
+
 if TYPE_CHECKING:
     from drill.cards.model import Card
 
@@ -37,7 +39,9 @@ class ReviewCommands:
         if self.card is not None:
             if not self.revealed:
                 yield SystemCommand(
-                    "Reveal / check", "Show the answer (a form is checked as it stands)", self.reveal_or_check
+                    "Reveal / check",
+                    "Show the answer (a form is checked as it stands; a diagnosis once a reading is chosen)",
+                    self.reveal_or_check,
                 )
             yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
             yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
@@ -128,11 +132,7 @@ def done_text(session: Any) -> str:
     what = "crammed" if session.cram else "reviewed"
     head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
     if session.topics and not session.done:
-        again = " ".join(f"--topic {t}" for t in session.topics)
-        head += (
-            f"Nothing in {', '.join(session.topics)} is due or new today. To go over them anyway, without"
-            f" touching the schedule: `drill {again} --cram`.\n\n"
-        )
+        head += nothing_to_show(session) + "\n\n"
     if upcoming:
         nxt = min(upcoming)
         days = (nxt - session.today).days
