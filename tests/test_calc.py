@@ -340,13 +340,15 @@ def test_decode_lower_bound_llama3_8b_h100_by_hand():
 
 
 def test_max_concurrent_sequences_llama2_7b_a100_by_hand():
-    # 80e9 - 13.48e9 of weights = 66.5e9 free; 2 GiB of KV per 4096-token sequence -> 30
-    assert inference.max_concurrent_sequences(MODELS["llama-2-7b"], GPUS["a100-80gb"], 4096) == 30
+    # 81,920 MiB (85.9e9 B, as nvidia-smi reports an A100 80GB) - 13.48e9 of weights = 72.4e9 free;
+    # 2 GiB of KV per 4096-token sequence -> 33
+    assert inference.max_concurrent_sequences(MODELS["llama-2-7b"], GPUS["a100-80gb"], 4096) == 33
 
 
-def test_llama3_70b_bf16_does_not_fit_an_h200():
-    # 141.1 GB of weights against 141 GB of HBM
-    assert inference.max_concurrent_sequences(MODELS["llama-3-70b"], GPUS["h200"], 1) == 0
+def test_llama3_70b_bf16_fits_an_h200_with_under_10_gb_left_and_not_an_h100():
+    # 141.1e9 B of weights against 143,771 MiB = 150.75e9 B: 9.6e9 B left, 327,680 B of KV per token
+    assert inference.max_concurrent_sequences(MODELS["llama-3-70b"], GPUS["h200"], 1) == 29_441
+    assert inference.max_concurrent_sequences(MODELS["llama-3-70b"], GPUS["h100-sxm"], 1) == 0
     assert inference.max_concurrent_sequences(MODELS["llama-3-70b"], GPUS["h200"], 8192, dtype="fp8") > 0
 
 

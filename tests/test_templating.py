@@ -1,5 +1,6 @@
 """Parameterised cards: draws, sandboxed rendering, deck checks, and escape attempts that must fail."""
 
+import dataclasses
 import json
 import math
 import random
@@ -107,7 +108,8 @@ def test_a_range_whose_step_overshoots_stops_below_high():
 def test_render_resolves_models_and_evaluates_every_expression():
     r = render(CARD, {"model": "small", "gpu": "g1", "n": 8, "s": 2048}, **TABLES)
     per_token = 2 * 4 * 8 * 16 * 2
-    assert r.prompt == "KV cache of Small on g1: 2048 tokens × 8?"
+    # the model's figures the answer needs and the prompt leaves out are stated after it (8 KV heads it shows)
+    assert r.prompt == "KV cache of Small on g1: 2048 tokens × 8?\n\n**Given:** Small: layers 4, head dim 16.\n"
     assert r.answers == [ExpectedAnswer("KV cache", per_token * 2048 * 8, "bytes", 0.02)]
     assert r.ledger == [LedgerTerm("K and V per token", "2 × 4 × 8 × 16 × 2 B", per_token, "bytes")]
     assert r.answer == f"It is {per_token * 2048 * 8 / 2**30} GiB."
@@ -123,7 +125,7 @@ def test_render_gives_the_model_name_when_the_mapping_lacks_it():
     models = {"anon": {"layers": 1, "kv_heads": 1, "head_dim": 1}}
     card = ledger_card(params={"model": {"model": ["anon"]}}, prompt="{{ model.name }}")
     draw = {"model": "anon", "gpu": "g1", "n": 1, "s": 1024}
-    assert render(card, draw, functions=FUNCS, models=models, gpus=GPUS).prompt == "anon"
+    assert render(card, draw, functions=FUNCS, models=models, gpus=GPUS).prompt.startswith("anon\n\n**Given:** anon:")
 
 
 @pytest.mark.parametrize(
@@ -137,6 +139,28 @@ def test_render_gives_the_model_name_when_the_mapping_lacks_it():
 def test_render_explains_what_went_wrong(draw, says):
     with pytest.raises(TemplateProblem, match=says):
         render(CARD, draw, **TABLES)
+
+
+def test_render_fills_the_templates_of_labels_and_ledger_terms():
+    card = ledger_card(
+        answers=[
+            {"label": "cache of {{ n }} sequences", "expr": "kv_bytes(model, tokens=s, batch=n)", "unit": "bytes"}
+        ],
+        ledger=[{"term": "bytes in {{ model.title }}", "formula": "{{ s }} tokens", "expr": "s", "unit": "count"}],
+    )
+    r = render(card, {"model": "tiny", "gpu": "g1", "n": 8, "s": 1024}, **TABLES)
+    assert r.answers[0].label == "cache of 8 sequences"
+    assert r.ledger[0].term == "bytes in Tiny"
+
+
+def test_render_states_the_gpu_figures_an_answer_reads_and_the_prompt_leaves_out():
+    card = ledger_card(answers=_answers(expr="s / gpu.hbm_bandwidth", unit="seconds"))
+    r = render(card, {"model": "tiny", "gpu": "g1", "n": 8, "s": 1024}, **TABLES)
+    assert r.prompt.endswith("**Given:** G1: HBM bandwidth 1.00 TB/s.\n")
+    stated = ledger_card(
+        prompt="{{ s }} B at {{ gpu.hbm_bandwidth / 1e12 }} TB/s?", answers=_answers(expr="s / gpu.hbm_bandwidth")
+    )
+    assert "Given" not in render(stated, {"model": "tiny", "gpu": "g1", "n": 8, "s": 1024}, **TABLES).prompt
 
 
 # --- checking a card ----------------------------------------------------------------------
@@ -189,6 +213,21 @@ BAD_CARDS = [
     (ledger_card(answer="{{ s|center(9) }}"), "answer: filter 'center' not allowed"),
     (ledger_card(params={"s": {"range": [1024, 8192]}}, answers=_answers(expr="1 / (s - 1024)")), "ZeroDivisionError"),
     (ledger_card(params={"model": {"model": ["tiny", "small", "broken"]}}), "layers must be > 0"),
+    (
+        ledger_card(ledger=[{"term": "t", "formula": "{{ '{{' }} s", "expr": "s", "unit": "bytes"}]),
+        "ledger[0].formula: the learner would see template text '{{'",
+    ),
+    (
+        ledger_card(ledger=[{"term": "per {{ s }", "formula": "x", "expr": "s", "unit": "bytes"}]),
+        "ledger[0].term: template syntax error",
+    ),
+    (ledger_card(answer="{{ '{%' }} raw"), "answer: the learner would see template text '{%'"),
+    (dataclasses.replace(CARD, rubric=("{{ s }} tokens",)), "rubric: shows template text '{{'"),
+    (
+        ledger_card(prompt="KV cache of {{ model.title }} for {{ n }} sequences?"),
+        "answers[0]: computed from s = ",
+    ),
+    (ledger_card(answers=_answers(expr="s * 5e10")), "answers[0]: computed from the literal 5e+10"),
 ]
 
 
@@ -351,7 +390,7 @@ def test_real_calculators_llama2_kv_per_token_and_opt13b_request():
     llama = render(card, {"model": "llama-2-7b", "s": 2048})
     # 2 (K, V) x 32 layers x 32 KV heads x 128 x 2 bytes [Hugging Face Llama-2-7b config.json]
     assert llama.answers[0].value == 2 * 32 * 32 * 128 * 2 == 524_288
-    assert llama.prompt == "Llama 2 7B, 2048 tokens"
+    assert llama.prompt == "Llama 2 7B, 2048 tokens\n\n**Given:** Llama 2 7B: layers 32, KV heads 32, head dim 128.\n"
     opt = render(card, {"model": "opt-13b", "s": 2048})
     # vLLM (arXiv:2309.06180): about 800 KB per token and 1.6 GB for a 2,048-token request
     assert opt.answers[0].value == 819_200

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from drill import paths
+from drill.calc.units import MiB
 
 MODEL_KEYS = (
     "name",
@@ -38,7 +39,6 @@ ROUTER_SCORES = ("softmax", "sigmoid")
 # Optional keys of multi-head latent attention (MLA): all of MLA_REQUIRED, or none; q_lora_rank may be null.
 MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 GPU_NUMBERS = (
-    "hbm_bytes",
     "hbm_bandwidth",
     "bf16_flops",
     "tf32_flops",
@@ -47,11 +47,14 @@ GPU_NUMBERS = (
     "l2_bytes",
     "smem_per_sm_bytes",
 )
-GPU_NULLABLE = ("fp8_flops", "nvlink_bandwidth")
+# hbm_mib is null where no device report of the capacity is sourced (the label alone is).
+GPU_NULLABLE = ("hbm_mib", "fp8_flops", "nvlink_bandwidth")
 GPU_KEYS = (
     "name",
     "title",
-    "hbm_bytes",
+    "hbm_label",
+    "hbm_mib",
+    "hbm_reported_by",
     "hbm_bandwidth",
     "bf16_flops",
     "fp8_flops",
@@ -158,7 +161,12 @@ def _models(directory: Path) -> dict[str, dict[str, Any]]:
 
 @cache
 def _gpus(directory: Path) -> dict[str, dict[str, Any]]:
-    return _load(directory / "gpus.yaml", "gpus", GPU_KEYS, GPU_NUMBERS, GPU_NULLABLE)
+    gpus = _load(directory / "gpus.yaml", "gpus", GPU_KEYS, GPU_NUMBERS, GPU_NULLABLE)
+    for entry in gpus.values():
+        # Derived once from the reported MiB: the capacity every calculator and card reads.
+        mib = entry["hbm_mib"]
+        entry["hbm_bytes"] = None if mib is None else float(mib * MiB)
+    return gpus
 
 
 def load_models() -> dict[str, dict[str, Any]]:

@@ -18,6 +18,7 @@ from drill.calc import (
     context,
     flops,
     gemm,
+    hbm,
     inference,
     kv,
     ledger,
@@ -99,6 +100,16 @@ def max_concurrent_sequences(
     )
 
 
+def hbm_bytes(gpu: Gpu) -> float:
+    """The HBM capacity the device reports, in bytes (not its "80 GB" label)."""
+    return hbm.hbm_bytes(as_gpu(gpu))
+
+
+def hbm_statement(gpu: Gpu) -> str:
+    """The capacity a prompt assumes, as a prompt states it (reported MiB, GiB, GB and the label)."""
+    return hbm.hbm_statement(as_gpu(gpu))
+
+
 def log2(x: float) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or x <= 0:
         raise ValueError(f"log2 needs a positive number, got {x!r}")
@@ -110,6 +121,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "params": params,
     "weight_bytes": weight_bytes,
     "dtype_bytes": dtype_bytes,
+    # HBM capacity: the reported bytes, and the sentence a prompt states them in
+    "hbm_bytes": hbm_bytes,
+    "hbm_statement": hbm_statement,
     # inference
     "kv_bytes_per_token": kv_bytes_per_token,
     "kv_bytes": kv_bytes,

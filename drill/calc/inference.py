@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc import checks
+from drill.calc.hbm import hbm_bytes
 from drill.calc.kv import kv_bytes, kv_bytes_per_token
 from drill.calc.totals import count_params
 from drill.calc.units import dtype_bytes
@@ -48,7 +49,7 @@ def max_concurrent_sequences(
     """Whole sequences of `tokens_per_seq` whose KV cache fits in HBM after the weights and a reserve; 0 if none."""
     tokens = checks.count("tokens_per_seq", tokens_per_seq)
     reserve = checks.non_negative("reserve_bytes", reserve_bytes)
-    hbm = checks.positive("hbm_bytes", checks.field(gpu, "hbm_bytes", "gpu"))
+    hbm = hbm_bytes(gpu)
     free = hbm - weight_bytes(model, dtype) - reserve
     if free <= 0:
         return 0

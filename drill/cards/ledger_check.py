@@ -9,8 +9,9 @@ from typing import Any
 from drill.cards.evaluation import expression_problems, template_problems
 from drill.cards.model import Card
 from drill.cards.params import MAX_PARAMS, draw_params, options, spec_problem
-from drill.cards.rendered import TemplateProblem
-from drill.cards.rendering import load_catalogue, render
+from drill.cards.rendered import Rendered, TemplateProblem
+from drill.cards.rendering import Catalogue, card_scope, load_catalogue, render
+from drill.cards.stated_numbers import unstated_inputs
 from drill.cards.units import CARD_UNITS
 
 CHECK_DRAWS = 8
@@ -18,6 +19,34 @@ CHECK_SEED = 20_240_601
 MAX_CORNER_DRAWS = 64
 ANSWER_KEYS = {"label": True, "expr": True, "unit": True, "tolerance": False}
 LEDGER_KEYS = {"term": True, "formula": True, "expr": True, "unit": True}
+# The entry keys that are templates: rendered for every draw, as the prompt and answer are.
+TEMPLATE_KEYS = ("label", "term", "formula")
+# What template text looks like: none of it may reach the learner.
+TEMPLATE_MARKS = ("{{", "{%", "{#")
+
+
+def _template_left(text: str) -> str | None:
+    """The first template mark in `text`, if any."""
+    return next((mark for mark in TEMPLATE_MARKS if mark in text), None)
+
+
+def _shown_fields(rendered: Rendered) -> list[tuple[str, str]]:
+    """Every rendered field a learner reads, named as in the card."""
+    fields = [("prompt", rendered.prompt), ("answer", rendered.answer)]
+    fields += [(f"answers[{i}].label", a.label) for i, a in enumerate(rendered.answers)]
+    for i, t in enumerate(rendered.ledger):
+        fields += [(f"ledger[{i}].term", t.term), (f"ledger[{i}].formula", t.formula)]
+    return fields
+
+
+def _unrendered_problems(card: Card) -> list[str]:
+    """Fields shown as written (never rendered) must not hold template text."""
+    shown = [*(("rubric", r) for r in card.rubric), *(("sources", s) for s in card.sources)]
+    return [
+        f"{name}: shows template text {mark!r}, but this field is shown as written"
+        for name, text in shown
+        if (mark := _template_left(text)) is not None
+    ]
 
 
 def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mapping[str, Any]) -> list[str]:
@@ -49,8 +78,8 @@ def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mappin
                 problems.append(f"{where}.unit: unknown unit {value!r} (known: {', '.join(CARD_UNITS)})")
             elif k == "expr":
                 problems += [f"{where}.expr: {p}" for p in expression_problems(value, names)]
-            elif k == "formula":
-                problems += [f"{where}.formula: {p}" for p in template_problems(value, names)]
+            elif k in TEMPLATE_KEYS:
+                problems += [f"{where}.{k}: {p}" for p in template_problems(value, names)]
     return problems
 
 
@@ -69,6 +98,28 @@ def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[
     return draws + corners
 
 
+def _unstated_problems(
+    card: Card, draw: Mapping[str, Any], cat: Catalogue, prompt: str, seen: set[str], shown: str
+) -> list[str]:
+    """Answers computed from a number the prompt does not state (each answer once)."""
+    try:
+        found = unstated_inputs(card.fields, card_scope(card, draw, cat), card.prompt, prompt)
+    except TemplateProblem:
+        return []  # rendering reported it
+    problems = []
+    for where, inputs in found.items():
+        key = f"{where}.stated"
+        if key in seen:
+            continue
+        seen.add(key)
+        named = ", ".join(f"{i.name} = {i.value:g}" for i in inputs)
+        problems.append(
+            f"{where}: computed from {named}, which the prompt does not state (with {shown}); "
+            "a learner has only the prompt's numbers: state it there"
+        )
+    return problems
+
+
 def check_ledger_card(
     card: Card,
     *,
@@ -81,8 +132,10 @@ def check_ledger_card(
 
     Checks parameter specs, the allow-list on every template and expression,
     then renders several seeded draws plus every model, GPU and choice and
-    both ends of every range: each must render, and each expression must give
-    a finite number (answers: non-zero and not negative).
+    both ends of every range: each must render, no rendered field may still
+    show template text ({{, {% or {#), every number an answer is computed
+    from must be stated in the prompt (drill.cards.stated_numbers), and each
+    expression must give a finite number (answers: non-zero and not negative).
     """
     try:
         cat = load_catalogue(functions, models, gpus)
@@ -110,6 +163,7 @@ def check_ledger_card(
     problems += [f"answer: {p}" for p in template_problems(card.answer, names)]
     problems += _entry_problems(card.fields.get("answers"), "answers", ANSWER_KEYS, names)
     problems += _entry_problems(card.fields.get("ledger", []), "ledger", LEDGER_KEYS, names)
+    problems += _unrendered_problems(card)
     if problems:
         return list(dict.fromkeys(problems))
     seen: set[str] = set()
@@ -122,6 +176,12 @@ def check_ledger_card(
                 seen.add(e.where)
                 problems.append(f"{e} (with {shown})")
             continue
+        problems += _unstated_problems(card, draw, cat, rendered.prompt, seen, shown)
+        for where, text in _shown_fields(rendered):
+            mark = _template_left(text)
+            if mark is not None and where not in seen:
+                seen.add(where)
+                problems.append(f"{where}: the learner would see template text {mark!r} (with {shown})")
         for i, a in enumerate(rendered.answers):
             where = f"answers[{i}]"
             if where in seen:

@@ -10,6 +10,7 @@ from drill.cards.evaluation import Scope, evaluate, render_text
 from drill.cards.model import Card
 from drill.cards.params import card_params
 from drill.cards.rendered import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
+from drill.cards.stated_numbers import given_text, unstated_inputs
 
 DEFAULT_TOLERANCE = 0.02
 
@@ -53,7 +54,8 @@ def _resolve(name: str, value: Any, spec: Mapping[str, Any], cat: Catalogue) -> 
     return value
 
 
-def _scope(card: Card, draw: Mapping[str, Any], cat: Catalogue) -> dict[str, Any]:
+def card_scope(card: Card, draw: Mapping[str, Any], cat: Catalogue) -> dict[str, Any]:
+    """The names a card's templates see for one draw: the catalogue's functions and constants, and each parameter."""
     params = card_params(card)
     missing = [name for name in params if name not in draw]
     if missing:
@@ -81,25 +83,37 @@ def render(
 ) -> Rendered:
     """The card's text and expected answers for one draw; raises TemplateProblem.
 
+    Every field a learner reads is rendered: the prompt, the answer, each
+    answer's label, and each ledger term and formula. The prompt ends with the
+    figures of its models and GPUs that the answers use and it does not state
+    (drill.cards.stated_numbers), so every answer can be computed from it.
+
     `functions`, `models` and `gpus` default to the calculators' tables
     (drill.calc.expressions.NAMES, cards/data/models.yaml and gpus.yaml).
     """
     cat = load_catalogue(functions, models, gpus)
-    scope = Scope(_scope(card, draw, cat))
+    scope = Scope(card_scope(card, draw, cat))
     answers = []
     for i, entry in enumerate(_entries(card, "answers")):
         where = f"answers[{i}]"
         tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
+        label = render_text(str(entry.get("label", "")), scope, f"{where}.label")
         value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
-        answers.append(ExpectedAnswer(str(entry.get("label", "")), value, str(entry.get("unit", "")), float(tolerance)))
+        answers.append(ExpectedAnswer(label, value, str(entry.get("unit", "")), float(tolerance)))
     ledger = []
     for i, entry in enumerate(_entries(card, "ledger")):
         where = f"ledger[{i}]"
+        term = render_text(str(entry.get("term", "")), scope, f"{where}.term")
         formula = render_text(str(entry.get("formula", "")), scope, f"{where}.formula")
         value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
-        ledger.append(LedgerTerm(str(entry.get("term", "")), formula, value, str(entry.get("unit", ""))))
+        ledger.append(LedgerTerm(term, formula, value, str(entry.get("unit", ""))))
+    prompt = render_text(card.prompt, scope, "prompt")
+    # The figures of a model or GPU the answers are computed from but the prompt leaves out are stated after it.
+    given = given_text(unstated_inputs(card.fields, scope, card.prompt), scope)
+    if given:
+        prompt = f"{prompt.rstrip()}\n\n{given}\n"
     return Rendered(
-        prompt=render_text(card.prompt, scope, "prompt"),
+        prompt=prompt,
         answers=answers,
         ledger=ledger,
         answer=render_text(card.answer, scope, "answer"),

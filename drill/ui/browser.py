@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from drill.browse import SHORT_KINDS, CardIndex, card_history, matches
+from drill.browse import SHORT_KINDS, CardIndex, card_history, matches, preview_prompt
 from drill.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import Practise, Unsuspend
@@ -202,7 +202,7 @@ class BrowserScreen(Screen[None]):
         state = self.index.states.get(card_id)
         lines = [f"[b]{escape(card_id)}[/b]  {escape(card.kind.replace('_', ' '))} · {escape(card.deck)}"]
         width = max(20, self.app.size.width - HISTORY_WIDTH - 3)
-        plain = re.sub(r"\*\*|__|`", "", card.prompt)  # the prompt's markdown emphasis, not shown as such here
+        plain = re.sub(r"\*\*|__|`", "", preview_prompt(card))  # the prompt's markdown emphasis, not shown as such here
         prompt = textwrap.wrap(" ".join(plain.split()), width) or [""]
         shown = prompt[:PROMPT_LINES]
         if len(prompt) > PROMPT_LINES:
