@@ -97,7 +97,7 @@ def cold_start_once(data_dir: Path, marker: bytes, command: list[str] | None = N
 
 def bench_cold_start(runs: int) -> dict[str, list[float]]:
     """Cold starts, interleaved so that machine load falls on every kind alike."""
-    from drill.cards.loader import load_decks
+    from drill.cards.loader import CACHE_FILE, load_decks
     from drill.session import build_queue, study_day
 
     decks = load_decks()
@@ -112,7 +112,7 @@ def bench_cold_start(runs: int) -> dict[str, list[float]]:
         cold_start_once(data, b"Bare-paragraph-painted", bare)
         for _ in range(runs):
             out["bare"].append(cold_start_once(data, b"Bare-paragraph-painted", bare))
-            (data / "decks.pickle").unlink(missing_ok=True)
+            (data / CACHE_FILE).unlink(missing_ok=True)
             out["empty"].append(cold_start_once(data, marker))
             out["warm"].append(cold_start_once(data, marker))
     return out

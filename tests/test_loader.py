@@ -130,12 +130,97 @@ def test_cached_decks_follow_edits(tmp_path, write_deck):
     cache = tmp_path / "cache"
     cache.mkdir()
     assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
-    assert (cache / "decks.pickle").exists()
+    assert (cache / "decks.json").exists()
     assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
     deck.write_text("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: two!, answer: a, sources: [s]}\n")
     assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"
-    (cache / "decks.pickle").write_bytes(b"garbage")
+    (cache / "decks.json").write_bytes(b"garbage")
     assert load_decks_cached([deck], cache).cards["x"].prompt == "two!"
+
+
+class _Canary:
+    """Unpickling this runs `open(path, "w")`: what a crafted cache could run instead."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_crafted_pickle_in_the_data_dir_is_never_run_by_stats(tmp_path, concept_deck, capsys):
+    import pickle
+
+    data = tmp_path / "data"
+    data.mkdir()
+    canary = tmp_path / "CANARY"
+    (data / "decks.pickle").write_bytes(pickle.dumps(_Canary(canary)))
+    assert main(["stats", "--json", "--data-dir", str(data)]) == 0
+    assert main(["stats", "--json", "--data-dir", str(data), "--decks", str(concept_deck(2))]) == 0
+    assert not canary.exists()
+    assert not (data / "decks.pickle").exists()  # the old cache is gone once the new one is written
+    assert (data / "decks.json").read_bytes()[:1] == b"["  # the key, then the cards: JSON, nothing that runs
+
+
+def _cache_text(tmp_path, write_deck):
+    from drill.cards.loader import load_decks_cached
+
+    deck = write_deck(CACHED.format(prompt="one"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    load_decks_cached([deck], cache)
+    return deck, cache, (cache / "decks.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda key, body: key + "\n" + body[: len(body) // 2],  # cut short
+        lambda key, body: key + "\n" + body.replace('"prompt":"one"', '"prompt":1'),  # a field of the wrong type
+        lambda key, body: key + "\n" + body.replace('"cards":', '"kards":'),  # an older layout
+        lambda key, body: key + "\n" + "[" * 100_000 + "]" * 100_000,  # nested too deep for the parser
+        lambda key, body: key + "\n" + body.replace('"line":', '"line":"x",'),  # not JSON
+        lambda key, body: key + "\n" + '{"cards": 5, "problems": [], "warnings": [], "topics": null}',
+        lambda key, body: key.replace("[4,", "[3,") + "\n" + body,  # another layout's key
+        lambda key, body: "\xff\xfe" + key,  # not even text
+    ],
+)
+def test_any_cache_problem_means_the_decks_are_read_again(tmp_path, write_deck, parse_count, spoil):
+    from drill.cards.loader import load_decks_cached
+
+    deck, cache, text = _cache_text(tmp_path, write_deck)
+    key, body = text.split("\n", 1)
+    (cache / "decks.json").write_text(spoil(key, body), encoding="utf-8", errors="surrogateescape")
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert len(parse_count) == 2  # read again, and the cache written afresh
+    assert load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    assert len(parse_count) == 2
+
+
+def test_the_cache_gives_back_the_cards_as_loaded(tmp_path):
+    """Every bundled card (its kind-specific fields above all) comes back from the cache as it was parsed."""
+    from drill.cards import loader
+
+    first = loader.load_decks_cached(None, tmp_path)
+    again = loader._read_cache(tmp_path / "decks.json", (tmp_path / "decks.json").read_text().split("\n", 1)[0])
+    assert again is not None
+    assert again[0].cards == first.cards and list(again[0].cards) == list(first.cards)
+    assert again[1] == loader.known_topics()
+
+
+def test_decks_holding_values_json_would_change_are_not_cached(tmp_path, write_deck):
+    """A date (YAML reads `2024-01-01` as one) would come back as text: such decks are parsed at each start."""
+    import dataclasses
+    import datetime as dt
+
+    from drill.cards import loader
+
+    card = loader.load_decks([write_deck(CACHED.format(prompt="one"))]).cards["x"]
+    dated = loader.DeckSet(cards={"x": dataclasses.replace(card, fields={"when": dt.date(2024, 1, 1)})})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    loader._write_cache(cache / "decks.json", "[]", dated, None)
+    assert list(cache.iterdir()) == []
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -356,10 +357,12 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return message
 
 
-CACHE_VERSION = 3  # the layout of the cache (its key, and what it holds); bump it when that changes
+CACHE_VERSION = 4  # the layout of the cache (its key, and what it holds); bump it when that changes
+CACHE_FILE = "decks.json"
+OLD_CACHE_FILES = ("decks.pickle",)  # what earlier versions wrote: never read, removed when a new cache is written
 UNKNOWN_VERSION = "unknown"  # drill's version when it runs from a checkout that is not installed
 # The modules whose classes and checks shape what the cache holds: an edit to one of
-# them (a new Card field, a new check) must not be answered from an older pickle, even
+# them (a new Card field, a new check) must not be answered from an older cache, even
 # in an editable install whose version number stays the same.
 _SHAPING_SOURCES = ("model.py", "kinds.py", "loader.py", "yaml_guards.py")
 
@@ -376,43 +379,173 @@ def _sha256(path: Path) -> str:
 
 
 def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
-    """load_decks, reusing a pickle in `cache_dir` while no deck, topic or loader file has changed.
+    """load_decks, reusing `decks.json` in `cache_dir` while no deck, topic or loader file has changed.
 
     Start-up reads a few hundred cards; parsing them costs more than the rest of
     the first paint, and they rarely change between two days of practice. The
     cache is keyed on drill's version and on the content of every file read, so
     an edit is seen even when it keeps the file's size and modification time.
     It holds the topic list too (known_topics), so a start from it reads no YAML.
-    """
-    import pickle
 
+    The cache is plain JSON, never pickle: anyone who can write to the data
+    directory could otherwise run code at the next start. Its first line is the
+    key, compared as text before the rest is parsed; a cache that is missing,
+    old, for other files or unreadable in any way is rebuilt.
+    """
     global _cached_topics
 
     roots = [paths.cards_dir()] if roots is None else list(roots)
     files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
     try:
-        hashes = [(str(p), _sha256(p)) for p in files]
+        hashes = [[str(p), _sha256(p)] for p in files]
     except OSError:
         return load_decks(roots)
     here = Path(__file__).resolve().parent
     code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
-    key = (CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes)
-    cache = Path(cache_dir) / "decks.pickle"
-    try:
-        with cache.open("rb") as fh:
-            cached_key, decks, topics = pickle.load(fh)
-        if cached_key == key and isinstance(decks, DeckSet):
-            _cached_topics = topics if isinstance(topics, dict) else _cached_topics
-            return decks
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
-        pass
+    key = json.dumps([CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes], ensure_ascii=True)
+    cache = Path(cache_dir) / CACHE_FILE
+    cached = _read_cache(cache, key)
+    if cached is not None:
+        decks, topics = cached
+        _cached_topics = topics if topics is not None else _cached_topics
+        return decks
     decks = load_decks(roots)
     topics = known_topics() if known_topics.cache_info().currsize else None  # read while loading the cards
-    try:
-        tmp = cache.with_suffix(".tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump((key, decks, topics), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(cache)
-    except OSError:
-        pass
+    _write_cache(cache, key, decks, topics)
     return decks
+
+
+class _NotPlain(ValueError):
+    """A value JSON would not give back as it is (a date, a set, a number as a mapping's key...)."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """`value` itself when JSON gives it back unchanged; else _NotPlain (that deck set is not cached)."""
+    if depth > 100:
+        raise _NotPlain("nested too deeply")
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if type(value) is list:
+        return [_plain(v, depth + 1) for v in value]
+    if type(value) is dict and all(isinstance(k, str) for k in value):
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    raise _NotPlain(type(value).__name__)
+
+
+_PROBLEM_FIELDS = ("path", "line", "card_id", "message")
+
+
+def _card_json(card: Card) -> dict[str, Any]:
+    return {
+        "id": card.id,
+        "kind": card.kind,
+        "topic": card.topic,
+        "prompt": card.prompt,
+        "answer": card.answer,
+        "tags": list(card.tags),
+        "rubric": list(card.rubric),
+        "sources": list(card.sources),
+        "follow_ups": list(card.follow_ups),
+        "fields": _plain(dict(card.fields)),
+        "deck": card.deck,
+        "path": str(card.path),
+        "line": card.line,
+        "content_hash": card.content_hash,
+    }
+
+
+_CARD_TEXTS = ("id", "kind", "topic", "prompt", "answer", "deck", "content_hash", "path")
+_CARD_LISTS = ("tags", "rubric", "sources", "follow_ups")
+_CARD_KEYS = frozenset((*_CARD_TEXTS, *_CARD_LISTS, "fields", "line"))
+
+
+def _card_from_json(data: dict[str, Any], paths_seen: dict[str, Path]) -> Card:
+    """A card as _card_json wrote it, every field's type checked (ValueError otherwise); `paths_seen` shares
+    one Path among a file's cards. Plain loops, not comprehensions: this runs for every card at each start."""
+    if type(data) is not dict or data.keys() != _CARD_KEYS:
+        raise ValueError("a card of the wrong shape")
+    if type(data["fields"]) is not dict or type(data["line"]) is not int:
+        raise ValueError("a card of the wrong shape")
+    for name in _CARD_TEXTS:
+        if type(data[name]) is not str:
+            raise ValueError(f"{name} is not text")
+    lists: dict[str, tuple[str, ...]] = {}
+    for name in _CARD_LISTS:
+        values = data[name]
+        if type(values) is not list or not all(type(v) is str for v in values):
+            raise ValueError(f"{name} is not a list of text")
+        lists[name] = tuple(values)
+    path = paths_seen.get(data["path"])
+    if path is None:
+        path = paths_seen[data["path"]] = Path(data["path"])
+    return Card(
+        id=data["id"],
+        kind=data["kind"],
+        topic=data["topic"],
+        prompt=data["prompt"],
+        answer=data["answer"],
+        fields=data["fields"],
+        deck=data["deck"],
+        path=path,
+        line=data["line"],
+        content_hash=data["content_hash"],
+        **lists,
+    )
+
+
+def _problem_from_json(data: list[Any]) -> Problem:
+    path, line, card_id, message = data
+    if not (isinstance(path, str) and isinstance(line, int) and isinstance(card_id, str) and isinstance(message, str)):
+        raise ValueError("a problem of the wrong shape")
+    return Problem(path, line, card_id, message)
+
+
+def _read_cache(cache: Path, key: str) -> tuple[DeckSet, dict[str, dict[str, Any]] | None] | None:
+    """The decks and topic list the cache holds for `key`; None when it holds anything else or cannot be read."""
+    try:
+        with cache.open("rb") as fh:
+            if fh.readline().rstrip(b"\n") != key.encode("ascii"):
+                return None  # another drill, other files, or not a cache at all: the body is never parsed
+            body = json.loads(fh.read())
+        paths_seen: dict[str, Path] = {}
+        decks = DeckSet(
+            cards={c.id: c for c in (_card_from_json(data, paths_seen) for data in body["cards"])},
+            problems=[_problem_from_json(p) for p in body["problems"]],
+            warnings=[_problem_from_json(p) for p in body["warnings"]],
+        )
+        topics = body["topics"]
+        if topics is not None and not (isinstance(topics, dict) and all(isinstance(t, dict) for t in topics.values())):
+            return None
+        return decks, topics
+    except Exception:  # whatever is wrong with it (cut short, edited, another layout), the decks are read again
+        return None
+
+
+def _write_cache(cache: Path, key: str, decks: DeckSet, topics: dict[str, dict[str, Any]] | None) -> None:
+    """Write the cache atomically; decks holding values JSON would change are not cached (read each start)."""
+    import os
+    import tempfile
+
+    try:
+        body = {
+            "cards": [_card_json(c) for c in decks.cards.values()],
+            "problems": [[getattr(p, f) for f in _PROBLEM_FIELDS] for p in decks.problems],
+            "warnings": [[getattr(p, f) for f in _PROBLEM_FIELDS] for p in decks.warnings],
+            "topics": _plain(topics),
+        }
+        text = key + "\n" + json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    except (_NotPlain, TypeError, ValueError):
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".decks-", suffix=".tmp", dir=cache.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, cache)
+        for old in OLD_CACHE_FILES:
+            (cache.parent / old).unlink(missing_ok=True)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
