@@ -89,7 +89,7 @@ def _whole_number(text: str) -> int:
 def build_parser(
     argv: Sequence[str] | None = None,
 ) -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
-    from drill.session import NEW_ORDERS
+    from drill.session import DEFAULT_FOCUS_NEW, NEW_ORDERS
 
     def shared(default: object) -> argparse.ArgumentParser:
         common = argparse.ArgumentParser(add_help=False)
@@ -156,6 +156,13 @@ def build_parser(
         help="practise the N weakest topics (default 3; `drill stats` shows the weakness score)",
     )
     parser.add_argument(
+        "--focus-new",
+        type=non_negative,
+        metavar="N",
+        help=f"with --topic/--weak: introduce up to N new cards of those topics a day, even once the day's "
+        f"new cards are done (default {DEFAULT_FOCUS_NEW})",
+    )
+    parser.add_argument(
         "--cram",
         action="store_true",
         help="review without changing the schedule: with --topic/--weak every card of those topics, "
@@ -200,7 +207,18 @@ def build_parser(
 def no_arguments() -> argparse.Namespace:
     """What build_parser's parser makes of a bare `drill`, without building it (a test holds the two equal)."""
     defaults: dict[str, Any] = dict.fromkeys(
-        ("data_dir", "decks", "new_per_day", "day_starts_at", "new_order", "card", "gpu_host", "topic", "weak")
+        (
+            "data_dir",
+            "decks",
+            "new_per_day",
+            "day_starts_at",
+            "new_order",
+            "card",
+            "gpu_host",
+            "topic",
+            "weak",
+            "focus_new",
+        )
     )
     return argparse.Namespace(**defaults, cram=False, command=None)
 
@@ -241,6 +259,8 @@ def _main(argv: Sequence[str] | None) -> int:
             parser.error(f"{given[0]} opens the review app; leave out the command {args.command!r}")
     if args.card is not None and (args.topic or args.weak):
         parser.error("--card opens one card; leave out --topic and --weak")
+    if args.focus_new is not None and not (args.topic or args.weak):
+        parser.error("--focus-new goes with --topic or --weak (the new cards of the topics practised)")
     code = _run(args, handlers)
     if own_process and args.command == "kernel" and getattr(args, "kernel_command", None) == "run":
         # `drill kernel run` as its own process: the verdict is printed and the attempt committed, so skip the

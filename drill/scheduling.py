@@ -5,6 +5,10 @@ the date the queue reads). SM-2's repetitions, ease and interval are kept under 
 scheduler, so lapses, leeches and cram's hardest-first order mean the same under both;
 FSRS adds its stability, difficulty and state (`CardState.fsrs`), which SM-2 leaves None.
 
+Neither schedules a card further out than the maximum interval (`max_interval`, in days;
+sm2.DEFAULT_MAX_INTERVAL unless the settings file says otherwise), live or in a replay, and
+no due date passes the last date the calendar holds.
+
 The review log holds what either needs: each grade, the study day it counted for and
 its mode. Switching rebuilds every reviewed card's schedule from the log with the other
 scheduler (`switch_scheduler`); the log is only read, so switching and back gives the
@@ -51,6 +55,7 @@ class Scheduler(Protocol):
     """What a session and a switch need of a scheduler."""
 
     name: str
+    max_interval: int  # days: no interval is longer
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         """The card after its first review of the study day `today`, graded 0-5. No clock, no I/O."""
@@ -65,6 +70,9 @@ class _Replaying:
     """Replay, the same for every scheduler: each logged grade applied as the session applied it."""
 
     name: str
+
+    def __init__(self, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> None:
+        self.max_interval = sm2.check_max_interval(max_interval)
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         raise NotImplementedError
@@ -103,7 +111,7 @@ class SM2Scheduler(_Replaying):
     name = "sm2"
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
-        after = _counted(state, grade, today)
+        after = _counted(state, grade, today, self.max_interval)
         after.fsrs = None
         return after
 
@@ -116,20 +124,21 @@ class FSRSScheduler(_Replaying):
     card goes straight to FSRS's day intervals, and a lapse (Again on a card already
     scheduled in days) brings the card back the next study day, as SM-2 does, before
     FSRS spaces it again. Fuzz is off, so a replay of the same log gives the same dates.
+    The maximum interval is FSRS's own `maximum_interval`.
     """
 
     name = "fsrs"
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
-        after = _counted(state, grade, today)
-        after.fsrs, due = fsrs_review(state.fsrs, grade, today)
+        after = _counted(state, grade, today, self.max_interval)
+        after.fsrs, due = fsrs_review(state.fsrs, grade, today, self.max_interval)
         after.sm2 = replace(after.sm2, due=due)
         return after
 
 
-def _counted(state: CardState, grade: int, today: dt.date) -> CardState:
+def _counted(state: CardState, grade: int, today: dt.date, max_interval: int) -> CardState:
     """SM-2's figures, lapses, the leech flag and the day the card was introduced, after a review."""
-    after = replace(state, sm2=sm2.review(state.sm2, grade, today))
+    after = replace(state, sm2=sm2.review(state.sm2, grade, today, max_interval))
     if grade < sm2.PASSING and state.sm2.repetitions > 0:
         after.lapses = state.lapses + 1
     after.leech = state.leech or after.lapses >= LEECH_LAPSES
@@ -139,10 +148,15 @@ def _counted(state: CardState, grade: int, today: dt.date) -> CardState:
 
 
 @cache
-def _fsrs() -> "fsrs.Scheduler":
+def _fsrs(maximum_interval: int) -> "fsrs.Scheduler":
     import fsrs
 
-    return fsrs.Scheduler(learning_steps=(), relearning_steps=(dt.timedelta(days=1),), enable_fuzzing=False)
+    return fsrs.Scheduler(
+        learning_steps=(),
+        relearning_steps=(dt.timedelta(days=1),),
+        maximum_interval=maximum_interval,
+        enable_fuzzing=False,
+    )
 
 
 def rating_for(grade: int) -> "fsrs.Rating":
@@ -158,17 +172,25 @@ def _at(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
 
 
-def fsrs_review(memory: FSRSState | None, grade: int, day: dt.date) -> tuple[FSRSState, dt.date]:
+def fsrs_review(
+    memory: FSRSState | None, grade: int, day: dt.date, max_interval: int = sm2.DEFAULT_MAX_INTERVAL
+) -> tuple[FSRSState, dt.date]:
     """FSRS's memory of a card and its due day after a review graded `grade` on study day `day`.
 
     FSRS is told the review happened at 00:00 UTC of the study day, so the days it counts
     between reviews are study days, as the queue counts them: a review at 23:00 and the
     next at 05:00 of the next study day are a day apart, not a few hours.
+
+    FSRS counts only the days between reviews, so a review within `max_interval` days of
+    the calendar's end (9999-12-31) is given to it that many days earlier, where its due
+    date can still be written, and the interval it gives is added back with sm2.days_after.
     """
     import fsrs
 
     rating = rating_for(grade)
-    at = _at(day)
+    sm2.check_max_interval(max_interval)
+    shift = dt.timedelta(days=max(0, max_interval + 2 - (dt.date.max - day).days))
+    at = _at(day - shift)
     if memory is None:
         card = fsrs.Card(card_id=0, due=at)
     else:
@@ -179,11 +201,13 @@ def fsrs_review(memory: FSRSState | None, grade: int, day: dt.date) -> tuple[FSR
             stability=memory.stability,
             difficulty=memory.difficulty,
             due=at,
-            last_review=_at(memory.last_review),
+            # shifted too, but never before the calendar's first day (only a log spanning millennia gets there)
+            last_review=_at(max(memory.last_review, dt.date.min + shift) - shift),
         )
-    card, _ = _fsrs().review_card(card, rating, review_datetime=at)
+    card, _ = _fsrs(max_interval).review_card(card, rating, review_datetime=at)
     assert card.stability is not None and card.difficulty is not None
-    return FSRSState(card.stability, card.difficulty, int(card.state), day), card.due.date()
+    interval = (card.due - at).days
+    return FSRSState(card.stability, card.difficulty, int(card.state), day), sm2.days_after(day, interval)
 
 
 def after_grade(
@@ -207,7 +231,7 @@ def after_grade(
     if mode == "mock":
         score = (answer or {}).get("score")
         failed = score < MOCK_PASS if isinstance(score, (int, float)) else grade < sm2.PASSING
-        tomorrow = day + dt.timedelta(days=1)
+        tomorrow = sm2.days_after(day, 1)
         if not failed or (before.sm2.due is not None and before.sm2.due <= tomorrow):
             return replace(before)
         return replace(before, sm2=replace(before.sm2, due=tomorrow), introduced_on=before.introduced_on or day)
@@ -217,15 +241,18 @@ def after_grade(
     return after
 
 
-_SCHEDULERS: dict[str, Callable[[], Scheduler]] = {"sm2": SM2Scheduler, "fsrs": FSRSScheduler}
+_SCHEDULERS: dict[str, Callable[[int], Scheduler]] = {"sm2": SM2Scheduler, "fsrs": FSRSScheduler}
 
 
-def scheduler_named(name: str) -> Scheduler:
-    """The scheduler called `name` (sm2 or fsrs, any case); ValueError names the choices."""
+def scheduler_named(name: str, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> Scheduler:
+    """The scheduler called `name` (sm2 or fsrs, any case), no interval longer than `max_interval` days.
+
+    ValueError names the choices.
+    """
     key = name.strip().lower()
     if key not in _SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r} (choose from {', '.join(SCHEDULERS)})")
-    return _SCHEDULERS[key]()
+    return _SCHEDULERS[key](max_interval)
 
 
 def saved_scheduler(settings: Mapping[str, str]) -> str:
@@ -255,14 +282,15 @@ class Switched:
     reviews: int  # logged reviews replayed
 
 
-def switch_scheduler(store: ScheduleStore, name: str) -> Switched:
+def switch_scheduler(store: ScheduleStore, name: str, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> Switched:
     """Make `name` the active scheduler: every reviewed card rescheduled by replaying the log, and the setting saved.
 
     Both happen in one transaction; no review is changed, added or removed. Switching
-    to the scheduler already active replays too (and changes nothing). An unknown
-    name, or a logged grade outside 0-5, raises ValueError with a one-line message.
+    to the scheduler already active replays too (and changes nothing unless the maximum
+    interval did). An unknown name, or a logged grade outside 0-5, raises ValueError
+    with a one-line message.
     """
-    scheduler = scheduler_named(name)
+    scheduler = scheduler_named(name, max_interval)
     previous = saved_scheduler({SETTING: store.get_setting(SETTING) or ""})
     cards, reviews = store.replay_log(scheduler.replay, {SETTING: scheduler.name})
     return Switched(previous, scheduler.name, cards, reviews)

@@ -11,10 +11,11 @@ from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
 from drill.cards.model import Card
 from drill.scheduling import LEECH_LAPSES as LEECH_LAPSES  # its home was here; the CLI and UI may import it
 from drill.scheduling import SETTING, Scheduler, after_grade, saved_scheduler, scheduler_named
-from drill.sm2 import SAME_DAY_REPEAT_BELOW
+from drill.sm2 import DEFAULT_MAX_INTERVAL, SAME_DAY_REPEAT_BELOW
 from drill.store.records import CardState
 
 DEFAULT_NEW_PER_DAY = 10
+DEFAULT_FOCUS_NEW = 10  # new cards of the chosen topics a focused session may introduce a day (drill.focus)
 DEFAULT_ROLLOVER_HOUR = 4
 NEW_ORDERS = ("lab", "random", "deck")  # how new cards are introduced; see build_queue
 DEFAULT_NEW_ORDER = "lab"
@@ -31,7 +32,6 @@ def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list
     if order == "deck":
         return [card.id for card in new]
     if order == "random":
-        import hashlib
         import random
 
         salt = str(random.getrandbits(64) if seed is None else seed)
@@ -81,6 +81,11 @@ def _kinds_in_turn(cards: list[Card], turn: int) -> list[str]:
     return [cid for one_round in zip_longest(*turns) for cid in one_round if cid is not None] + rest
 
 
+def out_of_queues(state: CardState, today: dt.date) -> bool:
+    """Suspended, or buried past `today`: in no queue today."""
+    return state.suspended or (state.buried_until is not None and state.buried_until > today)
+
+
 def build_queue(
     cards: Iterable[Card],
     states: Mapping[str, CardState],
@@ -114,7 +119,7 @@ def build_queue(
         state = states.get(card.id)
         if state is not None and state.introduced_on == today:
             pool.append(card)
-        if state is not None and (state.suspended or (state.buried_until and state.buried_until > today)):
+        if state is not None and out_of_queues(state, today):
             continue
         if state is None or state.is_new:
             new.append(card)
@@ -128,51 +133,6 @@ def build_queue(
     still_new = {card.id for card in new}
     fresh = [cid for cid in _new_card_order(pool, new_order, seed) if cid in still_new][:room] if room and new else []
     return repeats + [cid for _, cid in due] + fresh
-
-
-def focused_queue(
-    cards: Iterable[Card],
-    states: Mapping[str, CardState],
-    today: dt.date,
-    topics: Iterable[str],
-    *,
-    cram: bool = False,
-    new_limit: int = DEFAULT_NEW_PER_DAY,
-    new_done_today: int = 0,
-    new_order: str = DEFAULT_NEW_ORDER,
-    seed: int | str | None = None,
-) -> list[str]:
-    """The queue for practice on some topics (all topics when `topics` is empty).
-
-    Scheduled (not cram): today's queue restricted to those topics, new cards up to the limit.
-    Cram: every card of those topics that is not suspended, whether due or not, the
-    hardest first (most lapses, then lowest ease, then soonest due), then the unseen
-    ones; the session logs these as cram and leaves the schedule alone.
-    """
-    wanted = set(topics)
-    chosen = [c for c in cards if not wanted or c.topic in wanted]
-    if not cram:
-        return build_queue(
-            chosen,
-            states,
-            today,
-            new_limit=new_limit,
-            new_done_today=new_done_today,
-            new_order=new_order,
-            seed=seed,
-        )
-    seen: list[tuple[int, float, dt.date, str]] = []
-    unseen: list[str] = []
-    for card in chosen:
-        state = states.get(card.id)
-        if state is not None and state.suspended:
-            continue
-        if state is None or state.is_new:
-            unseen.append(card.id)
-        else:
-            seen.append((-state.lapses, state.sm2.ef, state.sm2.due or today, card.id))
-    seen.sort()
-    return [cid for *_, cid in seen] + unseen
 
 
 class ReviewWriter(Protocol):
@@ -255,6 +215,8 @@ class ReviewSession:
     topics: tuple[str, ...] = ()  # the topics this queue was built for (--topic, --weak); empty: every topic
     saved: int = 0  # grades written this session (less any undone)
     scheduler: str | None = None
+    max_interval: int = DEFAULT_MAX_INTERVAL  # days; the settings file's max_interval_days
+    focus_new: int = DEFAULT_FOCUS_NEW  # what drill.focus.focused_queue was given, for the words when it is empty
 
     @property
     def current(self) -> Card | None:
@@ -323,7 +285,7 @@ class ReviewSession:
         if self.scheduler is None:
             saved = store.get_setting(SETTING) if isinstance(store, SettingReader) else None
             self.scheduler = saved_scheduler({SETTING: saved or ""})
-        return scheduler_named(self.scheduler)
+        return scheduler_named(self.scheduler, self.max_interval)
 
     def undo(self, store: ReviewWriter) -> Graded | SetAside | None:
         """Take back the last grade, suspension or burial: the state before it returns and the card is shown again."""

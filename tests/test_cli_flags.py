@@ -171,3 +171,49 @@ def test_a_command_that_goes_on_without_broken_cards_says_so(tmp_path, write_dec
     if name == "stats":
         assert cli.main(["--data-dir", str(tmp_path / "data"), *argv]) == 0
         assert "problem" not in capsys.readouterr().err  # the bundled decks alone: nothing to say
+
+
+# --focus-new: new cards of the focused topics past the day's limit ------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--focus-new", "-1", "--topic", "moe"], "argument --focus-new: must be 0 or more (got -1)"),
+        (["--focus-new", "many", "--topic", "moe"], "argument --focus-new: must be a whole number (got 'many')"),
+        (["--focus-new", "5"], "--focus-new goes with --topic or --weak (the new cards of the topics practised)"),
+    ],
+)
+def test_a_bad_focus_new_stops_with_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"drill: error: {message}"
+
+
+def focused_app(tmp_path, *flags):
+    from drill.ui.app import make_app
+
+    parser, _ = cli.build_parser()
+    # --new-per-day 0: the day's new cards are done before the topic is chosen
+    return make_app(parser.parse_args(["--data-dir", str(tmp_path / "data"), "--new-per-day", "0", *flags]))
+
+
+def test_a_topic_starts_its_new_cards_when_the_days_are_done(tmp_path, bundled_decks):
+    moe = [cid for cid, card in bundled_decks.cards.items() if card.topic == "moe"]
+    assert len(moe) > 10
+    assert focused_app(tmp_path).session.queue == []
+    app = focused_app(tmp_path, "--topic", "moe")
+    assert len(app.session.queue) == 10 and set(app.session.queue) <= set(moe)
+    app = focused_app(tmp_path, "--topic", "moe", "--focus-new", "3")
+    assert len(app.session.queue) == 3 and app.session.focus_new == 3
+
+
+def test_a_topic_held_back_by_focus_new_says_so_and_names_the_flag(tmp_path):
+    from drill.ui.review_commands import done_text
+
+    app = focused_app(tmp_path, "--topic", "moe", "--focus-new", "0")
+    assert app.session.queue == []
+    text = done_text(app.session)
+    assert "Nothing in moe is due today." in text and "`--focus-new 0` lets a focused session introduce none" in text
+    assert "`drill --topic moe --focus-new 10`" in text and "`drill --topic moe --cram`" in text

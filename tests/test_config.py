@@ -58,7 +58,7 @@ def save(data: Path, **values: str) -> None:
 def test_no_file_gives_the_defaults(config_file):
     settings = load_settings()
     assert settings == Settings(path=config_file)
-    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", "lab", "textual-dark", "", 60.0, {}]
+    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", 36500, "lab", "textual-dark", "", 60.0, {}]
     assert settings.in_file == frozenset() and settings.from_file("new_per_day") is None
 
 
@@ -85,6 +85,8 @@ def test_the_file_lives_in_the_platform_config_folder_unless_drill_config_names_
         ('gpu_host = ""', "gpu_host", ""),
         ('gpu_host = "gpu-box"', "gpu_host", "gpu-box"),  # an ~/.ssh/config alias, as --gpu-host takes
         ('gpu_host = "me@gpu-box:2222"', "gpu_host", "me@gpu-box:2222"),  # the port goes to ssh as -p
+        ("max_interval_days = 365", "max_interval_days", 365),
+        ("max_interval_days = 36500", "max_interval_days", 36500),
         ("judge_timeout = 2.5", "judge_timeout", 2.5),
         ("judge_timeout = 300", "judge_timeout", 300.0),
         (
@@ -112,7 +114,10 @@ HOST = (
 )
 KEY_LIST = 'must be a key, or keys separated by commas, such as "ctrl+y"'
 BINDING_ID = "must be a binding id such as review.suspend (a screen, a dot, a name)"
-KNOWN = "known: new_per_day, day_starts_at, scheduler, new_order, theme, gpu_host, judge_timeout, keys"
+KNOWN = (
+    "known: new_per_day, day_starts_at, scheduler, max_interval_days, new_order, theme, gpu_host, judge_timeout, keys"
+)
+DAYS = "must be a whole number of days from 1 to 36500"
 BAD = [
     ('new_per_day = "lots"', f'new_per_day: {WHOLE} (got "lots")'),
     ("new_per_day = -1", f"new_per_day: {WHOLE} (got -1)"),
@@ -121,6 +126,10 @@ BAD = [
     ("day_starts_at = 24", f"day_starts_at: {HOUR} (got 24)"),
     ('day_starts_at = "4am"', f'day_starts_at: {HOUR} (got "4am")'),
     ('scheduler = "anki"', 'scheduler: must be one of sm2, fsrs (got "anki")'),
+    ("max_interval_days = 0", f"max_interval_days: {DAYS} (got 0)"),
+    ("max_interval_days = 36501", f"max_interval_days: {DAYS} (got 36501)"),
+    ("max_interval_days = 365.5", f"max_interval_days: {DAYS} (got 365.5)"),
+    ('max_interval_days = "100y"', f'max_interval_days: {DAYS} (got "100y")'),
     ('new_order = "alphabetical"', 'new_order: must be one of lab, random, deck (got "alphabetical")'),
     ("new_order = [1]", "new_order: must be one of lab, random, deck (got a list)"),
     ('theme = "nrod"', f'theme: {THEME} (got "nrod"); did you mean nord?'),
@@ -292,6 +301,7 @@ def test_show_says_where_each_value_comes_from(config_file, tmp_path, capsys):
         "new_per_day": "default",
         "day_starts_at": "flag",
         "scheduler": "default",
+        "max_interval_days": "default",
         "new_order": "saved setting",
         "theme": "file",
         "gpu_host": "default",
@@ -384,8 +394,8 @@ def fake_switch(monkeypatch):
     """drill.scheduling with a switch_scheduler that records its calls."""
     calls = []
 
-    def switch_scheduler(store, name):
-        calls.append((type(store).__name__, store.data_dir, name))
+    def switch_scheduler(store, name, max_interval):
+        calls.append((type(store).__name__, store.data_dir, name, max_interval))
         return types.SimpleNamespace(cards=4, reviews=9)
 
     monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
@@ -398,7 +408,7 @@ def test_set_scheduler_switches_the_stored_schedule_through_drill_scheduling(
     data = tmp_path / "data"
     code, out, err = drill("--data-dir", str(data), "config", "set", "scheduler", "FSRS", capsys=capsys)
     assert code == 0, err
-    assert fake_switch == [("Store", data, "fsrs")]
+    assert fake_switch == [("Store", data, "fsrs", 36500)]
     assert out.splitlines() == [
         f'scheduler: unset -> "fsrs" ({config_file})',
         "rescheduled 4 card(s) with fsrs by replaying 9 logged review(s)",
@@ -407,7 +417,7 @@ def test_set_scheduler_switches_the_stored_schedule_through_drill_scheduling(
 
 
 def test_a_switch_that_fails_leaves_the_file_alone(config_file, tmp_path, capsys, monkeypatch):
-    def switch_scheduler(store, name):
+    def switch_scheduler(store, name, max_interval):
         raise ValueError("review 3 (c00): grade must be an integer 0-5, got 9")
 
     monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
@@ -437,6 +447,32 @@ def test_set_scheduler_and_back_saves_the_active_scheduler_and_keeps_every_revie
     store = Store(data)
     assert [(r.card_id, r.grade) for r in store.reviews()] == [("c1", 4), ("c1", 5), ("c1", 3)]
     store.close()
+
+
+@pytest.mark.parametrize("name", ["sm2", "fsrs"])
+def test_a_switch_replays_the_log_within_the_files_max_interval_days(config_file, tmp_path, capsys, name):
+    from drill.store.records import CardState
+
+    data = tmp_path / "data"
+    store = Store(data)
+    day = NOW.date()
+    for gap in (0, 1, 6, 17, 50, 150, 465):  # perfect grades on SM-2's due dates
+        day += dt.timedelta(days=gap)
+        at = dt.datetime.combine(day, NOW.time())
+        store.record_review(CardState("c1"), CardState("c1"), grade=5, at=at, day=day, duration_ms=1, mode="review")
+    store.close()
+    write(config_file, "max_interval_days = 30\n")
+    code, _, err = drill("--data-dir", str(data), "config", "set", "scheduler", name, capsys=capsys)
+    assert code == 0, err
+    state = Store(data).states()["c1"]
+    assert state.sm2.interval == 30 and state.sm2.due == day + dt.timedelta(days=30)
+
+
+def test_the_review_app_grades_within_the_files_max_interval_days(config_file, tmp_path, write_deck):
+    write(config_file, "max_interval_days = 400\n")
+    app = make_app(argparse.Namespace(data_dir=str(tmp_path / "data"), decks=[str(deck(write_deck))]))
+    assert app.session.max_interval == 400
+    assert DrillApp(tmp_path / "data", [deck(write_deck)]).session.max_interval == 36500  # no settings given
 
 
 # -- the app: key bindings and theme ------------------------------------------------------

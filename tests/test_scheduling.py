@@ -4,6 +4,8 @@ import sqlite3
 
 import fsrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drill import scheduling
 from drill.cards.model import Card
@@ -18,7 +20,7 @@ from drill.scheduling import (
     switch_scheduler,
 )
 from drill.session import ReviewSession
-from drill.sm2 import SM2State
+from drill.sm2 import DEFAULT_MAX_INTERVAL, SM2State, days_after
 from drill.store import migrations
 from drill.store.fast import DB_NAME, read_states
 from drill.store.records import CardState, FSRSState
@@ -277,3 +279,117 @@ def test_stats_show_the_active_scheduler(tmp_path, concept_deck, capsys):
     switch_scheduler(store, "fsrs")
     store.close()
     assert stats()["scheduler"] == "fsrs"
+
+
+# The maximum interval, live and in a replay --------------------------------------------
+
+
+def perfect_reviews(scheduler, start, times=200):
+    """The card after a grade of 5 on each of `times` successive due dates, and each review's (day, state after)."""
+    state, day, seen = CardState("c"), start, []
+    for _ in range(times):
+        state = scheduling.after_grade(scheduler, state, 5, day, "review")
+        seen.append((day, state))
+        day = state.sm2.due
+    return seen
+
+
+def assert_bounded(seen, cap):
+    for day, state in seen:
+        assert 1 <= state.sm2.interval <= cap  # SM-2's figures, kept under FSRS too
+        assert day < state.sm2.due or day == state.sm2.due == dt.date.max
+        assert (state.sm2.due - day).days <= cap  # the active scheduler's interval
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    name=st.sampled_from(["sm2", "fsrs"]),
+    cap=st.one_of(st.just(DEFAULT_MAX_INTERVAL), st.integers(1, 36500)),
+    start=st.dates(min_value=dt.date(2000, 1, 1)),
+)
+def test_two_hundred_perfect_grades_on_their_due_dates_stay_within_the_maximum_interval(name, cap, start):
+    seen = perfect_reviews(scheduler_named(name, cap), start)
+    assert_bounded(seen, cap)
+
+
+@pytest.mark.parametrize("name", ["sm2", "fsrs"])
+def test_two_hundred_perfect_grades_reach_the_default_maximum_and_the_calendars_end(name):
+    seen = perfect_reviews(scheduler_named(name), DAY)
+    assert max((state.sm2.due - day).days for day, state in seen) == DEFAULT_MAX_INTERVAL == 36500
+    assert max(state.sm2.interval for _, state in seen) == 36500
+    assert seen[-1][1].sm2.due == dt.date.max  # 200 x 100 years pass 9999-12-31: the due date stops there
+
+
+@pytest.mark.parametrize("name", ["sm2", "fsrs"])
+def test_a_session_grades_with_the_maximum_interval_it_was_given(tmp_path, name):
+    store = Store(tmp_path)
+    long_ago = CardState("c00", sm2=SM2State(9, 2.5, 400, DAY), introduced_on=DAY - dt.timedelta(900))
+    session = ReviewSession(
+        cards=DECK, states={"c00": long_ago}, queue=["c00"], today=DAY, scheduler=name, max_interval=30
+    )
+    graded = session.grade(store, 5, now=dt.datetime.combine(DAY, dt.time(12)))
+    assert graded.after.sm2.interval == 30 and graded.after.sm2.due <= DAY + dt.timedelta(30)
+
+
+@pytest.mark.parametrize("cap, reached", [(DEFAULT_MAX_INTERVAL, False), (100, True)])
+def test_fsrs_matches_the_reference_package_review_by_review(cap, reached):
+    """The fsrs package run as its own documentation shows (one Card carried through), with drill's settings."""
+    reference = fsrs.Scheduler(
+        learning_steps=(), relearning_steps=(dt.timedelta(days=1),), maximum_interval=cap, enable_fuzzing=False
+    )
+    card = fsrs.Card(card_id=1, due=dt.datetime.combine(DAY, dt.time(), tzinfo=dt.timezone.utc))
+    ours, day = CardState("c"), DAY
+    for grade in [4, 5, 3, 1, 4, 5, 5, 2, 4, 5, 5, 5, 5, 3, 5]:
+        at = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+        card, _ = reference.review_card(card, rating_for(grade), review_datetime=at)
+        ours = FSRSScheduler(cap).review(ours, grade, day)
+        assert ours.fsrs == FSRSState(card.stability, card.difficulty, int(card.state), day)
+        assert ours.sm2.due == card.due.date()
+        day = ours.sm2.due
+    assert ((card.due - at).days == cap) == reached
+
+
+def test_fsrs_near_the_calendars_end_remembers_as_it_would_any_other_year():
+    """FSRS counts days between reviews only: shifted to where its dates can be written, nothing changes."""
+    grades = [4, 5, 5, 1, 4, 5, 5]
+    card, day, early = CardState("c"), DAY, []
+    for grade in grades:
+        card = FSRSScheduler().review(card, grade, day)
+        early.append((card.fsrs.stability, card.fsrs.difficulty, (card.sm2.due - day).days))
+        day = card.sm2.due
+    gaps = [gap for *_, gap in early]
+    day = dt.date.max - dt.timedelta(sum(gaps[:-1]) + 3)  # the same reviews, the last 3 days before the end
+    card = CardState("c")
+    for grade, (stability, difficulty, gap) in zip(grades, early):
+        card = FSRSScheduler().review(card, grade, day)
+        assert (card.fsrs.stability, card.fsrs.difficulty) == (stability, difficulty)
+        assert card.sm2.due == days_after(day, gap)
+        day = card.sm2.due
+    assert day == dt.date.max and gaps[-1] > 3
+
+
+@pytest.mark.parametrize("graded_by", ["sm2", "fsrs"])
+def test_an_imported_log_of_two_hundred_perfect_grades_replays_within_the_maximum(tmp_path, graded_by, capsys):
+    """Graded live, exported, imported into another data folder, then replayed by each scheduler with a lower cap."""
+    source = Store(tmp_path / "a")
+    day = DAY
+    for n in range(200):
+        session = ReviewSession(cards=DECK, states=source.states(), queue=["c00"], today=day, scheduler=graded_by)
+        session.grade(source, 5, now=dt.datetime.combine(day, dt.time(12, n // 60, n % 60)))  # a time of its own
+        day = source.states()["c00"].sm2.due
+    live = source.states()
+    source.close()
+    out = tmp_path / "log.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(tmp_path / "a")]) == 0
+    assert main(["import", "reviews", str(out), "--data-dir", str(tmp_path / "b")]) == 0
+    assert "imported 200 reviews" in capsys.readouterr().err
+    target = Store(tmp_path / "b")
+    assert target.states() == live  # the import takes each card's last logged state
+    assert json.loads(target.reviews()[-1].state_after)["due"] == "9999-12-31"
+    for name in ("sm2", "fsrs"):
+        switch_scheduler(target, name, max_interval=365)
+        (state,) = target.states().values()
+        assert state.sm2.interval == 365 and state.sm2.due == dt.date.max
+        assert len(target.reviews()) == 200
+    switch_scheduler(target, graded_by)
+    assert target.states() == live  # the default maximum again: the log gives what live grading gave

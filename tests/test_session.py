@@ -69,7 +69,7 @@ def test_low_grade_comes_back_same_day_without_a_second_sm2_review(tmp_path):
     session, store = make_session(tmp_path)
     g = session.grade(store, 2, now=NOW)
     assert g.repeat_scheduled and session.queue.index("c00") == 3
-    assert g.after.sm2 == SM2State(0, 2.18, 1, TODAY + dt.timedelta(1))
+    assert g.after.sm2 == SM2State(0, 2.5, 1, TODAY + dt.timedelta(1))  # a lapse keeps the ease (SM-2 as published)
     for _ in range(3):
         session.grade(store, 5, now=NOW)
     assert session.current.id == "c00"
@@ -224,7 +224,7 @@ def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_fir
     import datetime as dt
 
     from drill.cards.model import Card
-    from drill.session import focused_queue
+    from drill.focus import focused_queue
     from drill.sm2 import SM2State
     from drill.store.records import CardState
 
@@ -237,7 +237,7 @@ def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_fir
         "b0": CardState("b0", sm2=SM2State(1, 2.5, 1, today), introduced_on=today),
         "a2": CardState("a2", suspended=True, introduced_on=today),
     }
-    assert focused_queue(cards, states, today, ["a"], new_limit=5) == ["a1"]  # a0 is not due, a2 suspended
+    assert focused_queue(cards, states, today, ["a"], focus_new=5) == ["a1"]  # a0 is not due, a2 suspended
     assert focused_queue(cards, states, today, ["a"], cram=True) == ["a1", "a0"]
     assert focused_queue(cards, states, today, [], cram=True) == ["a1", "b0", "a0", "b1", "b2"]  # b0 is due sooner
 
@@ -272,3 +272,97 @@ def test_lab_order_deals_a_topics_kinds_in_turn_and_its_kernel_cards_last():
     cs = [card("k1", "kernel"), card("c1", "concept"), card("c2", "concept"), card("d1", "diagnosis")]
     cs += [card("l1", "memory_ledger")]
     assert build_queue(cs, {}, TODAY, new_limit=10, new_order="lab") == ["c1", "d1", "l1", "c2", "k1"]
+
+
+# Focused practice: new cards past the day's limit --------------------------------------
+
+
+def topic_cards(topic, n):
+    return [Card(id=f"{topic}-{i:02d}", kind="concept", topic=topic, prompt="p", answer="a") for i in range(n)]
+
+
+MOE = topic_cards("moe", 26)
+OTHER = topic_cards("gpu-arch", 12)
+DAY_DONE = {  # the day's ten new cards, all from another topic
+    c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY) for c in OTHER[:10]
+}
+
+
+def test_a_topic_introduces_its_new_cards_after_the_days_new_cards_are_done():
+    from drill.focus import focused_queue
+    from drill.session import DEFAULT_FOCUS_NEW
+
+    assert build_queue([*OTHER, *MOE], DAY_DONE, TODAY, new_limit=10, new_done_today=10) == []
+    q = focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], new_order="deck")
+    assert q == [c.id for c in MOE[:DEFAULT_FOCUS_NEW]] and DEFAULT_FOCUS_NEW == 10
+    assert focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], focus_new=3, new_order="deck") == [
+        "moe-00",
+        "moe-01",
+        "moe-02",
+    ]
+    assert focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], focus_new=0) == []
+
+
+def test_the_topics_own_new_cards_of_the_day_count_toward_focus_new_and_a_restart_keeps_the_plan():
+    from drill.focus import focused_queue
+
+    first = focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], focus_new=5)
+    graded = dict(DAY_DONE)
+    graded.update(
+        {
+            cid: CardState(cid, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY)
+            for cid in first[:2]
+        }
+    )
+    assert focused_queue([*OTHER, *MOE], graded, TODAY, ["moe"], focus_new=5) == first[2:]
+    tomorrow = TODAY + dt.timedelta(1)
+    nxt = focused_queue([*OTHER, *MOE], graded, tomorrow, ["moe"], focus_new=5)
+    assert nxt[:2] == first[:2] and len(nxt) == 2 + 5  # yesterday's two are due; five more are new
+
+
+def focus_session(states, focus_new=10, cram=False):
+    from drill.focus import focused_queue
+
+    deck = {c.id: c for c in [*OTHER, *MOE]}
+    queue = focused_queue(deck.values(), states, TODAY, ["moe"], focus_new=focus_new, cram=cram)
+    return ReviewSession(
+        cards=deck, states=dict(states), queue=queue, today=TODAY, topics=("moe",), focus_new=focus_new, cram=cram
+    )
+
+
+def test_a_focused_session_with_nothing_to_show_names_the_flag_that_shows_more():
+    from drill.focus import nothing_to_show
+
+    session = focus_session(DAY_DONE, focus_new=0)
+    assert session.queue == []
+    assert nothing_to_show(session) == (
+        "Nothing in moe is due today. 26 of its cards are new, but `--focus-new 0` lets a focused session introduce"
+        " none. For more: `drill --topic moe --focus-new 10`. To go over them anyway, without touching the"
+        " schedule: `drill --topic moe --cram`."
+    )
+    ten = {
+        c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY) for c in MOE[:10]
+    }
+    session = focus_session({**DAY_DONE, **ten})
+    assert session.queue == []
+    assert nothing_to_show(session) == (
+        "Nothing in moe is due today. 16 of its cards are new, but 10 came in today and a focused session"
+        " introduces at most 10 a day (`--focus-new 10`). For more: `drill --topic moe --focus-new 20`. To go over"
+        " them anyway, without touching the schedule: `drill --topic moe --cram`."
+    )
+
+
+def test_a_topic_with_every_card_seen_and_none_due_says_so():
+    from drill.focus import nothing_to_show
+
+    seen = {
+        c.id: CardState(c.id, sm2=SM2State(2, 2.5, 6, TODAY + dt.timedelta(3)), introduced_on=TODAY - dt.timedelta(9))
+        for c in MOE
+    }
+    seen["moe-00"] = CardState("moe-00", suspended=True)  # a new card set aside is not waiting
+    session = focus_session(seen)
+    assert session.queue == []
+    assert nothing_to_show(session) == (
+        "Nothing in moe is due or new today. To go over them anyway, without touching the schedule:"
+        " `drill --topic moe --cram`."
+    )

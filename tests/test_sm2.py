@@ -2,7 +2,7 @@ import datetime as dt
 
 import pytest
 
-from drill.sm2 import SM2State, next_ef, review
+from drill.sm2 import DEFAULT_MAX_INTERVAL, SM2State, days_after, next_ef, review
 
 DAY = dt.date(2026, 1, 1)
 
@@ -16,9 +16,29 @@ def test_ef_update_from_the_published_formula(grade, ef):
 
 
 def test_ef_never_falls_below_1_3():
-    s = SM2State(ef=1.35)
-    assert review(s, 0, DAY).ef == 1.3
+    assert review(SM2State(ef=1.35), 3, DAY).ef == 1.3  # 1.35 - 0.14
     assert review(SM2State(ef=1.3), 3, DAY).ef == 1.3
+
+
+@pytest.mark.parametrize("grade", [0, 1, 2])
+def test_a_failing_grade_restarts_the_repetitions_without_changing_the_ef(grade):
+    """SuperMemo 1990, step 6: "start repetitions for the item from the beginning without changing the E-Factor"."""
+    after = review(SM2State(5, 1.35, 40, DAY), grade, DAY)
+    assert after == SM2State(0, 1.35, 1, DAY + dt.timedelta(1))
+
+
+def test_grades_4_0_4_4_4_4_give_the_published_intervals():
+    """With EF 2.5 kept through the lapse: 1, 1, then 1, 6, 6 x 2.5 = 15, 15 x 2.5 = 37.5 -> 38 (rounded up).
+
+    drill's earlier variant lowered the EF to 1.7 on the 0 and gave 1, 1, 1, 6, 11, 19.
+    """
+    state, day, intervals = SM2State(), DAY, []
+    for grade in (4, 0, 4, 4, 4, 4):
+        state = review(state, grade, day)
+        intervals.append(state.interval)
+        day = state.due
+    assert intervals == [1, 1, 1, 6, 15, 38]
+    assert state.ef == 2.5
 
 
 @pytest.mark.parametrize(
@@ -32,9 +52,9 @@ def test_ef_never_falls_below_1_3():
         (SM2State(3, 2.5, 16), 3, SM2State(4, 2.36, 38, DAY + dt.timedelta(38))),
         # an exact product is not rounded up: 10 * 2.5 = 25
         (SM2State(3, 2.5, 10), 4, SM2State(4, 2.5, 25, DAY + dt.timedelta(25))),
-        # failure restarts repetitions, interval 1, ef still updated
-        (SM2State(5, 2.5, 40), 2, SM2State(0, 2.18, 1, DAY + dt.timedelta(1))),
-        (SM2State(5, 1.4, 40), 0, SM2State(0, 1.3, 1, DAY + dt.timedelta(1))),
+        # failure restarts repetitions, interval 1, ef as it was (the published rule)
+        (SM2State(5, 2.5, 40), 2, SM2State(0, 2.5, 1, DAY + dt.timedelta(1))),
+        (SM2State(5, 1.4, 40), 0, SM2State(0, 1.4, 1, DAY + dt.timedelta(1))),
     ],
 )
 def test_transitions(before, grade, after):
@@ -56,3 +76,50 @@ def test_review_is_pure():
 def test_bad_grade_rejected(grade):
     with pytest.raises(ValueError):
         review(SM2State(), grade, DAY)
+
+
+# The maximum interval -----------------------------------------------------------------
+
+
+def test_thirteen_perfect_grades_stop_at_the_maximum_interval():
+    """Uncapped, the 10th interval would be 58,443 days and the 13th 2,958,156, past the calendar's last date."""
+    state, day, intervals = SM2State(), DAY, []
+    for _ in range(14):
+        state = review(state, 5, day)
+        intervals.append(state.interval)
+        day = state.due
+    assert intervals == [1, 6, 17, 50, 150, 465, 1488, 4911, 16698] + [36500] * 5
+    assert DEFAULT_MAX_INTERVAL == 36500
+
+
+@pytest.mark.parametrize("cap", [1, 5, 6, 30, 365])
+def test_a_lower_maximum_caps_every_step(cap):
+    state, day = SM2State(), DAY
+    for _ in range(12):
+        state = review(state, 5, day, max_interval=cap)
+        assert 1 <= state.interval <= cap and state.due == day + dt.timedelta(state.interval)
+        day = state.due
+    assert state.interval == cap
+
+
+def test_an_interval_too_large_for_a_float_is_capped_before_it_is_multiplied():
+    """A state imported from elsewhere may hold any whole number; 10**400 * 2.5 would raise OverflowError."""
+    after = review(SM2State(7, 2.5, 10**400, DAY), 4, DAY)
+    assert after.interval == DEFAULT_MAX_INTERVAL
+
+
+def test_a_due_date_past_the_calendar_is_its_last_day():
+    near_the_end = dt.date(9990, 1, 1)
+    after = review(SM2State(12, 2.5, 36500, near_the_end), 5, near_the_end)
+    assert (after.interval, after.due) == (36500, dt.date.max)
+    again = review(after, 5, dt.date.max)
+    assert (again.interval, again.due) == (36500, dt.date.max)
+    assert days_after(dt.date(2026, 1, 1), 31) == dt.date(2026, 2, 1)
+    assert days_after(dt.date.max - dt.timedelta(3), 3) == dt.date.max
+    assert days_after(dt.date.max - dt.timedelta(3), 4) == dt.date.max
+
+
+@pytest.mark.parametrize("cap", [0, -1, 2.5, None, True])
+def test_a_maximum_interval_below_one_day_is_refused(cap):
+    with pytest.raises(ValueError, match="maximum interval"):
+        review(SM2State(), 5, DAY, max_interval=cap)

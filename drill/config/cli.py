@@ -85,7 +85,7 @@ def _set(args: argparse.Namespace, path: Path) -> int:
     switched = None
     if change.key == "scheduler":
         try:
-            switched = _switch_scheduler(args, str(change.value))
+            switched = _switch_scheduler(args, str(change.value), path)
         except ValueError as exc:  # a logged grade the scheduler cannot replay: nothing was changed
             print(f"drill: cannot switch to {change.value}: {exc}", file=sys.stderr)
             return 1
@@ -104,8 +104,15 @@ def _set(args: argparse.Namespace, path: Path) -> int:
     return 0
 
 
-def _switch_scheduler(args: argparse.Namespace, name: str) -> str:
-    """Reschedule the stored cards with `name` by replaying the review log; a sentence saying what happened."""
+def _switch_scheduler(args: argparse.Namespace, name: str, path: Path) -> str:
+    """Reschedule the stored cards with `name` by replaying the review log; a sentence saying what happened.
+
+    The replay keeps to the file's max_interval_days (the default while another key of the file is wrong).
+    """
+    try:
+        max_interval = cfg.load_settings(path).max_interval_days
+    except cfg.ConfigError:
+        max_interval = cfg.Settings().max_interval_days
     try:
         switch = getattr(import_module("drill.scheduling"), "switch_scheduler", None)
     except ModuleNotFoundError:
@@ -116,7 +123,7 @@ def _switch_scheduler(args: argparse.Namespace, name: str) -> str:
 
     store = Store(_data_dir(args))
     try:
-        done = switch(store, name)
+        done = switch(store, name, max_interval=max_interval)
     finally:
         store.close()
     cards, reviews = getattr(done, "cards", None), getattr(done, "reviews", None)

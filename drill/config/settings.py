@@ -13,19 +13,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from drill.config import keybindings
+from drill.config.template import TEMPLATE as TEMPLATE  # its home was here; tests and the README check it
 from drill.hosts import EXAMPLES, BadHost, parse_host
+from drill.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
 from drill.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
+from drill.sm2 import DEFAULT_MAX_INTERVAL
 
 if TYPE_CHECKING:
     import tomlkit
 
 ENV_VAR = "DRILL_CONFIG"  # a path to use instead of the platform's (tests, a second profile)
 FILE_NAME = "config.toml"
-SCHEDULERS = ("sm2", "fsrs")
-DEFAULT_SCHEDULER = "sm2"
 DEFAULT_THEME = "textual-dark"
 DEFAULT_JUDGE_TIMEOUT = 60.0  # as drill.kernel.client.DEFAULT_TIMEOUT
-KEYS = ("new_per_day", "day_starts_at", "scheduler", "new_order", "theme", "gpu_host", "judge_timeout", "keys")
+MAX_INTERVAL_LIMIT = 36500  # days (100 years): the most max_interval_days may be
 # Keys that earlier flags (or a scheduler switch) saved in the database's setting table.
 SAVED_KEYS = ("new_per_day", "day_starts_at", "new_order", "scheduler")
 
@@ -39,44 +40,6 @@ _USUAL_THEMES = frozenset(
 )
 _BINDING_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 _KEY_LIST = re.compile(r"[^\s,]+(,[^\s,]+)*")
-
-TEMPLATE = """\
-# drill's settings. Flags override this file; it overrides what earlier flags
-# saved. `drill config show` lists what is in effect and why; `drill config
-# set KEY VALUE` checks a value and writes it here, keeping these comments.
-
-# New cards introduced per study day: a whole number, 0 or more.
-# new_per_day = 10
-
-# The local hour (0-23) at which the study day rolls over.
-# day_starts_at = 4
-
-# The scheduler: "sm2" or "fsrs". `drill config set scheduler fsrs` also
-# rebuilds every card's schedule from the review log; no review is lost.
-# scheduler = "sm2"
-
-# Which new cards come first: "lab" (the labs' topics in turn), "random"
-# (a fresh draw each study day) or "deck" (deck by deck).
-# new_order = "lab"
-
-# A Textual theme: textual-dark, textual-light, nord, gruvbox, dracula, ...
-# theme = "textual-dark"
-
-# Judge kernel cards over SSH on "user@host", "host" (an ~/.ssh/config alias)
-# or "user@host:port" (drill and its kernels extra installed there); ""
-# judges them on this machine.
-# gpu_host = ""
-
-# Seconds a kernel run may take before it is stopped: a number above 0.
-# judge_timeout = 60
-
-# Key bindings by binding id; several keys are separated by commas. The review
-# screen's ids: review.undo, review.suspend, review.bury, review.mock,
-# review.stats, review.browser. Keys the answer field uses (ctrl+a, ctrl+e,
-# ctrl+k, ctrl+u, ctrl+w) reach the field first.
-[keys]
-# "review.suspend" = "ctrl+y"
-"""
 
 
 class ConfigError(Exception):
@@ -102,6 +65,7 @@ class Settings:
     new_per_day: int = DEFAULT_NEW_PER_DAY
     day_starts_at: int = DEFAULT_ROLLOVER_HOUR
     scheduler: str = DEFAULT_SCHEDULER
+    max_interval_days: int = DEFAULT_MAX_INTERVAL
     new_order: str = DEFAULT_NEW_ORDER
     theme: str = DEFAULT_THEME
     gpu_host: str = ""
@@ -223,12 +187,16 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "new_per_day": lambda v: _whole(v, 0, None, "must be a whole number >= 0"),
     "day_starts_at": lambda v: _whole(v, 0, 23, "must be a whole number from 0 to 23"),
     "scheduler": lambda v: _choice(v, SCHEDULERS),
+    "max_interval_days": lambda v: _whole(
+        v, 1, MAX_INTERVAL_LIMIT, f"must be a whole number of days from 1 to {MAX_INTERVAL_LIMIT}"
+    ),
     "new_order": lambda v: _choice(v, NEW_ORDERS),
     "theme": check_theme,
     "gpu_host": check_gpu_host,
     "judge_timeout": check_judge_timeout,
     "keys": check_keys,
 }
+KEYS = tuple(CHECKS)  # every key the file may hold, in the order `drill config show` lists them
 
 
 def _unknown(key: str) -> str:
@@ -239,7 +207,7 @@ def _unknown(key: str) -> str:
 def parse_text(key: str, text: str) -> object:
     """A value typed on the command line (or saved in the database) as the file would hold it; the check judges it."""
     text = text.strip()
-    if key in ("new_per_day", "day_starts_at", "judge_timeout"):
+    if key in ("new_per_day", "day_starts_at", "max_interval_days", "judge_timeout"):
         for number in (int, float) if key == "judge_timeout" else (int,):
             try:
                 return number(text)

@@ -15,10 +15,11 @@ from textual.screen import Screen
 from drill import paths
 from drill.cards.loader import load_decks_cached
 from drill.config.settings import Settings, load_settings, study_settings
+from drill.focus import focused_queue
 from drill.session import (
+    DEFAULT_FOCUS_NEW,
     ReviewSession,
     build_queue,
-    focused_queue,
     study_day,
 )
 from drill.store import fast
@@ -82,6 +83,7 @@ class DrillApp(Routes, App[int]):
         cram: bool = False,
         topics: Sequence[str] = (),
         weak: int | None = None,
+        focus_new: int | None = None,
         mock: dict[str, Any] | None = None,
         seed: int | None = None,
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
@@ -112,6 +114,7 @@ class DrillApp(Routes, App[int]):
         self.new_per_day, self.rollover_hour, self.new_order = study_settings(
             self.settings, saved, new_per_day=new_per_day, day_starts_at=day_starts_at, new_order=new_order
         )
+        self.focus_new = DEFAULT_FOCUS_NEW if focus_new is None else focus_new  # --focus-new
         states = fast.read_states(self.data_dir)
         today = study_day(clock(), self.rollover_hour)
         if card_id is not None:
@@ -120,15 +123,13 @@ class DrillApp(Routes, App[int]):
             queue = [card_id]
         elif topics or weak or cram:
             self.focus_topics = self.chosen_topics(decks.cards, topics, weak, today)
-            new_done = sum(1 for s in states.values() if s.introduced_on == today)
             queue = focused_queue(
                 decks.cards.values(),
                 states,
                 today,
                 self.focus_topics,
                 cram=cram,
-                new_limit=self.new_per_day,
-                new_done_today=new_done,
+                focus_new=self.focus_new,
                 new_order=self.new_order,
                 seed=today.toordinal(),
             )
@@ -148,7 +149,14 @@ class DrillApp(Routes, App[int]):
         self.mock_only = mock is not None
         self.focus_topics = getattr(self, "focus_topics", [])
         self.session = ReviewSession(
-            cards=decks.cards, states=states, queue=queue, today=today, cram=cram, topics=tuple(self.focus_topics)
+            cards=decks.cards,
+            states=states,
+            queue=queue,
+            today=today,
+            cram=cram,
+            topics=tuple(self.focus_topics),
+            max_interval=self.settings.max_interval_days,
+            focus_new=self.focus_new,
         )
         # The decks and states live as long as the app: keep the collector from walking them on every
         # full collection (with 10,000 cards that walk took longer than a grade).
@@ -286,6 +294,7 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         cram=bool(getattr(args, "cram", False)),
         topics=getattr(args, "topic", None) or (),
         weak=getattr(args, "weak", None),
+        focus_new=getattr(args, "focus_new", None),
         settings=getattr(args, "settings", None) or load_settings(),
         gpu_host=getattr(args, "gpu_host", None),
         mock=(

@@ -180,7 +180,8 @@ class Routes:
     # -- focused practice -------------------------------------------------------------
     async def on_practise(self, message: Any) -> None:
         """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it."""
-        from drill.session import ReviewSession, focused_queue
+        from drill.focus import focused_queue
+        from drill.session import ReviewSession
         from drill.store import fast
 
         cards = self.session.cards
@@ -195,20 +196,25 @@ class Routes:
         if message.card_id is not None:
             queue = [message.card_id]
         else:
-            new_done = sum(1 for s in states.values() if s.introduced_on == today)
             queue = focused_queue(
                 cards.values(),
                 states,
                 today,
                 topics,
                 cram=message.cram,
-                new_limit=self.new_per_day,
-                new_done_today=new_done,
+                focus_new=self.session.focus_new,
                 new_order=self.new_order,
                 seed=today.toordinal(),
             )
         self.session = ReviewSession(
-            cards=cards, states=states, queue=queue, today=today, cram=message.cram, topics=tuple(topics)
+            cards=cards,
+            states=states,
+            queue=queue,
+            today=today,
+            cram=message.cram,
+            topics=tuple(topics),
+            max_interval=self.session.max_interval,  # the settings file's, as the app's first session had it
+            focus_new=self.session.focus_new,
         )
         what = "cram" if message.cram else "practice"
         scope = ", ".join(topics) if topics else ("one card" if message.card_id else "every topic")
