@@ -16,13 +16,13 @@ import pytest
 from drill.cards.loader import load_decks
 from drill.cli import main
 from drill.exchange.anki import note_guid, to_html
-from drill.exchange.csvio import FORMULA_STARTS, cell, uncell
+from drill.exchange.csvio import FORMULA_STARTS, cell, review_from, uncell
 from drill.exchange.flat import flatten
 from drill.session import study_day
 from drill.sm2 import SM2State, review
 from drill.store.fast import DB_NAME
 from drill.store.records import CardState
-from drill.store.store import Store
+from drill.store.store import ImportCounts, Store
 
 TODAY = study_day(dt.datetime.now())
 
@@ -157,8 +157,8 @@ def test_a_card_takes_the_state_of_its_newest_review_whichever_log_it_came_from(
     target = Store(tmp_path / "target")
     log("early", 12, 1, target)
     log("late", 8, 2, target)
-    assert target.import_reviews(rows) == 2
-    assert target.import_reviews(rows) == 0
+    assert target.import_reviews(rows) == ImportCounts(added=2)
+    assert target.import_reviews(rows) == ImportCounts(already_there=2)
     states = target.states()
     assert states["early"].sm2.interval == 1
     assert states["late"].sm2.interval == 7
@@ -317,7 +317,10 @@ GOOD = {
     [
         ({"drop": "state_after"}, ":1: missing column 'state_after'"),
         ({"state_after": "{not json"}, ":3: state_after: not valid JSON (Expecting property name"),
-        ({"state_after": '{"repetitions": 1}'}, ":3: state_after: 'interval' must be a whole number of 0 or more"),
+        (
+            {"state_after": '{"repetitions": 1}'},
+            ":3: state_after: 'interval' must be a whole number from 0 to 1,000,000,000",
+        ),
         (
             {"state_after": GOOD["state_after"][:-1] + ', "fsrs": {"stability": "x"}}'},
             ":3: state_after: not a card state",
@@ -491,3 +494,63 @@ def test_review_cells_that_start_a_formula_come_back_as_they_were(tmp_path, caps
     assert table(fresh, "SELECT card_id, topic, grade, answer FROM review_log") == table(
         data, "SELECT card_id, topic, grade, answer FROM review_log"
     )
+
+
+def _write_reviews(path, rows):
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(list(GOOD))
+        writer.writerows([[row[c] for c in GOOD] for row in rows])
+    return path
+
+
+def _at(minute):
+    return {**GOOD, "reviewed_at": f"2026-03-02T09:{minute:02d}:00"}
+
+
+def test_rows_repeated_within_the_file_are_counted_apart_from_rows_already_there(tmp_path, capsys):
+    data = tmp_path / "data"
+    first = _write_reviews(tmp_path / "first.csv", [_at(m) for m in range(3)])
+    assert main(["import", "reviews", str(first), "--data-dir", str(data)]) == 0
+    assert capsys.readouterr().err == f"imported 3 reviews from {first} (0 already there)\n"
+    twice = _write_reviews(tmp_path / "twice.csv", [_at(m) for m in (1, 2, 3, 4, 3, 4, 4)])
+    assert main(["import", "reviews", str(twice), "--data-dir", str(data)]) == 0
+    assert capsys.readouterr().err == (
+        f"imported 2 reviews from {twice} (2 already there; 3 given more than once in the file)\n"
+    )
+    assert table(data, "SELECT count(*) FROM review_log") == [(5,)]
+    assert table(data, "SELECT reviews FROM card_state") == [(5,)]
+
+
+def test_an_import_in_small_batches_ends_as_one_in_a_single_batch(tmp_path):
+    rows = [review_from(list(GOOD), list(_at(m).values())) for m in (5, 1, 4, 2, 3, 1)]
+    whole, batched = Store(tmp_path / "whole"), Store(tmp_path / "batched")
+    assert whole.import_reviews(rows) == batched.import_reviews(rows, batch=2) == ImportCounts(5, 0, 1)
+    whole.close(), batched.close()
+    for sql in ("SELECT * FROM review_day", "SELECT * FROM card_state", "SELECT card_id, reviewed_at FROM review_log"):
+        assert table(tmp_path / "whole", sql) == table(tmp_path / "batched", sql), sql
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"reviewed_at": "0001-01-01T00:00:00+01:00"}, "reviewed_at: '0001-01-01T00:00:00+01:00' is out of range"),
+        ({"reviewed_at": "9999-12-31T23:59:59-12:00"}, "reviewed_at: '9999-12-31T23:59:59-12:00' is out of range"),
+        (
+            {"state_after": GOOD["state_after"].replace('"repetitions": 1', f'"repetitions": {10**30}')},
+            "state_after: 'repetitions' must be a whole number from 0 to 1,000,000,000",
+        ),
+        (
+            {"state_after": GOOD["state_after"].replace('"ef": 2.5', f'"ef": {10**400}')},
+            "state_after: 'ef' must be a number",
+        ),
+        ({"duration_ms": str(10**30)}, "duration_ms: 1000000000000000000000000000000 is not from 0"),
+        ({"grade": "9" * 5000}, "grade: '99999999"),
+    ],
+)
+def test_numbers_out_of_range_are_one_line_naming_the_row(tmp_path, capsys, change, message):
+    path = _write_reviews(tmp_path / "big.csv", [GOOD, {**_at(45), **change}])
+    assert main(["import", "reviews", str(path), "--data-dir", str(tmp_path / "data")]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith(f"{path}:3: {message}"), err
+    assert len(err.splitlines()[0]) < 400 and "Traceback" not in err

@@ -196,24 +196,49 @@ def _export_reviews(args: argparse.Namespace) -> int:
 
 
 def _import_reviews(args: argparse.Namespace) -> int:
-    from drill.exchange.csvio import read_reviews
+    """Check every row first (a file with a problem changes nothing), then add the rows, reading the file again
+    as it goes: memory stays flat however long the file is."""
+    from drill.exchange.csvio import CsvProblem, scan_reviews
 
     source = Path(args.source)
     if not source.is_file():
         raise ExportError(f"cannot read {source} ({'a folder' if source.is_dir() else 'no such file'})")
-    try:
-        rows, problems = read_reviews(source)
-    except OSError as exc:
-        raise ExportError(f"cannot read {source} ({exc.strerror or exc})") from exc
+    most = 20
+    problems = 0
+    with _reading(source):
+        for item in scan_reviews(source):
+            if isinstance(item, CsvProblem):
+                print(item, file=sys.stderr)
+                problems += 1
+                if problems >= most:
+                    break
     if problems:
-        for problem in problems:
-            print(problem, file=sys.stderr)
         print(f"drill import: {source} has problems; nothing imported", file=sys.stderr)
         return 1
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for item in scan_reviews(source):
+            if isinstance(item, CsvProblem):  # the file changed since it was checked
+                raise ExportError(f"{item} (the file changed while it was imported; import it again)")
+            yield item
+
     store = _store(args)
     try:
-        added = store.import_reviews(rows)
+        with _reading(source):
+            counts = store.import_reviews(rows())
     finally:
         store.close()
-    print(f"imported {added} reviews from {source} ({len(rows) - added} already there)", file=sys.stderr)
+    repeated = f"; {counts.repeated} given more than once in the file" if counts.repeated else ""
+    print(
+        f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated})",
+        file=sys.stderr,
+    )
     return 0
+
+
+@contextmanager
+def _reading(source: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise ExportError(f"cannot read {source} ({exc.strerror or exc})") from exc

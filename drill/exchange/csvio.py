@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import io
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +37,9 @@ _MODE = re.compile(r"[a-z][a-z_]*\Z")
 # What a state in the log must hold for drill to schedule from it.
 _STATE_WHOLE = ("repetitions", "interval", "lapses")
 _STATE_DAYS = ("due", "last_review_day", "introduced_on")
+# The largest whole number a count, an interval or a duration may hold: SQLite stores 64-bit integers,
+# and no review takes longer or repeats more often than this.
+MOST_WHOLE = 10**9
 
 
 # A cell a spreadsheet would read as a formula starts with one of these; such a text cell is written
@@ -108,43 +110,53 @@ def write_reviews(rows: Iterable[ReviewRow], out: IO[str]) -> int:
 
 
 def read_reviews(path: Path, *, most: int = 20) -> tuple[list[dict[str, Any]], list[CsvProblem]]:
-    """The reviews of a CSV file written by `write_reviews` (or by hand), as review_log rows, and its problems.
-
-    Every row is checked before anything is returned, so a caller that writes
-    nothing while there are problems leaves the database as it was. At most
-    `most` problems are listed.
-    """
-    where = str(path)
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [], [CsvProblem(where, data[: exc.start].count(b"\n") + 1, f"not UTF-8 text ({exc.reason})")]
+    """The reviews of a CSV file written by `write_reviews` (or by hand), as review_log rows, and its problems
+    (at most `most`). Every row is checked; the rows are all in memory: `scan_reviews` reads one at a time."""
     rows: list[dict[str, Any]] = []
     problems: list[CsvProblem] = []
-    reader = csv.reader(io.StringIO(text, newline=""))
-    line = 1
-    try:
-        header = next(reader, None)
-        if header is None:
-            return [], [CsvProblem(where, 1, f"empty file: expected a header with {', '.join(REVIEW_COLUMNS)}")]
-        names = [h.strip() for h in header]
-        missing = [c for c in REQUIRED if c not in names]
-        if missing:
-            return [], [CsvProblem(where, 1, f"missing column {_listed(missing)} (the header has {_listed(names)})")]
-        line = reader.line_num + 1
-        for record in reader:
+    for item in scan_reviews(path):
+        if isinstance(item, CsvProblem):
+            problems.append(item)
             if len(problems) >= most:
                 break
-            if record and any(cell.strip() for cell in record):
-                try:
-                    rows.append(review_from(names, record))
-                except ValueError as exc:
-                    problems.append(CsvProblem(where, line, str(exc)))
-            line = reader.line_num + 1
-    except csv.Error as exc:
-        problems.append(CsvProblem(where, line, f"not a CSV row ({exc})"))
+        else:
+            rows.append(item)
     return rows, problems
+
+
+def scan_reviews(path: Path) -> Iterator[dict[str, Any] | CsvProblem]:
+    """Each data row of a review CSV in turn, as a review_log row or the problem that keeps it out.
+
+    The file is read as it goes, so a million rows take no more memory than one;
+    a problem that ends the reading (no header, a byte that is not UTF-8, a
+    broken quote) is the last item. OSError when the file cannot be opened.
+    """
+    where = str(path)
+    line = 1
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader, None)
+            if header is None:
+                yield CsvProblem(where, 1, f"empty file: expected a header with {', '.join(REVIEW_COLUMNS)}")
+                return
+            names = [h.strip() for h in header]
+            missing = [c for c in REQUIRED if c not in names]
+            if missing:
+                yield CsvProblem(where, 1, f"missing column {_listed(missing)} (the header has {_listed(names)})")
+                return
+            line = reader.line_num + 1
+            for record in reader:
+                if record and any(cell.strip() for cell in record):
+                    try:
+                        yield review_from(names, record)
+                    except ValueError as exc:
+                        yield CsvProblem(where, line, str(exc))
+                line = reader.line_num + 1
+        except UnicodeDecodeError as exc:
+            yield CsvProblem(where, line, f"not UTF-8 text ({exc.reason})")
+        except csv.Error as exc:
+            yield CsvProblem(where, line, f"not a CSV row ({exc})")
 
 
 def review_from(names: Sequence[str], record: Sequence[str]) -> dict[str, Any]:
@@ -157,13 +169,13 @@ def review_from(names: Sequence[str], record: Sequence[str]) -> dict[str, Any]:
         raise ValueError("card_id: empty")
     mode = cells["mode"].strip()
     if not _MODE.match(mode):
-        raise ValueError(f"mode: {mode!r} is not a review mode such as review, repeat, cram or mock")
+        raise ValueError(f"mode: {_brief(mode)} is not a review mode such as review, repeat, cram or mock")
     grade = _whole(cells["grade"], "grade")
     if not 0 <= grade <= 5:
         raise ValueError(f"grade: {grade} is not a grade from 0 to 5")
     duration = _whole(cells.get("duration_ms") or "0", "duration_ms")
-    if duration < 0:
-        raise ValueError(f"duration_ms: {duration} is below 0")
+    if not 0 <= duration <= MOST_WHOLE:
+        raise ValueError(f"duration_ms: {_brief(duration)} is not from 0 to {MOST_WHOLE:,}")
     answer = (cells.get("answer") or "").strip()
     if answer:
         _json(answer, "answer")
@@ -181,6 +193,12 @@ def review_from(names: Sequence[str], record: Sequence[str]) -> dict[str, Any]:
     )
 
 
+def _brief(value: object) -> str:
+    """A value for a message, cut short: a number of a thousand digits is named by its length."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text):,} characters)"
+
+
 def _listed(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names) if names else "nothing"
 
@@ -189,14 +207,14 @@ def _whole(text: str, column: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
-        raise ValueError(f"{column}: {text!r} is not a whole number") from None
+        raise ValueError(f"{column}: {_brief(text)} is not a whole number") from None
 
 
 def _date(text: str, column: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text.strip())
     except ValueError:
-        raise ValueError(f"{column}: {text!r} is not a date such as 2026-05-10") from None
+        raise ValueError(f"{column}: {_brief(text)} is not a date such as 2026-05-10") from None
 
 
 def _moment(text: str) -> str:
@@ -204,9 +222,12 @@ def _moment(text: str) -> str:
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        raise ValueError(f"reviewed_at: {text!r} is not a date and time such as 2026-05-10T09:30:00") from None
+        raise ValueError(f"reviewed_at: {_brief(text)} is not a date and time such as 2026-05-10T09:30:00") from None
     if when.tzinfo is not None:
-        when = when.astimezone().replace(tzinfo=None)
+        try:
+            when = when.astimezone().replace(tzinfo=None)
+        except (OverflowError, ValueError):  # year 1 or 9999 moved past the calendar's end by its zone
+            raise ValueError(f"reviewed_at: {text.strip()!r} is out of range once turned into local time") from None
     return when.isoformat(timespec="seconds" if not when.microsecond else "microseconds")
 
 
@@ -227,23 +248,25 @@ def _object(text: str, column: str) -> str:
 
 def _state(text: str, column: str) -> str:
     """The state a review left: a JSON object drill can schedule from. Returned as given."""
-    data = json.loads(_object(text, column))
+    data = _json(text, column)
+    if not isinstance(data, Mapping):
+        raise ValueError(f'{column}: expected a JSON object such as {{"repetitions": 1, ...}}')
     for key in _STATE_WHOLE:
         value = data.get(key, 0 if key == "lapses" else None)
-        if not _number(value) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{column}: {key!r} must be a whole number of 0 or more (got {value!r})")
+        if not _number(value) or not isinstance(value, int) or not 0 <= value <= MOST_WHOLE:
+            raise ValueError(f"{column}: {key!r} must be a whole number from 0 to {MOST_WHOLE:,} (got {_brief(value)})")
     ef = data.get("ef")
-    if not _number(ef) or not math.isfinite(ef) or ef <= 0:
-        raise ValueError(f"{column}: 'ef' must be a number above 0 (got {ef!r})")
+    if not _number(ef) or not 0 < ef <= MOST_WHOLE or not math.isfinite(ef):
+        raise ValueError(f"{column}: 'ef' must be a number above 0 (got {_brief(ef)})")
     if "due" not in data:
         raise ValueError(f"{column}: lacks 'due'")
     for key in _STATE_DAYS:
         value = data.get(key)
         if value is not None and not (isinstance(value, str) and _is_date(value)):
-            raise ValueError(f"{column}: {key!r} must be a date such as 2026-05-10 or null (got {value!r})")
+            raise ValueError(f"{column}: {key!r} must be a date such as 2026-05-10 or null (got {_brief(value)})")
     try:  # the rest (a scheduler's own state) as the store will read it
         CardState.from_json("-", data)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ValueError(f"{column}: not a card state drill can read ({type(exc).__name__}: {exc})") from None
     return text.strip()
 

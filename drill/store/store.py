@@ -6,8 +6,9 @@ import datetime as dt
 import json
 import sqlite3
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from sqlalchemy import event, func, text
 from sqlalchemy.exc import DBAPIError
@@ -20,6 +21,9 @@ from drill.store.records import CardState, LoggedReview
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
 
 BUSY_TIMEOUT_MS = 5000
+# Reviews written per transaction by an import: under a second of the write lock each, and a batch's
+# card states written once (a log of a million reviews of 500 cards is 50 batches).
+IMPORT_BATCH = 20_000
 
 
 def _iso(day: dt.date | None) -> str | None:
@@ -338,55 +342,88 @@ class Store(MockRecords):
             return str(self._session.exec(text("PRAGMA journal_mode")).one()[0])  # type: ignore[call-overload]
 
     # -- bulk import ---------------------------------------------------------
-    def import_reviews(self, logs: list[dict[str, Any]]) -> int:
-        """Append reviews from another log in one transaction; returns how many were new.
+    def import_reviews(self, logs: Iterable[dict[str, Any]], *, batch: int = IMPORT_BATCH) -> ImportCounts:
+        """Append reviews from another log, `batch` rows to a transaction; returns what was added and skipped.
 
-        Each log is a review_log row as a mapping of column to value (no `id`). A
-        review already logged (same card, time, grade and mode) is skipped, so
-        importing twice adds nothing. Rows go in by `reviewed_at`, the per-day
-        counts and each card's review count follow the added rows, and a card
-        whose newest logged review is now an imported one takes that review's
-        `state_after` (its suspension and burial stay as they were).
+        Each log is a review_log row as a mapping of column to value (no `id`),
+        read from `logs` as it goes, so a million rows cost no more memory than
+        the keys of the log. A review already logged (same card, time, grade and
+        mode) is skipped, so importing twice adds nothing; one given twice is
+        counted apart. Each batch goes in by `reviewed_at`, the per-day counts
+        and each card's review count follow the added rows, and a card whose
+        newest logged review is now an imported one takes that review's
+        `state_after` (its suspension and burial stay as they were). Between
+        batches the write lock is free, so another drill waits a moment at most.
         """
+        # the keys as hashes: 64 bits each, where the key's text would take a hundred bytes or more
+        logged: set[int] = set()
+        newest: dict[str, str] = {}
+        with self._reading():
+            raw = self._session.connection().connection.dbapi_connection
+            assert raw is not None
+            for cid, at, grade, mode in raw.execute("SELECT card_id, reviewed_at, grade, mode FROM review_log"):
+                logged.add(hash((cid, at, grade, mode)))
+                if at > newest.get(cid, ""):
+                    newest[cid] = at
+            self._session.rollback()  # end the read, so the batches below can take the write lock
+        counts = ImportCounts()
+        given: set[int] = set()
+        fresh: list[dict[str, Any]] = []
+        for log in logs:
+            key = hash((log["card_id"], log["reviewed_at"], log["grade"], log["mode"]))
+            if key in logged:
+                counts.already_there += 1
+            elif key in given:
+                counts.repeated += 1
+            else:
+                given.add(key)
+                fresh.append(log)
+                if len(fresh) >= batch:
+                    counts.added += self._import_batch(fresh, newest)
+                    fresh = []
+        counts.added += self._import_batch(fresh, newest)
+        return counts
+
+    def _import_batch(self, logs: list[dict[str, Any]], newest: dict[str, str]) -> int:
+        """Write new reviews in one transaction (see import_reviews); `newest` is kept up to date."""
+        if not logs:
+            return 0
         ordered = sorted(logs, key=lambda r: str(r["reviewed_at"]))
-        card_ids = sorted({str(r["card_id"]) for r in ordered})
         added: dict[str, list[dict[str, Any]]] = {}
-        with self._writing():
-            known: set[tuple[str, str, int, str]] = set()
-            newest: dict[str, str] = {}
-            for start in range(0, len(card_ids), 500):
-                stmt = select(ReviewRow.card_id, ReviewRow.reviewed_at, ReviewRow.grade, ReviewRow.mode).where(
-                    col(ReviewRow.card_id).in_(card_ids[start : start + 500])
-                )
-                for cid, at, grade, mode in self._session.exec(stmt).all():
-                    known.add((cid, at, grade, mode))
-                    newest[cid] = max(newest.get(cid, ""), at)
-            counts: dict[tuple[str, int, str, str | None], int] = {}
-            fresh: list[dict[str, Any]] = []
-            for log in ordered:
-                row = {**log, "duration_ms": log.get("duration_ms") or 0}
-                row.setdefault("answer", None)
-                row.setdefault("topic", None)
-                key = (row["card_id"], row["reviewed_at"], row["grade"], row["mode"])
-                if key in known:
-                    continue
-                known.add(key)
-                fresh.append(row)
-                added.setdefault(row["card_id"], []).append(row)
-                group = (row["day"], row["grade"], row["mode"], row["topic"])
-                counts[group] = counts.get(group, 0) + 1
-            if fresh:  # one executemany: an ORM object per row would cost a hundred times more
-                self._session.connection().execute(ReviewRow.__table__.insert(), fresh)  # type: ignore[attr-defined]
+        counts: dict[tuple[str, int, str, str | None], int] = {}
+        rows: list[dict[str, Any]] = []
+        for log in ordered:
+            row = {**log, "duration_ms": log.get("duration_ms") or 0}
+            row.setdefault("answer", None)
+            row.setdefault("topic", None)
+            rows.append(row)
+            added.setdefault(row["card_id"], []).append(row)
+            group = (row["day"], row["grade"], row["mode"], row["topic"])
+            counts[group] = counts.get(group, 0) + 1
+        with self._writing(), self._session.no_autoflush:
+            # one executemany: an ORM object per row would cost a hundred times more
+            self._session.connection().execute(ReviewRow.__table__.insert(), rows)  # type: ignore[attr-defined]
             for (day, grade, mode, topic), n in counts.items():
                 self._count_day(day, grade, mode, topic, n)
-            for cid, rows in added.items():
+            for cid, card_rows in added.items():  # flushed once, at the commit
                 current = self._session.get(CardRow, cid, populate_existing=True)
                 state = state_from_row(current.model_dump()) if current else CardState(cid)
-                last = rows[-1]
+                last = card_rows[-1]
                 if last["reviewed_at"] >= newest.get(cid, ""):
                     state = CardState.from_json(cid, json.loads(last["state_after"]), state)
-                self._put_state(state, reviews=len(rows))
-        return len(fresh)
+                self._put_state(state, reviews=len(card_rows))
+        for cid, card_rows in added.items():
+            newest[cid] = max(newest.get(cid, ""), card_rows[-1]["reviewed_at"])
+        return len(rows)
+
+
+@dataclass
+class ImportCounts:
+    """What a review import did: rows added, rows the log already had, rows the file gave more than once."""
+
+    added: int = 0
+    already_there: int = 0
+    repeated: int = 0
 
 
 def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
