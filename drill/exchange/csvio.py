@@ -249,14 +249,14 @@ def _object(text: str, column: str) -> str:
 def _state(text: str, column: str) -> str:
     """The state a review left: a JSON object drill can schedule from. Returned as given."""
     data = _json(text, column)
-    if not isinstance(data, Mapping):
+    if not isinstance(data, dict):
         raise ValueError(f'{column}: expected a JSON object such as {{"repetitions": 1, ...}}')
     for key in _STATE_WHOLE:
         value = data.get(key, 0 if key == "lapses" else None)
         if not _number(value) or not isinstance(value, int) or not 0 <= value <= MOST_WHOLE:
             raise ValueError(f"{column}: {key!r} must be a whole number from 0 to {MOST_WHOLE:,} (got {_brief(value)})")
     ef = data.get("ef")
-    if not _number(ef) or not 0 < ef <= MOST_WHOLE or not math.isfinite(ef):
+    if not isinstance(ef, (int, float)) or isinstance(ef, bool) or not 0 < ef <= MOST_WHOLE or not math.isfinite(ef):
         raise ValueError(f"{column}: 'ef' must be a number above 0 (got {_brief(ef)})")
     if "due" not in data:
         raise ValueError(f"{column}: lacks 'due'")
