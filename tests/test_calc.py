@@ -148,14 +148,26 @@ def test_kv_rejects_impossible_values(kwargs):
         pytest.param("reduce-scatter", 8, 7 / 8, id="nccl-tests-reducescatter-(n-1)/n"),
         pytest.param("all-gather", 8, 7 / 8, id="nccl-tests-allgather-(n-1)/n"),
         pytest.param("all-to-all", 8, 7 / 8, id="nccl-tests-alltoall-(n-1)/n"),
-        pytest.param("broadcast", 8, 1, id="nccl-tests-broadcast-1"),
-        pytest.param("reduce", 8, 1, id="nccl-tests-reduce-1"),
+        pytest.param("broadcast", 8, 7 / 8, id="chain-broadcast-last-rank-sends-nothing-(n-1)/n"),
+        pytest.param("reduce", 8, 7 / 8, id="chain-reduce-root-sends-nothing-(n-1)/n"),
         pytest.param("all-reduce", 2, 1, id="nccl-tests-allreduce-n2"),
         pytest.param("all-reduce", 1, 0, id="nccl-tests-allreduce-n1-no-traffic"),
     ],
 )
 def test_collective_bytes_per_rank(op, n, factor):
     assert collectives.collective_bytes_per_rank(n, 1e9, op) == pytest.approx(factor * 1e9)
+
+
+@pytest.mark.parametrize(
+    ("op", "factor"),
+    [
+        pytest.param("broadcast", 1, id="nccl-tests-broadcast-busbw-factor-1"),
+        pytest.param("reduce", 1, id="nccl-tests-reduce-busbw-factor-1"),
+        pytest.param("all-to-all", 7 / 8, id="nccl-tests-alltoall-busbw-factor-(n-1)/n"),
+    ],
+)
+def test_bus_factors_of_nccl_tests(op, factor):
+    assert collectives.bus_factor(8, op) == pytest.approx(factor)
 
 
 @pytest.mark.parametrize("spelling", ["allreduce", "all_reduce", "ALL-REDUCE"])

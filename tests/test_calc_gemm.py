@@ -227,3 +227,19 @@ def test_cli_gemm_errors(capsys):
     assert "--bn" in capsys.readouterr().err
     assert main(["calc", "gemm", "-m", "0", "-n", "8", "-k", "8"]) == 2
     assert "m must be" in capsys.readouterr().err
+
+
+def test_tail_wave_card_thresholds_per_fix_hand_derived():
+    """gemm-diag-tail-wave: 144 CTAs of 128 x 256 on 132 SMs took 204.35 us in two waves (the card's ncu trace);
+    the rubric's threshold for each proposed fix follows from the wave counts."""
+    flops = gemm.gemm_flops(2304, 2048, 8192)
+    tiles = gemm.gemm_tiles(2304, 2048, 128, 256)
+    assert (tiles, gemm.gemm_waves(tiles, 132)) == (144, 2)
+    wave = 204.35e-6 / 2
+    stream_k = wave * tiles / 132  # the same work spread evenly over every SM
+    assert stream_k == pytest.approx(111.5e-6, rel=0.01) and flops / stream_k > 640e12
+    half_tiles = gemm.gemm_tiles(2304, 2048, 128, 128)  # or split-K = 2: 288 units of half the work
+    half_waves = gemm.gemm_waves(half_tiles, 132)
+    assert (half_tiles, half_waves) == (288, 3)
+    smaller = half_waves * wave / 2
+    assert smaller == pytest.approx(153e-6, rel=0.01) and 470e12 < flops / smaller < 510e12

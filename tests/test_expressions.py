@@ -29,6 +29,8 @@ DOCUMENTED_CALLS = {
     "zero_terms": ((7.5e9, 64, 3), {"k": 12}, dict),
     "collective_bytes_per_rank": ((8, 1e9), {"op": "reduce-scatter"}, float),
     "transfer_time": ((1e9, 900e9), {}, float),
+    "hbm_bytes": (("h100-sxm",), {}, float),
+    "hbm_statement": (("h100-sxm",), {}, str),
     "activation_bytes_per_layer": ((2048, 1, 12288, 96), {"tp": 8, "sp": True, "recompute": "selective"}, float),
     "bubble_fraction_of_ideal": ((4, 8), {"chunks": 2}, float),
     "bubble_fraction_of_total": ((4, 8), {"chunks": 1}, float),
@@ -118,6 +120,8 @@ IMPOSSIBLE_CALLS = {
     "collective_bytes_per_rank": ((8, 1e9), {"op": "all-shuffle"}),
     "bus_factor": ((0,), {}),
     "transfer_time": ((1e9, 0), {}),
+    "hbm_bytes": (("h100-pcie",), {}),  # only its label is sourced
+    "hbm_statement": (("h100-pcie",), {}),
     "activation_bytes_per_layer": ((2048, 1, 12288, 96), {"recompute": "some"}),
     "activation_bytes": ((L3, 0, 1), {}),
     "bubble_fraction_of_ideal": ((4, 0), {}),

@@ -27,13 +27,20 @@ def bus_factor(gpus: int, op: str = "all-reduce") -> float:
 
 
 def collective_bytes_per_rank(gpus: int, size: float, op: str = "all-reduce") -> float:
-    """Bytes each rank sends (and receives) for a collective over a buffer of `size` bytes.
+    """Bytes a rank sends, on average over the ranks, for a collective over a buffer of `size` bytes.
 
     `size` is the full buffer: the all-reduced tensor, the gathered output, the
     scattered input. A ring all-reduce is a reduce-scatter then an all-gather,
-    hence twice (n-1)/n.
+    hence twice (n-1)/n; in an all-to-all each rank sends n-1 of its n chunks
+    straight to their owners, (n-1)/n. Broadcast and reduce run as a pipelined
+    chain: every rank but the last forwards the whole buffer and the last sends
+    nothing, so the average is (n-1)/n too, although nccl-tests' bus factor is 1
+    (every link but one carries the whole buffer).
     """
     size = checks.non_negative("size", size)
+    if op_name(op) in ("broadcast", "reduce"):
+        n = checks.count("gpus", gpus)
+        return (n - 1) / n * size
     return bus_factor(gpus, op) * size
 
 

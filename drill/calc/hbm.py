@@ -20,7 +20,7 @@ def hbm_bytes(gpu: Mapping[str, Any]) -> float:
     if mib is None:
         label = gpu.get("hbm_label", "?")
         raise ValueError(f"gpu {gpu.get('name', '?')!r}: no sourced device-reported capacity, only its label {label}")
-    return checks.positive("hbm_mib", mib) * MiB
+    return float(checks.positive("hbm_mib", mib) * MiB)
 
 
 def hbm_statement(gpu: Mapping[str, Any]) -> str:
