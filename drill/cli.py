@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from drill.paths import DataDirError
+from drill.paths import DataDirError, overlong_argument, shortened
 from drill.store.errors import StoreError
 
 # Sub-commands that live in their own modules, each with add_parser(sub) and run(args).
@@ -249,6 +250,11 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = attach_negative_values(list(sys.argv[1:] if argv is None else argv))
     parser, handlers = build_parser(argv)
     args = parser.parse_args(argv)
+    # before any command opens one: the system's refusal was a traceback (`config` checks each value itself)
+    overlong = overlong_argument(argv) if args.command != "config" else None
+    if overlong:
+        print(f"drill: {overlong}", file=sys.stderr)
+        return 2
     if args.command is not None and args.command != "mock":
         given = [
             f
@@ -300,6 +306,12 @@ def _run(args: argparse.Namespace, handlers: dict[str, Callable[[argparse.Namesp
     except ConfigError as exc:  # the settings file: which file, which key, what is wrong
         print(f"drill: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # a path under MAX_PATH_BYTES whose one folder or file name is longer than the system allows
+        print(f"drill: {shortened(str(exc.filename))}: a name in this path is too long for the system", file=sys.stderr)
+        return 2
 
 
 def deck_roots(args: argparse.Namespace, paths_given: Sequence[str] = ()) -> list[Path]:

@@ -55,3 +55,24 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 class DataDirError(Exception):
     """The data directory cannot be created or used; the message says which and what to do."""
+
+
+MAX_PATH_BYTES = 4096  # Linux's PATH_MAX: no longer path can be opened, so no longer argument is a path
+
+
+def shortened(text: str, limit: int = 60) -> str:
+    """`text` quoted for a one-line message, cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def overlong_argument(argv: list[str]) -> str | None:
+    """Words for the first command-line argument longer than MAX_PATH_BYTES; None when there is none.
+
+    Paths are the arguments most given, and one that long cannot be opened (the
+    system answers "File name too long"); no other argument needs that length.
+    """
+    for token in argv:
+        size = len(token.encode("utf-8", "surrogateescape"))
+        if size > MAX_PATH_BYTES:
+            return f"an argument is {size:,} bytes long, more than the {MAX_PATH_BYTES:,} a path may have: {shortened(token)}"
+    return None

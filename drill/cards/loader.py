@@ -23,6 +23,26 @@ if TYPE_CHECKING:
     import yaml
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+# Far above any real card or deck (the longest bundled deck is under 100 KB), far below what stalls the app.
+MAX_FIELD_CHARS = 64 * 1024
+MAX_DECK_BYTES = 4 * 1024 * 1024
+FIELD_LIMIT_WORDS = f"a card field may hold at most {MAX_FIELD_CHARS:,} characters (64 KB)"
+DECK_LIMIT_WORDS = "a deck file may be at most 4 MB (split it into several files)"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):,.1f} MB"
+
+
+def _text_size(value: Any) -> int:
+    """The characters of text in a field's value, its lists and mappings included (their depth is bounded)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_text_size(k) + _text_size(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_text_size(v) for v in value)
+    return 0
 
 
 def _yaml_loader() -> Any:
@@ -140,6 +160,9 @@ _parsed: dict[tuple[str, str, int], list[Card | Problem]] = {}
 def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
     where = str(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_DECK_BYTES:  # never read: parsing 50 MB of YAML held the app at a blank screen for minutes
+            return [Problem(where, 0, "-", f"is {_megabytes(size)}; {DECK_LIMIT_WORDS}")]
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
@@ -258,6 +281,10 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     for key in raw:
         if not isinstance(key, str):
             bad(None, f"keys must be text, got {key!r}")
+    for key, value in raw.items():
+        size = _text_size(value)
+        if size > MAX_FIELD_CHARS:
+            bad(str(key), f"`{key}` holds {size:,} characters; {FIELD_LIMIT_WORDS}")
     if "id" not in raw:
         bad(None, "missing required field `id`")
         return problems

@@ -42,6 +42,10 @@ _BINDING_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 _KEY_LIST = re.compile(r"[^\s,]+(,[^\s,]+)*")
 
 
+# Values nested hundreds deep exhaust the TOML readers' recursion; a settings file needs two levels at most.
+TOO_DEEP = "values are nested too deeply to read (a settings file needs two levels at most: [keys] and its entries)"
+
+
 class ConfigError(Exception):
     """A settings file drill cannot use, or a value it cannot take; the message names the file and the key."""
 
@@ -255,6 +259,8 @@ def load_settings(path: Path | None = None) -> Settings:
         return settings_from(tomllib.loads(text), path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(path, TOO_DEEP) from None
 
 
 def settings_from(data: Mapping[str, object], path: Path) -> Settings:
@@ -362,6 +368,8 @@ def read_document(path: Path) -> "tomlkit.TOMLDocument":
         return tomlkit.parse(TEMPLATE if text is None else text)
     except TOMLKitError as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(path, TOO_DEEP) from None
 
 
 def assign(doc: "tomlkit.TOMLDocument", change: Assignment) -> tuple["tomlkit.TOMLDocument", object]:

@@ -319,5 +319,11 @@ def run_app(args: argparse.Namespace) -> int:
     except (UnknownCard, UnknownTopic) as exc:
         print(f"drill: {exc}", file=sys.stderr)
         return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # with no terminal to read keys from, the app spun forever
+        print(
+            "drill: the review app needs a terminal; `drill stats`, `drill check` and `drill export` run without one",
+            file=sys.stderr,
+        )
+        return 2
     app.run()
     return app.return_code or 0
