@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from drill.calc.units import parse_quantity as calc_quantity
 from drill.cards.units import check_number
-from drill.quantities import QuantityError, parse_quantity
+from drill.quantities import QuantityError, format_quantity, parse_quantity
 
 GiB = 2**30
 REFUSED = object()
@@ -236,3 +236,20 @@ def test_a_multiple_reads_as_the_fraction_it_is():
     assert parse_quantity("281%", expect="fraction").value == pytest.approx(2.81)
     with pytest.raises(QuantityError):
         parse_quantity("2.81 xx", expect="fraction")
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (0.25, "25.0%"),
+        (0.998, "99.8%"),
+        (1.0, "100%"),  # the whole: still a share
+        (2 * 511 / 512, "2.00×"),  # the ring all-reduce factor over 512 ranks, once printed as 200%
+        (2.81, "2.81×"),
+        (150.0, "150×"),
+        (1234.5, "1230×"),  # no exponent
+    ],
+)
+def test_a_share_prints_as_a_percentage_and_a_ratio_above_one_as_a_multiple(value, shown):
+    assert format_quantity(value, "fraction") == shown
+    assert parse_quantity(shown, expect="fraction").value == pytest.approx(value, rel=5e-3)  # read back as shown

@@ -44,8 +44,18 @@ def _count(value: float, digits: int) -> str:
     return _sig(value, digits)
 
 
+def _fraction(value: float, digits: int) -> str:
+    """A share of a whole as a percentage ("25%", "99.8%"); a ratio above one as a multiple ("2.00×", not "200%").
+
+    As a percentage does, a multiple keeps the digits it was rounded to: 2 × 511/512 is "2.00×".
+    """
+    if abs(value) <= 1:
+        return f"{_sig(value * 100, digits)}%"
+    return f"{_sig(value, digits)}×"
+
+
 def format_quantity(value: float, unit: str, *, digits: int = 3, alternate: bool = True) -> str:
-    """Show a value of a dimension for reading: "2.68 GB (2.50 GiB)", "3.35 TB/s", "12.5 ms", "6.74 billion".
+    """Show a value of a dimension for reading: "2.68 GB (2.50 GiB)", "3.35 TB/s", "12.5 ms", "6.74 billion", "2.00×".
 
     With `alternate=False` only the first form is given; every form here reads
     back through `parse_quantity(..., expect=unit)`.
@@ -66,7 +76,7 @@ def format_quantity(value: float, unit: str, *, digits: int = 3, alternate: bool
     if unit == "flop_per_byte":
         return f"{_sig(value, digits)} FLOP/B"
     if unit == "fraction":
-        return f"{_sig(value * 100, digits)}%"
+        return _fraction(value, digits)
     if unit == "seconds":
         return _seconds(value, digits)
     if unit == "count":
