@@ -4,7 +4,9 @@
 
 Prints the p95 of one search (what each keystroke in the browser costs) against
 a goal of 50 ms, and the peak memory of the cards, the index and the searches
-against 100 MB. Exits 1 when either misses its goal.
+against 100 MB: what Python holds at its peak plus the pages of the in-memory
+FTS5 table (SQLite's own memory, which Python's tracing does not see). Exits 1
+when either misses its goal.
 """
 
 from __future__ import annotations
@@ -171,15 +173,19 @@ def bench_search(n_cards: int = 10_000) -> bool:
     )
     del index, cards, states
     tracemalloc.start()  # a second pass: tracing slows Python down, so it is kept out of the timings
-    cards, states = synthetic_cards(n_cards)
+    # other cards (another seed): the browser keeps the last decks' FTS5 table, and this pass must fill one
+    cards, states = synthetic_cards(n_cards, seed=8)
     index = CardIndex(cards, states, TODAY)
     for query in QUERIES:
         matches(index, query)
-    peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+    python_mb = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
+    table_mb = index.table.size_bytes() / 2**20
+    peak_mb = python_mb + table_mb
     memory_ok = peak_mb <= MEMORY_GOAL_MB
     print(
         f"browser memory: peak {peak_mb:.1f} MB for the cards, the index and the searches"
+        f" ({python_mb:.1f} MB in Python, {table_mb:.1f} MB of FTS5 table)"
         f" (goal <= {MEMORY_GOAL_MB:.0f} MB) {'PASS' if memory_ok else 'FAIL'}"
     )
     return search_ok and memory_ok

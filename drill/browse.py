@@ -1,28 +1,34 @@
 """Searching every card by words, phrases and filters, and reading one card's review history.
 
-The index is built once per browser; a search then costs one pass over plain
-strings, so it keeps up with typing on a deck of 10,000 cards
-(bench/browse.py measures it).
+Words and phrases are found by SQLite's FTS5 (drill.store.search) and ranked by
+relevance (bm25: a word of the id or a tag counts most); filters are sets of card
+positions held here. The FTS5 table is filled once per set of decks, so a search
+keeps up with typing on a deck of 10,000 cards (bench/browse.py measures it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
+import hashlib
+import json
 import random
 import re
-import sqlite3
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping
 
 from drill.cards.model import Card
-from drill.store.fast import DB_NAME, _read
+
+# The browser reads a card's history and the cards studied today through this module, never the store itself.
+from drill.store.card_log import card_history as card_history
+from drill.store.card_log import studied_on as studied_on
 from drill.store.records import CardState
+from drill.store.search import SearchTable, Term
 
 FILTERS = ("topic", "kind", "tag", "is", "id")
+# What `is:` takes: a card's schedule word, its flags, and whether it was graded this study day.
+IS_LABELS = ("new", "due", "learning", "review", "leech", "suspended", "buried", "today")
 # Split once per query: key:"a phrase", "a phrase" (closed or still being typed), or a word.
-_TOKENS = re.compile(r'(\w+):"([^"]*)"?|"([^"]*)"?|(\S+)')
+_TOKENS = re.compile(r'(\w+):"([^"]*)("?)|"([^"]*)("?)|(\S+)')
 
 
 def state_labels(state: CardState | None, today: dt.date) -> tuple[str, ...]:
@@ -52,16 +58,6 @@ def _flat(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _flat_corpus(text: str) -> str:
-    """`_flat` for megabytes: line breaks and tabs become spaces and runs of spaces one (C loops, no word list)."""
-    text = text.lower()
-    for blank in "\n\t\r\f\v\xa0":
-        text = text.replace(blank, " ")
-    while "  " in text:
-        text = text.replace("  ", " ")
-    return text
-
-
 # the names the browser's list shows for two kinds: typed after `kind:` they find those kinds too
 SHORT_KINDS = {"memory_ledger": "ledger", "shape_trace": "shapes"}
 KIND_ALIASES = {short: kind for kind, short in SHORT_KINDS.items()}
@@ -72,24 +68,46 @@ def _kind(text: str) -> str:
     return KIND_ALIASES.get(name, name)
 
 
-def _text(card: Card, *, blank_separators: bool = False) -> str:
-    """The searchable fields of a card, NUL between them (blanked inside them when asked)."""
-    fields: tuple[str, ...] = (card.id, card.prompt, card.answer, " ".join(card.tags), card.topic, card.deck)
-    if blank_separators:
-        fields = tuple(f.replace("\0", " ").replace("\1", " ") for f in fields)
-    return "\0".join(fields)
+def _rows(cards: Mapping[str, Card], ids: Iterable[str]) -> list[tuple[str, ...]]:
+    """Each card's searchable text, in drill.store.search's column order (id, prompt, answer, tags, topic, deck)."""
+    return [
+        (cid, cards[cid].prompt, cards[cid].answer, " ".join(cards[cid].tags), cards[cid].topic, cards[cid].deck)
+        for cid in ids
+    ]
+
+
+# The last decks' FTS5 table and the hash of the text it holds: opening the browser again on the same
+# decks reuses it; decks whose text changed in any way (another --decks, an edited card) get a new one.
+_last_table: tuple[str, SearchTable] | None = None
+
+
+def search_table(rows: list[tuple[str, ...]]) -> SearchTable:
+    """The FTS5 table holding these rows (a card's position is its row's), filled again only when their text changed."""
+    global _last_table
+    blob = json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    key = hashlib.sha256(blob).hexdigest()
+    if _last_table is None or _last_table[0] != key:
+        _last_table = (key, SearchTable(rows))
+    return _last_table[1]
 
 
 class CardIndex:
-    """Every card's text, lowercase with its spaces collapsed, and a set of card positions per topic, kind, tag and label.
+    """Every card's text in an FTS5 table, and a set of card positions per topic, kind, tag and label.
 
-    Cards are held in id order (their positions); a card's fields are kept apart by
-    NUL, so no word or phrase of a query (which holds none) matches across two fields.
+    Cards are held in id order (their positions). `studied`: the ids of the cards
+    graded this study day (`is:today`).
     """
 
-    def __init__(self, cards: Mapping[str, Card], states: Mapping[str, CardState], today: dt.date) -> None:
+    def __init__(
+        self,
+        cards: Mapping[str, Card],
+        states: Mapping[str, CardState],
+        today: dt.date,
+        studied: Collection[str] = (),
+    ) -> None:
         self.today = today
         self.states: dict[str, CardState] = dict(states)
+        self.studied: set[str] = set(studied)
         self.ids: list[str] = sorted(cards)
         self.position = {cid: i for i, cid in enumerate(self.ids)}
         self.lower_ids = [cid.lower() for cid in self.ids]
@@ -103,88 +121,105 @@ class CardIndex:
             for tag in card.tags:
                 by_tag.setdefault(tag.lower(), set()).add(i)
             self._label(i)
-        joined = "\1".join(_text(cards[cid]) for cid in self.ids)
-        if joined.count("\0") != 5 * len(self.ids) or joined.count("\1") != max(0, len(self.ids) - 1):
-            joined = "\1".join(_text(cards[cid], blank_separators=True) for cid in self.ids)
-        # One pass over all the text at once costs a fraction of flattening card by card.
-        self.haystacks = _flat_corpus(joined).split("\1") if self.ids else []
+        self.table = search_table(_rows(cards, self.ids))
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _add(self, key: str, value: str, position: int) -> None:
-        self.by[key].setdefault(value, set()).add(position)
-
     def _label(self, position: int) -> None:
         cid = self.ids[position]
         labels = state_labels(self.states.get(cid), self.today)
+        if cid in self.studied:
+            labels += ("today",)
         self.labels[cid] = labels
         for label in labels:
-            self._add("is", label, position)
+            self.by["is"].setdefault(label, set()).add(position)
 
-    def haystack(self, card_id: str) -> str:
-        """The card's text as a search sees it."""
-        return self.haystacks[self.position[card_id]]
+    def _relabel(self, card_id: str) -> None:
+        i = self.position[card_id]
+        for label in self.labels[card_id]:
+            self.by["is"][label].discard(i)
+        self._label(i)
 
     def update_state(self, state: CardState) -> None:
         """Take in a card's new state (after an unsuspend, say)."""
-        i = self.position.get(state.card_id)
-        if i is None:
+        if state.card_id not in self.position:
             return
-        for label in self.labels[state.card_id]:
-            self.by["is"][label].discard(i)
         self.states[state.card_id] = state
-        self._label(i)
+        self._relabel(state.card_id)
+
+    def mark_studied(self, card_ids: Iterable[str]) -> None:
+        """Take in cards graded this study day (read from the log, or just practised)."""
+        for card_id in card_ids:
+            if card_id in self.position and card_id not in self.studied:
+                self.studied.add(card_id)
+                self._relabel(card_id)
 
 
-def parse_query(query: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """The query's filters as (key, value) pairs and its words and phrases as lowercase text to find.
+def parse_query(query: str) -> tuple[list[tuple[str, str]], list[Term]]:
+    """The query's filters as (key, value) pairs, and its words and phrases as terms to find.
 
-    A filter with nothing after the colon yet (`topic:` while typing) is left out;
-    a key that is not a filter is plain text.
+    A word may be the start of a longer one (it is still being typed); so may the
+    last word of a phrase whose closing quote is not typed yet; a closed phrase
+    is found as typed. A filter with nothing after the colon yet (`topic:` while
+    typing) is left out; a key that is not a filter is plain text.
     """
     filters: list[tuple[str, str]] = []
-    texts: list[str] = []
+    terms: list[Term] = []
     for match in _TOKENS.finditer(query):
-        key, quoted_value, phrase, word = match.groups()
+        key, quoted_value, key_closed, phrase, phrase_closed, word = match.groups()
         if key is not None:
+            value = _flat(quoted_value)
             if key.lower() in FILTERS:
-                value = _flat(quoted_value)
                 if value:
                     filters.append((key.lower(), value))
-            elif _flat(quoted_value):
-                texts.append(_flat(f"{key}:{quoted_value}"))
+            elif value:
+                terms.append(Term(f"{key.lower()}:{value}", prefix=not key_closed))
             continue
         if phrase is not None:
             if _flat(phrase):
-                texts.append(_flat(phrase))
+                terms.append(Term(_flat(phrase), prefix=not phrase_closed))
             continue
         name, colon, value = word.partition(":")
         if colon and name.lower() in FILTERS:
             if value:
                 filters.append((name.lower(), value.lower()))
         else:
-            texts.append(word.lower())
-    return filters, texts
+            terms.append(Term(word.lower()))
+    return filters, terms
+
+
+def _did_you_mean(typed: str, names: Iterable[str], key: str) -> str:
+    close = difflib.get_close_matches(typed, list(names), n=1)
+    return f", did you mean {key}:{close[0]}?" if close else ""
 
 
 def unknown_filters(index: CardIndex, query: str) -> list[str]:
-    """Words on each topic:, kind: or is: filter of the query that no value starts with, naming the values."""
+    """A line for each filter of the query that no card can meet, with the name it may mean.
+
+    A topic:, kind:, is: or tag: value that no name starts with (listing the names
+    a topic:, kind: or is: takes; a deck has too many tags to list), and a word
+    spelt like a filter that is not one (`topc:gemm`, searched for as text).
+    """
     out = []
-    for key, value in parse_query(query)[0]:
-        if key not in ("topic", "kind", "is"):
+    filters, terms = parse_query(query)
+    for key, value in filters:
+        if key == "id":
             continue
-        known = sorted(index.by[key])
+        known = sorted(IS_LABELS) if key == "is" else sorted(index.by[key])
         if key == "kind":
             value = _kind(value)
             names = sorted({SHORT_KINDS.get(k, k) for k in known})
         else:
             names = known
-        if not any(k.startswith(value) for k in known):
-            out.append(f"no {key} {value!r} ({key}: takes {', '.join(names)})")
+        if any(k.startswith(value) for k in known):
+            continue
+        shown = value if key != "kind" else SHORT_KINDS.get(value, value)
+        takes = "" if key == "tag" else f" ({key}: takes {', '.join(names)})"
+        out.append(f"no {key} {shown!r}{_did_you_mean(shown, names, key)}{takes}")
     filter_names = sorted(FILTERS)
-    for text in parse_query(query)[1]:  # `topc:gemm` is searched for as text: say which filter it may mean
-        name, colon, _ = text.partition(":")
+    for term in terms:  # `topc:gemm` is searched for as text: say which filter it may mean
+        name, colon, _ = term.text.partition(":")
         close = difflib.get_close_matches(name, filter_names, n=1) if colon and name.isalpha() else []
         if close:  # a near miss; any other word with a colon (a URL, a ratio) is plain text
             listed = ", ".join(f"{n}:" for n in filter_names)
@@ -193,13 +228,17 @@ def unknown_filters(index: CardIndex, query: str) -> list[str]:
 
 
 def matches(index: CardIndex, query: str) -> list[str]:
-    """Every card id the query finds, due cards first, then by id. All words and filters must hold.
+    """Every card id the query finds: all its words and filters must hold.
+
+    With words, the most relevant card comes first (bm25 over id, prompt, answer,
+    tags, topic and deck); with filters alone, due cards first, then by id.
 
     `topic:`, `kind:`, `tag:` and `is:` take a whole name, or the start of one while
     no name is spelled out in full (`topic:coll` finds collectives); `id:` takes any
-    part of an id; words and "quoted phrases" match anywhere in a card's text.
+    part of an id; a word finds the words it starts (`flash` finds flashattention),
+    a "quoted phrase" those words in that order within one field.
     """
-    filters, texts = parse_query(query)
+    filters, terms = parse_query(query)
     allowed: set[int] | None = None
     id_parts: list[str] = []
     for key, value in filters:
@@ -208,18 +247,16 @@ def matches(index: CardIndex, query: str) -> list[str]:
             continue
         found = _named(index.by[key], _kind(value) if key == "kind" else value)
         allowed = found if allowed is None else allowed & found
-    among: list[int] | None = None if allowed is None else sorted(allowed)
+    ranked = index.table.ranked(terms)
+    if ranked is not None:
+        positions = ranked if allowed is None else [i for i in ranked if i in allowed]
+    else:
+        positions = list(range(len(index))) if allowed is None else sorted(allowed)
     ids = index.lower_ids
     for part in id_parts:
-        among = [i for i in (range(len(ids)) if among is None else among) if part in ids[i]]
-    # The longest text is likely the rarest: looked for first, it leaves the fewest cards for the rest.
-    hay = index.haystacks
-    for text in sorted(texts, key=len, reverse=True):
-        if among is None:
-            among = [i for i, h in enumerate(hay) if text in h]
-        else:
-            among = [i for i in among if text in hay[i]]
-    positions = range(len(index)) if among is None else among
+        positions = [i for i in positions if part in ids[i]]
+    if ranked is not None:
+        return [index.ids[i] for i in positions]
     due = index.by["is"].get("due", set())
     return [index.ids[i] for i in positions if i in due] + [index.ids[i] for i in positions if i not in due]
 
@@ -250,24 +287,3 @@ def preview_prompt(card: Card) -> str:
         return render(card, draw_params(card, random.Random(card.id))).prompt
     except TemplateProblem as exc:
         return f"(its numbers could not be drawn: {exc})"
-
-
-def card_history(data_dir: Path, card_id: str) -> list[dict[str, Any]]:
-    """The card's logged reviews, oldest first; [] before the first run.
-
-    Raises StoreError when the file is not a drill database, is damaged, is newer
-    than this drill, or stays locked past the busy timeout.
-    """
-
-    def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        conn.row_factory = sqlite3.Row
-        sql = "SELECT reviewed_at, day, grade, mode, duration_ms FROM review_log WHERE card_id = ? ORDER BY id"
-        try:
-            rows = conn.execute(sql, (card_id,)).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return []
-            raise
-        return [dict(r) for r in rows]
-
-    return _read(Path(data_dir) / DB_NAME, query, [])

@@ -5,11 +5,14 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from drill.browse import CardIndex, card_history, matches, parse_query, search, state_labels
+from drill.browse import CardIndex, card_history, matches, parse_query, search, state_labels, unknown_filters
 from drill.cards.model import Card
 from drill.sm2 import SM2State
 from drill.store.records import CardState
+from drill.store.search import Term, match_expression
 from drill.store.store import Store
 
 TODAY = dt.date(2026, 5, 10)
@@ -202,9 +205,10 @@ def test_limit(index):
 
 
 def test_parse_query():
-    filters, texts = parse_query('Topic:serving "KV  cache" id: foo:bar is:due x')
+    filters, terms = parse_query('Topic:serving "KV  cache" id: foo:bar is:due x "still typ')
     assert filters == [("topic", "serving"), ("is", "due")]
-    assert texts == ["kv cache", "foo:bar", "x"]
+    # a word or an unclosed phrase may end in the start of a word; a closed phrase is found as typed
+    assert terms == [Term("kv cache", prefix=False), Term("foo:bar"), Term("x"), Term("still typ", prefix=True)]
 
 
 def test_an_unsuspended_card_moves_to_the_due_cards(index):
@@ -259,7 +263,19 @@ def test_the_search_is_domain_code_without_textual():
         ("kind:diag", []),  # the start of a kind
         ("topic:nowhere warp", ["no topic 'nowhere'"]),
         ("is:nonsense", ["no is 'nonsense'"]),
-        ("tag:anything kind:diagnosis", []),  # tags are free; a known kind says nothing
+        ("tag:anything kind:diagnosis", ["no tag 'anything'"]),  # too many tags to list; a known kind says nothing
+        ("tag:kvcache", ["no tag 'kvcache', did you mean tag:kv-cache?"]),
+        ("tag:nc", []),  # the start of a tag
+        (
+            "is:reviewed",
+            [
+                "no is 'reviewed', did you mean is:review? "
+                "(is: takes buried, due, learning, leech, new, review, suspended, today)"
+            ],
+        ),
+        ("is:today is:leech", []),  # every label is known, whether or not a card has it now
+        ("topic:colectives", ["no topic 'colectives', did you mean topic:collectives?"]),
+        ("kind:ledgr", ["no kind 'ledgr', did you mean kind:ledger?"]),
         ("topc:gemm", ["no filter topc:, did you mean topic:? (filters: id:, is:, kind:, tag:, topic:)"]),
         ("Kinds:diag warp", ["no filter kinds:, did you mean kind:?"]),
         ("https://example.org zzz:1", []),  # a colon in a word not close to any filter's name: plain text
@@ -272,3 +288,143 @@ def test_a_filter_no_value_starts_with_is_named_with_the_values_it_takes(index, 
     assert len(found) == len(words)
     for got, want in zip(found, words):
         assert got.startswith(want)
+
+
+# -- relevance, FTS5 and is:today ------------------------------------------------------------
+
+
+def test_words_rank_the_cards_they_describe_first():
+    cards = {
+        c.id: c
+        for c in [
+            card("cold-start", "concept", "capacity", "Why is a cold start slow?", "Weights load; the KV cache fills."),
+            card(
+                "paged-kv-cache", "concept", "serving", "Why page the KV cache?", "Fragmentation.", tags=("kv-cache",)
+            ),
+            card("attn-exact", "concept", "kernels", "Why is FlashAttention exact?", "Online softmax."),
+        ]
+    }
+    index = CardIndex(cards, {}, TODAY)
+    assert search(index, "kv cache") == ["paged-kv-cache", "cold-start"]  # named in id and tag, not only in passing
+    assert search(index, "KV-Cache") == ["paged-kv-cache", "cold-start"]  # dashes and case as in prose
+    assert search(index, "flash") == ["attn-exact"]  # the start of a word
+    assert search(index, '"flash"') == []  # a closed phrase: the word as typed
+    assert search(index, "cache kv") == search(index, "kv cache")
+
+
+def test_kv_cache_ranks_a_kv_cache_card_first_over_the_bundled_decks():
+    from drill.cards.loader import load_decks
+
+    cards = load_decks(None).cards
+    found = search(CardIndex(cards, {}, TODAY), "kv cache")
+    first = cards[found[0]]
+    assert "kv-cache" in first.id or "kv-cache" in first.tags, found[:5]
+    assert found.index("capacity-cost-cold-start") > 0  # it mentions the KV cache in passing; it came first by name
+    assert search(CardIndex(cards, {}, TODAY), "flash")[0].startswith("flashattention-")
+
+
+def test_filters_alone_list_due_cards_first_and_words_rank_within_the_filters(index):
+    assert search(index, "topic:serving") == ["kv-ledger", "kv-paging"]
+    assert search(index, "cache topic:serving id:paging") == ["kv-paging"]
+    assert search(index, "all is:due") == ["ring-allreduce"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        '""',
+        '"""',
+        '"kv" "',
+        "*",
+        "kv*",
+        "* kv",
+        "^kv",
+        "-kv",
+        "kv -cache",
+        "-",
+        ":",
+        "::",
+        "id:",
+        "prompt:kv",
+        "{id prompt}: kv",
+        "NEAR(kv cache)",
+        "NEAR(kv cache, 2)",
+        "kv NEAR cache",
+        "kv AND",
+        "OR",
+        "NOT kv",
+        "kv OR cache",
+        "(kv",
+        "kv)",
+        "+",
+        "'",
+        "kv\0cache",
+        "\ud800kv",
+        "\u0301",
+        'topic:"serv',
+        'note:"',
+    ],
+)
+def test_fts5_syntax_typed_as_a_search_never_raises(index, query):
+    assert isinstance(search(index, query), list)
+    assert isinstance(unknown_filters(index, query), list)
+
+
+def test_fts5_operators_are_words_to_find():
+    odd = {"near-or-not": card("near-or-not", "concept", "t", "NEAR, OR, NOT and AND", "x")}
+    index = CardIndex(odd, {}, TODAY)
+    assert search(index, "NEAR") == search(index, "not or") == ["near-or-not"]
+    assert search(index, '"or not"') == ["near-or-not"]
+
+
+def test_a_word_with_no_letter_or_digit_narrows_nothing(index):
+    assert search(index, "* - :") == search(index, "")
+    assert search(index, "warp *") == ["warp-size"]
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_any_text_is_a_search(text):
+    search(CardIndex(CARDS, STATES, TODAY), text)
+
+
+def test_match_expression_quotes_every_word():
+    assert match_expression([Term('say "hi"'), Term("NEAR", prefix=False), Term("*")]) == '"say ""hi"""* "NEAR"'
+
+
+def test_the_table_is_filled_again_when_the_cards_text_changes():
+    first = CardIndex(CARDS, {}, TODAY)
+    assert CardIndex(dict(CARDS), {}, TODAY).table is first.table  # the same decks: the table is reused
+    edited = dict(CARDS, **{"warp-size": card("warp-size", "concept", "gpu-arch", "How wide is a wavefront?", "64.")})
+    index = CardIndex(edited, {}, TODAY)
+    assert index.table is not first.table
+    assert search(index, "wavefront") == ["warp-size"] and search(index, "warp") == ["warp-size"]  # the id still
+    assert search(index, '"how wide is a warp"') == []
+
+
+def test_is_today_finds_the_cards_graded_this_study_day(tmp_path):
+    index = CardIndex(CARDS, STATES, TODAY, studied={"kv-paging", "dram-bound", "not-a-card"})
+    assert search(index, "is:today") == ["dram-bound", "kv-paging"]
+    assert index.labels["kv-paging"] == ("new", "today")
+    index.mark_studied(["warp-size"])  # practised from the browser just now
+    assert search(index, "is:today warp") == ["warp-size"]
+    index.update_state(seen("warp-size", due=TODAY + dt.timedelta(days=6)))
+    assert index.labels["warp-size"] == ("review", "today")
+
+
+def test_studied_on_reads_every_mode_of_one_study_day_from_the_log(tmp_path):
+    from drill.browse import studied_on
+
+    assert studied_on(tmp_path / "nothing-here", TODAY) == set()
+    store = Store(tmp_path)
+    for day, mode, card_id in (
+        (TODAY, "review", "a"),
+        (TODAY, "cram", "b"),
+        (TODAY, "repeat", "a"),
+        (TODAY - dt.timedelta(days=1), "review", "c"),
+    ):
+        at = dt.datetime.combine(day, dt.time(23, 30))
+        store.record_review(CardState(card_id), CardState(card_id), grade=4, at=at, day=day, mode=mode, duration_ms=0)
+    store.close()
+    assert studied_on(tmp_path, TODAY) == {"a", "b"}

@@ -1,4 +1,4 @@
-"""Pilot tests of the card browser: search as you type, unsuspend, practise a card now."""
+"""Pilot tests of the card browser: search as you type, unsuspend, practise a card now and come back."""
 
 import datetime as dt
 
@@ -44,7 +44,7 @@ async def test_typing_a_filter_narrows_the_list(tmp_path, write_deck):
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         assert sorted(shown_ids(app)) == ["t-diag", "t-ledger", "t-shape"]
-        assert "3 of 3 card(s) match" in str(app.screen.query_one("#btop", Static).render())
+        assert "found 3 of 3 cards" in str(app.screen.query_one("#btop", Static).render())
         await search(pilot, "kind:diagnosis")
         assert app.screen.query_one("#query", Input).value == "kind:diagnosis"
         assert shown_ids(app) == ["t-diag"]
@@ -113,23 +113,68 @@ async def test_a_suspended_card_is_found_and_unsuspended(tmp_path, write_deck):
         assert "2026-05-09 2 almost  review" in detail(app)
 
 
-async def test_enter_practises_the_highlighted_card_now(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search(tmp_path, concept_deck):
+    data = tmp_path / "data"
+    app = DrillApp(data, [concept_deck(3)], clock=FixedClock(NOW), seed=1)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        target = next(c for c in ("t-diag", "t-ledger") if c != app.screen.card.id)
+        review = app.screen
+        assert review.card.id == "c00"
         await open_browser(pilot)
-        await search(pilot, f"id:{target}")
-        assert shown_ids(app) == [target]
+        await search(pilot, "question c01")
+        assert shown_ids(app)[0] == "c01"
         await type_keys(pilot, "tab", "enter")
-        await until(
-            pilot,
-            lambda: (
-                isinstance(app.screen, ReviewScreen) and app.screen.card is not None and app.screen.card.id == target
-            ),
-            f"{target} shown for practice",
-        )
-        assert len(app.screen_stack) == 2  # the default screen and one review screen: nothing left beneath
+        await until(pilot, lambda: getattr(app.screen, "card", None) is not None, "c01 shown for practice")
+        assert app.screen.card.id == "c01"
+        assert any("practise c01" in n.message for n in app._notifications)
+        assert not any("card(s)" in n.message for n in app._notifications)
+        await type_keys(pilot, "enter", "4")  # the answer, then a grade
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen), "back in the browser")
+        assert rows(data, "SELECT card_id, grade, mode FROM review_log") == [("c01", 4, "review")]
+        # the search as it was, the card's new schedule and history; never an "All done" page
+        assert app.screen.query_one("#query", Input).value == "question c01"
+        assert shown_ids(app)[0] == "c01"
+        await until(pilot, lambda: "2026-05-10 4" in detail(app), "the history read again")
+        assert "due 2026-05-11" in detail(app)
+        await search(pilot, "is:today")
+        assert shown_ids(app) == ["c01"]
+        await type_keys(pilot, "escape")  # the review beneath goes on where it was
+        await settle(pilot)
+        assert app.screen is review and review.card.id == "c00"
+        assert review.practice.session.states["c01"].last_review_day == NOW.date()
+
+
+async def test_ctrl_f_leaves_a_card_practised_from_the_browser_ungraded(tmp_path, concept_deck):
+    data = tmp_path / "data"
+    app = DrillApp(data, [concept_deck(2)], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_browser(pilot)
+        await search(pilot, "id:c01")
+        await type_keys(pilot, "tab", "enter")
+        await until(pilot, lambda: getattr(app.screen, "card", None) is not None, "c01 shown for practice")
+        await type_keys(pilot, "ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen), "back in the browser")
+        assert app.screen.query_one("#query", Input).value == "id:c01"
+        assert len(app.screen_stack) == 3  # the default screen, the review, the browser: no second browser
+        assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]
+
+
+async def test_is_today_lists_the_cards_graded_today(tmp_path, write_deck):
+    data = tmp_path / "data"
+    store = Store(data)
+    for day in (NOW.date(), NOW.date() - dt.timedelta(days=1)):
+        card_id = "t-diag" if day == NOW.date() else "t-shape"
+        at = dt.datetime.combine(day, dt.time(9))
+        store.record_review(CardState(card_id), CardState(card_id), grade=4, at=at, day=day, duration_ms=9, mode="cram")
+    store.close()
+    app = DrillApp(data, [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_browser(pilot)
+        await search(pilot, "is:today")
+        await until(pilot, lambda: shown_ids(app) == ["t-diag"], "the card graded today, read from the log")
+        await search(pilot, "is:reviewed")
+        assert shown_ids(app) == []
+        assert "no is 'reviewed', did you mean is:review?" in detail(app)
 
 
 async def test_a_search_that_finds_nothing_clears_the_card_shown_and_names_a_misspelt_filter(tmp_path, write_deck):

@@ -1,4 +1,8 @@
-"""The card browser: search every card, read its schedule and history, unsuspend it or practise it now."""
+"""The card browser: search every card, read its schedule and history, unsuspend it or practise it now.
+
+A card practised from here is reviewed on a screen above the browser; once graded,
+the learner is back in the browser with the search as it was.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +25,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from drill.browse import SHORT_KINDS, CardIndex, card_history, matches, preview_prompt
+from drill.browse import IS_LABELS, SHORT_KINDS, CardIndex, card_history, matches, preview_prompt, studied_on
 from drill.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import Practise, Unsuspend
+from drill.ui.review import ReviewScreen
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -34,9 +40,11 @@ ROW_LIMIT = 200
 PROMPT_LINES = 3
 HISTORY_LINES = 8  # what the pane has room for below its heading
 HISTORY_WIDTH = 34
-PLACEHOLDER = 'search words, "a phrase", topic:T kind:K tag:T id:X is:new|due|suspended|leech|buried'
+PLACEHOLDER = f'search words, "a phrase", topic:T kind:K tag:T id:X is:{"|".join(IS_LABELS)}'
 # The table names one state a card: the first of these it has (the detail pane lists them all).
 STATE_ORDER = ("suspended", "buried", "due", "leech", "new", "learning", "review")
+# How the detail pane says a label that is not a state of the schedule.
+LABEL_WORDS = {"today": "studied today"}
 FIXED_WIDTHS = {"topic": 16, "kind": 9, "state": 9, "due": 10, "ease": 4, "lapses": 6}
 
 
@@ -47,6 +55,13 @@ class HistoryRead(Message):
     card_id: str
     rows: list[dict[str, Any]]
     error: str | None = None
+
+
+@dataclass
+class StudiedRead(Message):
+    """The ids of the cards graded this study day were read from the log (for `is:today`)."""
+
+    card_ids: set[str]
 
 
 def table_state(labels: tuple[str, ...]) -> str:
@@ -109,6 +124,7 @@ class BrowserScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
         self.fit_columns(self.app.size.width)
+        self.read_studied()
 
     def on_resize(self, event: events.Resize) -> None:
         if self.id_width != self.id_width_for(event.size.width):
@@ -150,7 +166,9 @@ class BrowserScreen(Screen[None]):
             from drill.browse import unknown_filters
 
             self.shown = None
-            unknown = "\n".join(escape(words) for words in unknown_filters(self.index, query))
+            # wrapped, not cut at the pane's edge: the names a filter takes are the point of the line
+            lines = [line for words in unknown_filters(self.index, query) for line in self.wrapped(words)]
+            unknown = "\n".join(escape(line) for line in lines)
             self.query_one("#dinfo", Static).update(
                 "No card matches. Each word and filter must hold." + (f"\n{unknown}" if unknown else "")
             )
@@ -161,7 +179,7 @@ class BrowserScreen(Screen[None]):
         more = f" · {total - shown} more: narrow the search to see them" if total > shown else ""
         due = len(self.index.by["is"].get("due", ()))
         self.query_one("#btop", Static).update(
-            f"[b]find cards[/b] │ {total} of {len(self.index)} card(s) match{more} │ {due} due today"
+            f"[b]find cards[/b] │ found {total} of {counted(len(self.index), 'card')}{more} │ {due} due today"
         )
 
     def cells(self, card_id: str) -> list[Text]:
@@ -201,16 +219,16 @@ class BrowserScreen(Screen[None]):
         card = self.cards[card_id]
         state = self.index.states.get(card_id)
         lines = [f"[b]{escape(card_id)}[/b]  {escape(card.kind.replace('_', ' '))} · {escape(card.deck)}"]
-        width = max(20, self.app.size.width - HISTORY_WIDTH - 3)
+        width = self.detail_width()
         plain = re.sub(r"\*\*|__|`", "", preview_prompt(card))  # the prompt's markdown emphasis, not shown as such here
-        prompt = textwrap.wrap(" ".join(plain.split()), width) or [""]
+        prompt = self.wrapped(plain)
         shown = prompt[:PROMPT_LINES]
         if len(prompt) > PROMPT_LINES:
             shown[-1] = shown[-1][: width - 2] + " …"
         lines += [escape(line) for line in shown]
         lines.append(f"[b]topic[/b] {escape(card.topic)} · [b]tags[/b] {escape(', '.join(card.tags) or 'none')}")
         lines.append(f"[b]sources[/b] {escape('; '.join(card.sources) or 'none')}")
-        labels = ", ".join(self.index.labels[card_id])
+        labels = ", ".join(LABEL_WORDS.get(label, label) for label in self.index.labels[card_id])
         if state is None or state.is_new:
             lines.append(f"[b]state[/b] {labels}: not studied yet")
         else:
@@ -219,6 +237,14 @@ class BrowserScreen(Screen[None]):
             lines.append(f"[b]due[/b] {due} · [b]interval[/b] {s.interval} d · [b]ease[/b] {s.ef:.2f}")
             lines.append(f"[b]repetitions[/b] {s.repetitions} · [b]lapses[/b] {state.lapses} · [b]state[/b] {labels}")
         return "\n".join(lines)
+
+    def detail_width(self) -> int:
+        """The columns a line of the detail pane has, beside the history."""
+        return max(20, self.app.size.width - HISTORY_WIDTH - 3)
+
+    def wrapped(self, text: str) -> list[str]:
+        """`text` as lines of the detail pane, its spaces and line breaks collapsed."""
+        return textwrap.wrap(" ".join(text.split()), self.detail_width()) or [""]
 
     def history_text(self, card_id: str) -> str:
         """The card's last reviews, newest last: day, grade and mode."""
@@ -252,6 +278,21 @@ class BrowserScreen(Screen[None]):
         if message.card_id == self.shown:
             self.show_detail(message.card_id, again=True)
 
+    @work(thread=True, exclusive=True, group="studied")
+    def read_studied(self) -> None:
+        try:
+            card_ids = studied_on(self.data_dir, self.index.today)
+        except Exception as exc:  # is:today then finds nothing; said once, never a traceback
+            self.app.call_from_thread(self.notify, f"is:today cannot read the log: {exc}", severity="warning")
+            return
+        self.post_message(StudiedRead(card_ids))
+
+    def on_studied_read(self, message: StudiedRead) -> None:
+        self.index.mark_studied(message.card_ids)
+        self.refresh_results(self.query_one("#query", Input).value)  # the list stands unless is: changes it
+        if self.shown is not None:
+            self.query_one("#dinfo", Static).update(self.detail_text(self.shown))  # its labels: `today` too
+
     # -- events and actions ---------------------------------------------------------
     def on_input_changed(self, message: Input.Changed) -> None:
         self.refresh_results(message.value)
@@ -271,9 +312,19 @@ class BrowserScreen(Screen[None]):
         card_id = message.row_key.value
         if card_id is None:
             return
-        # To the app itself, so it does not hang on this screen's queue being drained while it is dismissed.
+        # The app opens the card above this screen (PractiseNow), and calls `practised` once it is graded.
         self.app.post_message(Practise(card_id=card_id))
-        self.dismiss(None)
+
+    def practised(self, card_id: str, state: "CardState | None") -> None:
+        """Back from practising a card: its new state, its history read again, the search run again."""
+        if state is not None:
+            self.index.update_state(state)
+        self.index.mark_studied([card_id])
+        self.histories.pop(card_id, None)
+        if self.shown == card_id:
+            self.shown = None  # shown again below, with the history read afresh
+        self.refresh_results(self.query_one("#query", Input).value, keep=card_id)
+        self.update_top()
 
     def action_switch_focus(self) -> None:
         table = self.query_one("#results", DataTable)
@@ -303,4 +354,20 @@ class BrowserScreen(Screen[None]):
         self.show_detail(card_id, again=True)
 
     def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class PractiseNow(ReviewScreen):
+    """A card practised from the browser, reviewed above it: once graded (and passed), back to the browser.
+
+    ctrl+f, which opens the browser from a review, goes back to it without a grade.
+    """
+
+    async def show_current(self, *, composed: bool = False) -> None:
+        if self.card is None:  # the card is done: the browser, not an "All done" page
+            self.dismiss(None)
+            return
+        await super().show_current(composed=composed)
+
+    def action_open_browser(self) -> None:
         self.dismiss(None)

@@ -48,6 +48,7 @@ class Routes:
     kernel_judge: Callable[[], "JudgeClient"]
     switch_screen: Any
     review_screen: Any
+    screen: Any
 
     def today(self) -> dt.date:
         from drill.session import study_day
@@ -179,11 +180,18 @@ class Routes:
 
     # -- focused practice -------------------------------------------------------------
     async def on_practise(self, message: Any) -> None:
-        """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it."""
+        """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it.
+
+        One card (`card_id`, from the browser) is practised above the browser instead: practise_card_now.
+        """
         from drill.focus import focused_queue
         from drill.session import ReviewSession
         from drill.store import fast
+        from drill.words import counted
 
+        if message.card_id is not None:
+            await self.practise_card_now(message.card_id)
+            return
         cards = self.session.cards
         today = self.today()
         states = await asyncio.to_thread(fast.read_states, self.data_dir)
@@ -193,19 +201,16 @@ class Routes:
 
             figures = await asyncio.to_thread(read_weakness, cards, self.data_dir, today)
             topics += [t for t in weakest(figures, message.weak + len(topics)) if t not in topics][: message.weak]
-        if message.card_id is not None:
-            queue = [message.card_id]
-        else:
-            queue = focused_queue(
-                cards.values(),
-                states,
-                today,
-                topics,
-                cram=message.cram,
-                focus_new=self.session.focus_new,
-                new_order=self.new_order,
-                seed=today.toordinal(),
-            )
+        queue = focused_queue(
+            cards.values(),
+            states,
+            today,
+            topics,
+            cram=message.cram,
+            focus_new=self.session.focus_new,
+            new_order=self.new_order,
+            seed=today.toordinal(),
+        )
         self.session = ReviewSession(
             cards=cards,
             states=states,
@@ -217,9 +222,40 @@ class Routes:
             focus_new=self.session.focus_new,
         )
         what = "cram" if message.cram else "practice"
-        scope = ", ".join(topics) if topics else ("one card" if message.card_id else "every topic")
-        self.notify(f"{what}: {scope} · {len(queue)} card(s)", timeout=5)
+        scope = ", ".join(topics) if topics else "every topic"
+        self.notify(f"{what}: {scope} · {counted(len(queue), 'card')}", timeout=5)
         await self.switch_screen(self.review_screen())
+
+    async def practise_card_now(self, card_id: str) -> None:
+        """One card from the browser, reviewed above it; once graded, the browser again with its search as it was."""
+        from drill.session import ReviewSession
+        from drill.store import fast
+        from drill.ui.browser import BrowserScreen, PractiseNow
+        from drill.ui.review import Practice
+
+        browser = self.screen
+        states = await asyncio.to_thread(fast.read_states, self.data_dir)
+        session = ReviewSession(
+            cards=self.session.cards,
+            states=states,
+            queue=[card_id],
+            today=self.today(),
+            max_interval=self.session.max_interval,
+            focus_new=self.session.focus_new,
+        )
+
+        def back(_: None) -> None:
+            state = session.states.get(card_id)
+            if state is not None:
+                self.session.states[card_id] = state  # the review beneath the browser goes on from this grade
+            if isinstance(browser, BrowserScreen):
+                browser.practised(card_id, state)
+
+        practice = Practice(
+            session=session, data_dir=self.data_dir, clock=self.clock, judge=self.kernel_judge, seed=self.seed
+        )
+        self.notify(f"practise {card_id} · graded, back to the search · ctrl+f back without a grade", timeout=5)
+        self.push_screen(PractiseNow(practice), back)
 
     def keep_work_on_exit(self, screens: Sequence[Any]) -> None:
         """On quit: a mock in progress keeps its answers and is closed as quit; a kernel draft is saved."""
