@@ -11,7 +11,8 @@ answer expression is evaluated while watching what it reads:
   the conventions in CONVENTIONS; small factors (`36 * tokens * hidden`) are
   the derivation the card asks for.
 
-A drawn number counts as stated when the prompt shows it, or reads
+Numbers inside a model's or GPU's name ("Llama 3 8B", "H100 SXM5 80 GB")
+state nothing. A drawn number counts as stated when the prompt shows it, or reads
 differently when only that number changes (`{{ mib * us }} µs` shows `us`).
 
 A calculator call whose result the prompt states (`params(model)` given as
@@ -212,6 +213,16 @@ def _parse(source: str) -> nodes.Expr:
     return Parser(ENV, source, state="variable").parse_expression()
 
 
+def _without_titles(text: str, params: Mapping[str, Any], scope: Mapping[str, Any]) -> str:
+    """`text` without the names of its models and GPUs: the 8 of "Llama 3 8B" states no figure of the model."""
+    for name in params:
+        thing = scope.get(name)
+        title = thing.get("title") if isinstance(thing, Mapping) else None
+        if title:
+            text = text.replace(str(title), " ")
+    return text
+
+
 def _shown_by_prompt(name: str, spec: Any, scope: Mapping[str, Any], template: str, prompt: str) -> bool:
     """Whether the prompt shows the drawn value of `name`, perhaps worked into another number (`{{ mib * us }} µs`):
     it reads differently when only that value changes."""
@@ -245,8 +256,8 @@ def unstated_inputs(
     """
     recorder = _Recorder()
     prompt = render_text(template, Scope(scope), "prompt")
-    numbers = stated_numbers(prompt if shown is None else shown)
     params = card_fields.get("params") or {}
+    numbers = stated_numbers(_without_titles(prompt if shown is None else shown, params, scope))
     watched = dict(scope)
     for name in params:
         if isinstance(scope.get(name), Mapping):
