@@ -163,6 +163,13 @@ def test_render_states_the_gpu_figures_an_answer_reads_and_the_prompt_leaves_out
     assert "Given" not in render(stated, {"model": "tiny", "gpu": "g1", "n": 8, "s": 1024}, **TABLES).prompt
 
 
+def test_a_number_in_a_models_name_states_none_of_its_figures():
+    models = {"m": {"name": "m", "title": "Model 4", "layers": 4, "kv_heads": 4, "head_dim": 4}}
+    card = ledger_card(params={"model": {"model": ["m"]}}, prompt="{{ model.title }}: {{ s }} tokens × {{ n }}?")
+    r = render(card, {"model": "m", "gpu": "g1", "n": 1, "s": 1024}, functions=FUNCS, models=models, gpus=GPUS)
+    assert r.prompt.endswith("**Given:** Model 4: layers 4, KV heads 4, head dim 4.\n")
+
+
 # --- checking a card ----------------------------------------------------------------------
 
 
