@@ -143,3 +143,52 @@ def test_nothing_built_is_not_a_failure():
     ).result()
     assert v.compiled is None and v.correct is None and v.exit_code() == 0
     assert suggest_kernel_grade(v, 70) is None
+
+
+NO_GPU = "correctness and speed: no GPU here, so the CUDA kernel was only compiled (for sm_90)"
+
+
+def compiled_only():
+    """A CUDA card judged where there is no GPU: compiled, nothing run, and the judge's note says why."""
+    return feed(
+        [
+            {"event": "started", "device": "CPU only", "gpu": False},
+            {"event": "compiled", "ok": True, "seconds": 0.01, "messages": [], "resources": []},
+            {"event": "note", "text": NO_GPU},
+            {"event": "finished"},
+        ]
+    ).result()
+
+
+def test_the_panel_says_once_that_correctness_was_not_checked_and_why():
+    from drill.ui.verdict_view import render_verdict
+
+    panel = render_verdict(compiled_only(), "", 90, None).plain
+    assert panel.count("not checked") == 1 and panel.count("correctness") == 1
+    assert panel.splitlines()[0] == f"not checked: {NO_GPU}"  # the outcome and its reason, first
+    assert "no suggested grade: reveal the reference and grade yourself" in panel
+
+
+def test_the_panel_gives_the_outcome_and_the_grade_once():
+    from drill.ui.verdict_view import render_verdict
+
+    v = verdict(correct=True, pct=95.0)
+    v.device = "H100"
+    v.cases = [CaseResult("n=1", True)]
+    panel = render_verdict(v, "", 90, 5).plain
+    assert panel.splitlines()[0] == "correct, 95 % of the copy ceiling · suggested grade 5"
+    assert panel.count("suggested grade") == 1
+    assert "target 90 %" in panel
+
+
+def test_a_kernel_that_did_not_compile_is_said_once():
+    from drill.ui.verdict_view import render_verdict
+
+    panel = render_verdict(verdict(compiled=False, correct=None), "", 90, 1).plain
+    assert panel.count("did not compile") == 1
+
+
+def test_the_command_line_report_says_once_what_was_not_checked():
+    text = format_verdict(compiled_only())
+    assert text.count("not checked") == 1 and f"not checked: {NO_GPU}" in text
+    assert "correctness: not checked" in format_verdict(Verdict(card="k", compiled=True, correct=None))  # no note

@@ -374,7 +374,8 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
         extra = f"  {c.message}" if c.message else ""
         out.append(f"  {mark} {c.name}{extra}")
     verdict_word = {True: "correct", False: "WRONG", None: "not checked"}[v.correct]
-    out.append(f"correctness: {verdict_word}")
+    if v.correct is not None or not v.not_checked:  # else the judge's notes below say what was not checked
+        out.append(f"correctness: {verdict_word}")
     for t in v.timings:
         line = f"time {t.name}: {t.ms:.3f} ms, " + (f"{t.tflops:,.0f} TFLOPS, " if t.tflops is not None else "")
         line += f"{t.gbps:,.0f} GB/s"

@@ -18,22 +18,28 @@ def one_line(v: Verdict) -> str:
     return words
 
 
+OUTCOME = {True: ("\ncorrect\n", "bold green"), False: ("\nWRONG\n", "bold red")}
+
+
+def head_style(v: Verdict) -> str:
+    if v.compiled is False or v.correct is False:
+        return "bold red"
+    return "bold green" if v.correct else "bold yellow"
+
+
 def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | None) -> Text:
     """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
     out = Text()
     lines = source.splitlines()
     # the outcome first, where a short pane shows it; the evidence for it below
-    head = one_line(v) + (f" · suggested grade {suggested}" if suggested is not None else "")
-    style = (
-        "bold green"
-        if v.correct and v.compiled is not False
-        else ("bold red" if v.correct is False or v.compiled is False else "bold yellow")
-    )
-    out.append(head + "\n", style=style)
+    notes = list(v.not_checked)
+    words = one_line(v)
+    if v.correct is None and v.compiled is not False and notes:
+        words = f"not checked: {notes.pop(0)}"  # the judge's reason says what was not checked: said once
+    head = words + (f" · suggested grade {suggested}" if suggested is not None else "")
+    out.append(head + "\n", style=head_style(v))
     out.append(f"{v.device or 'judge'}\n", style="dim")
-    if v.compiled is False:
-        out.append("did not compile\n", style="bold red")
-    elif v.compiled:
+    if v.compiled:  # "did not compile" is the head line
         secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
         out.append(f"compiled{secs}\n", style="green")
     for m in v.messages:
@@ -59,13 +65,8 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
         if c.message:
             out.append(f"  {c.message}", style="red")
         out.append("\n")
-    verdict = {
-        True: ("correct", "bold green"),
-        False: ("WRONG", "bold red"),
-        None: ("correctness not checked", "yellow"),
-    }[v.correct]
-    if v.compiled is not False:
-        out.append(f"\n{verdict[0]}\n", style=verdict[1])
+    if v.correct is not None and v.compiled is not False:  # over the figures; "not checked" is the head's alone
+        out.append(*OUTCOME[v.correct])
     for t in v.timings:
         rate = f"{t.tflops:,.0f} TFLOPS · " if t.tflops is not None else ""
         out.append(f"{t.name}: {t.ms:.3f} ms · {rate}{t.gbps:,.0f} GB/s")
@@ -76,11 +77,10 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
         out.append("\n")
     for e in v.errors:
         out.append(f"error: {e}\n", style="red")
-    for n in v.not_checked:
+    for n in notes:
         out.append(f"not checked: {n}\n", style="yellow")
-    if suggested is None:
-        out.append(f"\ntarget {target_pct:g} % · no suggested grade: nothing checked that it works;", style="bold")
-        out.append(" reveal the reference and grade yourself\n")
-    else:
-        out.append(f"\ntarget {target_pct:g} % · suggested grade {suggested}\n", style="bold")
+    out.append(f"\ntarget {target_pct:g} %", style="bold")
+    if suggested is None:  # the head line gave the grade when there is one
+        out.append(" · no suggested grade: reveal the reference and grade yourself")
+    out.append("\n")
     return out
