@@ -111,9 +111,14 @@ def test_read_progress_from_a_real_store(tmp_path):
     store.save_mock_answer(
         mock, "c", position=1, topic="t", kind="concept", budget_s=60, spent_s=30, status="answered", score=0.5
     )
-    store.save_mock_answer(mock, "d", position=2, topic="t", kind="concept", budget_s=60, status="unanswered")
+    # shown, but the time ran out on it: it counts as 0
+    store.save_mock_answer(
+        mock, "d", position=2, topic="t", kind="concept", budget_s=60, spent_s=40, status="unanswered"
+    )
     # the planned question a follow-up took the place of: never asked, so it counts for nothing
     store.save_mock_answer(mock, "e", position=3, topic="t", kind="concept", budget_s=60, status="pending")
+    # the mock ended before this one came up: not reached, so it says nothing about its topic
+    store.save_mock_answer(mock, "f", position=4, topic="u", kind="concept", budget_s=60, status="unanswered")
     store.finish_mock(mock, dt.datetime(2026, 11, 22, 10), "time_up", 0.25, None)
     store.close()
     rows = read_progress(tmp_path, TODAY)
@@ -123,7 +128,7 @@ def test_read_progress_from_a_real_store(tmp_path):
     assert rows.kernel_pcts == {"k": [55.5]}
     assert rows.kernel_untimed == {"k": 1}  # the wrong run has no figure, but it was a run
     assert rows.mocks == [(mock, "2026-11-22T09:00:00", "time_up", 0.25, 45)]
-    assert rows.last_mock_by_topic == {"t": (mock, 0.25, 2)}  # an unanswered question scores 0
+    assert rows.last_mock_by_topic == {"t": (mock, 0.25, 2)}  # an unanswered question scores 0; u was not reached
 
 
 def test_a_mock_with_no_answered_question_is_listed_as_abandoned_and_is_no_evidence(tmp_path):

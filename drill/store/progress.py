@@ -21,6 +21,10 @@ from drill.store.fast import DB_NAME, _read, _rows_or_none
 # SQL: the mock `m` has a question the learner answered (a mock without one was abandoned, and scores nothing)
 ANSWERED_MOCK = "EXISTS (SELECT 1 FROM mock_answer b WHERE b.mock_id = m.id AND b.status = 'answered')"
 
+# SQL: the question `a` was put to the learner. One left unanswered with no time spent on it was never reached
+# (the mock ended before it), so it says nothing about its topic; the report calls it "not reached" too.
+REACHED_QUESTION = "NOT (a.status = 'unanswered' AND a.spent_s < 0.5)"
+
 
 @dataclass(frozen=True)
 class CardFigures:
@@ -56,7 +60,7 @@ class ProgressRows:
     # question is "abandoned", with no score, whatever its row says (rows written before that rule said "quit", 0)
     mocks: list[tuple[int, str, str, float | None, int]] = field(default_factory=list)
     # topic -> (mock id, mean score of its questions, questions) in the newest mock that asked it and has
-    # an answered question: an abandoned mock is no evidence about any topic
+    # an answered question: an abandoned mock, or a question the mock never reached, is no evidence about a topic
     last_mock_by_topic: dict[str, tuple[int, float, int]] = field(default_factory=dict)
     # kernel card id -> percentages of the card's ceiling (copy or matmul) over its attempts, oldest first
     kernel_pcts: dict[str, list[float]] = field(default_factory=dict)
@@ -114,7 +118,7 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
             conn,
             "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
             # a planned question a follow-up took the place of stays pending: it was never asked
-            f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending'"
+            f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending' AND {REACHED_QUESTION}"
             " GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
         )
         for topic, mock_id, score, questions in mock_topics or []:
