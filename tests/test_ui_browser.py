@@ -142,6 +142,10 @@ async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search
         await settle(pilot)
         assert app.screen is review and review.card.id == "c00"
         assert review.practice.session.states["c01"].last_review_day == NOW.date()
+        await type_keys(pilot, "enter", "4")
+        await settle(pilot)
+        assert review.card.id == "c02"  # c01 was reviewed from the browser: not asked twice today
+        assert rows(data, "SELECT card_id FROM review_log ORDER BY id") == [("c01",), ("c00",)]
 
 
 async def test_ctrl_f_leaves_a_card_practised_from_the_browser_ungraded(tmp_path, concept_deck):

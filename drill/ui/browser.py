@@ -315,10 +315,9 @@ class BrowserScreen(Screen[None]):
         # The app opens the card above this screen (PractiseNow), and calls `practised` once it is graded.
         self.app.post_message(Practise(card_id=card_id))
 
-    def practised(self, card_id: str, state: "CardState | None") -> None:
-        """Back from practising a card: its new state, its history read again, the search run again."""
-        if state is not None:
-            self.index.update_state(state)
+    def practised(self, card_id: str, state: "CardState") -> None:
+        """Back from grading a card practised from here: its new state, its history read again, the search run again."""
+        self.index.update_state(state)
         self.index.mark_studied([card_id])
         self.histories.pop(card_id, None)
         if self.shown == card_id:

@@ -246,8 +246,14 @@ class Routes:
 
         def back(_: None) -> None:
             state = session.states.get(card_id)
-            if state is not None:
-                self.session.states[card_id] = state  # the review beneath the browser goes on from this grade
+            if state is None or not session.saved:
+                return  # back without a grade (ctrl+f): nothing changed
+            # The review beneath the browser goes on from this grade; a card passed here is not asked again
+            # there today (unless it is the card shown there now).
+            beneath = self.session
+            beneath.states[card_id] = state
+            if not state.repeat_pending:
+                beneath.queue[1:] = [cid for cid in beneath.queue[1:] if cid != card_id]
             if isinstance(browser, BrowserScreen):
                 browser.practised(card_id, state)
 
