@@ -167,11 +167,9 @@ class BrowserScreen(Screen[None]):
 
             self.shown = None
             # wrapped, not cut at the pane's edge: the names a filter takes are the point of the line
-            lines = [line for words in unknown_filters(self.index, query) for line in self.wrapped(words)]
-            unknown = "\n".join(escape(line) for line in lines)
-            self.query_one("#dinfo", Static).update(
-                "No card matches. Each word and filter must hold." + (f"\n{unknown}" if unknown else "")
-            )
+            said = ["No card matches. Each word and filter must hold.", *unknown_filters(self.index, query)]
+            lines = [line for words in said for line in self.wrapped(words)]
+            self.query_one("#dinfo", Static).update("\n".join(escape(line) for line in lines))
             self.query_one("#dhist", Static).update("")
 
     def update_top(self) -> None:
