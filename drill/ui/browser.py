@@ -321,7 +321,6 @@ class BrowserScreen(Screen[None]):
         if self.shown == card_id:
             self.shown = None  # shown again below, with the history read afresh
         self.refresh_results(self.query_one("#query", Input).value, keep=card_id)
-        self.update_top()
 
     def action_switch_focus(self) -> None:
         table = self.query_one("#results", DataTable)
