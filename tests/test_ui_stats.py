@@ -11,7 +11,7 @@ from drill.stats import collect
 from drill.store.records import CardState
 from drill.store.store import Store
 from drill.ui.app import DrillApp
-from drill.ui.stats_screen import StatsScreen, sort_topics
+from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, columns_that_fit, sort_topics
 from drill.ui.stats_widgets import (
     HeatmapChart,
     MockHistory,
@@ -214,6 +214,17 @@ def test_missing_values_sort_last_in_either_direction():
     assert [t["topic"] for t in sort_topics(topics, "weakness")] == ["b", "c", "a"]
 
 
+def test_columns_are_left_out_in_the_chosen_order_until_the_table_fits():
+    widths = {"topic": 22, "weakness": 12, "cards": 7, "reviews": 9, "retention": 9, "lapses": 8, "due_7d": 8}
+    assert columns_that_fit(widths, 75, "weakness") == (list(widths), [])
+    shown, left_out = columns_that_fit(widths, 60, "weakness")
+    assert left_out == ["reviews", "cards"] and shown == ["topic", "weakness", "retention", "lapses", "due_7d"]
+    shown, left_out = columns_that_fit(widths, 60, "reviews")  # the sorted column stays
+    assert left_out == ["cards", "lapses"] and "reviews" in shown
+    shown, left_out = columns_that_fit(widths, 10, "weakness")  # never fewer than the columns that always stay
+    assert left_out == [k for k in LEAVE_OUT_FIRST if k in widths] and shown == ["topic", "weakness", "retention"]
+
+
 # -- the screen ---------------------------------------------------------------------------------
 async def test_stats_screen_on_a_seeded_history(seeded):
     deck, data, report = seeded
@@ -265,6 +276,32 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         assert not isinstance(app.screen, StatsScreen)
 
 
+async def test_at_80_columns_the_table_leaves_out_counts_and_says_which(seeded):
+    deck, data, _ = seeded
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_stats(pilot)
+        table = screen.query_one("#sttopics", DataTable)
+        keys = [str(column.key.value) for column in table.ordered_columns]
+        assert keys == [
+            "topic",
+            "weakness",
+            "retention",
+            "lapses",
+            "due_7d",
+            "mean_ease",
+            "last_mock",
+            "kernel_best_pct_of_target",
+        ]
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # nothing cut off at the right
+        assert "left out to fit this width: reviews, cards" in str(screen.query_one("#stsort").render())
+        await type_keys(pilot, "s")  # the next column shown: weakness -> retention, not the left-out cards
+        assert screen.sort_key == "retention"
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert len(table.ordered_columns) == 10 and "left out" not in str(screen.query_one("#stsort").render())
+
+
 async def test_an_empty_history_reads_plainly(tmp_path, write_deck):
     deck = write_deck(DECK)
     app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=1)
@@ -279,8 +316,9 @@ async def test_an_empty_history_reads_plainly(tmp_path, write_deck):
         assert not isinstance(app.screen, StatsScreen)
 
 
+@pytest.mark.parametrize("size", [(100, 30), (80, 24)], ids=["100x30", "80x24"])
 @pytest.mark.parametrize("keys", [(), ("end",)], ids=["top", "scrolled-to-the-end"])
-def test_stats_snapshot(snap_compare, seeded, keys):
+def test_stats_snapshot(snap_compare, seeded, keys, size):
     deck, data, _ = seeded
     app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
 
@@ -290,7 +328,7 @@ def test_stats_snapshot(snap_compare, seeded, keys):
             await type_keys(pilot, *keys)
             await settle(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_kernel_cards_run_where_nothing_could_time_them_are_listed():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events
@@ -25,8 +25,15 @@ from drill.ui.stats_widgets import (
     percent,
 )
 
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
 TITLE_WIDTH = 20
 NARROW = 90  # columns
+CELL_PADDING = 1  # DataTable's blank cells either side of a column
+# The screen's columns outside the table: the body's left padding and its scrollbar, and the table's own
+# scrollbar once it holds more topics than it shows.
+TABLE_MARGIN = 3
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,29 @@ COLUMNS = (
 )
 BY_KEY = {c.key: c for c in COLUMNS}
 FIRST_SORT = "weakness"
+# When the table is wider than the screen, columns are left out in this order, first to last. Counts go
+# first (the header line totals them); the topic, its weakness and the three figures weakness is made of
+# (retention, mock score, ease) always stay, as does the column the table is sorted by.
+LEAVE_OUT_FIRST = ("reviews", "cards", "lapses", "due_7d", "kernel_best_pct_of_target")
+
+
+def column_width(label: str, cells: Sequence[str]) -> int:
+    """The cells a DataTable gives a column: its widest text, label or value, and the padding either side."""
+    return max(len(label), *(len(c) for c in cells)) + 2 * CELL_PADDING
+
+
+def columns_that_fit(widths: Mapping[str, int], room: int, keep: str) -> tuple[list[str], list[str]]:
+    """(shown, left out): the column keys, in table order, that fit in `room` cells once columns are left
+    out in LEAVE_OUT_FIRST's order, never `keep`; and those left out, in the order they went."""
+    shown = [key for key in widths]
+    left_out: list[str] = []
+    for key in LEAVE_OUT_FIRST:
+        if sum(widths[k] for k in shown) <= room:
+            break
+        if key != keep and key in shown:
+            shown.remove(key)
+            left_out.append(key)
+    return shown, left_out
 
 
 def sort_topics(topics: Sequence[Mapping[str, Any]], key: str, reverse: bool = False) -> list[Mapping[str, Any]]:
@@ -100,7 +130,7 @@ class StatsScreen(Screen[None]):
     DEFAULT_CSS = """
     StatsScreen #sttop { height: 1; padding: 0 1; background: $boost; }
     StatsScreen #stbody { height: 1fr; padding: 0 0 0 1; overflow-x: auto; scrollbar-size-vertical: 1; }
-    StatsScreen #stsort { height: 1; color: $text-muted; }
+    StatsScreen #stsort { height: auto; color: $text-muted; }
     StatsScreen #sttopics { height: auto; max-height: 12; margin-bottom: 1; scrollbar-size-vertical: 1; }
     StatsScreen HorizontalGroup { height: auto; margin-bottom: 1; }
     StatsScreen HeatmapChart { width: auto; margin-right: 4; }
@@ -117,6 +147,8 @@ class StatsScreen(Screen[None]):
         self.report, self.titles = report, titles
         self.topics = [{**t, "title": titles.get(t["topic"]) or t.get("title") or t["topic"]} for t in report["topics"]]
         self.sort_key, self.sort_reverse = FIRST_SORT, False
+        self.shown: list[Column] = list(COLUMNS)  # the columns that fit the screen's width
+        self.left_out: list[str] = []  # the keys of the others, in the order they were left out
 
     def compose(self) -> ComposeResult:
         report = self.report
@@ -140,6 +172,8 @@ class StatsScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         # below this width the charts that sit side by side no longer fit: stack them
         self.set_class(event.size.width < NARROW, "-narrow")
+        self.query_one("#sttop", Static).update(self.header_line())
+        self.fill_table()
 
     def header_line(self) -> Text:
         r = self.report
@@ -156,12 +190,14 @@ class StatsScreen(Screen[None]):
         if r.get("suspended"):
             parts.append(f"{r['suspended']} suspended")
         text = Text.assemble(("Stats", "bold"), " │ ", " · ".join(parts))
-        text.append(f"   study day {r['today']}", style="dim")
+        day = f"   study day {r['today']}"
+        if text.cell_len + len(day) <= self.app.size.width - 2:  # else left out, not cut mid-word
+            text.append(day, style="dim")
         return text
 
     # -- the table ---------------------------------------------------------------------------
     def fill_table(self) -> None:
-        """Put the topics in the table in the chosen order, from the top.
+        """Put the topics in the table in the chosen order, from the top, with the columns that fit the screen.
 
         While the table has focus the highlighted topic stays highlighted, wherever it moves.
         """
@@ -171,22 +207,31 @@ class StatsScreen(Screen[None]):
             keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         table.clear(columns=True)
         arrow = " ▼" if BY_KEY[self.sort_key].high_first != self.sort_reverse else " ▲"
-        for column in COLUMNS:
-            label = column.label + (arrow if column.key == self.sort_key else "")
+        topics = sort_topics(self.topics, self.sort_key, self.sort_reverse)
+        labels = {c.key: c.label + (arrow if c.key == self.sort_key else "") for c in COLUMNS}
+        widths = {c.key: column_width(labels[c.key], [self.cell(c, t).plain for t in topics]) for c in COLUMNS}
+        shown, self.left_out = columns_that_fit(widths, self.app.size.width - TABLE_MARGIN, self.sort_key)
+        self.shown = [BY_KEY[key] for key in shown]
+        for column in self.shown:
             style = "bold" if column.key == self.sort_key else ""
-            table.add_column(
-                Text(label, style=style, justify="left" if column.key == "topic" else "right"), key=column.key
-            )
-        for topic in sort_topics(self.topics, self.sort_key, self.sort_reverse):
-            table.add_row(*(self.cell(column, topic) for column in COLUMNS), key=topic["topic"])
+            justify: JustifyMethod = "left" if column.key == "topic" else "right"
+            label = Text(labels[column.key], style=style, justify=justify)
+            table.add_column(label, key=column.key, width=widths[column.key] - 2 * CELL_PADDING)
+        for topic in topics:
+            table.add_row(*(self.cell(column, topic) for column in self.shown), key=topic["topic"])
         if keep is not None:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
         else:
             table.scroll_home(animate=False)
+        self.query_one("#stsort", Static).update(self.sort_line())
+
+    def sort_line(self) -> str:
         where = f"{BY_KEY[self.sort_key].label}, {direction_words(self.sort_key, self.sort_reverse)}"
-        self.query_one("#stsort", Static).update(
-            f"[b]Weak topics[/b] · sorted by {where} · [b]s[/b] next column · [b]r[/b] reverse · or click a header"
-        )
+        line = f"[b]Weak topics[/b] · sorted by {where} · [b]s[/b] next column · [b]r[/b] reverse"
+        if not self.left_out:
+            return line + " · or click a header"
+        names = ", ".join(BY_KEY[key].label for key in self.left_out)
+        return line + f"\n[dim]left out to fit this width: {names}[/dim]"
 
     @staticmethod
     def cell(column: Column, topic: Mapping[str, Any]) -> Text:
@@ -205,7 +250,7 @@ class StatsScreen(Screen[None]):
         self.fill_table()
 
     def action_next_sort(self) -> None:
-        keys = [c.key for c in COLUMNS]
+        keys = [c.key for c in self.shown]  # a column left out to fit is not sorted by unseen
         self.sort_by(keys[(keys.index(self.sort_key) + 1) % len(keys)])
 
     def action_reverse_sort(self) -> None:

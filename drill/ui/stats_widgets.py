@@ -18,6 +18,7 @@ SHADES = "·░▒▓█"
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 HEAT_WEEKS = 26
 AIM = 0.85  # the retention the weakness score takes as its prior (drill.progress.PRIOR_RETENTION)
+ENDING_WIDTH = max(len(word) for word in STATUS_WORDS.values())  # the mock table's "ending" column
 
 
 # -- pure helpers ---------------------------------------------------------------------------
@@ -250,11 +251,13 @@ class MockHistory(Static):
             else:
                 text.append("\nNone yet: ctrl+o on the review screen starts one.", style="dim")
             return text
-        text.append("\n" + f"{'#':>4}  {'date':<16} {'min':>3}  {'ending':<8} {'score':>5}", style="dim")
+        text.append("\n" + f"{'#':>4}  {'date':<16} {'min':>3}  {'ending':<{ENDING_WIDTH}} {'score':>5}", style="dim")
         for mock in self.history[: self.SHOWN]:
             when = str(mock.get("started_at") or "")[:16].replace("T", " ")
             ending = STATUS_WORDS.get(str(mock.get("status")), str(mock.get("status")).replace("_", " "))
-            text.append(f"\n{mock.get('id', ''):>4}  {when:<16} {mock.get('minutes') or '-':>3}  {ending:<12} ")
+            text.append(
+                f"\n{mock.get('id', ''):>4}  {when:<16} {mock.get('minutes') or '-':>3}  {ending:<{ENDING_WIDTH}} "
+            )
             text.append(f"{percent(mock.get('score')):>5}", style="bold")
         if len(self.history) > self.SHOWN:
             text.append(f"\n      and {len(self.history) - self.SHOWN} older", style="dim")
