@@ -11,7 +11,7 @@ from drill.stats import collect
 from drill.store.records import CardState
 from drill.store.store import Store
 from drill.ui.app import DrillApp
-from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, columns_that_fit, sort_topics
+from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, column_width, columns_that_fit, sort_topics
 from drill.ui.stats_widgets import (
     HeatmapChart,
     MockHistory,
@@ -212,6 +212,12 @@ def test_missing_values_sort_last_in_either_direction():
     assert [t["topic"] for t in sort_topics(topics, "retention")] == ["c", "a", "b"]
     assert [t["topic"] for t in sort_topics(topics, "retention", reverse=True)] == ["a", "c", "b"]
     assert [t["topic"] for t in sort_topics(topics, "weakness")] == ["b", "c", "a"]
+
+
+def test_a_column_is_as_wide_as_its_widest_text_and_its_padding():
+    assert column_width("weakness ▼", ["0.25", "0.07"]) == 12  # the arrow is one cell
+    assert column_width("topic", ["transformer-shapes"]) == 20
+    assert column_width("topic", []) == 7  # no topic yet: the label alone
 
 
 def test_columns_are_left_out_in_the_chosen_order_until_the_table_fits():

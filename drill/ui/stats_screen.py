@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -73,7 +74,7 @@ LEAVE_OUT_FIRST = ("reviews", "cards", "lapses", "due_7d", "kernel_best_pct_of_t
 
 def column_width(label: str, cells: Sequence[str]) -> int:
     """The cells a DataTable gives a column: its widest text, label or value, and the padding either side."""
-    return max(len(label), *(len(c) for c in cells)) + 2 * CELL_PADDING
+    return max([cell_len(label), *(cell_len(c) for c in cells)]) + 2 * CELL_PADDING
 
 
 def columns_that_fit(widths: Mapping[str, int], room: int, keep: str) -> tuple[list[str], list[str]]:
@@ -149,6 +150,7 @@ class StatsScreen(Screen[None]):
         self.sort_key, self.sort_reverse = FIRST_SORT, False
         self.shown: list[Column] = list(COLUMNS)  # the columns that fit the screen's width
         self.left_out: list[str] = []  # the keys of the others, in the order they were left out
+        self.filled_for_width = 0  # the screen width the table's columns were chosen for
 
     def compose(self) -> ComposeResult:
         report = self.report
@@ -172,8 +174,9 @@ class StatsScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         # below this width the charts that sit side by side no longer fit: stack them
         self.set_class(event.size.width < NARROW, "-narrow")
-        self.query_one("#sttop", Static).update(self.header_line())
-        self.fill_table()
+        if event.size.width != self.filled_for_width:  # the columns that fit are chosen anew
+            self.query_one("#sttop", Static).update(self.header_line())
+            self.fill_table()
 
     def header_line(self) -> Text:
         r = self.report
@@ -210,7 +213,8 @@ class StatsScreen(Screen[None]):
         topics = sort_topics(self.topics, self.sort_key, self.sort_reverse)
         labels = {c.key: c.label + (arrow if c.key == self.sort_key else "") for c in COLUMNS}
         widths = {c.key: column_width(labels[c.key], [self.cell(c, t).plain for t in topics]) for c in COLUMNS}
-        shown, self.left_out = columns_that_fit(widths, self.app.size.width - TABLE_MARGIN, self.sort_key)
+        self.filled_for_width = self.app.size.width
+        shown, self.left_out = columns_that_fit(widths, self.filled_for_width - TABLE_MARGIN, self.sort_key)
         self.shown = [BY_KEY[key] for key in shown]
         for column in self.shown:
             style = "bold" if column.key == self.sort_key else ""
