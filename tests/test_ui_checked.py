@@ -208,6 +208,7 @@ async def test_a_number_that_cannot_be_read_is_sent_back_to_mend_not_marked_wron
         await type_keys(pilot, "backspace", "enter")  # mended: 1.5625 GiB is right
         await settle(pilot)
         assert "1/1 right" in verdict_text(app)
+        assert "right: " in verdict_text(app) and "expected" not in verdict_text(app)  # the value said once
         assert app.screen.revealed
 
 

@@ -4,6 +4,7 @@ printed: never wrapped, scrolled sideways when wider than the pane."""
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
+from drill.ui.answer_fields import Page
 from drill.ui.markdown_view import SIDEWAYS_STEP, Block, CodeLines, CodeStrip, MarkdownView, Prose, blocks
 from drill.ui.markdown_view import scroll_code_sideways as sideways
 from tests.conftest import refresh
@@ -83,3 +84,24 @@ async def test_the_next_text_of_the_same_shape_reuses_the_widgets_and_starts_at_
         view.show("")
         await refresh(pilot)
         assert [type(w) for w in view.children] == [Prose]
+
+
+class PageHost(App[None]):
+    def compose(self) -> ComposeResult:
+        with Page(id="page"):
+            yield MarkdownView(EVIDENCE, id="view")
+
+
+async def test_the_arrow_keys_move_a_wide_block_sideways_before_the_page():
+    app = PageHost()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await refresh(pilot)
+        page = app.query_one(Page)
+        page.focus()
+        strip = app.query_one(CodeStrip)
+        await pilot.press("right")
+        await refresh(pilot)
+        assert strip.scroll_x == SIDEWAYS_STEP
+        await pilot.press("left")
+        await refresh(pilot)
+        assert strip.scroll_x == 0

@@ -9,6 +9,8 @@ from textual._context import active_message_pump  # textual is pinned (pyproject
 from textual.containers import VerticalScroll
 from textual.widgets import Input, OptionList
 
+from drill.ui.markdown_view import scroll_code_sideways
+
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 # What a key that goes nowhere is told (drill.ui.answering.AnswerForm.refuse)
 NOT_ON_THE_CHOICES = "the readings are chosen with ↑↓ and enter · tab goes to the next field"
@@ -221,3 +223,13 @@ class Page(VerticalScroll):
         event.stop()
         event.prevent_default()
         await hand_key(target, event)
+
+    def action_scroll_left(self) -> None:
+        """← moves a wide evidence or code block sideways first, then the page."""
+        if not scroll_code_sideways(self, -1):
+            super().action_scroll_left()
+
+    def action_scroll_right(self) -> None:
+        """→ moves a wide evidence or code block sideways first, then the page."""
+        if not scroll_code_sideways(self, 1):
+            super().action_scroll_right()

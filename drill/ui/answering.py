@@ -315,10 +315,11 @@ class LedgerForm(AnswerForm):
             right += verdict.ok
             mark = "[green]✓[/green]" if verdict.ok else "[red]✗[/red]"
             note = f"  {escape(verdict.message)}" if verdict.message else ""
-            lines.append(
-                f"{mark} {escape(expected.label)}: {escape(text or '(blank)')} · "
-                f"expected {escape(format_quantity(expected.value, expected.unit))}{note}"
-            )
+            line = f"{mark} {escape(expected.label)}: {escape(text or '(blank)')}"
+            if verdict.ok:  # the verdict's message already names the value ("right: 32.1 GB (29.9 GiB)")
+                lines.append(f"{line}{note}")
+            else:
+                lines.append(f"{line} · expected {escape(format_quantity(expected.value, expected.unit))}{note}")
         n = len(self.rendered.answers)
         grade = suggest_grade(right / n, seconds)
         record = {"draw": self.draw, "given": given, "right": right}
