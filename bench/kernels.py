@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
+from drill.kernel.job import kernel_job
 
 CARDS = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
 SOFTMAX_RUNS = 3
@@ -70,9 +71,9 @@ def ncu_target(flush_l2: bool) -> None:
     import torch
     from probe_label import empty_kernel
 
-    from drill.kernel.judging import load_harness
-    from drill.kernel.kit import Kit
-    from drill.kernel.programs import build_cuda, build_triton
+    from drill.judge.judging import load_harness
+    from drill.judge.programs import build_cuda, build_triton
+    from drill.judge.torch_kit import Kit
 
     cards = load_cards()
     torch.zeros(1, device="cuda")  # the context, before any module is loaded
@@ -199,7 +200,8 @@ def compile_and_first_launch(cards: dict[str, Any], n: int = 5) -> tuple[float, 
     import numpy as np
     import torch
 
-    from drill.kernel import cudadrv, nvrtc
+    from drill.judge import cudadrv
+    from drill.kernel import nvrtc
 
     torch.zeros(1, device="cuda")
     major, minor = torch.cuda.get_device_capability(0)
@@ -257,7 +259,7 @@ def empty_record_ms() -> float:
     import torch
     from probe_label import empty_kernel
 
-    from drill.kernel.kit import Kit
+    from drill.judge.torch_kit import Kit
 
     x = torch.empty(1, device="cuda")
     return float(Kit(True).measure(lambda: empty_kernel[(1,)](x), poison=False).ms)

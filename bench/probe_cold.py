@@ -31,9 +31,9 @@ def main() -> None:
     t0 = time.perf_counter()
     from drill import paths
     from drill.cards.loader import load_decks
-    from drill.kernel.cards import kernel_job
-    from drill.kernel.child import Runtime
-    from drill.kernel.judging import Judge
+    from drill.judge.judging import Judge
+    from drill.judge.runtime import Runtime
+    from drill.kernel.job import kernel_job
 
     runtime = Runtime(args.calibration)
     print(f"runtime up in {time.perf_counter() - t0:.2f} s: {runtime.startup}")

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 import triton  # noqa: E402
 
-from drill.kernel import measure as m  # noqa: E402
-from drill.kernel.kit import Kit  # noqa: E402
+from drill.judge import profiled  # noqa: E402
+from drill.judge.torch_kit import Kit  # noqa: E402
 
 
 @triton.jit
@@ -56,11 +56,11 @@ def detail(kit: Kit, label: str, fn: Callable[[], object], reps: int = 30) -> No
         for _ in range(reps):
             kit.flush_l2()
             torch.cuda.synchronize()
-            with record_function(m.LAUNCH_LABEL):
+            with record_function(profiled.LAUNCH_LABEL):
                 fn()
         torch.cuda.synchronize()
     events = prof.events()
-    labels = [e for e in events if e.name == m.LAUNCH_LABEL and e.device_type == DeviceType.CPU]
+    labels = [e for e in events if e.name == profiled.LAUNCH_LABEL and e.device_type == DeviceType.CPU]
     totals = [e.device_time_total for e in labels]
     attached = [[(k.name[:30], round(k.duration, 2)) for k in e.kernels] for e in labels[:2]]
     kernels: dict[str, list[float]] = {}

@@ -26,8 +26,8 @@ from probe_label import load  # noqa: E402  (the answer loader the other probes 
 from torch.autograd import DeviceType  # type: ignore[attr-defined]  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
-from drill.kernel import measure as m  # noqa: E402
-from drill.kernel.kit import Kit  # noqa: E402
+from drill.judge import profiled  # noqa: E402
+from drill.judge.torch_kit import Kit  # noqa: E402
 
 REPS = 30
 
@@ -55,7 +55,7 @@ def main() -> None:
                 for _ in range(REPS):
                     kit.flush_l2()
                     torch.cuda.synchronize()
-                    with record_function(m.LAUNCH_LABEL):
+                    with record_function(profiled.LAUNCH_LABEL):
                         mod.softmax(x, out)
                 torch.cuda.synchronize()
             events = prof.events()
@@ -63,8 +63,8 @@ def main() -> None:
             starts = [e.time_range.start for e in gpu]
             middle = statistics.median(starts) if starts else 0.0
             stray = sum(1 for s in starts if abs(s - middle) > 60e6)  # a minute away from the rest
-            times = m.launch_times(events, REPS)
-            ranges = sum(1 for e in gpu if e.name == m.LAUNCH_LABEL)
+            times = profiled.launch_times(events, REPS)
+            ranges = sum(1 for e in gpu if e.name == profiled.LAUNCH_LABEL)
             if session in (1, 2, 5) or session % 20 == 0 or times is None:
                 found = "none" if times is None else f"{len(times)}, median {statistics.median(times) * 1e3:.2f} µs"
                 print(

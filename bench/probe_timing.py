@@ -26,7 +26,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 from probe_label import empty_kernel, load  # noqa: E402  (the same empty kernel and answer loader)
 
-from drill.kernel.kit import Kit  # noqa: E402
+from drill.judge.torch_kit import Kit  # noqa: E402
 
 
 def queued_events(kit: Kit, fn: Callable[[], object], reps: int = 100, hold_ms: float = 40.0) -> tuple[float, bool]:
@@ -66,10 +66,11 @@ def judge_path(kit: Kit, card_id: str) -> None:
 
     from drill import paths
     from drill.cards.loader import load_decks
-    from drill.kernel import measure as m
+    from drill.judge import measure as m
+    from drill.judge import profiled
+    from drill.judge.judging import load_harness
+    from drill.judge.programs import build_triton
     from drill.kernel.cards import kernel_files
-    from drill.kernel.judging import load_harness
-    from drill.kernel.programs import build_triton
 
     card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards[card_id]
     files = kernel_files(card)
@@ -101,7 +102,7 @@ def judge_path(kit: Kit, card_id: str) -> None:
             for _ in range(3):
                 setup()
                 torch.cuda.synchronize()
-                with record_function(m.LAUNCH_LABEL):
+                with record_function(profiled.LAUNCH_LABEL):
                     launch.run()
             torch.cuda.synchronize()
         gpu = [e for e in prof.events() if e.device_type == DeviceType.CUDA]

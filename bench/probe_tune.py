@@ -19,8 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
+from drill.kernel.job import kernel_job
 
 
 def edit(text: str, *pairs: tuple[str, str]) -> str:

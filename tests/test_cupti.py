@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from drill.kernel import cupti
+from drill.judge import cupti
 
 
 def mark(value: int, at: int, stream: int = 7, call: int = 0) -> cupti.Span:

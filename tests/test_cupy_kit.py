@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from drill.kernel.cupy_kit import CupyKit
-from drill.kernel.kitbase import GUARD_ELEMENTS, HOST_CHECK_ELEMENTS, OUTPUT_GUARD
+from drill.judge.cupy_kit import CupyKit
+from drill.judge.kitbase import GUARD_ELEMENTS, HOST_CHECK_ELEMENTS, OUTPUT_GUARD
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_kernel_arguments_are_pointers_and_sized_integers(kit):
 def test_the_cuda_harnesses_use_only_what_both_kits_have(kit):
     """reduce and transpose: inputs, reference and check through CuPy's kit (NumPy here), right and wrong."""
     from drill import paths
-    from drill.kernel.judging import load_harness
+    from drill.judge.judging import load_harness
 
     reduce = load_harness(str(paths.kernels_dir() / "harness" / "reduce_harness.py"))
     for case in reduce.cases(kit):
@@ -116,7 +116,7 @@ def test_a_judge_starts_without_torch_only_when_the_gpus_figures_and_torchs_time
 ):
     import json
 
-    from drill.kernel import calibration, cudadrv
+    from drill.judge import calibration, cudadrv
 
     monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H100", "uuid": "ab", "total_memory": 80})
     torch_version = calibration.installed("torch")
@@ -139,13 +139,14 @@ def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here
     """CuPy installed but broken (a build for another CUDA, say): the GPU is still judged, with torch's kit."""
     from types import SimpleNamespace
 
-    from drill.kernel import child, cudadrv
+    from drill.judge import cudadrv
+    from drill.judge import runtime as judge_runtime
 
-    monkeypatch.setattr(child, "cuda_device_count", lambda: 1)
+    monkeypatch.setattr(judge_runtime, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(cudadrv, "retain_primary_context", lambda device=0: None)
     monkeypatch.setattr(cudadrv, "compute_capability", lambda device=0: (9, 0))
     monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H100", "sm_count": 132})
-    monkeypatch.setattr(child, "cupy_installed", lambda: True)
+    monkeypatch.setattr(judge_runtime, "cupy_installed", lambda: True)
     started = []
 
     def broken(self):
@@ -156,9 +157,9 @@ def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here
         self._kit = SimpleNamespace(name="torch")
         return self._kit
 
-    monkeypatch.setattr(child.Runtime, "cupy_kit", broken)
-    monkeypatch.setattr(child.Runtime, "torch_kit", torch_kit)
-    runtime = child.Runtime(None, torch_now=False)
+    monkeypatch.setattr(judge_runtime.Runtime, "cupy_kit", broken)
+    monkeypatch.setattr(judge_runtime.Runtime, "torch_kit", torch_kit)
+    runtime = judge_runtime.Runtime(None, torch_now=False)
     assert runtime.gpu and started == ["torch"] and "libcudart" in runtime.cupy_broken
     assert runtime.kit("cuda").name == "torch"  # and every CUDA card after it
     assert runtime.device_words == "H100 (sm_90, 132 SMs)"

@@ -10,7 +10,8 @@ import pytest
 from drill import paths
 from drill.cards.loader import load_decks
 from drill.cli import main
-from drill.kernel.cards import FILE_FOLDERS, CardFileError, check_kernel_card, kernel_files, kernel_job, name_problem
+from drill.kernel.cards import FILE_FOLDERS, CardFileError, check_kernel_card, kernel_files, name_problem
+from drill.kernel.job import kernel_job
 from drill.kernel.trust import locked_reason
 from tests.conftest import only_card, write_kernel_deck
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from drill.kernel import bytecode, trust
-from drill.kernel.cards import kernel_job
+from drill.kernel.job import kernel_job
 from drill.kernel.trust import NotTrusted, Pins, locked_reason
 from tests.conftest import only_card
 from tests.test_trust import canary_deck, harness_of
@@ -126,7 +126,7 @@ def helper_deck(tmp_path, monkeypatch):
 
 
 def test_a_module_imported_from_the_deck_folder_runs_from_its_source(helper_deck):
-    from drill.kernel.source_only import deck_imports
+    from drill.judge.source_only import deck_imports
 
     helper, pins = helper_deck
     cache = Path(importlib.util.cache_from_source(str(helper)))
@@ -139,7 +139,7 @@ def test_a_module_imported_from_the_deck_folder_runs_from_its_source(helper_deck
 
 
 def test_a_module_changed_since_it_was_trusted_is_refused(helper_deck):
-    from drill.kernel.source_only import deck_imports
+    from drill.judge.source_only import deck_imports
 
     helper, pins = helper_deck
     helper.write_text("VALUE = 'changed'\n")
@@ -148,7 +148,7 @@ def test_a_module_changed_since_it_was_trusted_is_refused(helper_deck):
 
 
 def test_loose_bytecode_in_the_deck_folder_is_refused(helper_deck):
-    from drill.kernel.source_only import deck_imports
+    from drill.judge.source_only import deck_imports
 
     helper, pins = helper_deck
     loose = helper.with_name("deck_loose_mod.pyc")
@@ -158,7 +158,7 @@ def test_loose_bytecode_in_the_deck_folder_is_refused(helper_deck):
 
 
 def test_the_harness_loader_reads_the_source_and_checks_it(helper_deck):
-    from drill.kernel.judging import load_harness
+    from drill.judge.judging import load_harness
 
     helper, pins = helper_deck
     assert load_harness(str(helper), pins).VALUE == "source"

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from drill.kernel.figures import timing_event
-from drill.kernel.judging import Judge
+from drill.judge.figures import timing_event
+from drill.judge.judging import Judge
 from drill.kernel.verdict import (
     BOUND_SLACK,
     Timing,
@@ -397,14 +397,14 @@ def test_the_kernel_screen_names_the_matmul_ceiling_for_a_compute_bound_card():
 def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_path, monkeypatch):
     import json
 
-    from drill.kernel import child
+    from drill.judge.runtime import Runtime
 
     saved = tmp_path / "calibration.json"
     saved.write_text(json.dumps({"gpu-x": {"gbps": 3000.0, "read_gbps": 3100.0}}))  # from before event_us
     measured = []
 
     def judge_runtime(calibrate):
-        runtime = child.Runtime(saved)
+        runtime = Runtime(saved)
         monkeypatch.setattr(runtime, "device_key", lambda: "gpu-x")
         monkeypatch.setattr(runtime, "calibrate", calibrate)
         monkeypatch.setattr(runtime, "torch_kit", lambda: SimpleNamespace(event_overhead_ms=0.0))  # no torch here
@@ -430,7 +430,7 @@ def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_p
 
 @pytest.mark.parametrize("saved", [False, True], ids=["first run on this GPU", "calibration saved"])
 def test_measuring_the_gpu_shows_as_a_step_only_when_it_happens(saved):
-    from drill.kernel.judging import CALIBRATING
+    from drill.judge.judging import CALIBRATING
 
     log = []
     runtime = SimpleNamespace(

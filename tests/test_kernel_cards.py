@@ -15,8 +15,8 @@ from drill.kernel.cards import (
     check_kernel_card,
     harness_constants,
     kernel_files,
-    kernel_job,
 )
+from drill.kernel.job import kernel_job
 
 BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
 
@@ -180,7 +180,7 @@ def test_draft_names_stay_inside_the_drafts_folder(tmp_path, bad):
         "drill.kernel.cli",
         "drill.kernel.drafts",
         "drill.kernel.verdict",
-        "drill.kernel.child",
+        "drill.judge.runtime",
     ],
 )
 def test_the_client_side_imports_no_gpu_stack_and_no_ui(module):

@@ -12,7 +12,7 @@ JOB = {"card": "reduce", "language": "cuda", "harness": "unused", "filename": "r
 
 
 def fake(*flags: str) -> list[str]:
-    return [sys.executable, "-m", "drill.kernel.fake_child", *flags]
+    return [sys.executable, "-m", "drill.judge.fake", *flags]
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_close_ends_the_child(client):
 
 
 def test_a_program_that_does_not_exist_is_a_verdict_not_an_exception():
-    c = JudgeClient(["/no/such/python", "-m", "drill.kernel.child"], start_timeout=5)
+    c = JudgeClient(["/no/such/python", "-m", "drill.judge.runtime"], start_timeout=5)
     try:
         verdict = c.run(JOB, "// fake: ok", timeout=5)
     finally:
@@ -166,8 +166,8 @@ def test_a_program_that_does_not_exist_is_a_verdict_not_an_exception():
 # -- the real judge's work folder -------------------------------------------------------------------
 def test_the_judge_makes_its_folder_with_the_first_job_and_removes_it_on_quit(tmp_path):
     from drill import paths
-    from drill.kernel.cards import kernel_job
-    from drill.kernel.child import WORKDIR_PREFIX
+    from drill.judge.runtime import WORKDIR_PREFIX
+    from drill.kernel.job import kernel_job
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -190,7 +190,7 @@ def test_the_judge_makes_its_folder_with_the_first_job_and_removes_it_on_quit(tm
 def test_the_folders_of_killed_judges_are_swept_and_live_ones_kept(tmp_path, monkeypatch):
     import subprocess
 
-    from drill.kernel import child
+    from drill.judge import runtime
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
@@ -200,13 +200,13 @@ def test_the_folders_of_killed_judges_are_swept_and_live_ones_kept(tmp_path, mon
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     try:
-        keep = tmp_path / f"{child.WORKDIR_PREFIX}{alive.pid}-abc"
-        dead = tmp_path / f"{child.WORKDIR_PREFIX}{gone.pid}-def"
-        other = tmp_path / f"{child.WORKDIR_PREFIX}notapid"
+        keep = tmp_path / f"{runtime.WORKDIR_PREFIX}{alive.pid}-abc"
+        dead = tmp_path / f"{runtime.WORKDIR_PREFIX}{gone.pid}-def"
+        other = tmp_path / f"{runtime.WORKDIR_PREFIX}notapid"
         for folder in (keep, dead, other):
             folder.mkdir()
             (folder / "kernel.py").write_text("x = 1\n")
-        child.sweep_workdirs()
+        runtime.sweep_workdirs()
         assert keep.exists() and other.exists() and not dead.exists()
     finally:
         alive.kill()

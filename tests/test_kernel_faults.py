@@ -4,8 +4,8 @@ import ast
 
 import pytest
 
-from drill.kernel.judging import describe_fault
-from drill.kernel.programs import learner_line
+from drill.judge.judging import describe_fault
+from drill.judge.programs import learner_line
 
 
 def fault(class_name: str, message: str) -> Exception:
@@ -86,8 +86,8 @@ def test_without_nvrtc_a_cuda_card_is_not_checked_rather_than_failed(tmp_path, m
     from types import SimpleNamespace
 
     from drill import paths
+    from drill.judge.judging import Judge
     from drill.kernel import nvrtc
-    from drill.kernel.judging import Judge
     from drill.kernel.verdict import VerdictBuilder
 
     def missing():

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from drill.judge.inbox import Inbox, compile_ahead, is_cuda_run
 from drill.kernel import nvrtc
-from drill.kernel.inbox import Inbox, compile_ahead, is_cuda_run
 
 pytestmark = pytest.mark.skipif(
     not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"

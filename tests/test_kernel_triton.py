@@ -6,7 +6,8 @@ import pytest
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
+from drill.kernel.job import kernel_job
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
 pytestmark = [
@@ -149,14 +150,16 @@ def test_prints_in_the_learners_file_do_not_break_the_judge(judge, cards):
 
 def test_a_file_that_changes_its_judge_passes_nothing_and_the_judge_is_replaced(judge, cards):
     # a wrong softmax (no division) that also makes the kit's comparison always agree
-    cheat = "from drill.kernel.kit import Kit, Check\nKit.allclose = lambda self, got, ref, **kw: Check(True, 'fine')\n"
+    cheat = "from drill.judge.torch_kit import Kit, Check\nKit.allclose = lambda self, got, ref, **kw: Check(True, 'fine')\n"
     good = solution(cards, "softmax")
     wrong = good.replace("import torch\n", "import torch\n" + cheat, 1)
     assert wrong != good
     first_pid = judge.pid
     verdict = run(judge, cards, "softmax", wrong)
     assert verdict.correct is False and verdict.exit_code() == 1
-    assert any("the file changed the judge's own code (drill.kernel.kit.Kit.allclose)" in e for e in verdict.errors)
+    assert any(
+        "the file changed the judge's own code (drill.judge.torch_kit.Kit.allclose)" in e for e in verdict.errors
+    )
     honest = run(judge, cards, "softmax", good)  # a fresh judge, whose comparison is its own again
     assert judge.pid != first_pid
     assert honest.correct is True and honest.errors == []

@@ -13,14 +13,14 @@ NOT_DOMAIN = (
     "drill.ui",
     "drill.cli",
     "drill.__main__",
-    "drill.kernel.child",
-    "drill.kernel.judging",
-    "drill.kernel.programs",
-    "drill.kernel.kit",
-    "drill.kernel.measure",
-    "drill.kernel.profiled",
-    "drill.kernel.cudadrv",
-    "drill.kernel.fake_child",
+    "drill.judge.runtime",
+    "drill.judge.judging",
+    "drill.judge.programs",
+    "drill.judge.torch_kit",
+    "drill.judge.measure",
+    "drill.judge.profiled",
+    "drill.judge.cudadrv",
+    "drill.judge.fake",
 )
 
 

@@ -13,13 +13,13 @@ pytestmark = [
 
 
 def label() -> str:
-    from drill.kernel.measure import LAUNCH_LABEL
+    from drill.judge.profiled import LAUNCH_LABEL
 
     return LAUNCH_LABEL
 
 
 def launch_times(events: list[SimpleNamespace], reps: int) -> list[float] | None:
-    from drill.kernel.measure import launch_times
+    from drill.judge.profiled import launch_times
 
     return launch_times(events, reps)
 
@@ -72,7 +72,7 @@ def test_a_range_with_no_work_in_it_is_not_a_launch_of_no_time():
 
 
 def test_the_event_pairs_cost_comes_off_each_figure_but_never_more_than_half():
-    from drill.kernel.measure import less_overhead
+    from drill.judge.measure import less_overhead
 
     assert less_overhead([0.130, 0.2, 0.0031], 0.003) == pytest.approx([0.127, 0.197, 0.00155])
     assert less_overhead([0.130], 0.0) == [0.130]
@@ -84,12 +84,12 @@ def test_what_the_judge_imports_for_a_triton_card_is_left_out_of_its_collections
     import sys
     import types
 
-    from drill.kernel import child
+    from drill.judge import runtime as judge_runtime
 
     monkeypatch.setenv("DRILL_JUDGE_CPU", "1")
     if "triton" not in sys.modules:  # triton's own import is not what is checked here, and it is slow
         monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__="(stand-in)"))
-    runtime = child.Runtime(None)
+    runtime = judge_runtime.Runtime(None)
     before = gc.get_freeze_count()
     try:
         assert runtime.ensure_torch(lambda event: None)

@@ -2,7 +2,7 @@
 
 The server (asyncssh, in a thread) runs each command it is given as a local
 process, so the whole path is real: the system's `ssh` client, the SSH
-transport, `python3 -m drill.kernel.remote_child` on the far side, the CPU judge.
+transport, `python3 -m drill.judge --remote` on the far side, the CPU judge.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import pytest
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
+from drill.kernel.job import kernel_job
 from drill.kernel.remote import check_host, ssh_command
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def test_the_app_judges_on_the_host_it_is_given(tmp_path):
     app = DrillApp(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], gpu_host="learner@gpu-box")
     judge = app.kernel_judge()
     assert judge.command[0] == "ssh" and "learner@gpu-box" in judge.command
-    assert judge.command[-1].endswith("-m drill.kernel.remote_child")
+    assert judge.command[-1].endswith("-m drill.judge --remote")
     judge.close()
 
 

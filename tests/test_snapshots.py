@@ -109,7 +109,7 @@ def test_kernel_screen_with_a_verdict(snap_compare, tmp_path, size):
     deck.write_text((paths.cards_dir() / "kernels.yaml").read_text(encoding="utf-8"), encoding="utf-8")
 
     def judge(_data_dir):
-        return JudgeClient([sys.executable, "-m", "drill.kernel.fake_child", "--gpu"], start_timeout=30)
+        return JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30)
 
     app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="reduce", judge_factory=judge)
 

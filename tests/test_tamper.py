@@ -1,9 +1,10 @@
-"""Whether a learner's file changed the code that judges it (drill/kernel/tamper.py), on a CPU."""
+"""Whether a learner's file changed the code that judges it (drill/judge/tamper.py), on a CPU."""
 
 import statistics
 
-from drill.kernel import tamper, verdict
-from drill.kernel.tamper import Fingerprint, tampered_words
+from drill.judge import tamper
+from drill.judge.tamper import Fingerprint, tampered_words
+from drill.kernel import verdict
 
 
 def test_nothing_changed_is_nothing_named():
@@ -31,7 +32,7 @@ def test_a_removed_function_is_named_and_new_names_are_not(monkeypatch):
     watch = Fingerprint()
     monkeypatch.delattr(tamper, "tampered_words")
     monkeypatch.setattr(statistics, "a_helper_of_the_learners", len, raising=False)
-    assert watch.changed() == ["drill.kernel.tamper.tampered_words"]
+    assert watch.changed() == ["drill.judge.tamper.tampered_words"]
 
 
 def test_the_message_names_the_first_few_and_counts_the_rest():

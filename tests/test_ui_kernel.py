@@ -18,7 +18,7 @@ from tests.conftest import settle, type_keys, until
 
 
 def fake_judge(*flags):
-    return JudgeClient([sys.executable, "-m", "drill.kernel.fake_child", *flags], start_timeout=30)
+    return JudgeClient([sys.executable, "-m", "drill.judge.fake", *flags], start_timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -1,18 +1,15 @@
-"""Kernel cards: compile, judge and time the learner's CUDA or Triton kernel in a child process.
+"""Kernel cards, the app's side: the card's files and drafts, trust, and the client of the judge process.
 
-Nothing imported from this package on the app's path loads torch, triton or cupy;
-only `drill.kernel.child`, `drill.kernel.kit` (torch) and `drill.kernel.cupy_kit`
-(CuPy) do, inside the judge process.
+The judge itself (compile, check and time the learner's CUDA or Triton kernel)
+runs in a child process, `python -m drill.judge`, the only code that imports
+torch, triton or cupy; nothing here imports it (see pyproject.toml's contracts).
 
-On the app's side: `client` starts and talks to the judge (`bytecode`: where its
-Python keeps torch's bytecode), `cards` and `drafts` the card's files and the
-learner's drafts, `verdict` reads what the judge sent. In the judge process:
-`child` serves requests, `judging` runs one, `kit` (torch) or `cupy_kit` (CuPy,
-for a CUDA card while torch is not loaded; `kitbase` is what both share) gives
-the harnesses their tools, `calibration` keeps this GPU's ceilings and torch's
-times, `measure` times launches
-(`cupti` reads the GPU's own time stamps and audits which streams a launch
-used; `profiled` times through torch.profiler where CUPTI cannot load),
-`tamper` notices a learner's Python changing the judge's own code, `nvrtc`
-and `cudadrv` compile and launch CUDA.
+`cards` finds a card's files, checks them for `drill check` and builds the
+judge's job; `drafts` keeps the learner's edits; `trust` records which decks'
+Python the learner trusted; `client` starts the judge, sends it requests and
+folds its events into a `verdict` (`bytecode`: where the judge's Python keeps
+torch's bytecode; `remote`: the ssh command of a judge on another host).
+`protocol` is the typed JSON-lines messages both processes import; `nvrtc`
+(compiling CUDA through ctypes) and `launch` (a kernel's declared launch
+shape) are pure modules that `drill check` uses here and the judge uses too.
 """

@@ -1,4 +1,4 @@
-"""Kernel cards: where their files are, what `drill check` verifies, and the job the judge receives.
+"""Kernel cards: where their files are, and what `drill check` verifies.
 
 Every file a kernel card names (starter, solution, writeup, harness) is a
 relative name inside its folder: the bundled `kernels/`, `answers/` and
@@ -10,7 +10,6 @@ is a deck problem, and such a card is never handed to the judge.
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -96,7 +95,8 @@ def _resolve(key: str, name: str, card: Card) -> Path:
     bundled = _bundled_folder(key)
     deck_dir = Path(card.path).parent
     beside_dir = deck_dir / folder
-    first, beside = bundled / name, beside_dir / name
+    first = bundled / name
+    beside = beside_dir / name
     try:
         if first.exists():
             if not _inside(first, bundled):
@@ -128,28 +128,6 @@ def file_problems(card: Card) -> list[str]:
         except CardFileError as exc:
             problems.append(str(exc))
     return problems
-
-
-def kernel_job(card: Card, data_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """What the judge child needs to run this card (plain JSON).
-
-    Raises CardFileError for a card whose files lead outside their folders: the
-    judge is never given such a path. Whether the learner has trusted a deck's
-    harness is asked separately (drill.kernel.trust.locked_reason); the job
-    carries the hashes trusted in `data_dir`, and the judge runs a deck's Python
-    only when what it reads matches them (drill.kernel.trust.pins).
-    """
-    from drill.kernel.trust import pins
-
-    files = kernel_files(card)
-    return {
-        "card": card.id,
-        "language": card.fields.get("language"),
-        "harness": str(files.harness),
-        "filename": files.starter.name,
-        "target_pct": card.fields.get("target_pct"),
-        **pins(card, data_dir),
-    }
 
 
 def harness_constants(path: Path) -> dict[str, Any]:

@@ -218,7 +218,7 @@ def _run_with_bytecode(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
-    from drill.kernel.cards import kernel_job
+    from drill.kernel.job import kernel_job
     from drill.kernel.trust import NotTrusted, locked_reason
 
     cards = kernel_cards(args)
@@ -322,7 +322,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         result = client.calibrate()
     if args.json:
         print(json.dumps(result, indent=2))
-    elif result.get("event") == "calibrated":
+    elif result["event"] == "calibrated":
         print(
             f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), pure read"
             f" {result.get('read_gbps', float('nan')):,.0f} GB/s, matmul {result.get('tflops', float('nan')):,.0f} TFLOPS,"

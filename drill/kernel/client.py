@@ -14,22 +14,21 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
 
 from drill.kernel import protocol
 from drill.kernel.bytecode import python_env
+from drill.kernel.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, ReadyEvent, Request, RunRequest
 from drill.kernel.verdict import Verdict, VerdictBuilder
 
-EventHandler = Callable[[dict[str, Any]], None]
+EventHandler = Callable[[JudgeEvent], None]
 
 DEFAULT_TIMEOUT = 60.0
 START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while on a cold machine
-_EOF = object()
 
 
 def default_command(calibration: Path | None = None) -> list[str]:
     python = os.environ.get("DRILL_JUDGE_PYTHON") or sys.executable
-    cmd = [python, "-m", "drill.kernel.child"]
+    cmd = [python, "-m", "drill.judge"]
     if calibration is not None:
         cmd += ["--calibration", str(calibration)]
     return cmd
@@ -40,7 +39,7 @@ class JudgeError(RuntimeError):
 
 
 class _Child:
-    """One child process with reader threads; `events` ends with _EOF when its stdout closes."""
+    """One child process with reader threads; `events` ends with None when its stdout closes."""
 
     def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
         self.proc = subprocess.Popen(
@@ -55,9 +54,9 @@ class _Child:
             env=dict(env),
             start_new_session=True,  # its own process group: a kill takes compiler grandchildren too
         )
-        self.events: queue.Queue[Any] = queue.Queue()
+        self.events: queue.Queue[JudgeEvent | None] = queue.Queue()
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self.ready: dict[str, Any] | None = None
+        self.ready: ReadyEvent | None = None
         self.killed = False
         threading.Thread(target=self._read_stdout, daemon=True, name="judge-stdout").start()
         self._stderr_done = threading.Event()
@@ -68,14 +67,18 @@ class _Child:
         try:
             for line in self.proc.stdout:
                 message = protocol.decode(line)
-                if message is not None:
-                    self.events.put(message)
-                elif line.strip():
+                if message is None:
+                    if line.strip():
+                        self.stderr_tail.append(line.rstrip())
+                    continue
+                event = protocol.as_event(message)
+                if event is not None:
+                    self.events.put(event)
                     self.stderr_tail.append(line.rstrip())
         except (OSError, ValueError):  # closed by `close` while a line was awaited: the child is gone anyway
             pass
         finally:
-            self.events.put(_EOF)
+            self.events.put(None)
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -94,7 +97,7 @@ class _Child:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Request) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(protocol.encode(message))
         self.proc.stdin.flush()
@@ -243,32 +246,36 @@ class JudgeClient:
                     child.kill()
                     raise JudgeError(f"the judge did not start within {self.start_timeout:.0f} s")
                 continue
-            if event is _EOF:
+            if event is None:
                 raise JudgeError("the judge could not start: " + child.death_words())
-            if event.get("event") == "ready":
+            if event["event"] == "ready":
                 child.ready = event
                 return child
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> ReadyEvent:
         """The child's `ready` event: pid, device, gpu, versions (starts the child if needed)."""
-        return dict(self._ready_child().ready or {})
+        ready = self._ready_child().ready
+        assert ready is not None  # a ready child has said so
+        return ready.copy()
 
     # -- requests -------------------------------------------------------------
     def run(
         self,
-        job: Mapping[str, Any],
+        job: Job,
         source: str,
         on_event: EventHandler | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
         timing: str = "first",
     ) -> Verdict:
-        """Judge `source` for the kernel job (see drill.kernel.cards.kernel_job); never raises for the kernel's faults."""
+        """Judge `source` for the kernel job (see drill.kernel.job.kernel_job); never raises for the kernel's faults."""
         card_id = str(job.get("card", "?"))
         with self._busy:
             self._cancel.clear()
-            builder, started, request_id = VerdictBuilder(card_id), time.monotonic(), next(self._ids)
-            request = {"op": "run", "id": request_id, "job": dict(job), "source": source, "timing": timing}
+            builder = VerdictBuilder(card_id)
+            started = time.monotonic()
+            request_id = next(self._ids)
+            request: RunRequest = {"op": "run", "id": request_id, "job": job.copy(), "source": source, "timing": timing}
             with suppress(JudgeError):  # none yet: one starts now and reads this at once (a CUDA source compiles)
                 self.start()  # one that cannot start is reported below
             early = self._starting_child()
@@ -296,26 +303,27 @@ class JudgeClient:
                 verdict.seconds = time.monotonic() - started
             return verdict
 
-    def calibrate(self, timeout: float = 300.0, on_event: EventHandler | None = None) -> dict[str, Any]:
+    def calibrate(self, timeout: float = 300.0, on_event: EventHandler | None = None) -> CalibratedEvent | ErrorEvent:
         """Measure this GPU's copy bandwidth again; returns the `calibrated` event (or an `error`)."""
         with self._busy:
             self._cancel.clear()
             child = self._ready_child()
             request_id = next(self._ids)
             child.send({"op": "calibrate", "id": request_id})
-            result: dict[str, Any] = {}
+            results: list[CalibratedEvent | ErrorEvent] = []
 
-            def keep(event: dict[str, Any]) -> None:
-                if event.get("event") in ("calibrated", "error"):
-                    result.update(event)
+            def keep(event: JudgeEvent) -> None:
+                if event["event"] == "calibrated" or event["event"] == "error":
+                    results.append(event)
                 if on_event:
                     on_event(event)
 
             builder = VerdictBuilder("calibrate")
             self._collect(child, request_id, builder, keep, timeout, what="calibration")
-            if not result:
-                result = {"event": "error", "message": "; ".join(builder.verdict.errors) or "no result"}
-            return result
+            if not results:
+                failed: ErrorEvent = {"event": "error", "message": "; ".join(builder.verdict.errors) or "no result"}
+                return failed
+            return results[-1]
 
     def _collect(
         self,
@@ -346,7 +354,7 @@ class JudgeClient:
                 event = child.events.get(timeout=min(0.05, remaining))
             except queue.Empty:
                 continue
-            if event is _EOF:
+            if event is None:
                 if self._cancel.is_set():
                     builder.fail("", cancelled=True)
                 elif not (fatal and builder.verdict.errors):
@@ -358,14 +366,14 @@ class JudgeClient:
             if event.get("id") != request_id:
                 continue
             builder.feed(event)
-            if event.get("event") == "error" and event.get("fatal"):
+            if event["event"] == "error" and event.get("fatal"):
                 fatal = True
             if on_event is not None:
                 try:
                     on_event(event)
                 except Exception:  # a display bug must not break the run
                     pass
-            if event.get("event") == "finished":
+            if event["event"] == "finished":
                 if fatal:  # the child exits after a fatal error: replace it now
                     self._replace()
                 return

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from drill.kernel.protocol import CompilerMessageFields, KernelResourceFields
+
 DEFAULT_ARCH = "sm_90"
 
 _NVRTC_SUCCESS = 0
@@ -38,7 +40,7 @@ class CompilerMessage:
         where = f"line {self.line}" if self.line else "no line"
         return f"{where}: {self.severity}: {self.message}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CompilerMessageFields:
         return {"line": self.line, "column": self.column, "severity": self.severity, "message": self.message}
 
 
@@ -56,8 +58,18 @@ class KernelResources:
     barriers: int = 0
     report: str = "ptxas"  # "cubin": read from the binary; spill counts unknown
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_json(self) -> KernelResourceFields:
+        return {
+            "name": self.name,
+            "registers": self.registers,
+            "shared_bytes": self.shared_bytes,
+            "stack_bytes": self.stack_bytes,
+            "spill_store_bytes": self.spill_store_bytes,
+            "spill_load_bytes": self.spill_load_bytes,
+            "constant_bytes": self.constant_bytes,
+            "barriers": self.barriers,
+            "report": self.report,
+        }
 
     def summary(self) -> str:
         text = f"{self.name}: {self.registers} registers, {self.shared_bytes} B shared, {self.stack_bytes} B stack"
@@ -143,7 +155,8 @@ def load_library() -> ctypes.CDLL:
                     lib.nvrtcGetErrorString.restype = ctypes.c_char_p
                 except (OSError, AttributeError):
                     continue
-                _lib, _lib_path = lib, path
+                _lib = lib
+                _lib_path = path
                 return lib
         raise NvrtcUnavailable(
             "libnvrtc not found (install the PyPI package nvidia-cuda-nvrtc-cu12, or set DRILL_NVRTC); tried: "
@@ -161,7 +174,8 @@ def available() -> bool:
 
 def version() -> tuple[int, int]:
     lib = load_library()
-    major, minor = ctypes.c_int(), ctypes.c_int()
+    major = ctypes.c_int()
+    minor = ctypes.c_int()
     lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
 
@@ -374,9 +388,11 @@ def cubin_kernels(cubin: bytes) -> list[KernelResources]:
     for name, off, size, _info in named:
         if name != ".nv.info":
             continue
-        data, i = cubin[off : off + size], 0
+        data = cubin[off : off + size]
+        i = 0
         while i + 4 <= len(data):
-            fmt, attr = data[i], data[i + 1]
+            fmt = data[i]
+            attr = data[i + 1]
             if fmt == 4:  # attribute with a payload: u16 length, then the bytes
                 length = struct.unpack_from("<H", data, i + 2)[0]
                 if length == 8 and attr in (0x2F, 0x11):

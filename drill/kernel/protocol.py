@@ -1,30 +1,230 @@
-"""The JSON-lines protocol between the judge client and its child process.
+"""The messages between the judge client (drill.kernel.client) and the judge process (drill.judge): JSON lines.
 
-Requests (client -> child), one JSON object per line:
-    {"op": "run", "id": 3, "job": {...}, "source": "...", "timing": "first"}   (job: fresh_baseline re-times PyTorch)
-    {"op": "calibrate", "id": 4}
-    {"op": "quit"}
+Requests go from the client to the judge on its stdin, events come back on its
+stdout, one JSON object a line. Every event but `ready` carries the id of the
+request it answers. Both sides import the types below; the judge builds the
+events, the client folds them into a verdict (drill.kernel.verdict).
 
-Events (child -> client) carry the request's id, except `ready`:
-    ready        pid, device, gpu, versions, startup (once, after start-up; startup: seconds per phase)
-    started      card, device, gpu
-    compiled     ok, seconds, log, messages[], resources[]
-    case_started name                                 (so a crash can name its case)
-    case         name, ok, message, max_error, tolerance, seconds
-    timing       name, ms, gbps, pct_of_ceiling, ceiling_gbps, read_ceiling_gbps, torch_ms, torch_gbps, vs_torch,
-                 bytes, dram_bytes, reps, host_us, torch_host_us   (after the timed output was checked)
-    note         text                                 (something that was not checked, and why)
-    error        message, case, kind, fatal           (fatal: the child exits after it)
-    calibrated   gbps, read_gbps, device, ...
-    finished     seconds
+Requests:
+    run          id, job, source, timing ("first": the first timing shape; "all"; "none": no timing)
+    calibrate    id
+    quit
+
+Events, in the order a run sends them:
+    ready        once, when the judge has started (its GPU, its versions, seconds per start-up phase)
+    started      the run began: the card, the device
+    compiled     the build: ok (None: nothing could build here), log, messages, resources
+    case_started a case is running, so a crash can name it
+    case         a case's outcome
+    timing       the figures of one timed shape (sent after its timed output was checked)
+    note         something that was not checked, and why
+    error        what went wrong; fatal: the judge exits after it
+    calibrated   the GPU's ceilings, measured again
+    finished     the run is over
+
+A float that is not finite cannot be JSON: it travels as its string ("nan",
+"inf"), so a reader takes numbers through `number`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, Required, TextIO, TypedDict, cast
 
+
+class DeckPins(TypedDict, total=False):
+    """A deck's card: its folder, whose Python the judge runs only as trusted (drill.kernel.trust.pins)."""
+
+    deck_folder: str
+    trusted: dict[str, str]  # path: the sha256 the learner trusted
+
+
+class Job(DeckPins):
+    """What the judge needs to run one card (drill.kernel.job.kernel_job)."""
+
+    card: str
+    language: str | None  # "cuda" or "triton"; the judge says so when a card names another
+    harness: str  # the harness file's path (the remote judge takes only its name: drill.judge.remote_requests)
+    filename: str  # what the learner's file is called, so compiler messages name it
+    target_pct: float | None
+    fresh_baseline: NotRequired[bool]  # time PyTorch's way again rather than take the kept figure
+
+
+class RunRequest(TypedDict):
+    op: Literal["run"]
+    id: int
+    job: Job
+    source: str
+    timing: str  # "first", "all" or "none"
+
+
+class CalibrateRequest(TypedDict):
+    op: Literal["calibrate"]
+    id: int
+
+
+class QuitRequest(TypedDict):
+    op: Literal["quit"]
+
+
+Request = RunRequest | CalibrateRequest | QuitRequest
+
+
+class CompilerMessageFields(TypedDict):
+    """One compiler diagnostic (drill.kernel.nvrtc.CompilerMessage), as sent."""
+
+    line: int
+    column: int
+    severity: str
+    message: str
+
+
+class KernelResourceFields(TypedDict):
+    """What ptxas reported for one kernel (drill.kernel.nvrtc.KernelResources), as sent."""
+
+    name: str
+    registers: int
+    shared_bytes: int
+    stack_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    constant_bytes: int
+    barriers: int
+    report: str
+
+
+class Reply(TypedDict, total=False):
+    """What every event but `ready` carries: the id of the request it answers (added as it is sent)."""
+
+    id: int
+
+
+class ReadyEvent(TypedDict):
+    event: Literal["ready"]
+    pid: int
+    device: str
+    gpu: bool
+    versions: dict[str, str]
+    startup: NotRequired[dict[str, float]]  # seconds per start-up phase
+
+
+class StartedEvent(Reply):
+    event: Literal["started"]
+    card: str
+    device: str
+    gpu: bool
+    runs: NotRequired[int]  # the stand-in judge (drill.judge.fake): run requests seen
+
+
+class CompiledEvent(Reply):
+    event: Literal["compiled"]
+    ok: bool | None  # None: nothing could build here (no compiler, no torch)
+    log: str
+    messages: list[CompilerMessageFields]
+    resources: list[KernelResourceFields]
+    seconds: NotRequired[float | None]
+
+
+class CaseStartedEvent(Reply):
+    event: Literal["case_started"]
+    name: str
+
+
+class CaseEvent(Reply):
+    event: Literal["case"]
+    name: str
+    ok: bool
+    message: str
+    max_error: float | None
+    tolerance: float | None
+    seconds: float
+    phases: NotRequired[dict[str, float]]  # a timed case: seconds per step (bench/probe_cold.py)
+
+
+class TimingEvent(Reply):
+    """The figures of a timed launch (built by drill.judge.figures.timing_event; read into verdict.Timing)."""
+
+    event: Literal["timing"]
+    name: str
+    ms: float
+    reps: int
+    host_us: float | None
+    bytes: int
+    dram_bytes: int
+    gbps: float
+    ceiling_gbps: float | None
+    read_ceiling_gbps: float | None
+    pct_of_ceiling: float | None
+    bound: str  # "memory" or "compute"
+    flops: int
+    tflops: float | None
+    ceiling_tflops: float | None
+    torch_tflops: float | None
+    torch_ms: float | None
+    torch_host_us: float | None
+    torch_gbps: float | None
+    vs_torch: float | None
+    method: str
+    method_note: str
+    less_us: float
+    stray_work: str
+    kit: NotRequired[str]  # "torch" or "cupy"
+
+
+class NoteEvent(Reply):
+    event: Literal["note"]
+    text: str
+
+
+class ErrorEvent(Reply):
+    event: Literal["error"]
+    message: str
+    kind: NotRequired[str]  # compile, harness, tampered, internal, usage, oom, cuda, launch, runtime
+    fatal: NotRequired[bool]  # the judge exits after it
+    case: NotRequired[str]
+
+
+class CalibratedEvent(Reply, total=False):
+    """The GPU's figures, measured again (drill.judge.calibration.Calibrated.calibrate)."""
+
+    event: Required[Literal["calibrated"]]
+    gbps: float  # a device-to-device copy, bytes read + written
+    read_gbps: float  # the fastest pure read
+    read_by: str
+    event_us: float  # a CUDA event pair's own cost, taken off event-timed figures
+    event_pair_us: float
+    event_record_us: float
+    event_us_why: str
+    tflops: float  # the fastest torch.matmul (with a compute-bound card only)
+    tflops_by: str
+    ms: float
+    bytes: int
+    reps: int
+    device: str
+    measured_at: str
+    method: str
+
+
+class FinishedEvent(Reply):
+    event: Literal["finished"]
+    seconds: NotRequired[float]
+    torch: NotRequired[bool]  # whether the judge has torch loaded now
+
+
+JudgeEvent = (
+    ReadyEvent
+    | StartedEvent
+    | CompiledEvent
+    | CaseStartedEvent
+    | CaseEvent
+    | TimingEvent
+    | NoteEvent
+    | ErrorEvent
+    | CalibratedEvent
+    | FinishedEvent
+)
 EVENTS = (
     "ready",
     "started",
@@ -37,9 +237,10 @@ EVENTS = (
     "calibrated",
     "finished",
 )
+OPS = ("run", "calibrate", "quit")
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> object:
     """JSON has no NaN or infinity: send them as strings so the line stays valid."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -50,12 +251,13 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def encode(message: dict[str, Any]) -> str:
+def encode(message: Mapping[str, object]) -> str:
+    """One line of JSON: a Request or a JudgeEvent (a stand-in judge may send plain dicts)."""
     return json.dumps(_clean(message), separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 def decode(line: str) -> dict[str, Any] | None:
-    """One message, or None for a line that is not a protocol message (stray output)."""
+    """The message on this line (a JSON object with an `event` or an `op`), or None for stray output."""
     line = line.strip()
     if not line.startswith("{"):
         return None
@@ -66,6 +268,36 @@ def decode(line: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and ("event" in value or "op" in value) else None
 
 
-def write(stream: TextIO, message: dict[str, Any]) -> None:
+def as_event(message: dict[str, Any]) -> JudgeEvent | None:
+    """The message as an event, or None when it is no event this side knows."""
+    if message.get("event") not in EVENTS:
+        return None
+    return cast(JudgeEvent, message)
+
+
+def as_request(message: dict[str, Any]) -> Request | None:
+    """The message as a request, or None when its op is none the judge knows; a run's missing parts read as empty."""
+    op = message.get("op")
+    if op not in OPS:
+        return None
+    if op == "run":
+        job = message.get("job")
+        message["job"] = job if isinstance(job, dict) else {}
+        message["source"] = str(message.get("source", ""))
+        message["timing"] = str(message.get("timing", "first"))
+    return cast(Request, message)
+
+
+def number(value: object) -> float | None:
+    """A figure as sent: a float, None when it is missing or is no number ("nan" and "inf" are numbers)."""
+    if value is None:
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def write(stream: TextIO, message: Mapping[str, object]) -> None:
     stream.write(encode(message))
     stream.flush()

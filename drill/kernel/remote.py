@@ -2,14 +2,14 @@
 
 The judge child speaks JSON lines on stdin and stdout, which SSH carries as they
 are; so a remote judge is the ordinary JudgeClient whose child command is
-`ssh HOST python3 -m drill.kernel.remote_child`. The source travels in the run
+`ssh HOST python3 -m drill.judge --remote`. The source travels in the run
 request, events stream back as they happen, and when the connection fails or
 drops the client reports ssh's own words ("Connection refused", "Broken pipe")
 while the learner's draft stays saved on this machine.
 
 On the remote host drill must be installed with its kernels extra; the remote
 child finds each card's harness among the host's own bundled kernels by file
-name (see drill.kernel.remote_child).
+name (see drill.judge.remote_requests).
 """
 
 from __future__ import annotations
@@ -62,5 +62,5 @@ def ssh_command(
     if chosen is not None:
         command += ["-p", str(chosen)]
     # "--" ends ssh's options: whatever follows is the destination and the command, never an option
-    command += [*options, "--", parsed.destination, f"{shlex.quote(python)} -m drill.kernel.remote_child"]
+    command += [*options, "--", parsed.destination, f"{shlex.quote(python)} -m drill.judge --remote"]
     return command

@@ -35,6 +35,7 @@ from typing import Any
 
 from drill import paths
 from drill.cards.model import Card
+from drill.kernel.protocol import DeckPins
 
 TRUST_FILE = "trusted.json"
 TRUST_VERSION = 1
@@ -277,7 +278,7 @@ def deck_python(card: Card) -> list[Path]:
     return [path for path in imported if not path.resolve().is_relative_to(bundled)]
 
 
-def pins(card: Card, data_dir: str | os.PathLike[str] | None) -> dict[str, Any]:
+def pins(card: Card, data_dir: str | os.PathLike[str] | None) -> DeckPins:
     """For the judge's job: the card's deck folder and the sha256 the learner trusted for each of its files.
 
     Empty when the judge runs no Python from the card's deck. The hashes are the
@@ -302,8 +303,9 @@ class Pins:
     hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_job(cls, job: dict[str, Any]) -> Pins:
-        folder, trusted = job.get("deck_folder"), job.get("trusted")
+    def from_job(cls, job: DeckPins) -> Pins:
+        folder = job.get("deck_folder")
+        trusted = job.get("trusted")
         if not isinstance(folder, str) or not folder:
             return cls()
         hashes = {str(k): str(v) for k, v in trusted.items()} if isinstance(trusted, dict) else {}

@@ -5,6 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from drill.kernel.protocol import (
+    CompilerMessageFields,
+    ErrorEvent,
+    JudgeEvent,
+    KernelResourceFields,
+    TimingEvent,
+    number,
+)
+
 
 @dataclass
 class CaseResult:
@@ -113,12 +122,10 @@ class Verdict:
     correct: bool | None = None
     errors: list[str] = field(default_factory=list)
     cases: list[CaseResult] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # compiler diagnostics: line, column, severity, message
+    messages: list[CompilerMessageFields] = field(default_factory=list)  # compiler diagnostics
     compile_log: str = ""
     compile_seconds: float | None = None
-    resources: list[dict[str, Any]] = field(default_factory=list)
+    resources: list[KernelResourceFields] = field(default_factory=list)  # registers, shared memory, spills
     timings: list[Timing] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -205,14 +212,13 @@ class VerdictBuilder:
         self.finished = False
         self.tampered = False  # the learner's file changed the judge's own code
 
-    def feed(self, event: dict[str, Any]) -> None:
-        kind = event.get("event")
+    def feed(self, event: JudgeEvent) -> None:
         v = self.verdict
-        if kind == "started":
+        if event["event"] == "started":
             v.device = str(event.get("device", ""))
             v.gpu = bool(event.get("gpu"))
             self.phase = "compiling"
-        elif kind == "compiled":
+        elif event["event"] == "compiled":
             ok = event.get("ok")
             v.compiled = None if ok is None else bool(ok)  # None: nothing could be built here
             v.compile_log = str(event.get("log", ""))
@@ -220,72 +226,81 @@ class VerdictBuilder:
             v.messages = list(event.get("messages") or [])
             v.resources = list(event.get("resources") or [])
             self.phase = "checking"
-        elif kind == "case_started":
+        elif event["event"] == "case_started":
             self.current_case = str(event.get("name"))
             self.phase = "checking"
-        elif kind == "case":
+        elif event["event"] == "case":
             v.cases.append(
                 CaseResult(
                     name=str(event.get("name")),
                     ok=bool(event.get("ok")),
                     message=str(event.get("message") or ""),
-                    max_error=_number(event.get("max_error")),
-                    tolerance=_number(event.get("tolerance")),
-                    seconds=_number(event.get("seconds")),
+                    max_error=number(event.get("max_error")),
+                    tolerance=number(event.get("tolerance")),
+                    seconds=number(event.get("seconds")),
                 )
             )
             self.current_case = None
-        elif kind == "timing":
+        elif event["event"] == "timing":
             self.phase = "timing"
-            t = Timing(
-                name=str(event.get("name")),
-                ms=float(event["ms"]),
-                gbps=float(event["gbps"]),
-                bytes=int(event.get("bytes") or 0),
-                reps=int(event.get("reps") or 0),
-                pct_of_ceiling=_number(event.get("pct_of_ceiling")),
-                ceiling_gbps=_number(event.get("ceiling_gbps")),
-                torch_ms=_number(event.get("torch_ms")),
-                torch_gbps=_number(event.get("torch_gbps")),
-                vs_torch=_number(event.get("vs_torch")),
-                host_us=_number(event.get("host_us")),
-                torch_host_us=_number(event.get("torch_host_us")),
-                dram_bytes=int(event.get("dram_bytes") or 0),
-                read_ceiling_gbps=_number(event.get("read_ceiling_gbps")),
-                bound=str(event.get("bound") or "memory"),
-                method=str(event.get("method") or ""),
-                method_note=str(event.get("method_note") or ""),
-                less_us=_number(event.get("less_us")) or 0.0,
-                flops=int(event.get("flops") or 0),
-                tflops=_number(event.get("tflops")),
-                ceiling_tflops=_number(event.get("ceiling_tflops")),
-                torch_tflops=_number(event.get("torch_tflops")),
-                kit=str(event.get("kit") or ""),
-            )
-            t.impossible = str(event.get("stray_work") or "") or impossible_reason(t)
-            if t.impossible:  # never scored: no percentage, no ratio to PyTorch
-                t.pct_of_ceiling = t.vs_torch = None
-                v.errors.append(f"timing {t.name}: impossible measurement: {t.impossible}")
-            v.timings.append(t)
-        elif kind == "note":
+            self._timed(event)
+        elif event["event"] == "note":
             v.not_checked.append(str(event.get("text")))
-        elif kind == "error":
-            message = str(event.get("message"))
-            case = event.get("case") or self.current_case
-            if case and case not in message:
-                message = f"case {case}: {message}"
-            v.errors.append(message)
-            if event.get("kind") == "compile":
-                v.compiled = False
-            elif event.get("kind") == "tampered":  # a file that changed its judge passes nothing
-                self.tampered = True
-            elif case and not any(c.name == case for c in v.cases):
-                v.cases.append(CaseResult(name=str(case), ok=False, message=message))
-            self.current_case = None
-        elif kind == "finished":
+        elif event["event"] == "error":
+            self._failed(event)
+        elif event["event"] == "finished":
             self.finished = True
-            if event.get("seconds") is not None:
-                v.seconds = float(event["seconds"])
+            seconds = event.get("seconds")
+            if seconds is not None:
+                v.seconds = float(seconds)
+
+    def _timed(self, event: TimingEvent) -> None:
+        t = Timing(
+            name=str(event.get("name")),
+            ms=float(event["ms"]),
+            gbps=float(event["gbps"]),
+            bytes=int(event.get("bytes") or 0),
+            reps=int(event.get("reps") or 0),
+            pct_of_ceiling=number(event.get("pct_of_ceiling")),
+            ceiling_gbps=number(event.get("ceiling_gbps")),
+            torch_ms=number(event.get("torch_ms")),
+            torch_gbps=number(event.get("torch_gbps")),
+            vs_torch=number(event.get("vs_torch")),
+            host_us=number(event.get("host_us")),
+            torch_host_us=number(event.get("torch_host_us")),
+            dram_bytes=int(event.get("dram_bytes") or 0),
+            read_ceiling_gbps=number(event.get("read_ceiling_gbps")),
+            bound=str(event.get("bound") or "memory"),
+            method=str(event.get("method") or ""),
+            method_note=str(event.get("method_note") or ""),
+            less_us=number(event.get("less_us")) or 0.0,
+            flops=int(event.get("flops") or 0),
+            tflops=number(event.get("tflops")),
+            ceiling_tflops=number(event.get("ceiling_tflops")),
+            torch_tflops=number(event.get("torch_tflops")),
+            kit=str(event.get("kit") or ""),
+        )
+        t.impossible = str(event.get("stray_work") or "") or impossible_reason(t)
+        if t.impossible:  # never scored: no percentage, no ratio to PyTorch
+            t.pct_of_ceiling = None
+            t.vs_torch = None
+            self.verdict.errors.append(f"timing {t.name}: impossible measurement: {t.impossible}")
+        self.verdict.timings.append(t)
+
+    def _failed(self, event: ErrorEvent) -> None:
+        v = self.verdict
+        message = str(event.get("message"))
+        case = event.get("case") or self.current_case
+        if case and case not in message:
+            message = f"case {case}: {message}"
+        v.errors.append(message)
+        if event.get("kind") == "compile":
+            v.compiled = False
+        elif event.get("kind") == "tampered":  # a file that changed its judge passes nothing
+            self.tampered = True
+        elif case and not any(c.name == case for c in v.cases):
+            v.cases.append(CaseResult(name=str(case), ok=False, message=message))
+        self.current_case = None
 
     def fail(self, message: str, *, crashed: bool = False, timed_out: bool = False, cancelled: bool = False) -> None:
         """The run ended without `finished`: say where it was."""
@@ -317,15 +332,6 @@ class VerdictBuilder:
         return v
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     """SM-2 grade from a verdict: wrong 1; correct but slow 3; half-way 4; near the target 5.
 
@@ -350,6 +356,15 @@ def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     return 3
 
 
+def message_place(message: CompilerMessageFields) -> str:
+    """Where a compiler message points: "line 12:5", "line 12", or "?" when it names no line."""
+    if not message.get("line"):
+        return "?"
+    if message.get("column"):
+        return f"line {message['line']}:{message['column']}"
+    return f"line {message['line']}"
+
+
 def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -> str:
     """A plain-text report for the terminal."""
     v = verdict
@@ -360,8 +375,7 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
         secs = f" in {v.compile_seconds * 1000:.0f} ms" if v.compile_seconds else ""
         out.append(f"compiled: {'yes' + secs if v.compiled else 'NO'}")
     for m in v.messages:
-        where = f"line {m['line']}" + (f":{m['column']}" if m.get("column") else "") if m.get("line") else "?"
-        out.append(f"  {where}: {m['severity']}: {m['message']}")
+        out.append(f"  {message_place(m)}: {m['severity']}: {m['message']}")
         if source_lines and m.get("line") and 0 < m["line"] <= len(source_lines):
             out.append(f"      {source_lines[m['line'] - 1].rstrip()}")
     for r in v.resources:

@@ -17,7 +17,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 
 from drill.kernel import drafts
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
+from drill.kernel.job import kernel_job
 from drill.kernel.verdict import Verdict, suggest_kernel_grade
 from drill.sm2 import SHORT_MEANINGS
 from drill.ui.markdown_view import MarkdownView
@@ -27,6 +28,7 @@ from drill.ui.verdict_view import one_line, render_verdict
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
+    from drill.kernel.protocol import JudgeEvent
 
 SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 RUN_TIMEOUT = 60.0
@@ -254,7 +256,7 @@ class KernelScreen(Screen[int | None]):
         )
         self.post_message(KernelFinished(verdict, source))
 
-    def report(self, event: dict[str, Any]) -> None:
+    def report(self, event: "JudgeEvent") -> None:
         """Called from the judge's thread for each streamed event."""
         self.post_message(JudgeReported(event))
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:  # only an annotation here: these messages load without the kernel judge's modules
+    from drill.kernel.protocol import JudgeEvent
     from drill.kernel.verdict import Verdict
 
 
@@ -22,7 +23,7 @@ class StoreOpened(Message):
 class JudgeReported(Message):
     """The judge streamed an event (compiled, a case, a timing...)."""
 
-    event: dict[str, Any]
+    event: JudgeEvent
 
 
 @dataclass

@@ -9,8 +9,8 @@ from test_gpu_kernels import CACHING_REDUCE, REDUCE_HEAD, WRONG_AT_TIMED_SIZE, e
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_job
 from drill.kernel.client import JudgeClient
+from drill.kernel.job import kernel_job
 
 pytestmark = [
     pytest.mark.gpu,
@@ -138,8 +138,8 @@ def test_drills_cuda_module_finds_what_array_operations_find():
     import cupy as cp
     import numpy as np
 
-    from drill.kernel.cupy_kit import CupyKit
-    from drill.kernel.cupy_ops import array_stats
+    from drill.judge.cupy_kit import CupyKit
+    from drill.judge.cupy_ops import array_stats
 
     kit = CupyKit()
     rng = np.random.default_rng(7)

@@ -9,8 +9,9 @@ import pytest
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel.cards import kernel_files, kernel_job
+from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
+from drill.kernel.job import kernel_job
 
 pytestmark = pytest.mark.gpu
 

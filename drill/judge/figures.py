@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from drill.kernel.protocol import TimingEvent
+
 
 def laps(into: dict[str, float]) -> Callable[[str], None]:
     """A stopwatch: each call records the seconds since the previous one (or since it was made) under a name."""
@@ -13,7 +15,8 @@ def laps(into: dict[str, float]) -> Callable[[str], None]:
 
     def lap(step: str) -> None:
         now = time.perf_counter()
-        into[step], last[0] = now - last[0], now
+        into[step] = now - last[0]
+        last[0] = now
 
     return lap
 
@@ -26,7 +29,7 @@ def timing_event(
     base: tuple[float, float],
     ceilings: dict[str, float],
     l2_bytes: int,
-) -> dict[str, Any]:
+) -> TimingEvent:
     """The `timing` event: the figures, and the bytes that had to cross DRAM during the launch.
 
     A compute-bound card (`BOUND = "compute"` and `flops(case)` in its harness) is scored
@@ -42,7 +45,8 @@ def timing_event(
     written_fn = getattr(harness, "bytes_written", None)
     written = int(written_fn(case)) if written_fn is not None else 0
     dram = moved - written + max(0, written - l2_bytes)
-    ms, torch_ms = mine.ms, base[0]
+    ms = mine.ms
+    torch_ms = base[0]
     gbps = moved / (ms * 1e-3) / 1e9
     ceiling = ceilings["gbps"]
     tflops = flops / (ms * 1e-3) / 1e12 if flops else None

@@ -96,7 +96,8 @@ def retain_primary_context(device: int = 0) -> None:
 def compute_capability(device: int = 0) -> tuple[int, int]:
     """(major, minor) of the device, from the driver alone (no context needed)."""
     lib = driver()
-    major, minor = ctypes.c_int(), ctypes.c_int()
+    major = ctypes.c_int()
+    minor = ctypes.c_int()
     _check(lib.cuInit(0), "cuInit")
     _check(lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device), "cuDeviceGetAttribute")  # ..._MAJOR
     _check(lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device), "cuDeviceGetAttribute")  # ..._MINOR

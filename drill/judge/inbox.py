@@ -12,21 +12,22 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeGuard
 
 from drill.kernel import nvrtc, protocol
+from drill.kernel.protocol import RunRequest
 
 
 class Inbox:
     """Iterates over the lines of `stream` as they come, like the stream itself."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: Iterable[str]) -> None:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._first: str | None = None  # a line taken early by first_request (_END: the stream had ended)
         threading.Thread(target=self._read, args=(stream,), daemon=True, name="judge-inbox").start()
 
-    def _read(self, stream: TextIO) -> None:
+    def _read(self, stream: Iterable[str]) -> None:
         first = True
         try:
             for line in stream:
@@ -41,7 +42,8 @@ class Inbox:
             self._lines.put(None)
 
     def __iter__(self) -> Iterator[str]:
-        first, self._first = self._first, None
+        first = self._first
+        self._first = None
         if first == _END:
             return
         if first is not None:
@@ -49,7 +51,7 @@ class Inbox:
         while (line := self._lines.get()) is not None:
             yield line
 
-    def first_request(self, wait_s: float = 1.0) -> Any:
+    def first_request(self, wait_s: float = 1.0) -> dict[str, Any] | None:
         """The first request, decoded, if it came within `wait_s`; it is still served first. The app sends its
         first run with the judge's start; `drill kernel run` starts the judge, then loads the decks and sends it."""
         if self._first is None:
@@ -64,27 +66,27 @@ class Inbox:
 _END = "\0end"
 
 
-def is_cuda_run(request: Any) -> bool:
-    if not isinstance(request, dict) or request.get("op") != "run":
+def is_cuda_run(message: object) -> TypeGuard[RunRequest]:
+    """Whether a message, as decoded and not yet checked, is a run of a CUDA card with its source."""
+    if not isinstance(message, dict) or message.get("op") != "run":
         return False
-    job = request.get("job")
-    return isinstance(job, dict) and job.get("language") == "cuda" and isinstance(request.get("source"), str)
+    job = message.get("job")
+    return isinstance(job, dict) and job.get("language") == "cuda" and isinstance(message.get("source"), str)
 
 
-def compile_ahead(request: Any) -> nvrtc.Ahead | None:
+def compile_ahead(request: object) -> nvrtc.Ahead | None:
     """The build to start for `request`, reserved (the caller runs it), or None when it is no CUDA run."""
     if not is_cuda_run(request):
         return None
-    job = request["job"]
-    filename = str(job.get("filename") or "kernel.cu")  # as the judge names it (drill.kernel.judging)
-    return nvrtc.reserve(str(request["source"]), filename, arch=device_arch())
+    filename = str(request["job"].get("filename") or "kernel.cu")  # as the judge names it (drill.judge.judging)
+    return nvrtc.reserve(request["source"], filename, arch=device_arch())
 
 
 def device_arch() -> str:
     """The arch the judge will compile for: the GPU's, asked of the driver, else DRILL_CUDA_ARCH or the default."""
     if not os.environ.get("DRILL_JUDGE_CPU"):
         try:
-            from drill.kernel import cudadrv
+            from drill.judge import cudadrv
 
             major, minor = cudadrv.compute_capability(0)
             return f"sm_{major}{minor}"

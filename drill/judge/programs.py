@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drill.judge.source_only import run_source
 from drill.kernel import nvrtc
 from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch, validate
-from drill.kernel.source_only import run_source
 
 _counter = itertools.count(1)
 
@@ -87,7 +87,7 @@ def build_cuda(
         raise BuildError(message, log=result.log)
     program = CudaProgram(decl, result)
     if load:
-        from drill.kernel import cudadrv
+        from drill.judge import cudadrv
 
         program.module = cudadrv.Module(result.cubin)
     return program
@@ -143,7 +143,8 @@ def triton_error_line(exc: BaseException, path: Path) -> int:
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        src, node = getattr(exc, "src", None), getattr(exc, "node", None)
+        src = getattr(exc, "src", None)
+        node = getattr(exc, "node", None)
         lineno = getattr(node, "lineno", None)
         if isinstance(src, str) and lineno:
             try:

@@ -1,4 +1,4 @@
-"""What both judge kits share (drill.kernel.kit with torch, drill.kernel.cupy_kit with CuPy): the guard and
+"""What both judge kits share (drill.judge.torch_kit with torch, drill.judge.cupy_kit with CuPy): the guard and
 poison values, a check's result and a harness's launch. Imports neither torch nor CuPy."""
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ class Clocked:
     def flush_ms(self) -> float:
         """GPU milliseconds of one flush_l2 (measured once)."""
         if self._flush_ms is None:
-            start, end = self.event(), self.event()
+            start = self.event()
+            end = self.event()
             self.flush_l2()
             start.record()
             self.flush_l2()
@@ -90,7 +91,7 @@ class Clocked:
         return self._flush_ms
 
     def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any) -> Any:
-        """GPU time of `fn` with the host kept out of it (see drill.kernel.measure); a `Measured`."""
-        from drill.kernel.measure import measure
+        """GPU time of `fn` with the host kept out of it (see drill.judge.measure); a `Measured`."""
+        from drill.judge.measure import measure
 
         return measure(self, fn, prepare, **options)

@@ -1,6 +1,6 @@
 """Tools the card harnesses use inside the judge child: inputs, guarded outputs, checks, launches, timing.
 
-Imported only by the judge child process (it needs torch). drill.kernel.cupy_kit has the same tools
+Imported only by the judge child process (it needs torch). drill.judge.cupy_kit has the same tools
 without torch, for the CUDA cards, whose harnesses use only what both kits have.
 """
 
@@ -12,29 +12,29 @@ from typing import Any
 
 import torch
 
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     GUARD_ELEMENTS as GUARD_ELEMENTS,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     HOST_CHECK_ELEMENTS as HOST_CHECK_ELEMENTS,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     OUTPUT_GUARD as OUTPUT_GUARD,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     POISON as POISON,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     Check as Check,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     CheckResult as CheckResult,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     Clocked,
     unravel,
 )
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     Launch as Launch,
 )
 
@@ -65,7 +65,7 @@ class Kit(Clocked):
         self._outputs: list[tuple[torch.Tensor, int]] = []
         self._flush: torch.Tensor | None = None
         self._kept: list[torch.Tensor] = []
-        self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.kernel.measure.event_overhead)
+        self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.judge.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
     def begin_case(self) -> None:
@@ -202,7 +202,8 @@ class Kit(Clocked):
         shape = tuple(got.shape)
         index = unravel(flat, shape)
         where = f"{label}[{', '.join(str(i) for i in index)}]" if shape else label
-        value, want = float(got64[flat]), float(ref64[flat])
+        value = float(got64[flat])
+        want = float(ref64[flat])
         text = f"{count:,} of {got64.numel():,} elements wrong; first {where} = {value:.7g}, expected {want:.7g}"
         if math.isnan(value):
             text += " (NaN: never written, or computed from garbage)"
@@ -300,7 +301,9 @@ def _guard_value(dtype: torch.dtype) -> float:
 
 def _as_float64(got: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Both flattened as float64, on the host when they are small (HOST_CHECK_ELEMENTS), else on `got`'s device."""
-    got, ref = got.detach(), ref.detach()
+    got = got.detach()
+    ref = ref.detach()
     if got.numel() <= HOST_CHECK_ELEMENTS:
-        got, ref = got.cpu(), ref.cpu()
+        got = got.cpu()
+        ref = ref.cpu()
     return got.to(torch.float64).reshape(-1), ref.to(device=got.device, dtype=torch.float64).reshape(-1)

@@ -8,13 +8,13 @@ card judges it with this kit, and imports torch only if it must: to measure
 the GPU's ceilings once, to time torch's own way of doing the card once
 (both kept per GPU), or for a Triton card.
 
-The same tools as drill.kernel.kit.Kit, with the same guarantees: inputs
+The same tools as drill.judge.torch_kit.Kit, with the same guarantees: inputs
 fresh each run with a NaN guard after them, outputs poisoned with a guard
 zone checked after every run, NaN never passes a check, results up to
 HOST_CHECK_ELEMENTS compared on the host. `xp` is the array module: CuPy
 here; the tests give NumPy to check the comparisons on a CPU. On the device,
 larger arrays are filled, summed and compared by drill's own small CUDA
-module (drill.kernel.cupy_ops), not CuPy's operations, each of which is
+module (drill.judge.cupy_ops), not CuPy's operations, each of which is
 compiled the first time it is used.
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drill.kernel.kitbase import (
+from drill.judge.kitbase import (
     GUARD_ELEMENTS,
     HOST_CHECK_ELEMENTS,
     OUTPUT_GUARD,
@@ -39,7 +39,7 @@ from drill.kernel.kitbase import (
 )
 
 if TYPE_CHECKING:
-    from drill.kernel.cupy_ops import RawOps, Stats
+    from drill.judge.cupy_ops import RawOps, Stats
 
 SPIN_SOURCE = r"""
 extern "C" __global__ void drill_spin(long long cycles)
@@ -68,14 +68,15 @@ class CupyKit(Clocked):
         self._device = xp is not np
         self.ops: RawOps | None = None  # drill's CUDA module for large arrays (the device only)
         if self._device:
-            from drill.kernel.cupy_ops import RawOps
+            from drill.judge.cupy_ops import RawOps
 
             props = xp.cuda.runtime.getDeviceProperties(0)
             self.sm_count = int(props["multiProcessorCount"])
             self.l2_bytes = int(props.get("l2CacheSize") or 50 * 2**20)
             self.ops = RawOps(xp, self.sm_count)
         else:
-            self.sm_count, self.l2_bytes = 4, 0
+            self.sm_count = 4
+            self.l2_bytes = 0
         # long enough to write a whole L2 of dirty lines back at 1 TB/s, counted at 2.5 GHz (at most)
         self._drain_cycles = int(self.l2_bytes / 1e12 * 2.5e9)
         seed = int.from_bytes(os.urandom(7), "little")  # fresh inputs every run
@@ -86,7 +87,7 @@ class CupyKit(Clocked):
         self._flush: Any = None
         self._spin: Any = None
         self._sink: Any = None  # where drill's read kernel would write (it never does)
-        self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.kernel.measure.event_overhead)
+        self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.judge.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
     def begin_case(self) -> None:
@@ -199,7 +200,7 @@ class CupyKit(Clocked):
         return self._compare(got, ref, 0.0, 0.0, True, label)
 
     def _compare(self, got: Any, ref: Any, rtol: float, atol: float, exact: bool, label: str) -> CheckResult:
-        from drill.kernel.cupy_ops import array_stats
+        from drill.judge.cupy_ops import array_stats
 
         if got.size != ref.size:
             return Check(False, f"{label} has {got.size} elements, expected {ref.size}")

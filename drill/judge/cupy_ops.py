@@ -1,4 +1,4 @@
-"""The device work of CuPy's kit (drill.kernel.cupy_kit) as one small CUDA module of drill's own.
+"""The device work of CuPy's kit (drill.judge.cupy_kit) as one small CUDA module of drill's own.
 
 CuPy builds each of its array operations (a fill, an astype, a sum, a
 comparison) as a kernel of its own, compiled the first time it is used with
@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from drill.kernel.measure import READ_SOURCE
+from drill.judge.measure import READ_SOURCE
 
 ALL = r"""
 #define DRILL_ALL(i, n) \
@@ -144,11 +144,17 @@ def array_stats(xp: Any, got64: Any, ref64: Any, rtol: float, atol: float, exact
     bad = ~(got64 == ref64) if exact else ~(diff <= tol)
     finite = diff[xp.isfinite(diff)]
     count = int(bad.sum())
+    if tol.size:
+        tolerance = float(tol.max())
+    elif exact:
+        tolerance = 0.0
+    else:
+        tolerance = atol
     return Stats(
         count,
         int(xp.flatnonzero(bad)[0]) if count else -1,
         float(finite.max()) if finite.size else float("inf"),
-        float(tol.max()) if tol.size else (0.0 if exact else atol),
+        tolerance,
     )
 
 
@@ -227,10 +233,15 @@ class RawOps:
                 return None
         n = int(got.size)
         item = ref.dtype.itemsize
+        # the reference's layout in elements: a row's length and the two strides (a 1-D array is one row)
         if ref.ndim == 2:
-            dim1, s0, s1 = ref.shape[1], ref.strides[0] // item, ref.strides[1] // item
+            dim1 = ref.shape[1]
+            s0 = ref.strides[0] // item
+            s1 = ref.strides[1] // item
         else:
-            dim1, s0, s1 = max(n, 1), 0, (ref.strides[0] // item if ref.ndim else 0)
+            dim1 = max(n, 1)
+            s0 = 0
+            s1 = ref.strides[0] // item if ref.ndim else 0
         stats = self.cp.asarray(np.array([0, 2**64 - 1, 0, 0, 0], dtype=np.uint64))  # a copy, no CuPy kernel
         name = f"drill_compare_{NAMES[got.dtype]}_f64"
         args = (got, ref, np.int64(n), np.int64(dim1), np.int64(s0), np.int64(s1))

@@ -1,7 +1,7 @@
 """Timing inside the judge child: the GPU's time for one launch, with the host kept out of it.
 
-Imported only by the judge child. The timing works through the kit it is given (drill.kernel.kit with
-torch, drill.kernel.cupy_kit with CuPy): its events, spin kernel, stream and synchronize. The ceilings
+Imported only by the judge child. The timing works through the kit it is given (drill.judge.torch_kit with
+torch, drill.judge.cupy_kit with CuPy): its events, spin kernel, stream and synchronize. The ceilings
 at the end are measured with torch.
 
 How a launch is timed (`measure`):
@@ -42,10 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from drill.kernel import cupti
-from drill.kernel.profiled import LAUNCH_LABEL as LAUNCH_LABEL
-from drill.kernel.profiled import enough_launches, profiler_times
-from drill.kernel.profiled import launch_times as launch_times
+from drill.judge import cupti
+from drill.judge.profiled import enough_launches, profiler_times
 
 if TYPE_CHECKING:
     import torch
@@ -136,7 +134,8 @@ def _measure(
         """
         t0 = time.perf_counter()
         setup()
-        start, end = kit.event(), kit.event()
+        start = kit.event()
+        end = kit.event()
         if held:
             kit.spin(ESTIMATE_HOLD_CYCLES)
         start.record()
@@ -242,7 +241,7 @@ def _kernel_times(
     the GPU ranges is tried again, up to `tries` sessions in all.
     None when no kernel time was seen (no CUPTI here): the caller falls back to events.
     """
-    from drill.kernel import cudadrv
+    from drill.judge import cudadrv
 
     recorder, why_not = cupti.recorder()
     if recorder is not None:
@@ -262,7 +261,7 @@ def _kernel_times(
 
 def _marker(kit: Any) -> Callable[[int], None]:
     """`mark(value)`: a memset of cupti.MARK_BYTES bytes to `value`, queued on the kit's stream."""
-    from drill.kernel import cudadrv
+    from drill.judge import cudadrv
 
     address = kit.device_bytes(cupti.MARK_BYTES)
     stream = kit.stream_handle()
@@ -275,7 +274,7 @@ def _marker(kit: Any) -> Callable[[int], None]:
 
 def _stream_audit(kit: Any) -> cupti.StreamAudit | None:
     """A stream audit begun now; None where CUPTI cannot record here."""
-    from drill.kernel import cudadrv
+    from drill.judge import cudadrv
 
     recorder, _ = cupti.recorder()
     if recorder is None:
@@ -328,7 +327,8 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
     Reading alone can beat the copy figure (no turnarounds between reads and
     writes), so this is the ceiling a read-only card is held against.
     """
-    from drill.kernel import cudadrv, nvrtc
+    from drill.judge import cudadrv
+    from drill.kernel import nvrtc
 
     n = n_bytes // 4
     x = kit.randn(n, guard=None)
@@ -350,7 +350,8 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
             m = measure(kit, run, poison=False, min_reps=reps, max_reps=reps)
             gbps = n_bytes / (m.ms * 1e-3) / 1e9
             if gbps > best_gbps:
-                best_gbps, best_by = gbps, f"float4 stream, {per_sm} blocks of 512 per SM"
+                best_gbps = gbps
+                best_by = f"float4 stream, {per_sm} blocks of 512 per SM"
     return {"read_gbps": best_gbps, "read_by": best_by}
 
 
@@ -362,7 +363,8 @@ def measure_matmul_tflops(kit: Any, sizes: tuple[int, ...] = (4096, 8192), reps:
     """
     import torch
 
-    best, best_by = 0.0, ""
+    best = 0.0
+    best_by = ""
     for dtype in (torch.bfloat16, torch.float16):
         for n in sizes:
             a = torch.randn(n, n, device=kit.device, dtype=dtype, generator=kit.generator)
@@ -375,6 +377,7 @@ def measure_matmul_tflops(kit: Any, sizes: tuple[int, ...] = (4096, 8192), reps:
             m = measure(kit, mm, poison=False, min_reps=reps, max_reps=reps)
             tflops = 2 * n**3 / (m.ms * 1e-3) / 1e12
             if tflops > best:
-                best, best_by = tflops, f"torch.matmul {n}x{n}x{n} {str(dtype).removeprefix('torch.')}"
+                best = tflops
+                best_by = f"torch.matmul {n}x{n}x{n} {str(dtype).removeprefix('torch.')}"
             del a, b, c
     return {"tflops": best, "tflops_by": best_by}

@@ -1,7 +1,7 @@
 """The judge's figures for this GPU, measured once and kept in a JSON file: the copy and read ceilings, the
 event pair's cost, the matmul ceiling, and torch's own time for each timed card shape.
 
-Imported only by the judge child; drill.kernel.child.Runtime holds them (a mixin, for the runtime's kits).
+Imported only by the judge child; drill.judge.runtime.Runtime holds them (a mixin, for the runtime's kits).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _baseline_key(card: str, shape: str) -> str:
 
 def device_key() -> str:
     """This GPU as its kept figures are filed: name, UUID and memory, from the driver (no torch, no CuPy)."""
-    from drill.kernel import cudadrv
+    from drill.judge import cudadrv
 
     found = cudadrv.device_identity(0)
     return f"{found['name']}|{found['uuid']}|{found['total_memory']}"
@@ -60,7 +60,7 @@ def read_saved(calibration: Path | None) -> dict[str, Any]:
 
 def kept_for(calibration: Path | None, card: str) -> bool:
     """Whether this GPU's ceilings and torch's time for `card` are kept, so that judging the CUDA card needs no
-    torch (see drill.kernel.cupy_kit)."""
+    torch (see drill.judge.cupy_kit)."""
     saved = read_saved(calibration)
     if not saved:
         return False
@@ -142,7 +142,7 @@ class Calibrated:
         return result
 
     def _measure_matmul(self, kit: Any) -> dict[str, Any]:
-        from drill.kernel.measure import measure_matmul_tflops
+        from drill.judge.measure import measure_matmul_tflops
 
         result = measure_matmul_tflops(kit)
         self.release_memory()
@@ -162,7 +162,7 @@ class Calibrated:
 
     def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
         """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
-        from drill.kernel.measure import event_overhead, measure_copy_gbps, measure_read_gbps
+        from drill.judge.measure import event_overhead, measure_copy_gbps, measure_read_gbps
 
         result = event_overhead(kit)  # first: the ceilings below are timed with events too
         kit.event_overhead_ms = self._event_ms = float(result[EVENT_US]) / 1e3

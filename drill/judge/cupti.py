@@ -99,7 +99,9 @@ class Recorder:
         raw = ctypes.create_string_buffer(BUFFER_BYTES + 8)
         address = (ctypes.addressof(raw) + 7) & ~7  # records are 8-byte aligned
         self._buffers[address] = raw
-        buffer[0], size[0], max_records[0] = address, BUFFER_BYTES, 0
+        buffer[0] = address
+        size[0] = BUFFER_BYTES
+        max_records[0] = 0  # as many as fit
 
     def _on_completed(self, _ctx: Any, _stream: int, buffer: int, _size: int, valid: int) -> None:
         if buffer:
@@ -117,7 +119,9 @@ class Recorder:
         if self._depth == 0:
             # again each time: another user of CUPTI in this process (torch.profiler) may have put in its own
             self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
-            self._spans, self.threads, self._enabled = [], {}, tuple(kinds)
+            self._spans = []
+            self.threads = {}
+            self._enabled = tuple(kinds)
             for kind in self._enabled:
                 self._call("cuptiActivityEnable", kind)
         self._depth += 1

@@ -10,16 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drill.kernel.figures import laps, timing_event
-from drill.kernel.kitbase import Check
+from drill.judge.figures import laps, timing_event
+from drill.judge.kitbase import Check
+from drill.judge.programs import BuildError, build_cuda, build_triton, learner_line
+from drill.judge.source_only import deck_imports, load_file
+from drill.judge.tamper import Fingerprint, tampered_words
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
-from drill.kernel.programs import BuildError, build_cuda, build_triton, learner_line
-from drill.kernel.source_only import deck_imports, load_file
-from drill.kernel.tamper import Fingerprint, tampered_words
+from drill.kernel.protocol import Job, JudgeEvent
 from drill.kernel.trust import NotTrusted, Pins
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[JudgeEvent], None]
 _harness_ids = itertools.count(1)
 
 
@@ -90,7 +91,7 @@ class Judge:
         self.watch: Fingerprint | None = None  # the judge's code as it was before the learner's Python ran
         self.baseline_ms: dict[tuple[str, str], tuple[float, float]] = {}  # (ms, host µs) of PyTorch's way
 
-    def run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
+    def run(self, job: Job, source: str, timing: str, emit: Emit) -> None:
         """Judge one request; always ends with `finished`. Raises Fatal after reporting a broken CUDA context,
         or a learner's file that changed the judge's own code."""
         start = time.perf_counter()
@@ -117,7 +118,7 @@ class Judge:
             emit({"event": "error", "kind": "tampered", "fatal": True, "message": words})
             raise Fatal(words)
 
-    def _run(self, job: dict[str, Any], source: str, timing: str, emit: Emit) -> None:
+    def _run(self, job: Job, source: str, timing: str, emit: Emit) -> None:
         rt = self.rt
         card = str(job.get("card", "?"))
         language = job.get("language")
@@ -195,7 +196,7 @@ class Judge:
             if not rt.ensure_torch(emit):
                 return
             rt.kit("triton")
-            import drill.kernel.measure  # noqa: F401 - loaded now, so the fingerprint covers it
+            import drill.judge.measure  # noqa: F401 - loaded now, so the fingerprint covers it
 
             self.watch = Fingerprint()  # of the judge as it is before any of the learner's Python runs
             t0 = time.perf_counter()
@@ -250,7 +251,8 @@ class Judge:
         """Report an exception from the learner's code; True when the run must stop."""
         kind, words = describe_fault(exc)
         if isinstance(exc, LaunchError):
-            kind, words = "launch", str(exc)
+            kind = "launch"
+            words = str(exc)
         path = getattr(program, "path", None)
         if path is not None and kind in ("runtime", "compile"):
             line = learner_line(exc, path)
@@ -374,12 +376,9 @@ class Judge:
             )
             if not check.ok:
                 return  # a wrong result is not timed: no figure for it
-            emit(
-                {
-                    **timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes),
-                    "kit": kit.name,
-                }
-            )
+            timed = timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes)
+            timed["kit"] = kit.name
+            emit(timed)
 
     def _baseline(self, card: str, name: str, harness: Any, inputs: Any, kit: Any, fresh: bool) -> tuple[float, float]:
         """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now (with torch's

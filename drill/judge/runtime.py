@@ -1,14 +1,11 @@
-"""The judge process: `python -m drill.kernel.child`. Reads requests on stdin, writes events on stdout.
+"""What the judge process knows about this machine: its GPU, the kits it judges with, its work folder.
 
 It imports torch once and stays warm (triton is imported by the Triton files
 that use it; CUDA kernels are loaded and launched through the driver API).
-The learner's own prints go to stderr, so they can never corrupt the protocol
-on stdout.
 """
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import gc
 import os
@@ -18,13 +15,13 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from drill.kernel import nvrtc, protocol
-from drill.kernel.calibration import Calibrated, installed, kept_for
-from drill.kernel.judging import Fatal, Judge, describe_fault
+from drill.judge.calibration import Calibrated, installed
+from drill.judge.judging import Emit
+from drill.kernel import nvrtc
 
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
@@ -74,7 +71,7 @@ class Runtime(Calibrated):
 
     `torch_now`: import torch while starting (the app's judge, warm for any card). A judge whose first request
     is a CUDA run on a GPU whose figures are kept starts without it (`drill kernel run`): with CuPy installed,
-    the CUDA card is judged with CuPy's kit, and torch comes only if something needs it (drill.kernel.cupy_kit).
+    the CUDA card is judged with CuPy's kit, and torch comes only if something needs it (drill.judge.cupy_kit).
     """
 
     def __init__(self, calibration: Path | None, torch_now: bool = True) -> None:
@@ -124,7 +121,7 @@ class Runtime(Calibrated):
     def _start_gpu(self, torch_now: bool) -> None:
         import threading
 
-        from drill.kernel import cudadrv
+        from drill.judge import cudadrv
 
         t0 = time.perf_counter()
         # the GPU's context is made while torch (or CuPy) imports: both take a while on a cold start
@@ -153,8 +150,8 @@ class Runtime(Calibrated):
         """Build the calibration's read kernel ahead when this GPU is not measured yet (NVRTC lets go of the GIL)."""
         if self.calibrated():
             return
-        from drill.kernel.inbox import device_arch
-        from drill.kernel.measure import READ_SOURCE
+        from drill.judge.inbox import device_arch
+        from drill.judge.measure import READ_SOURCE
 
         ahead = nvrtc.reserve(READ_SOURCE, "read_stream.cu", arch=device_arch())
         if ahead is not None:
@@ -171,7 +168,7 @@ class Runtime(Calibrated):
             torch.zeros(1, device="cuda").add_(1)  # torch's side of the context now, not during the first run
         gc.freeze()  # see main (ensure_torch collects first when a run may have left garbage)
 
-    def ensure_torch(self, emit: Callable[[dict[str, Any]], None]) -> bool:
+    def ensure_torch(self, emit: Emit) -> bool:
         """Import torch and triton (the interpreter on a CPU); say so when they are missing."""
         if self.torch is not None and "triton" in sys.modules:
             return True
@@ -209,7 +206,7 @@ class Runtime(Calibrated):
         if self._kit is None:
             if self.torch is None:
                 self._import_torch()
-            from drill.kernel.kit import Kit
+            from drill.judge.torch_kit import Kit
 
             self._kit = Kit(self.gpu)
         return self._kit
@@ -219,8 +216,8 @@ class Runtime(Calibrated):
             t0 = time.perf_counter()
             import cupy  # noqa: F401 - first, while a thread makes the context (see _start_gpu)
 
-            from drill.kernel import cudadrv
-            from drill.kernel.cupy_kit import CupyKit
+            from drill.judge import cudadrv
+            from drill.judge.cupy_kit import CupyKit
 
             cudadrv.ensure_context()  # the primary context, current here: CuPy and the learner's kernels share it
             self._cupy_kit = CupyKit()
@@ -252,105 +249,3 @@ def cupy_installed() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("cupy") is not None
-
-
-def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
-    judge = Judge(runtime)
-
-    def emit_for(request_id: Any) -> Callable[[dict[str, Any]], None]:
-        def emit(event: dict[str, Any]) -> None:
-            protocol.write(out, {"id": request_id, **event})
-
-        return emit
-
-    protocol.write(
-        out,
-        {
-            "event": "ready",
-            "pid": os.getpid(),
-            "device": runtime.device_words,
-            "gpu": runtime.gpu,
-            "versions": runtime.versions,
-            "startup": runtime.startup,
-        },
-    )
-    for line in stdin:
-        request = protocol.decode(line)
-        if request is None:
-            continue
-        op = request.get("op")
-        emit = emit_for(request.get("id"))
-        if op == "quit":
-            return 0
-        if op == "run":
-            runtime.open_workdir()
-            try:
-                judge.run(
-                    request.get("job") or {}, str(request.get("source", "")), str(request.get("timing", "first")), emit
-                )
-            except Fatal:
-                return 3  # the CUDA context is broken: the client starts a fresh judge
-            except Exception as exc:  # a bug in the judge or a harness: report it, stay alive
-                emit(
-                    {
-                        "event": "error",
-                        "kind": "internal",
-                        "fatal": False,
-                        "message": f"judge error: {type(exc).__name__}: {exc}",
-                    }
-                )
-                traceback.print_exc()
-                emit({"event": "finished"})
-        elif op == "calibrate":
-            if not runtime.gpu:
-                emit(
-                    {"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"}
-                )
-            else:
-                try:
-                    emit({"event": "calibrated", **runtime.calibrate(runtime.kit(), compute=True)})
-                except Exception as exc:
-                    emit(
-                        {
-                            "event": "error",
-                            "kind": describe_fault(exc)[0],
-                            "fatal": False,
-                            "message": describe_fault(exc)[1],
-                        }
-                    )
-            emit({"event": "finished"})
-        else:
-            emit({"event": "error", "kind": "usage", "fatal": False, "message": f"unknown op {op!r}"})
-            emit({"event": "finished"})
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m drill.kernel.child")
-    parser.add_argument("--calibration", type=Path, help="JSON file where each GPU's copy bandwidth is kept")
-    args = parser.parse_args(argv)
-    # keep the real stdout for the protocol; everything else printed goes to stderr
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    from drill.kernel.inbox import Inbox, is_cuda_run
-
-    requests = Inbox(sys.stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
-    # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
-    may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
-    first: Any = requests.first_request() if may_go_lean else None
-    lean = is_cuda_run(first) and kept_for(args.calibration, str(first["job"]["card"]))
-    runtime = Runtime(args.calibration, torch_now=not lean)
-    # torch and the rest imported so far live as long as the judge: the collection after each case skips them
-    # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
-    gc.freeze()
-    try:
-        code = serve(requests, out, runtime)
-    finally:
-        runtime.remove_workdir()
-    out.flush()
-    os._exit(code)  # skip interpreter teardown: a broken CUDA context can hang it
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,8 @@
-"""A stand-in judge that needs no GPU and no torch: `python -m drill.kernel.fake_child`.
+"""A stand-in judge that needs no GPU and no torch: `python -m drill.judge.fake`.
 
-It speaks the real protocol. What it does for a run is chosen by a line in the
-submitted source, `fake: <behaviour>`:
+It speaks the real protocol, sending only the fields the client needs (as
+plain dicts: the client takes a missing figure as unknown). What it does for
+a run is chosen by a line in the submitted source, `fake: <behaviour>`:
 
     ok (default)      stream started, compiled, three passing cases, a timing, finished
     slow SECONDS      as ok, pausing between events
@@ -23,7 +24,6 @@ import re
 import signal
 import sys
 import time
-from typing import Any
 
 from drill.kernel import protocol
 
@@ -58,7 +58,7 @@ def main() -> int:
             return 0
         rid = request.get("id")
 
-        def emit(event: dict[str, Any], rid: object = rid) -> None:
+        def emit(event: dict[str, object], rid: object = rid) -> None:
             protocol.write(out, {"id": rid, **event})
 
         if request.get("op") == "calibrate":

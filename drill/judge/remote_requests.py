@@ -1,7 +1,6 @@
-"""The judge child started over SSH: `python3 -m drill.kernel.remote_child` on the GPU host.
+"""Run requests from another machine (`python3 -m drill.judge --remote`, started over SSH on the GPU host).
 
-It is the ordinary judge child (drill.kernel.child) with one change to each run
-request: the harness named by the learner's machine (a path there) is looked up
+The judge reads them with one change to each run request: the harness named by the learner's machine (a path there) is looked up
 by file name among this host's bundled kernel harnesses, so the host judges with
 its own installed copy and never opens a path chosen by the other side. A
 harness this host does not have gets a one-line error in the verdict.
@@ -10,7 +9,6 @@ harness this host does not have gets a one-line error in the verdict.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,14 +45,3 @@ class Requests:
     def __iter__(self) -> Iterator[str]:
         for line in self.stream:
             yield rewrite(line)
-
-
-def main(argv: list[str] | None = None) -> int:
-    from drill.kernel import child
-
-    sys.stdin = Requests(sys.stdin)  # type: ignore[assignment,unused-ignore]
-    return child.main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

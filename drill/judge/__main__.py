@@ -1,0 +1,131 @@
+"""The judge process: `python -m drill.judge`. Reads requests on stdin, writes events on stdout.
+
+The app starts it as its child (drill.kernel.client); over SSH it starts as
+`python3 -m drill.judge --remote` on the GPU host (drill.kernel.remote), where
+each run's harness is this host's own copy (drill.judge.remote_requests). The
+learner's own prints go to stderr, so they can never corrupt the protocol on
+stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO, cast
+
+from drill.judge.calibration import kept_for
+from drill.judge.judging import Emit, Fatal, Judge, describe_fault
+from drill.judge.runtime import KIT_CHOICE, Runtime, cuda_device_count, cupy_installed
+from drill.kernel import protocol
+from drill.kernel.protocol import CalibratedEvent, JudgeEvent
+
+
+def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
+    """Answer requests until `quit` or the end of stdin; the exit code (3: the CUDA context is broken)."""
+    judge = Judge(runtime)
+
+    def emit_for(request_id: object) -> Emit:
+        def emit(event: JudgeEvent) -> None:
+            protocol.write(out, {"id": request_id, **event})
+
+        return emit
+
+    protocol.write(
+        out,
+        {
+            "event": "ready",
+            "pid": os.getpid(),
+            "device": runtime.device_words,
+            "gpu": runtime.gpu,
+            "versions": runtime.versions,
+            "startup": runtime.startup,
+        },
+    )
+    for line in stdin:
+        message = protocol.decode(line)
+        if message is None:
+            continue
+        emit = emit_for(message.get("id"))
+        request = protocol.as_request(message)
+        if request is None:
+            emit({"event": "error", "kind": "usage", "fatal": False, "message": f"unknown op {message.get('op')!r}"})
+            emit({"event": "finished"})
+        elif request["op"] == "quit":
+            return 0
+        elif request["op"] == "run":
+            runtime.open_workdir()
+            try:
+                judge.run(request["job"], request["source"], request["timing"], emit)
+            except Fatal:
+                return 3  # the CUDA context is broken: the client starts a fresh judge
+            except Exception as exc:  # a bug in the judge or a harness: report it, stay alive
+                emit(
+                    {
+                        "event": "error",
+                        "kind": "internal",
+                        "fatal": False,
+                        "message": f"judge error: {type(exc).__name__}: {exc}",
+                    }
+                )
+                traceback.print_exc()
+                emit({"event": "finished"})
+        elif request["op"] == "calibrate":
+            calibrate(runtime, emit)
+    return 0
+
+
+def calibrate(runtime: Runtime, emit: Emit) -> None:
+    """Measure this GPU's ceilings again and send them (or why not), then `finished`."""
+    if not runtime.gpu:
+        emit({"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"})
+    else:
+        try:
+            figures = runtime.calibrate(runtime.kit(), compute=True)
+            emit(cast(CalibratedEvent, {"event": "calibrated", **figures}))  # the figures as saved for this GPU
+        except Exception as exc:
+            kind, words = describe_fault(exc)
+            emit({"event": "error", "kind": kind, "fatal": False, "message": words})
+    emit({"event": "finished"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m drill.judge")
+    parser.add_argument("--calibration", type=Path, help="JSON file where each GPU's copy bandwidth is kept")
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="started over SSH: each run's harness is this host's bundled copy of that name",
+    )
+    args = parser.parse_args(argv)
+    # keep the real stdout for the protocol; everything else printed goes to stderr
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    from drill.judge.inbox import Inbox, is_cuda_run
+    from drill.judge.remote_requests import Requests
+
+    stdin: Iterable[str] = Requests(sys.stdin) if args.remote else sys.stdin
+    requests = Inbox(stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
+    # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
+    may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
+    first = requests.first_request() if may_go_lean else None
+    lean = is_cuda_run(first) and kept_for(args.calibration, str(first["job"]["card"]))
+    runtime = Runtime(args.calibration, torch_now=not lean)
+    # torch and the rest imported so far live as long as the judge: the collection after each case skips them
+    # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)
+    gc.freeze()
+    try:
+        code = serve(requests, out, runtime)
+    finally:
+        runtime.remove_workdir()
+    out.flush()
+    os._exit(code)  # skip interpreter teardown: a broken CUDA context can hang it
+
+
+if __name__ == "__main__":
+    main()
