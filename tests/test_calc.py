@@ -6,9 +6,10 @@ import pytest
 
 from drill.calc import activations, collectives, flops, inference, kv, ledger, pipeline, roofline, zero
 from drill.calc.data import load_gpus, load_models
-from drill.calc.params import breakdown
+from drill.calc.dtypes import dtype_bytes
+from drill.calc.parameter_count import breakdown
+from drill.calc.sizes import GB, GiB, KiB, parse_quantity
 from drill.calc.totals import count_params
-from drill.calc.units import GB, GiB, KiB, dtype_bytes, parse_quantity
 
 MODELS = load_models()
 GPUS = load_gpus()

@@ -13,7 +13,7 @@ import pytest
 from drill.calc.data import load_gpus
 from drill.calc.expressions import NAMES
 from drill.calc.hbm import hbm_bytes, hbm_statement
-from drill.calc.units import GB, GiB, MiB
+from drill.calc.sizes import GB, GiB, MiB
 from drill.cards.templating import draw_params, render
 from tests.conftest import bundled_cards
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from drill.calc.units import GiB
+from drill.calc.sizes import GiB
 from drill.cards.templating import draw_params, render
 from tests.conftest import deck_subset
 

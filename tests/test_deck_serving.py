@@ -11,7 +11,7 @@ import pytest
 
 from drill.calc.data import as_gpu
 from drill.calc.expressions import NAMES
-from drill.calc.units import GiB, KiB
+from drill.calc.sizes import GiB, KiB
 from drill.cards.templating import render
 from tests.conftest import deck_subset
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from drill.calc.units import GB, KiB
+from drill.calc.sizes import GB, KiB
 from drill.cards.checking import check_shape_steps
 from drill.cards.templating import draw_params, render
 from tests.conftest import deck_subset

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill.calc.units import parse_quantity as calc_quantity
-from drill.cards.units import check_number
+from drill.calc.sizes import parse_quantity as calc_quantity
+from drill.cards.number_check import check_number
 from drill.quantities import QuantityError, format_quantity, parse_quantity
 
 GiB = 2**30

@@ -6,13 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill.cards.units import (
-    CARD_UNITS,
-    QuantityError,
-    check_number,
-    format_quantity,
-    parse_quantity,
-)
+from drill.cards.number_check import check_number
+from drill.quantities import DIMENSIONS as CARD_UNITS
+from drill.quantities import QuantityError, format_quantity, parse_quantity
 
 GiB = 2**30
 KiB = 2**10

@@ -13,7 +13,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from drill.calc.units import dtype_name, parse_quantity
+from drill.calc.dtypes import dtype_name
+from drill.calc.sizes import parse_quantity
 
 # How each output key is shown in the table.
 BYTES, COUNT, FRACTION, SECONDS, RATIO, TEXT = "bytes", "count", "fraction", "seconds", "ratio", "text"

@@ -38,8 +38,8 @@ from drill.calc.arguments import (
     whole,
 )
 from drill.calc.ledger import OPTIMIZER_BYTES, training_ledger
-from drill.calc.params import breakdown
-from drill.calc.units import GB, GiB
+from drill.calc.parameter_count import breakdown
+from drill.calc.sizes import GB, GiB
 
 # --- the sub-commands: each returns (rows, title)
 

@@ -30,7 +30,7 @@ from drill.calc.arguments import (
     quantity,
     whole,
 )
-from drill.calc.units import dtype_bytes
+from drill.calc.dtypes import dtype_bytes
 
 # FlashAttention's benchmark counts backward as 2.5 forwards (five matmuls against two).
 ATTENTION_MODES: dict[str, float] = {"fwd": 1.0, "bwd": 2.5, "fwd_bwd": 3.5}

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from drill import paths
-from drill.calc.units import MiB
+from drill.calc.sizes import MiB
 
 MODEL_KEYS = (
     "name",

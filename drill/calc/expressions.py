@@ -29,8 +29,9 @@ from drill.calc import (
     zero,
 )
 from drill.calc.data import as_gpu, as_model
+from drill.calc.dtypes import dtype_bytes
+from drill.calc.sizes import GB, KB, MB, TB, GiB, KiB, MiB, TiB
 from drill.calc.totals import count_params
-from drill.calc.units import GB, KB, MB, TB, GiB, KiB, MiB, TiB, dtype_bytes
 
 Model = Mapping[str, Any] | str
 Gpu = Mapping[str, Any] | str

@@ -16,7 +16,7 @@ from typing import Any
 
 from drill.calc import checks, data, roofline
 from drill.calc.arguments import BYTES, COUNT, FRACTION, RATIO, SECONDS, TEXT, Command, Rows, dtype, whole
-from drill.calc.units import dtype_bytes
+from drill.calc.dtypes import dtype_bytes
 
 
 def _dims(m: Any, n: Any, k: Any) -> tuple[int, int, int]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc import checks
-from drill.calc.units import GiB, MiB
+from drill.calc.sizes import GiB, MiB
 
 
 def hbm_bytes(gpu: Mapping[str, Any]) -> float:

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc import checks
+from drill.calc.dtypes import dtype_bytes
 from drill.calc.hbm import hbm_bytes
 from drill.calc.kv import kv_bytes, kv_bytes_per_token
 from drill.calc.totals import count_params
-from drill.calc.units import dtype_bytes
 
 
 def weight_bytes(model: Mapping[str, Any], dtype: str = "bf16") -> float:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc import checks
-from drill.calc.units import dtype_bytes
+from drill.calc.dtypes import dtype_bytes
 
 
 def kv_bytes_per_token(model: Mapping[str, Any], dtype: str = "bf16") -> float:

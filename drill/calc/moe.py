@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.calc import checks, data
-from drill.calc.params import breakdown
-from drill.calc.units import dtype_bytes
+from drill.calc.dtypes import dtype_bytes
+from drill.calc.parameter_count import breakdown
 
 Model = Mapping[str, Any] | str
 
@@ -121,7 +121,7 @@ def moe_breakdown(model: Model) -> MoeParams:
     """Count the weights of an MoE decoder (Mixtral, DeepSeek-V2/V3 style).
 
     Attention, norms, embeddings and the output head are counted once, as in
-    drill.calc.params (MLA attention by `mla_attention_params`). The first
+    drill.calc.parameter_count (MLA attention by `mla_attention_params`). The first
     `dense_layers` layers have a dense FFN of width `ffn`; every other layer has
     `experts` routed experts and `shared_experts` shared experts, each an FFN of
     width `expert_ffn` (three matrices for SwiGLU, two otherwise), and a router

@@ -6,6 +6,7 @@ import argparse
 
 from drill.calc import checks, data
 from drill.calc.arguments import BYTES, COUNT, FRACTION, RATIO, SECONDS, Command, Rows, dtype, quantity, whole
+from drill.calc.dtypes import dtype_bytes
 from drill.calc.moe import (
     is_mla,
     mla_kv_bytes_per_token,
@@ -15,7 +16,6 @@ from drill.calc.moe import (
     moe_params,
     moe_weight_bytes_per_gpu,
 )
-from drill.calc.units import dtype_bytes
 
 
 def _params(args: argparse.Namespace) -> tuple[Rows, str]:

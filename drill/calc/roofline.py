@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc import checks
-from drill.calc.units import dtype_name
+from drill.calc.dtypes import dtype_name
 
 # dtype -> the GPU spec key of its dense tensor-core (or, for fp32, CUDA-core) peak.
 PEAK_KEYS = {"bf16": "bf16_flops", "fp16": "bf16_flops", "fp8": "fp8_flops", "tf32": "tf32_flops", "fp32": "fp32_flops"}

@@ -1,6 +1,6 @@
 """The total parameter count of a model in cards/data/models.yaml, dense or mixture of experts.
 
-Apart from drill.calc.params so that the dense breakdown and the MoE count
+Apart from drill.calc.parameter_count so that the dense breakdown and the MoE count
 (drill.calc.moe, which builds on the breakdown) do not import each other.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.calc.moe import moe_total_params
-from drill.calc.params import breakdown
+from drill.calc.parameter_count import breakdown
 
 
 def count_params(model: Mapping[str, Any]) -> int:

@@ -13,8 +13,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.parser import Parser
 
 from drill.cards.allowlist import node_problems
-from drill.cards.rendered import TemplateProblem
 from drill.cards.sandbox import CALLABLE_NOW, ENV, MAX_RENDERED_CHARS
+from drill.cards.template_records import TemplateProblem
 
 MAX_TEMPLATE_CHARS = 20_000
 MAX_EXPRESSION_CHARS = 2_000

@@ -8,11 +8,11 @@ from typing import Any
 
 from drill.cards.evaluation import expression_problems, template_problems
 from drill.cards.model import Card
-from drill.cards.params import MAX_PARAMS, draw_params, options, spec_problem
-from drill.cards.rendered import Rendered, TemplateProblem
+from drill.cards.param_specs import MAX_PARAMS, draw_params, options, spec_problem
 from drill.cards.rendering import Catalogue, card_scope, load_catalogue, render
 from drill.cards.stated_numbers import unstated_inputs
-from drill.cards.units import CARD_UNITS
+from drill.cards.template_records import Rendered, TemplateProblem
+from drill.quantities import DIMENSIONS
 
 CHECK_DRAWS = 8
 CHECK_SEED = 20_240_601
@@ -74,8 +74,8 @@ def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mappin
                     problems.append(f"{where}.tolerance: a relative tolerance between 0 (exact) and 0.5, got {value!r}")
             elif not isinstance(value, str) or not value.strip():
                 problems.append(f"{where}.{k}: expected non-empty text")
-            elif k == "unit" and value not in CARD_UNITS:
-                problems.append(f"{where}.unit: unknown unit {value!r} (known: {', '.join(CARD_UNITS)})")
+            elif k == "unit" and value not in DIMENSIONS:
+                problems.append(f"{where}.unit: unknown unit {value!r} (known: {', '.join(DIMENSIONS)})")
             elif k == "expr":
                 problems += [f"{where}.expr: {p}" for p in expression_problems(value, names)]
             elif k in TEMPLATE_KEYS:

@@ -20,7 +20,7 @@ from jinja2.filters import FILTERS as JINJA_FILTERS
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.tests import TESTS as JINJA_TESTS
 
-from drill.cards.units import CARD_UNITS, format_quantity
+from drill.quantities import DIMENSIONS, format_quantity
 
 MAX_RENDERED_CHARS = 50_000
 MAX_STRING_PRODUCT = 10_000  # longest string that `*` may build
@@ -96,7 +96,7 @@ def _format_filter(fmt: Any, *args: Any, **kwargs: Any) -> str:
 
 def _qty_filter(value: Any, unit: str, digits: int = 3) -> str:
     """A quantity for reading: {{ x|qty('bytes') }} -> 2.68 GB (2.50 GiB)."""
-    if unit not in CARD_UNITS:
+    if unit not in DIMENSIONS:
         raise ValueError(f"unknown unit {unit!r}")
     return format_quantity(float(value), unit, digits=max(1, min(int(digits), 12)))
 

@@ -43,9 +43,9 @@ from jinja2.parser import Parser
 
 from drill.calc.totals import count_params
 from drill.cards.evaluation import Scope, evaluate, render_text
-from drill.cards.params import options
+from drill.cards.param_specs import options
 from drill.cards.sandbox import ENV
-from drill.cards.units import format_quantity
+from drill.quantities import format_quantity
 
 # A number shown to 3 significant digits is within 0.5 % of the value; 1 % leaves room for a prompt's rounding,
 # while "7B" for 6.74 B parameters (3.9 % off) is not the number the answer uses.

@@ -21,7 +21,7 @@ card templates go through several fences:
 Without loops, macros or assignments, the work a template can do grows only
 with its length.
 
-The work is split by job: drill.cards.params draws parameters,
+The work is split by job: drill.cards.param_specs draws parameters,
 drill.cards.rendering renders one draw, drill.cards.ledger_check checks a
 card for the deck check. This module gathers the names callers import.
 """
@@ -44,8 +44,7 @@ from drill.cards.ledger_check import (
     MAX_CORNER_DRAWS,
     check_ledger_card,
 )
-from drill.cards.params import PARAM_KINDS, draw_params
-from drill.cards.rendered import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
+from drill.cards.param_specs import PARAM_KINDS, draw_params
 from drill.cards.rendering import DEFAULT_TOLERANCE, render
 from drill.cards.sandbox import (
     ENV,
@@ -56,6 +55,7 @@ from drill.cards.sandbox import (
     TESTS,
     CardSandbox,
 )
+from drill.cards.template_records import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
 
 __all__ = [
     "ANSWER_KEYS",

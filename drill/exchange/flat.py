@@ -113,7 +113,7 @@ def _diagnosis(card: Card) -> tuple[str, str]:
 
 def _memory_ledger(card: Card) -> tuple[str, str]:
     from drill.cards.templating import TemplateProblem, draw_params, render
-    from drill.cards.units import format_quantity
+    from drill.quantities import format_quantity
 
     try:
         draw = draw_params(card, random.Random(export_seed(card.id)))

@@ -102,7 +102,7 @@ def sides(card: Card, answer: Any) -> tuple[str, str]:
     import random
 
     from drill.cards.templating import draw_params, render
-    from drill.cards.units import format_quantity
+    from drill.quantities import format_quantity
 
     draw = answer.get("draw") if isinstance(answer, Mapping) else None
     note = ""

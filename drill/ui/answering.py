@@ -281,7 +281,7 @@ class LedgerForm(AnswerForm):
         super().take_card(other)
 
     def answer_markdown(self) -> str:
-        from drill.cards.units import format_quantity
+        from drill.quantities import format_quantity
 
         rows = ["| term | formula | value |", "| --- | --- | --- |"]
         for t in self.rendered.ledger:
@@ -292,7 +292,7 @@ class LedgerForm(AnswerForm):
 
     def first_unreadable(self) -> str | None:
         """A typo such as `2.5 GBB` is sent back to be mended, not marked wrong; a blank field counts as wrong."""
-        from drill.cards.units import check_number
+        from drill.cards.number_check import check_number
 
         for i, expected in enumerate(self.rendered.answers, 1):
             box = self.query_one(f"#ans{i}", AnswerInput)
@@ -305,7 +305,8 @@ class LedgerForm(AnswerForm):
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import suggest_grade
-        from drill.cards.units import check_number, format_quantity
+        from drill.cards.number_check import check_number
+        from drill.quantities import format_quantity
 
         lines, given, right = [], [], 0
         for i, expected in enumerate(self.rendered.answers, 1):

@@ -270,7 +270,8 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
             return sum(r.ok for r in results) / max(1, len(results)), record, missed
         if self.slot.kind == "memory_ledger" and self.form is not None:
             answers = getattr(self.form, "rendered").answers
-            from drill.cards.units import check_number, format_quantity
+            from drill.cards.number_check import check_number
+            from drill.quantities import format_quantity
 
             given = record.get("given", [])
             for expected, text in zip(answers, given):

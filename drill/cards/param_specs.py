@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.cards.model import Card
-from drill.cards.rendered import TemplateProblem
+from drill.cards.template_records import TemplateProblem
 
 PARAM_KINDS = ("model", "gpu", "choices", "range")
 MAX_PARAMS = 50  # a card with more parameters than this is a mistake, and checking it would take minutes
