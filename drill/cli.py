@@ -249,9 +249,12 @@ def _main(argv: Sequence[str] | None) -> int:
     own_process = argv is None  # run as `drill`, not called from Python
     argv = attach_negative_values(list(sys.argv[1:] if argv is None else argv))
     parser, handlers = build_parser(argv)
+    # argparse (3.11) drops a `--` given as a value and hands the option or argument a list
     for token in argv:
-        if re.fullmatch(r"--[\w-]+=--", token):  # argparse (3.11) drops that `--` and hands the option a list
+        if re.fullmatch(r"--[\w-]+=--", token):
             parser.error(f"argument {token[:-3]}: expected a value, not --")
+    if argv.count("--") > 1:
+        parser.error("-- given twice: a value that is -- itself cannot be told apart (for a file, write ./--)")
     args = parser.parse_args(argv)
     # before any command opens one: the system's refusal was a traceback (`config` checks each value itself)
     overlong = overlong_argument(argv) if args.command != "config" else None
