@@ -17,7 +17,12 @@ from drill.calc.dtypes import dtype_name
 from drill.calc.sizes import parse_quantity
 
 # How each output key is shown in the table.
-BYTES, COUNT, FRACTION, SECONDS, RATIO, TEXT = "bytes", "count", "fraction", "seconds", "ratio", "text"
+BYTES = "bytes"
+COUNT = "count"
+FRACTION = "fraction"
+SECONDS = "seconds"
+RATIO = "ratio"
+TEXT = "text"
 
 
 class OneLineParser(argparse.ArgumentParser):

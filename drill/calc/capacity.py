@@ -18,9 +18,10 @@ from drill.calc.arguments import COUNT, RATIO, Command, Rows, share, whole
 from drill.calc.data import as_gpu, as_model
 from drill.calc.inference import decode_time_lower_bound, weight_bytes
 from drill.calc.kv import kv_bytes
+from drill.quantities import SECONDS_PER_HOUR
 
-SECONDS_PER_HOUR = 3600.0
-JOULES_PER_KWH = 3.6e6
+JOULES_PER_KWH = 1000.0 * SECONDS_PER_HOUR  # a kilowatt for an hour
+
 # Slack for a ratio that is whole in exact arithmetic (2048.0000000001 replicas is 2048).
 _WHOLE_SLACK = 1e-9
 
@@ -138,7 +139,8 @@ def max_batch_for_tpot(
     with `context` cached tokens per sequence. The memory-traffic bound is
     optimistic, so a real engine reaches the target at a smaller batch.
     """
-    m, g = as_model(model), as_gpu(gpu)
+    m = as_model(model)
+    g = as_gpu(gpu)
     tokens = checks.count("context", context)
     target = checks.positive("tpot", tpot)
     bandwidth = checks.positive("hbm_bandwidth", checks.field(g, "hbm_bandwidth", "gpu"))

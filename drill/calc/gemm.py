@@ -62,8 +62,10 @@ def gemm_tiles(m: int, n: int, bm: int, bn: int) -> int:
     output is partitioned into tiles, one per thread block; an edge tile that
     is only partly inside C still costs a whole tile (tile quantization).
     """
-    m, n = checks.count("m", m), checks.count("n", n)
-    bm, bn = checks.count("bm", bm), checks.count("bn", bn)
+    m = checks.count("m", m)
+    n = checks.count("n", n)
+    bm = checks.count("bm", bm)
+    bn = checks.count("bn", bn)
     return math.ceil(m / bm) * math.ceil(n / bn)
 
 
@@ -108,7 +110,8 @@ def patch_tile_loads(patch_m: int, patch_n: int, k_tiles: int) -> int:
     Optimizations"): with 9 × 9 blocks, the first 9 outputs in row-major
     order (a 1 × 9 patch) load 90 blocks, grouped as 3 × 3 they load 54.
     """
-    patch_m, patch_n = checks.count("patch_m", patch_m), checks.count("patch_n", patch_n)
+    patch_m = checks.count("patch_m", patch_m)
+    patch_n = checks.count("patch_n", patch_n)
     return checks.count("k_tiles", k_tiles) * (patch_m + patch_n)
 
 
@@ -121,7 +124,8 @@ def block_scaled_bytes(rows: int, cols: int, dtype: str = "fp8", block: int = 32
     an FP8 E4M3 scale (the per-tensor FP32 scale is not counted): 16 values
     take 8 + 1 = 9 bytes (NVIDIA cuTile docs, "Inference with NVFP4/MXFP8").
     """
-    rows, cols = checks.count("rows", rows), checks.count("cols", cols)
+    rows = checks.count("rows", rows)
+    cols = checks.count("cols", cols)
     block = checks.count("block", block)
     scale = checks.non_negative("scale_bytes", scale_bytes)
     return rows * cols * dtype_bytes(dtype) + rows * math.ceil(cols / block) * scale
@@ -145,7 +149,9 @@ CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 
 def _gemm(args: argparse.Namespace) -> tuple[Rows, str]:
-    m, n, k = args.m, args.n, args.k
+    m = args.m
+    n = args.n
+    k = args.k
     rows: Rows = {
         "flops": (gemm_flops(m, n, k), RATIO),
         "bytes": (gemm_bytes(m, n, k, args.dtype, args.out_dtype), BYTES),

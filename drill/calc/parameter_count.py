@@ -46,7 +46,8 @@ def breakdown(model: Mapping[str, Any]) -> ParamBreakdown:
     layer and one after the last layer.
     """
     d = _dims(model)
-    h, layers = d["hidden"], d["layers"]
+    h = d["hidden"]
+    layers = d["layers"]
     q_width = d["heads"] * d["head_dim"]
     kv_width = d["kv_heads"] * d["head_dim"]
     bias = bool(model.get("bias", False))

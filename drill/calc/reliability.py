@@ -25,7 +25,7 @@ from drill.calc.arguments import (
     params_count,
     whole,
 )
-from drill.quantities import parse_quantity
+from drill.quantities import SECONDS_PER_DAY, SECONDS_PER_HOUR, parse_quantity
 
 # Mixed-precision Adam: bf16 weights, then fp32 master weights, momentum and variance.
 WEIGHT_BYTES = 2
@@ -165,7 +165,7 @@ def duration(text: str) -> float:
     for suffix in sorted(_DAYS, key=len, reverse=True):
         head = stripped[: -len(suffix)]
         if stripped.lower().endswith(suffix) and head.strip() and head.strip()[-1].isdigit():
-            return duration(head) * 86400
+            return duration(head) * SECONDS_PER_DAY
     try:
         q = parse_quantity(stripped, expect="seconds")
     except ValueError as exc:
@@ -204,7 +204,8 @@ def _reliability(args: argparse.Namespace) -> tuple[Rows, str]:
                 "overhead_at_daly": (overhead_fraction(daly, c, mtbf, args.restart_time), FRACTION),
             }
         )
-    title = f"reliability: {args.gpus:,} units, per-unit MTBF {args.mtbf / 3600:,.0f} h (exponential failures)"
+    mtbf_hours = args.mtbf / SECONDS_PER_HOUR
+    title = f"reliability: {args.gpus:,} units, per-unit MTBF {mtbf_hours:,.0f} h (exponential failures)"
     return rows, title
 
 

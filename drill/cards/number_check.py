@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from drill.quantities import DIMENSION_WORDS, Quantity, QuantityError, format_quantity, parse_quantity
-from drill.quantities.core import BINARY_SYMBOLS, BYTE_SYMBOLS
+from drill.quantities.core import BINARY_BASE, BINARY_SYMBOLS, BYTE_SYMBOLS, SI_BASE
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ def _prefix_family_hint(q: Quantity, expected: float, tolerance: float) -> str:
     """The GB/GiB mix-up: the same digits with the other family's prefix would be right."""
     if not (q.system and q.power):
         return ""
-    si, binary = 1000.0**q.power, 1024.0**q.power
+    si = SI_BASE**q.power
+    binary = BINARY_BASE**q.power
     mantissa = q.value / (si if q.system == "si" else binary)
     other = "binary" if q.system == "si" else "si"
     alt = mantissa * (binary if other == "binary" else si)
@@ -96,7 +97,7 @@ def _bare_number_hint(q: Quantity, expected: float, unit: str, tolerance: float)
         return ""
     if unit == "bytes":
         for power in range(1, 6):
-            for symbols, base in ((BYTE_SYMBOLS, 1000.0), (BINARY_SYMBOLS, 1024.0)):
+            for symbols, base in ((BYTE_SYMBOLS, SI_BASE), (BINARY_SYMBOLS, BINARY_BASE)):
                 if _close(q.value * base**power, expected, tolerance):
                     return f"a bare number is read as bytes; it matches {q.value:g} {symbols[power]}: add the unit; "
     if unit == "seconds":
@@ -112,7 +113,7 @@ def _off_by_prefix_hint(q: Quantity, expected: float, tolerance: float) -> str:
     """An answer a whole number of prefixes (1,000 or 1,024 times) away from the right one."""
     if q.value == 0 or expected == 0 or (q.value > 0) != (expected > 0):
         return ""
-    for base in (1000.0, 1024.0):
+    for base in (SI_BASE, BINARY_BASE):
         steps = round(math.log(abs(q.value / expected), base))
         if steps and _close(q.value / base**steps, expected, tolerance):
             size = f"{base ** abs(steps):,.0f}"

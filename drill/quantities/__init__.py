@@ -24,7 +24,16 @@ A number without a unit is read in the base unit of the answer: bytes for a
 byte answer, seconds for a time, a plain fraction for a fraction.
 """
 
-from drill.quantities.core import DIMENSION_WORDS, DIMENSIONS, MAX_INPUT, Quantity, QuantityError
+from drill.quantities.core import (
+    DIMENSION_WORDS,
+    DIMENSIONS,
+    MAX_INPUT,
+    SECONDS_PER_DAY,
+    SECONDS_PER_HOUR,
+    SECONDS_PER_MINUTE,
+    Quantity,
+    QuantityError,
+)
 from drill.quantities.formatting import format_quantity
 from drill.quantities.parsing import parse_quantity
 
@@ -32,6 +41,9 @@ __all__ = [
     "DIMENSIONS",
     "DIMENSION_WORDS",
     "MAX_INPUT",
+    "SECONDS_PER_DAY",
+    "SECONDS_PER_HOUR",
+    "SECONDS_PER_MINUTE",
     "Quantity",
     "QuantityError",
     "format_quantity",

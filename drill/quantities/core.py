@@ -31,6 +31,15 @@ DIMENSION_WORDS = {
 # The longest text read as a quantity.
 MAX_INPUT = 200
 
+# What one prefix step multiplies by: SI prefixes (k, M, G) by 1000, binary ones (Ki, Mi, Gi) by 1024.
+SI_BASE = 1000.0
+BINARY_BASE = 1024.0
+
+# Time units in seconds.
+SECONDS_PER_MINUTE = 60.0
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+
 # Symbols by prefix power: index 3 is giga.
 BYTE_SYMBOLS = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
 BINARY_SYMBOLS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]

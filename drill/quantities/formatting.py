@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from drill.quantities.core import BINARY_SYMBOLS, BYTE_SYMBOLS, FLOP_SYMBOLS
+from drill.quantities.core import BINARY_BASE, BINARY_SYMBOLS, BYTE_SYMBOLS, FLOP_SYMBOLS, SI_BASE
 
 
 def _sig(x: float, digits: int) -> str:
@@ -63,16 +63,16 @@ def format_quantity(value: float, unit: str, *, digits: int = 3, alternate: bool
     if not math.isfinite(value):
         return f"{value} {unit}"
     if unit == "bytes":
-        si = _scaled(value, 1000.0, BYTE_SYMBOLS, digits)
-        if abs(value) < 1000 or not alternate:
+        si = _scaled(value, SI_BASE, BYTE_SYMBOLS, digits)
+        if abs(value) < SI_BASE or not alternate:
             return si
-        return f"{si} ({_scaled(value, 1024.0, BINARY_SYMBOLS, digits)})"
+        return f"{si} ({_scaled(value, BINARY_BASE, BINARY_SYMBOLS, digits)})"
     if unit == "bytes_per_second":
-        return _scaled(value, 1000.0, BYTE_SYMBOLS, digits, "/s")
+        return _scaled(value, SI_BASE, BYTE_SYMBOLS, digits, "/s")
     if unit == "flops":
-        return _scaled(value, 1000.0, FLOP_SYMBOLS, digits)
+        return _scaled(value, SI_BASE, FLOP_SYMBOLS, digits)
     if unit == "flop_per_second":
-        return _scaled(value, 1000.0, FLOP_SYMBOLS, digits, "/s")
+        return _scaled(value, SI_BASE, FLOP_SYMBOLS, digits, "/s")
     if unit == "flop_per_byte":
         return f"{_sig(value, digits)} FLOP/B"
     if unit == "fraction":

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import re
 
-from drill.quantities.core import BINARY_SYMBOLS, BYTE_SYMBOLS, FLOP_SYMBOLS, Quantity
+from drill.quantities.core import (
+    BINARY_BASE,
+    BINARY_SYMBOLS,
+    BYTE_SYMBOLS,
+    FLOP_SYMBOLS,
+    SECONDS_PER_HOUR,
+    SECONDS_PER_MINUTE,
+    SI_BASE,
+    Quantity,
+)
 
 _SI_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 _PREFIX_WORDS = {"kilo": 1, "mega": 2, "giga": 3, "tera": 4, "peta": 5, "exa": 6}
@@ -54,15 +63,15 @@ _TIME = {
     "nsec": 1e-9,
     "nanosecond": 1e-9,
     "nanoseconds": 1e-9,
-    "min": 60.0,
-    "mins": 60.0,
-    "minute": 60.0,
-    "minutes": 60.0,
-    "h": 3600.0,
-    "hr": 3600.0,
-    "hrs": 3600.0,
-    "hour": 3600.0,
-    "hours": 3600.0,
+    "min": SECONDS_PER_MINUTE,
+    "mins": SECONDS_PER_MINUTE,
+    "minute": SECONDS_PER_MINUTE,
+    "minutes": SECONDS_PER_MINUTE,
+    "h": SECONDS_PER_HOUR,
+    "hr": SECONDS_PER_HOUR,
+    "hrs": SECONDS_PER_HOUR,
+    "hour": SECONDS_PER_HOUR,
+    "hours": SECONDS_PER_HOUR,
 }
 _COMPOUND: dict[tuple[str | None, str | None], str] = {
     ("bytes", "seconds"): "bytes_per_second",
@@ -87,30 +96,30 @@ def _byte_readings(text: str) -> list[Quantity]:
     if (m := _BYTES_RE.fullmatch(text)) and not (m["i"] and not m["p"]):  # a bare "iB" is nothing
         power = _SI_PREFIX[m["p"].lower()]
         if m["i"]:
-            return [Quantity(1024.0**power, "bytes", BINARY_SYMBOLS[power], "binary", power)]
-        return [Quantity(1000.0**power, "bytes", BYTE_SYMBOLS[power], "si", power)]
+            return [Quantity(BINARY_BASE**power, "bytes", BINARY_SYMBOLS[power], "binary", power)]
+        return [Quantity(SI_BASE**power, "bytes", BYTE_SYMBOLS[power], "si", power)]
     if m := _BYTES_WORD_RE.fullmatch(text):
         word = m["w"].lower()
         if word in _PREFIX_WORDS:
             p = _PREFIX_WORDS[word]
-            return [Quantity(1000.0**p, "bytes", BYTE_SYMBOLS[p], "si", p)]
+            return [Quantity(SI_BASE**p, "bytes", BYTE_SYMBOLS[p], "si", p)]
         if word in _BINARY_WORDS:
             p = _BINARY_WORDS[word]
-            return [Quantity(1024.0**p, "bytes", BINARY_SYMBOLS[p], "binary", p)]
+            return [Quantity(BINARY_BASE**p, "bytes", BINARY_SYMBOLS[p], "binary", p)]
     return []
 
 
 def _flop_readings(text: str) -> list[Quantity]:
     if m := _FLOP_RE.fullmatch(text):
         p = _SI_PREFIX[m["p"].lower()]
-        readings = [Quantity(1000.0**p, "flops", FLOP_SYMBOLS[p])]
+        readings = [Quantity(SI_BASE**p, "flops", FLOP_SYMBOLS[p])]
         if text.lower().endswith("flops"):
             # "TFLOPS" is often a rate; let the expected answer decide.
-            readings.append(Quantity(1000.0**p, "flop_per_second", FLOP_SYMBOLS[p] + "/s"))
+            readings.append(Quantity(SI_BASE**p, "flop_per_second", FLOP_SYMBOLS[p] + "/s"))
         return readings
     if (m := _FLOP_WORD_RE.fullmatch(text)) and m["w"].lower() in _PREFIX_WORDS:
         p = _PREFIX_WORDS[m["w"].lower()]
-        return [Quantity(1000.0**p, "flops", FLOP_SYMBOLS[p])]
+        return [Quantity(SI_BASE**p, "flops", FLOP_SYMBOLS[p])]
     return []
 
 
