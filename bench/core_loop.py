@@ -97,7 +97,8 @@ def cold_start_once(data_dir: Path, marker: bytes, command: list[str] | None = N
 
 def bench_cold_start(runs: int) -> dict[str, list[float]]:
     """Cold starts, interleaved so that machine load falls on every kind alike."""
-    from drill.cards.loader import CACHE_FILE, load_decks
+    from drill.cards.deck_cache import CACHE_FILE
+    from drill.cards.loader import load_decks
     from drill.session import build_queue, study_day
 
     decks = load_decks()
@@ -272,7 +273,7 @@ def bench_progress(n_cards: int, n_reviews: int, runs: int) -> dict[str, Any]:
             if timer:
                 out["stats_rss_mb"].append(int(done.stderr.decode().split()[-1]) / 1024)
         # a mock plan, in process: read the weakness figures, then choose
-        from drill.cards.loader import load_decks_cached
+        from drill.cards.deck_cache import load_decks_cached
         from drill.mock.plan import make_plan
         from drill.progress import read_weakness
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from drill.cards.loader import MAX_DECK_BYTES, MAX_FIELD_CHARS, load_decks, load_decks_cached
+from drill.cards.deck_cache import load_decks_cached
+from drill.cards.loader import MAX_DECK_BYTES, MAX_FIELD_CHARS, load_decks
 from drill.cli import main
 
 CARD = "  - id: {id}\n    kind: concept\n    topic: gpu-arch\n    prompt: p\n    answer: {answer}\n    sources: [s]\n"

@@ -124,7 +124,7 @@ def test_bundled_decks_pass_check():
 
 
 def test_cached_decks_follow_edits(tmp_path, write_deck):
-    from drill.cards.loader import load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
 
     deck = write_deck("cards:\n  - {id: x, kind: concept, topic: gpu-arch, prompt: one, answer: a, sources: [s]}\n")
     cache = tmp_path / "cache"
@@ -163,7 +163,7 @@ def test_a_crafted_pickle_in_the_data_dir_is_never_run_by_stats(tmp_path, concep
 
 
 def _cache_text(tmp_path, write_deck):
-    from drill.cards.loader import load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
 
     deck = write_deck(CACHED.format(prompt="one"))
     cache = tmp_path / "cache"
@@ -186,7 +186,7 @@ def _cache_text(tmp_path, write_deck):
     ],
 )
 def test_any_cache_problem_means_the_decks_are_read_again(tmp_path, write_deck, parse_count, spoil):
-    from drill.cards.loader import load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
 
     deck, cache, text = _cache_text(tmp_path, write_deck)
     key, body = text.split("\n", 1)
@@ -199,10 +199,10 @@ def test_any_cache_problem_means_the_decks_are_read_again(tmp_path, write_deck, 
 
 def test_the_cache_gives_back_the_cards_as_loaded(tmp_path):
     """Every bundled card (its kind-specific fields above all) comes back from the cache as it was parsed."""
-    from drill.cards import loader
+    from drill.cards import deck_cache, loader
 
-    first = loader.load_decks_cached(None, tmp_path)
-    again = loader._read_cache(tmp_path / "decks.json", (tmp_path / "decks.json").read_text().split("\n", 1)[0])
+    first = deck_cache.load_decks_cached(None, tmp_path)
+    again = deck_cache._read_cache(tmp_path / "decks.json", (tmp_path / "decks.json").read_text().split("\n", 1)[0])
     assert again is not None
     assert again[0].cards == first.cards and list(again[0].cards) == list(first.cards)
     assert again[1] == loader.known_topics()
@@ -213,29 +213,44 @@ def test_decks_holding_values_json_would_change_are_not_cached(tmp_path, write_d
     import dataclasses
     import datetime as dt
 
-    from drill.cards import loader
+    from drill.cards import deck_cache, loader
 
     card = loader.load_decks([write_deck(CACHED.format(prompt="one"))]).cards["x"]
     dated = loader.DeckSet(cards={"x": dataclasses.replace(card, fields={"when": dt.date(2024, 1, 1)})})
     cache = tmp_path / "cache"
     cache.mkdir()
-    loader._write_cache(cache / "decks.json", "[]", dated, None)
+    deck_cache._write_cache(cache / "decks.json", "[]", dated, None)
+    assert list(cache.iterdir()) == []
+
+
+def test_a_deck_path_that_is_not_utf8_is_read_each_start_not_cached(tmp_path, write_deck):
+    """A folder named in bytes that are not UTF-8 reaches Python as lone surrogates, which UTF-8 cannot write."""
+    import dataclasses
+    from pathlib import Path
+
+    from drill.cards import deck_cache, loader
+
+    card = loader.load_decks([write_deck(CACHED.format(prompt="one"))]).cards["x"]
+    odd = loader.DeckSet(cards={"x": dataclasses.replace(card, path=Path("decks-\udcff/deck.yaml"))})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    deck_cache._write_cache(cache / "decks.json", "[]", odd, None)
     assert list(cache.iterdir()) == []
 
 
 @pytest.fixture
 def parse_count(monkeypatch):
     """Count the real parses load_decks_cached falls back to."""
-    from drill.cards import loader
+    from drill.cards import deck_cache
 
     calls = []
-    real = loader.load_decks
+    real = deck_cache.load_decks
 
     def counting(roots=None, **kw):
         calls.append(roots)
         return real(roots, **kw)
 
-    monkeypatch.setattr(loader, "load_decks", counting)
+    monkeypatch.setattr(deck_cache, "load_decks", counting)
     return calls
 
 
@@ -245,7 +260,7 @@ CACHED = "cards:\n  - {{id: x, kind: concept, topic: gpu-arch, prompt: {prompt},
 def test_cache_sees_an_edit_that_keeps_size_and_mtime(tmp_path, write_deck, parse_count):
     import os
 
-    from drill.cards.loader import load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
 
     deck = write_deck(CACHED.format(prompt="one"))
     cache = tmp_path / "cache"
@@ -262,19 +277,19 @@ def test_cache_sees_an_edit_that_keeps_size_and_mtime(tmp_path, write_deck, pars
 
 
 def test_cache_is_dropped_when_drill_version_changes(tmp_path, write_deck, monkeypatch, parse_count):
-    from drill.cards import loader
+    from drill.cards import deck_cache
 
     deck = write_deck(CACHED.format(prompt="one"))
     cache = tmp_path / "cache"
     cache.mkdir()
-    monkeypatch.setattr(loader, "drill_version", lambda: "1.0.0")
-    loader.load_decks_cached([deck], cache)
-    loader.load_decks_cached([deck], cache)
+    monkeypatch.setattr(deck_cache, "drill_version", lambda: "1.0.0")
+    deck_cache.load_decks_cached([deck], cache)
+    deck_cache.load_decks_cached([deck], cache)
     assert len(parse_count) == 1
-    monkeypatch.setattr(loader, "drill_version", lambda: "1.0.1")
-    assert loader.load_decks_cached([deck], cache).cards["x"].prompt == "one"
+    monkeypatch.setattr(deck_cache, "drill_version", lambda: "1.0.1")
+    assert deck_cache.load_decks_cached([deck], cache).cards["x"].prompt == "one"
     assert len(parse_count) == 2
-    loader.load_decks_cached([deck], cache)
+    deck_cache.load_decks_cached([deck], cache)
     assert len(parse_count) == 2  # and the new version's cache is kept
 
 
@@ -282,9 +297,9 @@ def test_drill_version_is_the_package_version(monkeypatch):
     import importlib.metadata
 
     import drill
-    from drill.cards import loader
+    from drill.cards import deck_cache
 
-    assert loader.drill_version() == drill.__version__ == importlib.metadata.version("drill")
+    assert deck_cache.drill_version() == drill.__version__ == importlib.metadata.version("drill")
 
 
 def test_alias_bombs_deep_nesting_and_odd_kinds_are_problems_and_the_rest_loads(write_deck):
@@ -327,14 +342,16 @@ def test_a_start_from_the_cache_reads_no_yaml(tmp_path, write_deck):
     import subprocess
     import sys
 
-    from drill.cards.loader import known_topics, load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
+    from drill.cards.loader import known_topics
 
     deck = write_deck(CACHED.format(prompt="one"))
     cache = tmp_path / "cache"
     cache.mkdir()
     load_decks_cached([deck], cache)  # parses the deck (and the topic list) and writes the cache
     code = (
-        "import sys; from pathlib import Path; from drill.cards.loader import known_topics, load_decks_cached\n"
+        "import sys; from pathlib import Path; from drill.cards.deck_cache import load_decks_cached\n"
+        "from drill.cards.loader import known_topics\n"
         f"cards = load_decks_cached([Path({str(deck)!r})], Path({str(cache)!r})).cards\n"
         "print(cards['x'].prompt, len(known_topics()), 'yaml' in sys.modules)"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -18,20 +17,22 @@ from drill.cards.salvage import each_card_alone
 from drill.textsafe import shown, shown_fields
 
 # YAML is imported only where a deck or the topic list is parsed: a start from the deck cache
-# (load_decks_cached) never imports it.
+# (drill.cards.deck_cache) never imports it.
 if TYPE_CHECKING:
     import yaml
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 # Far above any real card or deck (the longest bundled deck is under 100 KB), far below what stalls the app.
-MAX_FIELD_CHARS = 64 * 1024
-MAX_DECK_BYTES = 4 * 1024 * 1024
-FIELD_LIMIT_WORDS = f"a card field may hold at most {MAX_FIELD_CHARS:,} characters (64 KB)"
-DECK_LIMIT_WORDS = "a deck file may be at most 4 MB (split it into several files)"
+_KB = 1024  # the kilobyte and megabyte these limits are stated in
+_MB = 1024 * _KB
+MAX_FIELD_CHARS = 64 * _KB
+MAX_DECK_BYTES = 4 * _MB
+FIELD_LIMIT_WORDS = f"a card field may hold at most {MAX_FIELD_CHARS:,} characters ({MAX_FIELD_CHARS // _KB} KB)"
+DECK_LIMIT_WORDS = f"a deck file may be at most {MAX_DECK_BYTES // _MB} MB (split it into several files)"
 
 
 def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):,.1f} MB"
+    return f"{size / _MB:,.1f} MB"
 
 
 def _text_size(value: Any) -> int:
@@ -79,6 +80,12 @@ def known_topics() -> dict[str, dict[str, Any]]:
 _cached_topics: dict[str, dict[str, Any]] | None = None  # the topic list as the deck cache saved it
 
 
+def use_cached_topics(topics: dict[str, dict[str, Any]]) -> None:
+    """Give known_topics the topic list the deck cache saved, so a start from the cache reads no YAML."""
+    global _cached_topics
+    _cached_topics = topics
+
+
 def deck_files(roots: Iterable[Path]) -> list[Path]:
     """YAML deck files under the given files or folders; `data/` folders hold no decks."""
     found: list[Path] = []
@@ -108,7 +115,8 @@ def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> De
     for path in deck_files(roots):
         for item in _load_file(path, result.problems):
             if isinstance(item, Caution):  # the card loads; `drill check` says what was wrong
-                result.warnings.extend([item] if deep else [])
+                if deep:
+                    result.warnings.append(item)
                 continue
             if isinstance(item, Problem):
                 result.problems.append(item)
@@ -143,9 +151,9 @@ def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
                 message = "`follow_ups` names the card itself"
             elif other not in cards:
                 hint = _closest(other, cards)
-                message = f"`follow_ups` names unknown card {other[:80]!r}" + (
-                    f" (did you mean {hint!r}?)" if hint else ""
-                )
+                message = f"`follow_ups` names unknown card {other[:80]!r}"
+                if hint:
+                    message += f" (did you mean {hint!r}?)"
             else:
                 continue
             problems.append(Problem(str(card.path), card.line, card.id, message))
@@ -177,10 +185,10 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
 def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | Problem]:
     import yaml
 
-    from drill.cards.yaml_guards import FILE_MAX_DEPTH, _file_shape
+    from drill.cards.yaml_guards import FILE_MAX_DEPTH, file_shape
 
     where = str(path)
-    shape = _file_shape(text)
+    shape = file_shape(text)
     if shape.too_deep_at is not None:
         message = f"nested more than {FILE_MAX_DEPTH:,} levels deep; the file cannot be read safely"
         return [Problem(where, shape.too_deep_at, "-", message)]
@@ -214,7 +222,8 @@ def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | P
                 )
         deck_title = path.stem
         if "deck" in top:
-            deck_title = shown(str(_construct(loader, top["deck"][1], where, "-", out, shape.measure_cards) or path.stem))
+            title = _construct(loader, top["deck"][1], where, "-", out, shape.measure_cards)
+            deck_title = shown(str(title or path.stem))
         if "cards" not in top:
             out.append(Problem(where, 1, "-", "deck has no `cards:` list"))
             return out
@@ -232,9 +241,12 @@ def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | P
 def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list[Any], measure: bool = True) -> Any:
     import yaml
 
-    from drill.cards.yaml_guards import MAX_DEPTH, MAX_VALUES, _expanded_size
+    from drill.cards.yaml_guards import MAX_DEPTH, MAX_VALUES, expanded_size
 
-    values, depth = _expanded_size(node) if measure else (0, 0)
+    values = 0
+    depth = 0
+    if measure:
+        values, depth = expanded_size(node)
     if values > MAX_VALUES:
         out.append(
             Problem(
@@ -262,7 +274,8 @@ def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list
 def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure: bool) -> list[Card | Problem]:
     import yaml
 
-    where, line = str(path), node.start_mark.line + 1
+    where = str(path)
+    line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         return [Problem(where, line, "-", "a card must be a mapping of keys to values")]
     key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
@@ -273,7 +286,9 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     if problems or not isinstance(raw, dict):
         return problems or [Problem(where, line, card_id, "a card must be a mapping")]
     raw, unsafe = shown_fields(raw)  # control characters shown, never sent to a terminal or an export
-    cautions = [] if unsafe is None else [Caution(where, key_lines.get(unsafe[0], line), card_id, _unsafe(*unsafe))]
+    cautions: list[Caution] = []
+    if unsafe is not None:
+        cautions.append(Caution(where, key_lines.get(unsafe[0], line), card_id, _unsafe(*unsafe)))
 
     def bad(key: str | None, message: str) -> None:
         problems.append(Problem(where, key_lines.get(key, line) if key else line, card_id, message))
@@ -302,8 +317,11 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     allowed = {**COMMON_FIELDS, **spec.fields}
     for key in raw:
         if isinstance(key, str) and key not in allowed:
+            message = f"unknown key `{key}`"
             hint = _closest(key, allowed)
-            bad(key, f"unknown key `{key}`" + (f" (did you mean `{hint}`?)" if hint else ""))
+            if hint:
+                message += f" (did you mean `{hint}`?)"
+            bad(key, message)
     for name, (typ, required) in allowed.items():
         if name not in raw or raw[name] is None:
             if required:
@@ -343,7 +361,7 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             path=path,
             line=line,
             content_hash=content_hash(raw),
-        )
+        ),
     ]
 
 
@@ -378,201 +396,8 @@ def _line(exc: yaml.MarkedYAMLError, node: yaml.Node | None = None) -> int:
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     parts = [p for p in (exc.context, exc.problem) if p]
     message = "; ".join(parts) or str(exc).splitlines()[0]
-    opened, found = exc.context_mark, exc.problem_mark
+    opened = exc.context_mark
+    found = exc.problem_mark
     if opened is not None and found is not None and opened.line != found.line:
         message += f" (the construct opened at line {opened.line + 1})"
     return message
-
-
-CACHE_VERSION = 4  # the layout of the cache (its key, and what it holds); bump it when that changes
-CACHE_FILE = "decks.json"
-OLD_CACHE_FILES = ("decks.pickle",)  # what earlier versions wrote: never read, removed when a new cache is written
-UNKNOWN_VERSION = "unknown"  # drill's version when it runs from a checkout that is not installed
-# The modules whose classes and checks shape what the cache holds: an edit to one of
-# them (a new Card field, a new check) must not be answered from an older cache, even
-# in an editable install whose version number stays the same.
-_SHAPING_SOURCES = ("model.py", "kinds.py", "loader.py", "yaml_guards.py")
-
-
-def drill_version() -> str:
-    """This drill's version (the package's own, so no metadata lookup slows start-up)."""
-    import drill
-
-    return getattr(drill, "__version__", UNKNOWN_VERSION)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
-    """load_decks, reusing `decks.json` in `cache_dir` while no deck, topic or loader file has changed.
-
-    Start-up reads a few hundred cards; parsing them costs more than the rest of
-    the first paint, and they rarely change between two days of practice. The
-    cache is keyed on drill's version and on the content of every file read, so
-    an edit is seen even when it keeps the file's size and modification time.
-    It holds the topic list too (known_topics), so a start from it reads no YAML.
-
-    The cache is plain JSON, never pickle: anyone who can write to the data
-    directory could otherwise run code at the next start. Its first line is the
-    key, compared as text before the rest is parsed; a cache that is missing,
-    old, for other files or unreadable in any way is rebuilt.
-    """
-    global _cached_topics
-
-    roots = [paths.cards_dir()] if roots is None else list(roots)
-    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
-    try:
-        hashes = [[str(p), _sha256(p)] for p in files]
-    except OSError:
-        return load_decks(roots)
-    here = Path(__file__).resolve().parent
-    code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
-    key = json.dumps([CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes], ensure_ascii=True)
-    cache = Path(cache_dir) / CACHE_FILE
-    cached = _read_cache(cache, key)
-    if cached is not None:
-        decks, topics = cached
-        _cached_topics = topics if topics is not None else _cached_topics
-        return decks
-    decks = load_decks(roots)
-    topics = known_topics() if known_topics.cache_info().currsize else None  # read while loading the cards
-    _write_cache(cache, key, decks, topics)
-    return decks
-
-
-class _NotPlain(ValueError):
-    """A value JSON would not give back as it is (a date, a set, a number as a mapping's key...)."""
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """`value` itself when JSON gives it back unchanged; else _NotPlain (that deck set is not cached)."""
-    if depth > 100:
-        raise _NotPlain("nested too deeply")
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if type(value) is list:
-        return [_plain(v, depth + 1) for v in value]
-    if type(value) is dict and all(isinstance(k, str) for k in value):
-        return {k: _plain(v, depth + 1) for k, v in value.items()}
-    raise _NotPlain(type(value).__name__)
-
-
-_PROBLEM_FIELDS = ("path", "line", "card_id", "message")
-
-
-def _card_json(card: Card) -> dict[str, Any]:
-    return {
-        "id": card.id,
-        "kind": card.kind,
-        "topic": card.topic,
-        "prompt": card.prompt,
-        "answer": card.answer,
-        "tags": list(card.tags),
-        "rubric": list(card.rubric),
-        "sources": list(card.sources),
-        "follow_ups": list(card.follow_ups),
-        "fields": _plain(dict(card.fields)),
-        "deck": card.deck,
-        "path": str(card.path),
-        "line": card.line,
-        "content_hash": card.content_hash,
-    }
-
-
-_CARD_TEXTS = ("id", "kind", "topic", "prompt", "answer", "deck", "content_hash", "path")
-_CARD_LISTS = ("tags", "rubric", "sources", "follow_ups")
-_CARD_KEYS = frozenset((*_CARD_TEXTS, *_CARD_LISTS, "fields", "line"))
-
-
-def _card_from_json(data: dict[str, Any], paths_seen: dict[str, Path]) -> Card:
-    """A card as _card_json wrote it, every field's type checked (ValueError otherwise); `paths_seen` shares
-    one Path among a file's cards. Plain loops, not comprehensions: this runs for every card at each start."""
-    if type(data) is not dict or data.keys() != _CARD_KEYS:
-        raise ValueError("a card of the wrong shape")
-    if type(data["fields"]) is not dict or type(data["line"]) is not int:
-        raise ValueError("a card of the wrong shape")
-    for name in _CARD_TEXTS:
-        if type(data[name]) is not str:
-            raise ValueError(f"{name} is not text")
-    lists: dict[str, tuple[str, ...]] = {}
-    for name in _CARD_LISTS:
-        values = data[name]
-        if type(values) is not list or not all(type(v) is str for v in values):
-            raise ValueError(f"{name} is not a list of text")
-        lists[name] = tuple(values)
-    path = paths_seen.get(data["path"])
-    if path is None:
-        path = paths_seen[data["path"]] = Path(data["path"])
-    return Card(
-        id=data["id"],
-        kind=data["kind"],
-        topic=data["topic"],
-        prompt=data["prompt"],
-        answer=data["answer"],
-        fields=data["fields"],
-        deck=data["deck"],
-        path=path,
-        line=data["line"],
-        content_hash=data["content_hash"],
-        **lists,
-    )
-
-
-def _problem_from_json(data: list[Any]) -> Problem:
-    path, line, card_id, message = data
-    if not (isinstance(path, str) and isinstance(line, int) and isinstance(card_id, str) and isinstance(message, str)):
-        raise ValueError("a problem of the wrong shape")
-    return Problem(path, line, card_id, message)
-
-
-def _read_cache(cache: Path, key: str) -> tuple[DeckSet, dict[str, dict[str, Any]] | None] | None:
-    """The decks and topic list the cache holds for `key`; None when it holds anything else or cannot be read."""
-    try:
-        with cache.open("rb") as fh:
-            if fh.readline().rstrip(b"\n") != key.encode("ascii"):
-                return None  # another drill, other files, or not a cache at all: the body is never parsed
-            body = json.loads(fh.read())
-        paths_seen: dict[str, Path] = {}
-        decks = DeckSet(
-            cards={c.id: c for c in (_card_from_json(data, paths_seen) for data in body["cards"])},
-            problems=[_problem_from_json(p) for p in body["problems"]],
-            warnings=[_problem_from_json(p) for p in body["warnings"]],
-        )
-        topics = body["topics"]
-        if topics is not None and not (isinstance(topics, dict) and all(isinstance(t, dict) for t in topics.values())):
-            return None
-        return decks, topics
-    except Exception:  # whatever is wrong with it (cut short, edited, another layout), the decks are read again
-        return None
-
-
-def _write_cache(cache: Path, key: str, decks: DeckSet, topics: dict[str, dict[str, Any]] | None) -> None:
-    """Write the cache atomically; decks holding values JSON would change are not cached (read each start)."""
-    import os
-    import tempfile
-
-    try:
-        body = {
-            "cards": [_card_json(c) for c in decks.cards.values()],
-            "problems": [[getattr(p, f) for f in _PROBLEM_FIELDS] for p in decks.problems],
-            "warnings": [[getattr(p, f) for f in _PROBLEM_FIELDS] for p in decks.warnings],
-            "topics": _plain(topics),
-        }
-        text = key + "\n" + json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    except (_NotPlain, TypeError, ValueError):
-        return
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".decks-", suffix=".tmp", dir=cache.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, cache)
-        for old in OLD_CACHE_FILES:
-            (cache.parent / old).unlink(missing_ok=True)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)

@@ -19,7 +19,14 @@ MAX_DEPTH = 64  # nesting a card may have
 FILE_MAX_DEPTH = 5_000  # beyond some tens of thousands of levels the YAML reader itself crashes
 
 
-def _expanded_size(node: yaml.Node) -> tuple[int, int]:
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """The nodes a sequence or mapping holds: a mapping's keys and values alike."""
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return list(node.value)
+
+
+def expanded_size(node: yaml.Node) -> tuple[int, int]:
     """(values, depth) of a node tree once aliases are expanded, computed without expanding them."""
     sizes: dict[int, tuple[int, int]] = {}
     stack: list[tuple[yaml.Node, bool]] = [(node, False)]
@@ -31,12 +38,13 @@ def _expanded_size(node: yaml.Node) -> tuple[int, int]:
         if isinstance(current, yaml.ScalarNode):
             sizes[key] = (1, 1)
             continue
-        kids = [n for pair in current.value for n in pair] if isinstance(current, yaml.MappingNode) else current.value
+        kids = _children(current)
         if not children_done:
             stack.append((current, True))
             stack.extend((k, False) for k in kids if id(k) not in sizes and k is not current)
             continue
-        values, depth = 1, 1
+        values = 1
+        depth = 1
         for k in kids:
             kv, kd = sizes.get(id(k), (MAX_VALUES + 1, MAX_DEPTH + 1))  # a node that holds itself
             values += kv
@@ -49,7 +57,7 @@ _BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
 @dataclass(frozen=True)
-class _Shape:
+class FileShape:
     """What a cheap look at a deck file's text says about reading it safely."""
 
     too_deep_at: int | None  # the line where nesting passes FILE_MAX_DEPTH, which would crash the YAML reader
@@ -84,13 +92,13 @@ def _indented_beyond(text: str, spaces: int) -> bool:
     return text.startswith(run) or "\n" + run in text
 
 
-def _file_shape(text: str) -> _Shape:
+def file_shape(text: str) -> FileShape:
     """Cheap looks at the text decide whether to look closer; only then are the parser's events counted."""
     brackets = _BRACKETS.sub("", text)
     measure = _has_anchor(text) or _indented_beyond(text, 2 * MAX_DEPTH) or _nested_beyond(brackets, MAX_DEPTH)
     openers = brackets.count("[") + brackets.count("{")
     if openers <= FILE_MAX_DEPTH and not _indented_beyond(text, FILE_MAX_DEPTH):
-        return _Shape(None, measure)
+        return FileShape(None, measure)
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
@@ -98,9 +106,9 @@ def _file_shape(text: str) -> _Shape:
                 depth += 1
                 if depth > FILE_MAX_DEPTH:
                     mark = event.start_mark
-                    return _Shape(mark.line + 1 if mark is not None else 0, True)
+                    return FileShape(mark.line + 1 if mark is not None else 0, True)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError:
         pass  # the reader reports the syntax error with its line
-    return _Shape(None, True)
+    return FileShape(None, True)

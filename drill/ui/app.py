@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from drill import paths
-from drill.cards.loader import load_decks_cached
+from drill.cards.deck_cache import load_decks_cached
 from drill.config.settings import Settings, load_settings, study_settings
 from drill.focus import focused_queue
 from drill.session import (
