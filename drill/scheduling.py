@@ -32,7 +32,7 @@ SCHEDULERS = ("sm2", "fsrs")
 DEFAULT_SCHEDULER = "sm2"
 SETTING = "scheduler"  # the key in the saved settings
 LEECH_LAPSES = 8
-MOCK_PASS = 0.6  # drill.mock.run.PASS: a mock answer scoring below this makes its card due tomorrow
+MOCK_PASS = 0.6  # a mock answer scoring at or above this passes; below it, its card is due tomorrow
 
 # The FSRS rating for each 0-5 grade.
 #

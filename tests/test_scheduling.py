@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from drill import scheduling
 from drill.cards.model import Card
 from drill.cli import main
-from drill.mock.run import PASS, schedule_after
+from drill.mock.run import schedule_after
 from drill.scheduling import (
     GRADE_RATINGS,
     FSRSScheduler,
@@ -19,6 +19,7 @@ from drill.scheduling import (
     scheduler_named,
     switch_scheduler,
 )
+from drill.scheduling import MOCK_PASS as PASS
 from drill.session import ReviewSession
 from drill.sm2 import DEFAULT_MAX_INTERVAL, SM2State, days_after
 from drill.store import migrations

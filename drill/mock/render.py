@@ -14,7 +14,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup, escape
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
-from drill.mock.run import PASS, STATUS_WORDS
+from drill.mock.run import STATUS_WORDS
+from drill.scheduling import MOCK_PASS
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -225,7 +226,7 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
     score = as_number(q.get("score"))
     answered = status == "answered"
     result = percent(score) if answered else status
-    passed = "pass" if score >= PASS else "fail"
+    passed = "pass" if score >= MOCK_PASS else "fail"
     return {
         "position": q.get("position", index + 1),
         "card_id": str(q.get("card_id") or ""),

@@ -7,7 +7,8 @@ from typing import Any
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
-from drill.mock.run import ANSWERED, PASS, SKIPPED, UNANSWERED
+from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
+from drill.scheduling import MOCK_PASS
 
 NOT_SUBMITTED = "(typed, never submitted: not scored)"  # under an answer the mock ended before it was submitted
 
@@ -56,7 +57,7 @@ def build_report(
     ]
     # topics this mock found wanting (a pass is no reason to study a topic next), lowest score first
     ranked = sorted(
-        (t for t in topics if t["score"] < PASS),
+        (t for t in topics if t["score"] < MOCK_PASS),
         key=lambda t: (t["score"], -weakness.get(t["topic"], 0.0), t["topic"]),
     )
     study_next = [

@@ -5,7 +5,7 @@ The state machine knows nothing of screens or the database: the screen calls
 gives after each. Time is read from an injected clock (seconds, monotonic).
 
 How a mock feeds the schedule (see `schedule_after`): a question failed in a
-mock (score below PASS) makes its card due tomorrow, unless it is due sooner
+mock (score below MOCK_PASS) makes its card due tomorrow, unless it is due sooner
 already; a pass leaves the schedule alone. Either way the answer is logged in
 the review history with mode "mock".
 """
@@ -19,10 +19,10 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.mock.plan import MockPlan, minutes_for
+from drill.scheduling import MOCK_PASS
 from drill.sm2 import SM2State
 from drill.store.records import CardState
 
-PASS = 0.6  # a score at or above this is a pass
 FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
 PENDING, ANSWERED, SKIPPED, UNANSWERED = "pending", "answered", "skipped", "unanswered"
@@ -194,7 +194,7 @@ class MockRun:
 
 def schedule_after(state: CardState, score: float, today: dt.date) -> CardState:
     """The card's state after a mock answer: failed -> due tomorrow (unless sooner); passed -> unchanged."""
-    if score >= PASS:
+    if score >= MOCK_PASS:
         return state
     tomorrow = today + dt.timedelta(days=1)
     sm2 = state.sm2
