@@ -87,7 +87,10 @@ def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[
     """Random draws, plus draws that pin one parameter to each listed option (at most MAX_CORNER_DRAWS)."""
     rng = random.Random(seed)
     draws = [draw_params(card, rng) for _ in range(CHECK_DRAWS)]
-    pinned = [(name, value) for name, spec in params.items() for value in {repr(o): o for o in options(spec)}.values()]
+    pinned = []
+    for name, spec in params.items():
+        distinct = {repr(o): o for o in options(spec)}  # an option listed twice is pinned once
+        pinned += [(name, value) for value in distinct.values()]
     if len(pinned) > MAX_CORNER_DRAWS:
         pinned = rng.sample(pinned, MAX_CORNER_DRAWS)
     corners = []

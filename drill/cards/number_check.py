@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from drill.quantities import DIMENSION_WORDS, Quantity, QuantityError, format_quantity, parse_quantity
 from drill.quantities.core import BINARY_BASE, BINARY_SYMBOLS, BYTE_SYMBOLS, SI_BASE
 
+# How far from the expected value an answer may be, relative to it, unless a card says otherwise.
+DEFAULT_TOLERANCE = 0.02
+
 
 @dataclass(frozen=True)
 class NumberVerdict:
@@ -33,7 +36,7 @@ def _factor_text(system: str, power: int) -> str:
     return f"2^{10 * power}"
 
 
-def check_number(text: str, expected: float, unit: str, tolerance: float = 0.02) -> NumberVerdict:
+def check_number(text: str, expected: float, unit: str, tolerance: float = DEFAULT_TOLERANCE) -> NumberVerdict:
     """Check a typed answer against `expected` (in the base unit of `unit`) within a relative tolerance."""
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"tolerance must be a finite non-negative number, got {tolerance!r}")

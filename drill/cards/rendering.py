@@ -8,11 +8,10 @@ from typing import Any
 
 from drill.cards.evaluation import Scope, evaluate, render_text
 from drill.cards.model import Card
+from drill.cards.number_check import DEFAULT_TOLERANCE
 from drill.cards.param_specs import card_params
 from drill.cards.stated_numbers import given_text, unstated_inputs
 from drill.cards.template_records import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
-
-DEFAULT_TOLERANCE = 0.02
 
 
 @dataclass(frozen=True)

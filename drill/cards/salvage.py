@@ -22,7 +22,8 @@ def each_card_alone(
     key = _CARDS_KEY.search(text)
     if key is None:
         return None
-    head, body_at = text[: key.start()], key.end() + 1
+    head = text[: key.start()]
+    body_at = key.end() + 1
     first = _ITEM.search(text, body_at)
     if first is None:
         return None

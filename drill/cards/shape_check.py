@@ -8,7 +8,7 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.shape_reading import ShapeError
-from drill.cards.shapes import canonical_dim, case_matters, normalise_shape
+from drill.cards.shapes import accepted_shapes, canonical_dim, case_matters, normalise_shape
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,6 @@ class StepResult:
     expected: str
     given: str
     ok: bool
-
-
-def accepted_shapes(step: Mapping[str, Any]) -> list[str]:
-    """The step's `shape` followed by the other spellings its optional `also` list accepts."""
-    also = step.get("also") or []
-    return [str(step["shape"])] + [str(s) for s in (also if isinstance(also, list) else [also])]
 
 
 def check_shape_steps(card: Card, answers: Sequence[str]) -> list[StepResult]:
@@ -96,7 +90,8 @@ def check_shape_card(card: Card) -> list[str]:
         for key in step:
             if key not in ("label", "shape", "also"):
                 problems.append(f"{where}: unknown key {key!r} (expected label, shape, also)")
-        label, shape = step.get("label"), step.get("shape")
+        label = step.get("label")
+        shape = step.get("shape")
         if not isinstance(label, str) or not label.strip():
             problems.append(f"{where}: `label` must be non-empty text")
         if not isinstance(shape, str) or not shape.strip():

@@ -63,7 +63,8 @@ def strip_outer(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def split_dims(tokens: list[tuple[str, str]], bracketed: bool) -> list[list[tuple[str, str]]]:
     """Cut a shape's tokens into dimensions (see the module notes for the rules)."""
-    depth, top = 0, []  # (index, kind, value) of the tokens outside any bracket
+    depth = 0
+    top = []  # (index, kind, value) of the tokens outside any bracket
     for i, (kind, value) in enumerate(tokens):
         if kind == "open":
             depth += 1

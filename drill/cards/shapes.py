@@ -40,7 +40,8 @@ def _render(tokens: list[tuple[str, str]]) -> str:
         if inner is tokens:
             break
         tokens = inner
-    depth, plain = 0, True
+    depth = 0
+    plain = True
     factors: list[list[tuple[str, str]]] = []
     current: list[tuple[str, str]] = []
     for kind, value in tokens:
@@ -84,16 +85,21 @@ def _alias_table(aliases: Mapping[str, Any] | None, fold: bool) -> dict[str, str
     return table
 
 
+def _renamed(token: tuple[str, str], table: Mapping[str, str]) -> tuple[str, str]:
+    """A name token with its alias when the alias is a plain name too; any other token as it is."""
+    kind, value = token
+    if kind == "ident" and value in table and _is_name(table[value]):
+        return (kind, table[value])
+    return token
+
+
 def _apply_aliases(tokens: list[tuple[str, str]], table: Mapping[str, str]) -> str:
     text = _render(tokens)
     for _ in range(4):
         if text in table:
             text = table[text]
             continue
-        swapped = [
-            (kind, table[value]) if kind == "ident" and value in table and _is_name(table[value]) else (kind, value)
-            for kind, value in tokenize(text)
-        ]
+        swapped = [_renamed(token, table) for token in tokenize(text)]
         # a name that stands for an expression is spliced in with brackets
         spliced: list[tuple[str, str]] = []
         for kind, value in swapped:
@@ -131,6 +137,14 @@ def _names_in(texts: Iterable[str]) -> set[str]:
     return names
 
 
+def accepted_shapes(step: Mapping[str, Any]) -> list[str]:
+    """The step's `shape` followed by the other spellings its optional `also` list accepts."""
+    also = step.get("also") or []
+    if not isinstance(also, list):
+        also = [also]
+    return [str(step.get("shape", "")), *(str(s) for s in also)]
+
+
 def case_matters(card: Card) -> bool:
     """True when a symbol of the card's shapes differs only in case from another symbol it uses.
 
@@ -143,8 +157,7 @@ def case_matters(card: Card) -> bool:
     texts = []
     for step in card.fields.get("steps", []):
         if isinstance(step, dict):
-            also = step.get("also") or []
-            texts += [str(step.get("shape", ""))] + [str(s) for s in (also if isinstance(also, list) else [also])]
+            texts += accepted_shapes(step)
     for symbol, spellings in aliases.items():
         texts.append(str(symbol))
         texts += [spellings] if isinstance(spellings, str) else [str(s) for s in spellings or []]

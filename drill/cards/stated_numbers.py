@@ -315,5 +315,7 @@ def given_text(missing: Mapping[str, list[Input]], scope: Mapping[str, Any]) -> 
         else:
             shown = [_model_figure(name, value) for name, value in figures.items()]
         parts.append(f"{thing.get('title') or thing.get('name') or owner}: {', '.join(shown)}")
+    if not parts:
+        return ""
     # wrapped as card text is, so it fits an 80-column review screen
-    return textwrap.fill(f"**Given:** {'; '.join(parts)}.", GIVEN_WIDTH, break_on_hyphens=False) if parts else ""
+    return textwrap.fill(f"**Given:** {'; '.join(parts)}.", GIVEN_WIDTH, break_on_hyphens=False)

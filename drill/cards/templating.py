@@ -44,8 +44,9 @@ from drill.cards.ledger_check import (
     MAX_CORNER_DRAWS,
     check_ledger_card,
 )
+from drill.cards.number_check import DEFAULT_TOLERANCE
 from drill.cards.param_specs import PARAM_KINDS, draw_params
-from drill.cards.rendering import DEFAULT_TOLERANCE, render
+from drill.cards.rendering import render
 from drill.cards.sandbox import (
     ENV,
     FILTERS,

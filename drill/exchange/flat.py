@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from drill.cards.model import Card
+from drill.cards.shapes import accepted_shapes
 
 NOT_EXPORTED = frozenset({"kernel"})
 
@@ -94,9 +95,8 @@ def _shape_trace(card: Card) -> tuple[str, str]:
     front = f"{card.prompt}\n\n**Given:** {code_span(given)}\n\nThe shape after each step:\n\n{labels}"
     rows = ["| step | shape |", "| --- | --- |"]
     for i, step in enumerate(steps, 1):
-        also = step.get("also") or []
-        spellings = [str(step.get("shape", ""))] + [str(a) for a in (also if isinstance(also, list) else [also])]
-        rows.append(f"| {i}. {_cell(step.get('label', ''))} | {' or '.join(code_span(_cell(s)) for s in spellings)} |")
+        spellings = " or ".join(code_span(_cell(s)) for s in accepted_shapes(step))
+        rows.append(f"| {i}. {_cell(step.get('label', ''))} | {spellings} |")
     return front, "\n".join(rows) + "\n\n" + card.answer
 
 
