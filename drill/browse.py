@@ -113,7 +113,9 @@ class CardIndex:
         self.lower_ids = [cid.lower() for cid in self.ids]
         self.labels: dict[str, tuple[str, ...]] = {}
         self.by: dict[str, dict[str, set[int]]] = {key: {} for key in FILTERS if key != "id"}
-        by_topic, by_kind, by_tag = self.by["topic"], self.by["kind"], self.by["tag"]
+        by_topic = self.by["topic"]
+        by_kind = self.by["kind"]
+        by_tag = self.by["tag"]
         for i, cid in enumerate(self.ids):
             card = cards[cid]
             by_topic.setdefault(card.topic.lower(), set()).add(i)

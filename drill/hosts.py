@@ -51,8 +51,3 @@ def parse_host(text: str) -> SshHost:
         raise BadHost(f"must have a port from 1 to {MAX_PORT} after ':'")
     user = f"{match['user']}@" if match["user"] else ""
     return SshHost(user + match["host"], int(port) if port is not None else None)
-
-
-def shown(text: str) -> str:
-    """A refused host as a message quotes it: cut to a readable length."""
-    return repr(text if len(text) <= 60 else text[:57] + "...")

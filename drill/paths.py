@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from drill.words import shortened
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -58,11 +60,6 @@ class DataDirError(Exception):
 
 
 MAX_PATH_BYTES = 4096  # Linux's PATH_MAX: no longer path can be opened, so no longer argument is a path
-
-
-def shortened(text: str, limit: int = 60) -> str:
-    """`text` quoted for a one-line message, cut to `limit` characters."""
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def overlong_argument(argv: list[str]) -> str | None:

@@ -113,9 +113,12 @@ class ShownStream:
 @contextmanager
 def shown_output() -> Iterator[None]:
     """Standard output and error through `shown` while a command runs; the streams as they were afterwards."""
-    out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = ShownStream(out), ShownStream(err)
+    out = sys.stdout
+    err = sys.stderr
+    sys.stdout = ShownStream(out)
+    sys.stderr = ShownStream(err)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = out, err
+        sys.stdout = out
+        sys.stderr = err

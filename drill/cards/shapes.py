@@ -73,13 +73,18 @@ def canonical_dim(text: str) -> str:
     return _render(dims[0])
 
 
+def _spelling_list(spellings: Any) -> list[Any]:
+    """An alias's spellings as a list: one written alone stands for a list of one."""
+    if isinstance(spellings, str):
+        return [spellings]
+    return list(spellings or [])
+
+
 def _alias_table(aliases: Mapping[str, Any] | None, fold: bool) -> dict[str, str]:
     table: dict[str, str] = {}
     for symbol, spellings in (aliases or {}).items():
-        if isinstance(spellings, str):
-            spellings = [spellings]
         target = canonical_dim(str(symbol).casefold() if fold else str(symbol))
-        for spelling in spellings or []:
+        for spelling in _spelling_list(spellings):
             spelling = str(spelling).casefold() if fold else str(spelling)
             table[canonical_dim(spelling)] = target
     return table
@@ -160,7 +165,7 @@ def case_matters(card: Card) -> bool:
             texts += accepted_shapes(step)
     for symbol, spellings in aliases.items():
         texts.append(str(symbol))
-        texts += [spellings] if isinstance(spellings, str) else [str(s) for s in spellings or []]
+        texts += [str(s) for s in _spelling_list(spellings)]
     symbols = _names_in(texts)
     everything = symbols | _names_in([str(card.fields.get("given", ""))])
     folded: dict[str, set[str]] = {}

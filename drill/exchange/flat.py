@@ -14,6 +14,7 @@ import random
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.shapes import accepted_shapes
@@ -111,6 +112,13 @@ def _diagnosis(card: Card) -> tuple[str, str]:
     return front, f"**{letter}{_cell(correct)}**\n\n{card.answer}"
 
 
+def _expression(answer: Any) -> str:
+    """An answer entry's expression as the card writes it; "" for an entry that is not a mapping."""
+    if isinstance(answer, Mapping):
+        return str(answer.get("expr", ""))
+    return ""
+
+
 def _memory_ledger(card: Card) -> tuple[str, str]:
     from drill.cards.templating import TemplateProblem, draw_params, render
     from drill.quantities import format_quantity
@@ -123,7 +131,7 @@ def _memory_ledger(card: Card) -> tuple[str, str]:
     rows = ["| term | formula | value |", "| --- | --- | --- |"]
     for t in shown.ledger:
         rows.append(f"| {_cell(t.term)} | {_cell(t.formula)} | {_cell(format_quantity(t.value, t.unit))} |")
-    exprs = [str(e.get("expr", "")) if isinstance(e, Mapping) else "" for e in card.fields.get("answers") or []]
+    exprs = [_expression(entry) for entry in card.fields.get("answers") or []]
     for a, expr in zip(shown.answers, exprs + [""] * len(shown.answers)):
         formula = code_span(_cell(expr)) if expr and not shown.ledger else ""
         rows.append(f"| **{_cell(a.label)}** | {formula} | **{_cell(format_quantity(a.value, a.unit))}** |")

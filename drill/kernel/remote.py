@@ -17,7 +17,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from drill.hosts import BadHost, parse_host, shown
+from drill.hosts import BadHost, parse_host
+from drill.words import shortened
 
 # Fail fast on a dead host, notice a dropped link within ~15 s, never prompt for a password.
 SSH_OPTIONS = (
@@ -38,7 +39,7 @@ def check_host(host: str) -> str:
     try:
         parse_host(host)
     except BadHost as exc:
-        raise BadHost(f"gpu host {exc} (got {shown(host)})") from None
+        raise BadHost(f"gpu host {exc} (got {shortened(host)})") from None
     return host.strip()
 
 

@@ -31,7 +31,11 @@ class MockRecorder:
         weakness: Mapping[str, float] | None = None,
         weakness_after: Callable[[], Mapping[str, float]] | None = None,
     ) -> None:
-        self.store, self.run, self.cards, self.now, self.today = store, run, cards, now, today
+        self.store = store
+        self.run = run
+        self.cards = cards
+        self.now = now
+        self.today = today
         self.titles = dict(titles or {})
         self.weakness = dict(weakness or {})
         self.weakness_after = weakness_after  # read again at the end: the mock's own answers change it

@@ -15,7 +15,9 @@ from markupsafe import Markup, escape
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
 from drill.mock.run import STATUS_WORDS
+from drill.quantities import SECONDS_PER_MINUTE
 from drill.scheduling import MOCK_PASS
+from drill.words import counted
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -252,9 +254,9 @@ def _time_used(seconds: float) -> str:
     """The time a mock took, before "of N minutes": whole minutes ("12"), or the seconds of a mock shorter
     than a minute ("20 seconds"), which is not "0"."""
     whole = round(seconds)
-    if whole >= 60:
-        return str(round(seconds / 60))
-    return "1 second" if whole == 1 else f"{whole} seconds"
+    if whole >= SECONDS_PER_MINUTE:
+        return str(round(seconds / SECONDS_PER_MINUTE))
+    return counted(whole, "second")
 
 
 def _context(report: Mapping[str, Any]) -> dict[str, Any]:

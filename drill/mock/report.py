@@ -29,7 +29,11 @@ def build_report(
     for s in slots:
         card = cards.get(s["card_id"])
         score = float(s.get("score") or 0.0)
-        prompt, expected = sides(card, s.get("answer")) if card else ("(this card is no longer in the decks)", "")
+        if card is None:
+            prompt = "(this card is no longer in the decks)"
+            expected = ""
+        else:
+            prompt, expected = sides(card, s.get("answer"))
         per_topic.setdefault(s["topic"], []).append(score)
         questions.append(
             {

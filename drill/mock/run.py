@@ -19,14 +19,23 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.mock.plan import MockPlan, minutes_for
+from drill.quantities import SECONDS_PER_MINUTE
 from drill.scheduling import MOCK_PASS
 from drill.sm2 import SM2State
 from drill.store.records import CardState
 
 FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
-PENDING, ANSWERED, SKIPPED, UNANSWERED = "pending", "answered", "skipped", "unanswered"
-RUNNING, FINISHED, TIME_UP, QUIT = "running", "finished", "time_up", "quit"
+# Where a question stands.
+PENDING = "pending"
+ANSWERED = "answered"
+SKIPPED = "skipped"
+UNANSWERED = "unanswered"
+# How the mock stands, or how it ended.
+RUNNING = "running"
+FINISHED = "finished"
+TIME_UP = "time_up"
+QUIT = "quit"
 # A mock that ended (however) with no question answered: kept in the list, never scored, never in weakness.
 ABANDONED = "abandoned"
 # How a mock's ending is named to the learner, alike in the report, `drill mock --list` and the stats screen.
@@ -69,7 +78,10 @@ class MockRun:
         self.cards = cards
         self.clock = clock
         self.minutes = plan.minutes
-        self.slots = [Slot(i + 1, q.card_id, q.topic, q.kind, q.minutes * 60.0) for i, q in enumerate(plan.questions)]
+        self.slots = [
+            Slot(i + 1, q.card_id, q.topic, q.kind, q.minutes * SECONDS_PER_MINUTE)
+            for i, q in enumerate(plan.questions)
+        ]
         self.started = clock()
         self.status = RUNNING
         self.current: Slot | None = None
@@ -79,7 +91,7 @@ class MockRun:
     # -- time ------------------------------------------------------------------
     @property
     def deadline(self) -> float:
-        return self.started + self.minutes * 60.0
+        return self.started + self.minutes * SECONDS_PER_MINUTE
 
     def time_left(self) -> float:
         return max(0.0, self.deadline - self.clock())
@@ -124,7 +136,8 @@ class MockRun:
         now = min(self.clock(), self.deadline)
         if self._since is not None:
             slot.spent_s += max(0.0, now - self._since)
-        self.current, self._since = None, None
+        self.current = None
+        self._since = None
         return slot
 
     def skip(self) -> None:
@@ -136,7 +149,10 @@ class MockRun:
     def submit(self, score: float, answer: Any, missed: Sequence[str] = ()) -> Slot | None:
         """Record the current question's result; returns a follow-up slot when a good answer earned one."""
         slot = self._leave()
-        slot.status, slot.score, slot.answer, slot.missed = ANSWERED, max(0.0, min(1.0, score)), answer, list(missed)
+        slot.status = ANSWERED
+        slot.score = max(0.0, min(1.0, score))
+        slot.answer = answer
+        slot.missed = list(missed)
         self.changed.append(slot)
         if slot.score >= FOLLOW_UP_AT:
             return self._add_follow_up(slot)
@@ -145,15 +161,18 @@ class MockRun:
     def _add_follow_up(self, after: Slot) -> Slot | None:
         """Put one of the card's follow-ups next, in place of the last question not yet asked."""
         card = self.cards.get(after.card_id)
+        if card is None:  # no longer in the decks
+            return None
         asked = {s.card_id for s in self.slots}
-        options = [cid for cid in (card.follow_ups if card else ()) if cid in self.cards and cid not in asked]
+        options = [cid for cid in card.follow_ups if cid in self.cards and cid not in asked]
         pending = [s for s in self.slots if s.status == PENDING]
         if not options or not pending:
             return None
         follow = self.cards[options[0]]
         last = pending[-1]
         self.slots.remove(last)
-        slot = Slot(0, follow.id, follow.topic, follow.kind, minutes_for(follow) * 60.0, follow_up_of=after.card_id)
+        budget_s = minutes_for(follow) * SECONDS_PER_MINUTE
+        slot = Slot(0, follow.id, follow.topic, follow.kind, budget_s, follow_up_of=after.card_id)
         self.slots.insert(self.slots.index(after) + 1, slot)
         for i, s in enumerate(self.slots):
             s.position = i + 1
