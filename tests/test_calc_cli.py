@@ -8,14 +8,13 @@ import json
 
 import pytest
 
-from drill.calc import cli
+from drill.cli import build_parser
+from drill.cli import calc as cli
 
 
 @functools.cache  # built once for the module, not per call (3 ms each): parsing leaves the parser as it was
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="drill")
-    sub = top.add_subparsers(dest="command")
-    cli.add_parser(sub)
+    top, _ = build_parser(["calc"])
     return top
 
 

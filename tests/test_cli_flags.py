@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from drill import cli
+from drill.cli import stats as stats_command
 
 
 def run_drill(tmp_path, *args):
@@ -96,7 +97,7 @@ def test_store_error_is_one_line_and_exit_1(monkeypatch, capsys):
     def broken(args):
         raise StoreError("/x/drill.sqlite3", "/x/drill.sqlite3 was written by a newer drill", "newer")
 
-    monkeypatch.setattr(cli, "cmd_stats", broken)
+    monkeypatch.setattr(stats_command, "run", broken)
     assert cli.main(["stats"]) == 1
     out = capsys.readouterr()
     assert out.err == "drill: /x/drill.sqlite3 was written by a newer drill\n" and out.out == ""
@@ -116,7 +117,7 @@ def test_interrupt_exits_130_quietly(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_stats", interrupted)
+    monkeypatch.setattr(stats_command, "run", interrupted)
     assert cli.main(["stats"]) == 130
     out = capsys.readouterr()
     assert out.err == "" and out.out == ""
@@ -126,14 +127,14 @@ def test_other_errors_are_not_swallowed(monkeypatch):
     def buggy(args):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(cli, "cmd_stats", buggy)
+    monkeypatch.setattr(stats_command, "run", buggy)
     with pytest.raises(RuntimeError, match="a bug"):
         cli.main(["stats"])
 
 
 def test_a_bare_drill_gets_the_parsers_defaults_without_building_it():
     parser, _ = cli.build_parser([])
-    assert vars(cli.no_arguments()) == vars(parser.parse_args([]))
+    assert vars(cli.app.no_arguments()) == vars(parser.parse_args([]))
 
 
 def test_version_prints_the_package_version_and_exits_0(capsys):

@@ -174,11 +174,10 @@ def test_a_file_that_is_not_utf8_or_not_a_file_is_named(config_file, tmp_path):
         load_settings(folder)
 
 
-def test_themes_outside_the_usual_set_are_looked_up_in_textual(config_file, monkeypatch):
+def test_the_settings_themes_are_textuals(config_file):
     from textual.theme import BUILTIN_THEMES
 
-    assert cfg._USUAL_THEMES <= set(BUILTIN_THEMES)  # the shortcut never accepts a theme Textual lacks
-    monkeypatch.setattr(cfg, "_USUAL_THEMES", frozenset())
+    assert cfg.THEMES <= set(BUILTIN_THEMES)  # the settings never accept a theme Textual lacks
     assert load_settings(write(config_file, 'theme = "gruvbox"\n')).theme == "gruvbox"
     with pytest.raises(ConfigError, match="theme: must be a Textual theme"):
         load_settings(write(config_file, 'theme = "grubvox"\n'))
@@ -525,7 +524,7 @@ async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_f
 def test_judge_timeout_from_the_file_reaches_drill_kernel_run(tmp_path, monkeypatch):
     import argparse
 
-    from drill.kernel import cli as kernel_cli
+    from drill.cli import kernel as kernel_cli
 
     settings = tmp_path / "config.toml"
     settings.write_text("judge_timeout = 7.5\n")

@@ -177,7 +177,7 @@ def test_draft_names_stay_inside_the_drafts_folder(tmp_path, bad):
     [
         "drill.kernel.client",
         "drill.kernel.cards",
-        "drill.kernel.cli",
+        "drill.cli.kernel",
         "drill.kernel.drafts",
         "drill.kernel.verdict",
         "drill.judge.runtime",

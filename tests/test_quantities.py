@@ -203,7 +203,7 @@ def test_the_reader_of_quantities_stands_alone():
 
 
 def test_the_calculators_import_nothing_from_cards():
-    loaded = _drill_modules_after("import drill.calc.cli, drill.calc.expressions, drill.calc.checks")
+    loaded = _drill_modules_after("import drill.cli.calc, drill.calc.expressions, drill.calc.checks")
     assert not {m for m in loaded if m.startswith("drill.cards")}
 
 

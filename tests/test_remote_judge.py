@@ -219,7 +219,7 @@ def test_a_host_refused_by_one_check_is_refused_by_all(tmp_path, monkeypatch, ca
 def test_drill_kernel_run_goes_over_ssh_with_a_gpu_host(tmp_path, monkeypatch):
     import argparse
 
-    from drill.kernel.cli import judge_command
+    from drill.cli.kernel import judge_command
 
     assert judge_command(argparse.Namespace(gpu_host=None)) is None  # no settings file: a local judge
     command = judge_command(argparse.Namespace(gpu_host="me@box"))

@@ -2,7 +2,7 @@
 
 A calculator module may offer sub-commands with a function
 `commands(command: Command) -> None` that calls `command(name, handler, help)`
-and adds arguments to the parser it returns; `drill.calc.cli` calls it. A
+and adds arguments to the parser it returns; `drill.cli.calc` calls it. A
 handler takes the parsed arguments and returns (rows, title): rows map an
 output key to (value, how to show it).
 """

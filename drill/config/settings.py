@@ -25,15 +25,14 @@ if TYPE_CHECKING:
 ENV_VAR = "DRILL_CONFIG"  # a path to use instead of the platform's (tests, a second profile)
 FILE_NAME = "config.toml"
 DEFAULT_THEME = "textual-dark"
-DEFAULT_JUDGE_TIMEOUT = 60.0  # as drill.kernel.client.DEFAULT_TIMEOUT
+DEFAULT_JUDGE_TIMEOUT = 60.0  # seconds a kernel run may take (the judge client, `drill kernel run`, the kernel screen)
 MAX_INTERVAL_LIMIT = 36500  # days (100 years): the most max_interval_days may be
 # Keys that earlier flags (or a scheduler switch) saved in the database's setting table.
 SAVED_KEYS = ("new_per_day", "day_starts_at", "new_order", "scheduler")
 
-# Textual 8.2's built-in themes. A name outside this set is looked up in Textual itself
-# (textual.theme.BUILTIN_THEMES), so the usual names cost commands that draw no screen
-# no Textual import, and a newer Textual's themes are accepted too.
-_USUAL_THEMES = frozenset(
+# The themes drill offers: the built-in themes of the pinned Textual, by name (tests/test_config.py checks that
+# Textual has each). The settings are read without importing Textual; the app hands the name to Textual.
+THEMES = frozenset(
     "ansi-dark ansi-light atom-one-dark atom-one-light catppuccin-frappe catppuccin-latte catppuccin-macchiato "
     "catppuccin-mocha dracula flexoki gruvbox monokai nord rose-pine rose-pine-dawn rose-pine-moon solarized-dark "
     "solarized-light textual-dark textual-light tokyo-night".split()
@@ -115,16 +114,10 @@ def _choice(value: object, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _builtin_themes() -> frozenset[str]:
-    from textual.theme import BUILTIN_THEMES
-
-    return frozenset(BUILTIN_THEMES)
-
-
 def check_theme(value: object) -> str:
-    if isinstance(value, str) and (value in _USUAL_THEMES or value in _builtin_themes()):
+    if isinstance(value, str) and value in THEMES:
         return value
-    close = difflib.get_close_matches(value, sorted(_builtin_themes()), n=3) if isinstance(value, str) else []
+    close = difflib.get_close_matches(value, sorted(THEMES), n=3) if isinstance(value, str) else []
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise Invalid(f"must be a Textual theme such as textual-dark, textual-light or nord (got {shown(value)}){hint}")
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 
+from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
 from drill.kernel import protocol
 from drill.kernel.bytecode import python_env
 from drill.kernel.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, ReadyEvent, Request, RunRequest
@@ -22,7 +23,6 @@ from drill.kernel.verdict import Verdict, VerdictBuilder
 
 EventHandler = Callable[[JudgeEvent], None]
 
-DEFAULT_TIMEOUT = 60.0
 START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while on a cold machine
 
 
@@ -264,7 +264,7 @@ class JudgeClient:
         job: Job,
         source: str,
         on_event: EventHandler | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = DEFAULT_JUDGE_TIMEOUT,
         *,
         timing: str = "first",
     ) -> Verdict:

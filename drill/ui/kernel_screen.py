@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 
+from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
 from drill.kernel import drafts
 from drill.kernel.cards import kernel_files
 from drill.kernel.job import kernel_job
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from drill.kernel.protocol import JudgeEvent
 
 SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
-RUN_TIMEOUT = 60.0
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
 GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 RESTORE_COMMAND = "Restore the draft from before the reset"
@@ -105,7 +105,7 @@ class KernelScreen(Screen[int | None]):
         self.ext = drafts.extension_for(self.language)
         self.target_pct = float(card.fields.get("target_pct") or 0)
         self.judge = judge  # the app's warm judge, shared by every kernel card
-        self.timeout = RUN_TIMEOUT
+        self.timeout = DEFAULT_JUDGE_TIMEOUT
         self.save_delay = SAVE_DELAY
         self.starter = self.files.starter.read_text(encoding="utf-8")
         self.running = False

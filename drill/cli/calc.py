@@ -16,7 +16,6 @@ from drill.calc import (
     gemm,
     kv,
     moe,
-    moe_commands,
     pipeline,
     reliability,
     roofline,
@@ -40,6 +39,7 @@ from drill.calc.arguments import (
 from drill.calc.ledger import OPTIMIZER_BYTES, training_ledger
 from drill.calc.parameter_count import breakdown
 from drill.calc.sizes import GB, GiB
+from drill.cli import calc_moe
 
 # --- the sub-commands: each returns (rows, title)
 
@@ -183,8 +183,10 @@ def _print(rows: Rows, title: str, as_json: bool) -> None:
 
 # --- wiring
 
-# Calculator modules that add their own sub-commands (see drill.calc.arguments).
-MODULES_WITH_COMMANDS = (moe_commands, context, gemm, capacity, reliability)
+JSON_HELP = "print JSON for scripts"  # on `calc` and on each calculator: `drill calc --json zero ...` works too
+
+# Modules that add their own calculators (see drill.calc.arguments): the MoE ones here, the others in drill.calc.
+MODULES_WITH_COMMANDS = (calc_moe, context, gemm, capacity, reliability)
 
 
 def _command(
@@ -195,18 +197,18 @@ def _command(
 ) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help_text, description=help_text)
     parser.set_defaults(calc_handler=handler)
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for scripts")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=JSON_HELP)
     return parser
 
 
-def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
-    """Add `calc` and its sub-commands to the top-level `drill` sub-parsers."""
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, help_text: str) -> None:
+    """Add `calc` and its calculators to the top-level `drill` sub-parsers."""
     calc = subparsers.add_parser(
-        "calc",
-        help="calculators behind the numeric cards",
+        name,
+        help=help_text,
         description="Calculators behind the numeric cards. Sizes accept 2.5e9, 1GiB, 800KB; counts accept 7.5B.",
     )
-    calc.add_argument("--json", action="store_true", default=False, help="print JSON for scripts")
+    calc.add_argument("--json", action="store_true", default=False, help=JSON_HELP)
     calc.set_defaults(calc_handler=None)
     sub = calc.add_subparsers(dest="calc_command", metavar="CALCULATOR", parser_class=OneLineParser)
 
@@ -268,7 +270,6 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     for module in MODULES_WITH_COMMANDS:
         module.commands(command)
     calc.set_defaults(calc_names=list(sub.choices))
-    return calc
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,34 +5,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from drill.cli import options
 from drill.config import settings as cfg
 
+DATA_DIR_HELP = "where the database (and its saved settings) live"
 
-def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "config",
-        help="the settings file: path, show, set KEY VALUE",
+
+def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
         description="drill's settings file (TOML, in the platform's config folder; $DRILL_CONFIG names another). "
         "Flags override it; it overrides what earlier flags saved.",
     )
-    data = argparse.ArgumentParser(add_help=False)
-    data.add_argument(
-        "--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database (and its saved settings) live"
-    )
-    actions = p.add_subparsers(dest="config_action", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(dest="config_action", metavar="ACTION", required=True)
     actions.add_parser("path", help="print the settings file's path")
-    actions.add_parser("show", parents=[data], help="the settings in effect and where each comes from")
-    s = actions.add_parser(
-        "set", parents=[data], help="check a value and write it into the file, keeping its comments and other keys"
+    show = actions.add_parser("show", help="the settings in effect and where each comes from")
+    options.add_data_dir(show, DATA_DIR_HELP)
+    assign = actions.add_parser(
+        "set", help="check a value and write it into the file, keeping its comments and other keys"
     )
-    s.add_argument(
+    options.add_data_dir(assign, DATA_DIR_HELP)
+    assign.add_argument(
         "key", metavar="KEY", help=f"one of {', '.join(cfg.KEYS[:-1])}, or keys.BINDING_ID such as keys.review.suspend"
     )
-    s.add_argument("value", metavar="VALUE", help='the value; for keys.BINDING_ID, "" removes the override')
+    assign.add_argument("value", metavar="VALUE", help='the value; for keys.BINDING_ID, "" removes the override')
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,18 +45,12 @@ def run(args: argparse.Namespace) -> int:
     return _set(args, path)
 
 
-def _data_dir(args: argparse.Namespace) -> Path:
-    from drill import paths
-
-    return paths.data_dir(getattr(args, "data_dir", None))
-
-
 def _show(args: argparse.Namespace, path: Path) -> int:
     """The settings in effect as TOML, each with where it came from."""
     from drill.store.fast import read_settings
 
     settings = cfg.load_settings(path)
-    saved = read_settings(_data_dir(args))
+    saved = read_settings(options.data_dir(args))
     flags = {key: getattr(args, key, None) for key in ("new_per_day", "day_starts_at", "new_order")}
     rows: list[tuple[str, str]] = []
     for setting in cfg.effective(settings, saved, flags):
@@ -113,20 +107,12 @@ def _switch_scheduler(args: argparse.Namespace, name: str, path: Path) -> str:
         max_interval = cfg.load_settings(path).max_interval_days
     except cfg.ConfigError:
         max_interval = cfg.Settings().max_interval_days
-    try:
-        switch = getattr(import_module("drill.scheduling"), "switch_scheduler", None)
-    except ModuleNotFoundError:
-        switch = None
-    if switch is None:
-        return "the stored schedule is unchanged: this drill cannot replay the review log into another scheduler"
+    from drill.scheduling import switch_scheduler
     from drill.store.store import Store
 
-    store = Store(_data_dir(args))
+    store = Store(options.data_dir(args))
     try:
-        done = switch(store, name, max_interval=max_interval)
+        done = switch_scheduler(store, name, max_interval=max_interval)
     finally:
         store.close()
-    cards, reviews = getattr(done, "cards", None), getattr(done, "reviews", None)
-    if cards is None or reviews is None:
-        return f"the stored schedule now follows {name}"
-    return f"rescheduled {cards} card(s) with {name} by replaying {reviews} logged review(s)"
+    return f"rescheduled {done.cards} card(s) with {name} by replaying {done.reviews} logged review(s)"

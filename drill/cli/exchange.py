@@ -9,6 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+from drill.cli import options
+
+DATA_DIR_HELP = "where the database lives"
+# The only files an export replaces: one with its suffix (see _target)
+SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
 EXPORTS = {
     "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates the notes",
     "csv": "every card but kernel cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
@@ -16,52 +21,61 @@ EXPORTS = {
 }
 
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database lives")
-    common.add_argument(
-        "--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra decks (repeatable)"
-    )
-    return common
+def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+    """`export` or `import`, as `name` says (the two share this module's file handling)."""
+    if name == "export":
+        _add_export(subparsers, name, help_text)
+    else:
+        _add_import(subparsers, name, help_text)
 
 
-def add_parser(subparsers: Any) -> None:
-    common = _common()
-    p = subparsers.add_parser(
-        "export",
-        parents=[common],
-        help="cards to Anki (.apkg) or CSV; the review log to CSV",
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    options.add_data_dir(parser, DATA_DIR_HELP)
+    options.add_decks(parser)
+
+
+def _add_export(subparsers: Any, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
         description="Write the cards (bundled decks and --decks) or the review history to a file. "
         "A parameterised card is written with one fixed draw of its numbers.",
     )
-    what = p.add_subparsers(dest="what", metavar="anki|csv|reviews", required=True)
-    for name, help_text in EXPORTS.items():
-        q = what.add_parser(name, parents=[common], help=help_text, description=help_text)
-        suffix = ".apkg" if name == "anki" else ".csv"
-        q.add_argument(
-            "out",
-            metavar="OUT",
-            help=f"the file to write; a {suffix} file already there is replaced, any other file is left alone"
-            + ("" if name == "anki" else " (- for standard output)"),
-        )
-    p = subparsers.add_parser(
-        "import",
-        parents=[common],
-        help="a review log from CSV (importing twice adds nothing)",
+    _data_options(parser)
+    what = parser.add_subparsers(dest="what", metavar="anki|csv|reviews", required=True)
+    for export, export_help in EXPORTS.items():
+        one = what.add_parser(export, help=export_help, description=export_help)
+        _data_options(one)
+        one.add_argument("out", metavar="OUT", help=_out_help(export))
+
+
+def _out_help(export: str) -> str:
+    replaced = f"the file to write; a {SUFFIXES[export]} file already there is replaced, any other file is left alone"
+    if export == "anki":
+        return replaced
+    return f"{replaced} (- for standard output)"
+
+
+def _add_import(subparsers: Any, name: str, help_text: str) -> None:
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
         description="Add the reviews of a CSV file written by `drill export reviews` to the history. "
         "Reviews already there are skipped; a file with any problem changes nothing.",
     )
-    what = p.add_subparsers(dest="what", metavar="reviews", required=True)
-    q = what.add_parser("reviews", parents=[common], help="a review log from CSV")
-    q.add_argument("source", metavar="IN", help="the CSV file to read")
+    _data_options(parser)
+    what = parser.add_subparsers(dest="what", metavar="reviews", required=True)
+    reviews = what.add_parser("reviews", help="a review log from CSV")
+    _data_options(reviews)
+    reviews.add_argument("source", metavar="IN", help="the CSV file to read")
 
 
 def run(args: argparse.Namespace) -> int:
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        "anki": _export_anki,
-        "csv": _export_csv,
-        "reviews": _export_reviews if args.command == "export" else _import_reviews,
-    }
+    handlers: dict[str, Callable[[argparse.Namespace], int]]
+    if args.command == "export":
+        handlers = {"anki": _export_anki, "csv": _export_csv, "reviews": _export_reviews}
+    else:
+        handlers = {"reviews": _import_reviews}
     try:
         return handlers[args.what](args)
     except ExportError as exc:
@@ -74,12 +88,10 @@ class ExportError(Exception):
 
 
 def _cards(args: argparse.Namespace) -> list[Any]:
-    from drill import paths
     from drill.cards.loader import load_decks
     from drill.exchange.flat import NOT_EXPORTED, exportable, flatten_all
 
-    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
-    decks = load_decks(roots)
+    decks = load_decks(options.deck_roots(args))
     if decks.problems:
         print(f"drill export: {decks.left_out()}", file=sys.stderr)
     kernels = sum(1 for c in decks.cards.values() if c.kind in NOT_EXPORTED)
@@ -142,7 +154,9 @@ def _text_out(out: str, target: Path | None) -> Iterator[IO[str]]:
 
 def _csv_target(out: str) -> Path | None:
     """Where a CSV export goes, found before anything is read: None for standard output."""
-    return None if out == "-" else _target(out, ".csv")
+    if out == "-":
+        return None
+    return _target(out, SUFFIXES["csv"])
 
 
 def _named(out: str) -> str:
@@ -154,7 +168,7 @@ def _export_anki(args: argparse.Namespace) -> int:
 
     if args.out == "-":
         raise ExportError("an Anki package cannot go to standard output: name a .apkg file")
-    target = _target(args.out, ".apkg")  # before the decks are read: a wrong OUT is said at once
+    target = _target(args.out, SUFFIXES["anki"])  # before the decks are read: a wrong OUT is said at once
     cards = _cards(args)
     with _replacing(target, args.out) as tmp:
         count = write_apkg(cards, tmp)
@@ -174,10 +188,9 @@ def _export_csv(args: argparse.Namespace) -> int:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from drill import paths
     from drill.store.store import Store
 
-    return Store(paths.data_dir(getattr(args, "data_dir", None)))
+    return Store(options.data_dir(args))
 
 
 def _export_reviews(args: argparse.Namespace) -> int:

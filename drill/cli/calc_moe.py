@@ -1,4 +1,4 @@
-"""`drill calc moe-params`, `moe-a2a` and `moe-capacity`: the MoE calculators on the command line."""
+"""`drill calc moe-params`, `moe-a2a` and `moe-capacity`: the MoE calculators (drill.calc.moe) on the command line."""
 
 from __future__ import annotations
 

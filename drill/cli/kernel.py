@@ -9,25 +9,21 @@ import threading
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from drill.cli import options
+from drill.config.settings import DEFAULT_JUDGE_TIMEOUT, Settings
+
+# Exit statuses: 2 for a usage error, as argparse's own; a judged card exits with its verdict's (0 or 1).
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+DATA_DIR_HELP = "where drafts and the GPU calibration live"
+USAGE = "usage: drill kernel {run ID [--file F] [--json] [--timeout S], list}"
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    # SUPPRESS keeps a value given before the command (drill --data-dir X kernel ...) from being reset
-    p.add_argument(
-        "--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where drafts and the GPU calibration live"
-    )
-    p.add_argument(
-        "--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra deck file or folder"
-    )
-
-
-def add_parser(subparsers: Any) -> None:
-    kernel = subparsers.add_parser(
-        "kernel", help="judge kernel cards without the app", description="Kernel cards: judge, list."
-    )
-    ksub = kernel.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
-    run = ksub.add_parser(
+def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+    kernel = subparsers.add_parser(name, help=help_text, description="Kernel cards: judge, list.")
+    kernel_commands = kernel.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
+    run = kernel_commands.add_parser(
         "run",
         help="compile, check and time a kernel card",
         description="Judge a kernel card. Exit 0 when everything that could be checked passed, "
@@ -41,71 +37,31 @@ def add_parser(subparsers: Any) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="stop a run after S seconds (default: judge_timeout in the settings file, else 60)",
+        help=f"stop a run after S seconds (default: judge_timeout in the settings file, else {DEFAULT_JUDGE_TIMEOUT:g})",
     )
     run.add_argument("--all-shapes", action="store_true", help="time every shape the card lists, not only the first")
-    _common(run)
-    lst = ksub.add_parser("list", help="the kernel cards")
-    lst.add_argument("--json", action="store_true", help="machine-readable output")
-    _common(lst)
-
-    gpu = subparsers.add_parser("gpu", help="this machine's GPU as the kernel judge sees it")
-    gsub = gpu.add_subparsers(dest="gpu_command", metavar="SUBCOMMAND")
-    cal = gsub.add_parser(
-        "calibrate",
-        help="measure the GPU's copy bandwidth, matmul rate and a CUDA event pair's own cost again (for kernel cards)",
-    )
-    cal.add_argument("--json", action="store_true", help="print the measurement as JSON")
-    _common(cal)
-
-    trust = subparsers.add_parser(
-        "trust",
-        help="let kernel cards from a deck folder run its Python",
-        description="Kernel cards from your own decks run Python (their harness) in the judge. Read that code, "
-        "then trust the folder: it is recorded with a hash of every Python file under its kernels/ folder, and any "
-        "change to them locks the folder's cards again. Exit 0 on success, 1 when there is nothing to trust "
-        "or nothing to revoke, 2 on a usage error.",
-    )
-    trust.add_argument(
-        "path",
-        nargs="?",
-        metavar="PATH",
-        help="the deck folder (or a deck file in it) whose kernels/ Python you have read",
-    )
-    trust.add_argument("--list", action="store_true", help="the trusted folders and whether they changed since")
-    trust.add_argument("--revoke", metavar="PATH", help="stop trusting a folder")
-    trust.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the trust record lives")
+    options.add_data_dir(run, DATA_DIR_HELP)
+    options.add_decks(run)
+    listing = kernel_commands.add_parser("list", help="the kernel cards")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    options.add_data_dir(listing, DATA_DIR_HELP)
+    options.add_decks(listing)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.command == "trust":
-        return _trust(args)
-    if args.command == "gpu":
-        if getattr(args, "gpu_command", None) != "calibrate":
-            print("usage: drill gpu calibrate", file=sys.stderr)
-            return EXIT_USAGE
-        return _calibrate(args)
-    sub = getattr(args, "kernel_command", None)
-    if sub == "list":
+    command = getattr(args, "kernel_command", None)
+    if command == "list":
         return _list(args)
-    if sub == "run":
+    if command == "run":
         return _run(args)
-    print("usage: drill kernel {run ID [--file F] [--json] [--timeout S], list}", file=sys.stderr)
+    print(USAGE, file=sys.stderr)
     return EXIT_USAGE
 
 
-def _data_dir(args: argparse.Namespace) -> Path:
-    from drill import paths
-
-    return paths.data_dir(getattr(args, "data_dir", None))
-
-
 def kernel_cards(args: argparse.Namespace) -> dict[str, Any]:
-    from drill import paths
     from drill.cards.loader import load_decks
 
-    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
-    decks = load_decks(roots)
+    decks = load_decks(options.deck_roots(args))
     if decks.problems:
         print(f"drill kernel: {decks.left_out()}", file=sys.stderr)
     return {cid: c for cid, c in decks.cards.items() if c.kind == "kernel"}
@@ -117,7 +73,7 @@ def _list(args: argparse.Namespace) -> int:
     from drill.kernel.trust import locked_reason
 
     cards = kernel_cards(args)
-    data_dir = _data_dir(args)
+    data_dir = options.data_dir(args)
     rows = []
     for card in sorted(cards.values(), key=lambda c: c.id):
         language = str(card.fields.get("language"))
@@ -176,7 +132,8 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
 def _run(args: argparse.Namespace) -> int:
     from drill.kernel.bytecode import pycache_dir
 
-    saved = (sys.pycache_prefix, sys.dont_write_bytecode)
+    saved_prefix = sys.pycache_prefix
+    saved_dont_write = sys.dont_write_bytecode
     if sys.dont_write_bytecode and sys.pycache_prefix is None:
         # the imports still ahead (the decks, the attempt log's database layer) would be compiled from
         # source on every run: keep their bytecode in drill's cache instead, never beside the sources
@@ -185,16 +142,18 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return _run_with_bytecode(args)
     finally:
-        sys.pycache_prefix, sys.dont_write_bytecode = saved  # as it was, for a caller in the same process
+        # as it was, for a caller in the same process
+        sys.pycache_prefix = saved_prefix
+        sys.dont_write_bytecode = saved_dont_write
 
 
 def _run_with_bytecode(args: argparse.Namespace) -> int:
     if args.timeout is None:
-        args.timeout = _settings(args).judge_timeout
+        args.timeout = settings_of(args).judge_timeout
     if args.timeout <= 0:
         print("drill kernel run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
-    data_dir = _data_dir(args)
+    data_dir = options.data_dir(args)
     # The judge process starts at once (importing torch and opening the GPU take the longest) while the
     # decks load; it is sent the card only once the card is known and not locked (see _judge), and it
     # reads nothing of a deck before then.
@@ -295,9 +254,9 @@ def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str,
         print(f"drill kernel run: attempt not recorded: {exc}", file=sys.stderr)
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def settings_of(args: argparse.Namespace) -> Settings:
     """The settings file as `drill` read it for this command (read now when run without the main CLI)."""
-    settings = getattr(args, "settings", None)
+    settings: Settings | None = getattr(args, "settings", None)
     if settings is None:
         from drill.config.settings import load_settings
 
@@ -307,72 +266,9 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def judge_command(args: argparse.Namespace) -> list[str] | None:
     """The judge child to start: over SSH when a GPU host is given (--gpu-host, or gpu_host in the settings file)."""
-    host = getattr(args, "gpu_host", None) or _settings(args).gpu_host
+    host = getattr(args, "gpu_host", None) or settings_of(args).gpu_host
     if not host:
         return None
     from drill.kernel.remote import ssh_command
 
     return ssh_command(host)
-
-
-def _calibrate(args: argparse.Namespace) -> int:
-    from drill.kernel.client import JudgeClient
-
-    with JudgeClient(data_dir=_data_dir(args)) as client:
-        result = client.calibrate()
-    if args.json:
-        print(json.dumps(result, indent=2))
-    elif result["event"] == "calibrated":
-        print(
-            f"{result.get('device')}: copy {result['gbps']:,.0f} GB/s (read + write), pure read"
-            f" {result.get('read_gbps', float('nan')):,.0f} GB/s, matmul {result.get('tflops', float('nan')):,.0f} TFLOPS,"
-            f" a CUDA event pair's own cost {result.get('event_us', float('nan')):.1f} µs; saved for kernel cards"
-        )
-    else:
-        print(f"drill gpu calibrate: {result.get('message')}", file=sys.stderr)
-    return EXIT_OK if result.get("event") == "calibrated" else EXIT_FAILED
-
-
-def _trust(args: argparse.Namespace) -> int:
-    from drill.kernel import trust
-
-    given = [name for name, on in (("PATH", args.path), ("--list", args.list), ("--revoke", args.revoke)) if on]
-    if len(given) != 1:
-        print("usage: drill trust PATH | --list | --revoke PATH", file=sys.stderr)
-        return EXIT_USAGE
-    data_dir = _data_dir(args)
-    if args.list:
-        records = trust.load_trusted(data_dir)
-        if not records:
-            print(f"no trusted deck folders (record: {trust.trust_file(data_dir)})")
-            return EXIT_OK
-        for record in records.values():
-            print(
-                f"{record.folder}  {len(record.files)} file(s), trusted {record.trusted_at}: {trust.folder_state(record)}"
-            )
-        return EXIT_OK
-    if args.revoke:
-        if not trust.revoke(args.revoke, data_dir):
-            print(f"drill trust: {trust.deck_folder(args.revoke)} was not trusted; nothing to revoke", file=sys.stderr)
-            return EXIT_FAILED
-        print(f"no longer trusted: {trust.deck_folder(args.revoke)} (recorded in {trust.trust_file(data_dir)})")
-        return EXIT_OK
-    if not Path(args.path).expanduser().exists():
-        print(f"drill trust: no such file or folder: {args.path}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        record, where = trust.trust(args.path, data_dir)
-    except trust.NothingToTrust as exc:
-        print(f"drill trust: {exc}; nothing to trust", file=sys.stderr)
-        return EXIT_FAILED
-    except (OSError, ValueError) as exc:
-        print(f"drill trust: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    width = max(len(rel) for rel in record.files)
-    print(f"trusting the Python of {record.folder}:")
-    for rel, digest in record.files.items():
-        print(f"  {rel:<{width}}  sha256 {digest}")
-    harnesses = len(trust.harness_files(record.files))
-    print(f"{len(record.files)} file(s), {harnesses} of them harnesses; recorded in {where}")
-    print("kernel cards from this folder may now run this code; a change to any of these files locks them again")
-    return EXIT_OK

@@ -8,8 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from drill.cli import options
 
-def _minutes(text: str) -> int:
+DATA_DIR_HELP = "where the database lives"
+
+
+def minutes(text: str) -> int:
+    """--minutes: a whole number of minutes, 1 to 600."""
     try:
         value = int(text)
     except ValueError:
@@ -19,44 +24,31 @@ def _minutes(text: str) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number (got {text!r})") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
-    return value
+def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+    from drill.mock.plan import DEFAULT_MINUTES
 
-
-def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "mock",
-        help="a timed mock interview: plan, list, report (no option: sit one)",
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
         description="A timed mock interview built from checked cards, weighted toward your weakest topics. "
         "With no option, opens the app on the mock's setup screen.",
     )
-    p.add_argument("--data-dir", metavar="PATH", default=argparse.SUPPRESS, help="where the database lives")
-    p.add_argument("--decks", metavar="PATH", action="append", default=argparse.SUPPRESS, help="extra decks")
-    what = p.add_mutually_exclusive_group()
+    options.add_data_dir(parser, DATA_DIR_HELP)
+    options.add_decks(parser)
+    what = parser.add_mutually_exclusive_group()
     what.add_argument("--plan", action="store_true", help="print the questions a mock would ask, without starting it")
     what.add_argument("--list", action="store_true", help="list past mocks")
     what.add_argument("--report", metavar="last|ID", help="write the report of a finished mock")
-    p.add_argument("--minutes", type=_minutes, default=None, metavar="N", help="length of the mock (default 45)")
-    p.add_argument("--topics", metavar="A,B", help="comma-separated topic ids to draw from")
-    p.add_argument("--track", metavar="ID", help="a preset mix of topics: training, inference or kernels")
-    p.add_argument("--questions", type=_count, metavar="N", help="at most N questions")
-    p.add_argument("--seed", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
-    p.add_argument("--json", action="store_true", help="machine-readable output (--plan, --list)")
-
-
-def chosen_topics(args: argparse.Namespace, known: set[str] | None = None) -> list[str]:
-    """--topics and a --track's topics (those with cards, when `known` is given)."""
-    from drill.mock.plan import chosen_topics as topics_of
-
-    return topics_of(args.topics, args.track, known)
+    parser.add_argument(
+        "--minutes", type=minutes, default=None, metavar="N", help=f"length of the mock (default {DEFAULT_MINUTES})"
+    )
+    parser.add_argument("--topics", metavar="A,B", help="comma-separated topic ids to draw from")
+    parser.add_argument("--track", metavar="ID", help="a preset mix of topics: training, inference or kernels")
+    parser.add_argument("--questions", type=options.positive_count, metavar="N", help="at most N questions")
+    parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (--plan, --list)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +95,7 @@ def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
     import datetime as dt
 
     from drill import paths
-    from drill.cards.loader import load_decks_cached
+    from drill.cards.deck_cache import load_decks_cached
     from drill.store.fast import read_settings
 
     data_dir = paths.data_dir(getattr(args, "data_dir", None))
@@ -123,12 +115,12 @@ def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, make_plan
+    from drill.mock.plan import DEFAULT_MINUTES, chosen_topics, judge_can_run, make_plan
     from drill.progress import read_weakness
     from drill.store.fast import read_states
 
     data_dir, cards, today = _context(args)
-    topics = chosen_topics(args, {c.topic for c in cards.values()})
+    topics = chosen_topics(args.topics, args.track, {c.topic for c in cards.values()})
     weakness = {t.topic: t.weakness for t in read_weakness(cards, data_dir, today)}
     suspended = [cid for cid, s in read_states(data_dir).items() if s.suspended]
     plan = make_plan(
