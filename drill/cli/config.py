@@ -87,7 +87,10 @@ def _set(args: argparse.Namespace, path: Path) -> int:
     cfg.write_document(path, doc)
     was = "unset" if before is None else cfg.shown(before)
     now = "unset" if change.binding is not None and not change.value else cfg.shown(change.value)
-    print(f"{change.name}: {was} -> {now}" if was != now else f"{change.name}: {now} (unchanged)", f"({path})")
+    if was == now:
+        print(f"{change.name}: {now} (unchanged) ({path})")
+    else:
+        print(f"{change.name}: {was} -> {now} ({path})")
     if switched:
         print(switched)
     try:

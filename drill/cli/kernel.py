@@ -7,10 +7,14 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.cli import options
 from drill.config.settings import DEFAULT_JUDGE_TIMEOUT, Settings
+
+if TYPE_CHECKING:
+    from drill.kernel.client import JudgeClient
+    from drill.kernel.protocol import JudgeEvent
 
 # Exit statuses: 2 for a usage error, as argparse's own; a judged card exits with its verdict's (0 or 1).
 EXIT_OK = 0
@@ -176,7 +180,7 @@ def _run_with_bytecode(args: argparse.Namespace) -> int:
         client.abandon()
 
 
-def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
+def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int:
     from drill.kernel.job import kernel_job
     from drill.kernel.trust import NotTrusted, locked_reason
 
@@ -204,13 +208,12 @@ def _judge(args: argparse.Namespace, client: Any, data_dir: Path) -> int:
         print(f"drill kernel run: cannot read {args.file or 'the starter'}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    def progress(event: dict[str, Any]) -> None:
-        if not args.json and event.get("event") == "case_started":
-            print(f"  ... {event.get('name')}", file=sys.stderr, flush=True)
+    def progress(event: JudgeEvent) -> None:
+        if not args.json and event["event"] == "case_started":
+            print(f"  ... {event['name']}", file=sys.stderr, flush=True)
 
-    verdict = client.run(
-        kernel_job(card, data_dir), source, progress, timeout=args.timeout, timing="all" if args.all_shapes else "first"
-    )
+    timing = "all" if args.all_shapes else "first"
+    verdict = client.run(kernel_job(card, data_dir), source, progress, timeout=args.timeout, timing=timing)
     client.abandon()  # the verdict is in: the judge has nothing left to do
     target = float(card.fields.get("target_pct") or 0)
     grade = suggest_kernel_grade(verdict, target)
