@@ -44,12 +44,15 @@ def _params(args: argparse.Namespace) -> tuple[Rows, str]:
 
 
 def _a2a(args: argparse.Namespace) -> tuple[Rows, str]:
+    dispatch_bytes_per_element = dtype_bytes(args.dispatch_dtype)
+    if args.scale_block:  # one fp32 scale (4 bytes) per block of dispatched elements
+        dispatch_bytes_per_element += 4 / args.scale_block
     result = moe_a2a_bytes(
         args.tokens,
         args.hidden,
         args.top_k,
         args.ep,
-        dtype_bytes(args.dispatch_dtype) + (4 / args.scale_block if args.scale_block else 0),
+        dispatch_bytes_per_element,
         dtype_bytes(args.combine_dtype),
         args.include_local,
     )

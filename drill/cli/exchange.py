@@ -11,7 +11,6 @@ from typing import IO, Any, Callable, Iterator
 
 from drill.cli import options
 
-DATA_DIR_HELP = "where the database lives"
 # The only files an export replaces: one with its suffix (see _target)
 SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
 EXPORTS = {
@@ -30,7 +29,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
-    options.add_data_dir(parser, DATA_DIR_HELP)
+    options.add_data_dir(parser, options.DATABASE_HELP)
     options.add_decks(parser)
 
 

@@ -47,7 +47,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     options.add_data_dir(run, DATA_DIR_HELP)
     options.add_decks(run)
     listing = kernel_commands.add_parser("list", help="the kernel cards")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument("--json", action="store_true", help=options.JSON_HELP)
     options.add_data_dir(listing, DATA_DIR_HELP)
     options.add_decks(listing)
 

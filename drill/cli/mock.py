@@ -10,8 +10,6 @@ from typing import Any
 
 from drill.cli import options
 
-DATA_DIR_HELP = "where the database lives"
-
 
 def minutes(text: str) -> int:
     """--minutes: a whole number of minutes, 1 to 600."""
@@ -33,7 +31,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
         description="A timed mock interview built from checked cards, weighted toward your weakest topics. "
         "With no option, opens the app on the mock's setup screen.",
     )
-    options.add_data_dir(parser, DATA_DIR_HELP)
+    options.add_data_dir(parser, options.DATABASE_HELP)
     options.add_decks(parser)
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--plan", action="store_true", help="print the questions a mock would ask, without starting it")
@@ -48,7 +46,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (--plan, --list)")
+    parser.add_argument("--json", action="store_true", help=f"{options.JSON_HELP} (--plan, --list)")
 
 
 def run(args: argparse.Namespace) -> int:

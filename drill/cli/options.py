@@ -9,7 +9,9 @@ from typing import Any
 from drill import paths
 
 DATA_DIR_HELP = "where the database and drafts live (default: $DRILL_HOME or the platform's user data folder)"
+DATABASE_HELP = "where the database lives"  # --data-dir of a command that reads or writes only the database
 DECKS_HELP = "extra deck file or folder (repeatable); the bundled decks are always included"
+JSON_HELP = "machine-readable output"
 
 
 def add_data_dir(

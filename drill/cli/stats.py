@@ -14,7 +14,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text)
     options.add_data_dir(parser)
     options.add_decks(parser)
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--json", action="store_true", help=options.JSON_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
