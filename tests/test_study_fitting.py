@@ -1,0 +1,107 @@
+"""Fitting FSRS to the learner's record: a simulated 2,000-review history, held-out log loss, what is missing."""
+
+import datetime as dt
+import importlib.util
+import random
+import subprocess
+import sys
+import time
+
+import fsrs
+import pytest
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from drill.store.records import LoggedReview
+from drill.study import fitting
+from drill.study.fitting import FIT_EXTRA, FitUnavailable, NotEnoughReviews, fit_parameters, scheduled_reviews
+from drill.study.forecast import MemoryModel
+
+START = dt.date(2025, 1, 1)
+
+# The simulated learner remembers worse than FSRS's defaults say: a first Good lasts a day
+# (not 2.3), stability grows more slowly, and the forgetting curve is steeper.
+LEARNER = list(DEFAULT_PARAMETERS)
+LEARNER[2] = 1.0
+LEARNER[8] = 1.2
+LEARNER[20] = 0.5
+
+
+def simulated_history(reviews: int, seed: int = 11) -> list[LoggedReview]:
+    """A learner whose memory follows FSRS with LEARNER's parameters, asked when drill's FSRS says (defaults)."""
+    rng = random.Random(seed)
+    truth = fsrs.Scheduler(parameters=LEARNER, learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+    model = MemoryModel()
+    log: list[LoggedReview] = []
+    true_cards: dict[str, fsrs.Card] = {}
+    memory: dict[str, tuple] = {}
+    day, n, scheduled = START, 0, 0
+    while scheduled < reviews:
+        at = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+        asked = [cid for cid, (_, due) in memory.items() if due <= day]
+        asked += [f"card-{n + i}" for i in range(8)]  # eight new cards a day
+        n += 8
+        for cid in asked:
+            card = true_cards.get(cid)
+            if card is None:
+                grade = rng.choice([1, 3, 4, 4, 5])
+            else:
+                recalled = rng.random() < truth.get_card_retrievability(card, at)
+                grade = rng.choice([3, 4, 4, 4, 5]) if recalled else 1
+            rating = fsrs.Rating.Again if grade < 3 else fsrs.Rating(grade - 1)
+            true_cards[cid], _ = truth.review_card(card or fsrs.Card(card_id=0, due=at), rating, review_datetime=at)
+            memory[cid] = model.review(memory[cid][0] if cid in memory else None, grade, day)
+            log.append(LoggedReview(len(log) + 1, cid, day, grade, "review"))
+            scheduled += 1
+            if grade < 4:  # the same-day repeat, which FSRS never sees
+                log.append(LoggedReview(len(log) + 1, cid, day, 4, "repeat"))
+        day += dt.timedelta(days=1)
+    return log
+
+
+def test_fitting_a_2000_review_history_lowers_held_out_log_loss():
+    log = simulated_history(2000)
+    started = time.perf_counter()
+    fitted = fit_parameters(log)
+    took = time.perf_counter() - started
+    print(
+        f"fit of {fitted.reviews} reviews: {took:.1f} s; log loss {fitted.log_loss_before:.4f} -> {fitted.log_loss_after:.4f}"
+    )
+    assert fitted.reviews == len(scheduled_reviews(log)) >= 2000
+    assert fitted.fitted_on == pytest.approx(0.8 * fitted.reviews, abs=1)
+    assert fitted.held_out > 100
+    assert not fitted.kept_defaults and fitted.parameters != tuple(DEFAULT_PARAMETERS)
+    assert fitted.improved and fitted.log_loss_after < fitted.log_loss_before
+    assert fitted.as_json()["log_loss_after"] == fitted.log_loss_after
+
+
+def test_repeats_crams_and_mocks_are_not_fitted():
+    log = [
+        LoggedReview(1, "a", START, 4, "review"),
+        LoggedReview(2, "a", START, 3, "repeat"),
+        LoggedReview(3, "a", START + dt.timedelta(days=2), 4, "cram"),
+        LoggedReview(4, "a", START + dt.timedelta(days=3), 1, "mock"),
+        LoggedReview(5, "a", START + dt.timedelta(days=4), 4, "review"),
+    ]
+    assert [r.id for r in scheduled_reviews(log)] == [1, 5]
+
+
+def test_too_few_reviews_say_how_many_there_are():
+    with pytest.raises(NotEnoughReviews, match="^120 reviews so far; fitting FSRS needs at least 400$"):
+        fit_parameters([r for r in simulated_history(200) if r.mode == "review"][:120])
+
+
+def test_without_the_optimizers_dependencies_it_names_what_to_install(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a))
+    with pytest.raises(FitUnavailable) as raised:
+        fit_parameters(simulated_history(500))
+    message = str(raised.value)
+    assert "pandas" in message and FIT_EXTRA in message and "torch" not in message
+    assert "\n" not in message
+
+
+def test_importing_the_fitting_module_imports_no_torch():
+    code = "import sys, drill.study.fitting; print('torch' in sys.modules, 'pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+    assert fitting.missing_modules() == []  # the test environment has the fit extra
