@@ -243,3 +243,43 @@ def test_a_negative_count_after_its_flag_is_named_as_negative(capsys):
         main(["calc", "zero", "--params", "-7B", "--gpus", "64", "--stage", "1"])
     assert stop.value.code == 2
     assert "--params: must not be negative: -7B" in capsys.readouterr().err
+
+
+def test_gemm_takes_its_dimensions_spelled_out_after_the_global_flags(capsys):
+    # --n once failed as an abbreviation of the review app's --new-per-day / --new-order
+    from drill.cli import main
+
+    assert main(["calc", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--json"]) == 0
+    spelled = json.loads(capsys.readouterr().out)
+    assert calc_json(capsys, "gemm", "-m", "4096", "-n", "4096", "-k", "4096") == spelled
+
+
+def test_no_option_is_read_from_a_prefix_of_its_name(capsys):
+    from drill.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["calc", "kv", "--model", "opt-13b", "--tok", "10"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["--new", "3", "check"])  # not taken for --new-per-day
+    assert exc.value.code == 2
+    capsys.readouterr()
+
+
+def test_model_options_list_the_model_names(capsys):
+    for argv, shown, hidden in (
+        (["calc", "kv", "--help"], "llama-3-8b", None),
+        (["calc", "moe-params", "--help"], "deepseek-v3", "llama-3-8b"),
+    ):
+        with pytest.raises(SystemExit):
+            build_parser(argv)[0].parse_args(argv)
+        out = " ".join(capsys.readouterr().out.split())
+        assert shown in out
+        if hidden:
+            assert hidden not in out  # only the mixture-of-experts models
+
+
+def test_tokens_are_read_in_si_and_echoed_as_read(capsys):
+    code, out, _ = calc(capsys, "kv", "--model", "llama-3-8b", "--tokens", "8k")
+    assert code == 0 and "1 x 8,000 tokens" in out
+    assert calc_json(capsys, "kv", "--model", "llama-3-8b", "--tokens", "8192")["bytes"] == 8192 * 131_072

@@ -26,7 +26,12 @@ TEXT = "text"
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A parser whose usage errors are one line on stderr and exit status 2."""
+    """A parser whose usage errors are one line on stderr and exit status 2, and whose options are written out
+    in full (no prefix of an option stands for it, as in every drill parser)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -38,6 +43,9 @@ class OneLineParser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
 
+
+# Counts are read in SI: 8k is 8,000. A context window called "8k" holds 8,192 tokens: write 8192 for it.
+TOKENS_HELP = "token count: 8192, or 8k for 8,000 (an '8k context' window is 8192 tokens)"
 
 # Above any real model, batch, token count or memory (an exabyte; 10^18 tokens): a slip of the exponent.
 LARGEST = 1e18
@@ -120,3 +128,19 @@ def dtype(text: str) -> str:
 Rows = dict[str, tuple[Any, str]]
 Handler = Callable[[argparse.Namespace], tuple[Rows, str]]
 Command = Callable[[str, Handler, str], argparse.ArgumentParser]
+
+
+def add_model(
+    parser: argparse.ArgumentParser, *, required: bool = True, experts: bool = False, reads: str = ""
+) -> None:
+    """--model, with the names it takes listed in its help (`experts`: only the mixture-of-experts models)."""
+    from drill.calc.data import load_models
+
+    names = [name for name, entry in load_models().items() if not experts or "experts" in entry]
+    what = f" ({reads})" if reads else ""
+    parser.add_argument(
+        "--model",
+        required=required,
+        metavar="NAME",
+        help=f"a model in cards/data/models.yaml{what}: {', '.join(names)}",
+    )

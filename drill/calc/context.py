@@ -25,6 +25,7 @@ from drill.calc.arguments import (
     TEXT,
     Command,
     Rows,
+    add_model,
     dtype,
     params_count,
     quantity,
@@ -254,7 +255,7 @@ def _heads(args: argparse.Namespace) -> tuple[int, int, int, str]:
 
 
 def _shape_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", metavar="NAME", help="a model in cards/data/models.yaml (heads, kv_heads, head_dim)")
+    add_model(p, required=False, reads="heads, kv_heads, head_dim")
     p.add_argument("--heads", type=whole, metavar="H", help="query heads (overrides --model)")
     p.add_argument("--kv-heads", type=whole, metavar="Hkv", help="key/value heads (default: --heads)")
     p.add_argument("--head-dim", type=whole, metavar="Dh", help="head dimension (overrides --model)")

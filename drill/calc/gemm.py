@@ -184,9 +184,9 @@ def _gemm(args: argparse.Namespace) -> tuple[Rows, str]:
 def commands(command: Command) -> None:
     """Add this module's `drill calc` sub-commands."""
     p = command("gemm", _gemm, "GEMM FLOPs, bytes, intensity; tiles and waves; roofline bound on a GPU")
-    p.add_argument("-m", dest="m", required=True, type=whole, metavar="M", help="rows of A and C")
-    p.add_argument("-n", dest="n", required=True, type=whole, metavar="N", help="columns of B and C")
-    p.add_argument("-k", dest="k", required=True, type=whole, metavar="K", help="the reduction dimension")
+    p.add_argument("-m", "--m", dest="m", required=True, type=whole, metavar="M", help="rows of A and C")
+    p.add_argument("-n", "--n", dest="n", required=True, type=whole, metavar="N", help="columns of B and C")
+    p.add_argument("-k", "--k", dest="k", required=True, type=whole, metavar="K", help="the reduction dimension")
     p.add_argument("--dtype", type=dtype, default="bf16", help="dtype of A and B (default bf16)")
     p.add_argument("--out-dtype", type=dtype, metavar="DTYPE", help="dtype of C (default: --dtype)")
     p.add_argument("--bm", type=whole, metavar="BM", help="tile rows")

@@ -49,7 +49,7 @@ def top_parser() -> argparse.ArgumentParser:
     from drill import __version__
     from drill.session import DEFAULT_FOCUS_NEW, NEW_ORDERS
 
-    parser = argparse.ArgumentParser(
+    parser = options.Parser(
         prog="drill",
         description="Daily practice for AI-infrastructure interviews. With no command: review today's cards.",
     )

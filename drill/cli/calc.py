@@ -28,9 +28,11 @@ from drill.calc.arguments import (
     RATIO,
     SECONDS,
     TEXT,
+    TOKENS_HELP,
     Handler,
     OneLineParser,
     Rows,
+    add_model,
     dtype,
     params_count,
     quantity,
@@ -74,7 +76,7 @@ def _kv(args: argparse.Namespace) -> tuple[Rows, str]:
     per_token = kv.kv_bytes_per_token(model, args.dtype)
     total = kv.kv_bytes(model, args.tokens, args.batch, args.dtype)
     rows: Rows = {"bytes": (total, BYTES), "bytes_per_token": (per_token, BYTES)}
-    return rows, f"KV cache of {model['title']}: {args.batch} x {args.tokens} tokens in {args.dtype}"
+    return rows, f"KV cache of {model['title']}: {args.batch:,} x {args.tokens:,} tokens in {args.dtype}"
 
 
 def _allreduce(args: argparse.Namespace) -> tuple[Rows, str]:
@@ -213,7 +215,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     sub = calc.add_subparsers(dest="calc_command", metavar="CALCULATOR", parser_class=OneLineParser)
 
     p = _command(sub, "params", _params, "exact parameter count of a model in cards/data/models.yaml")
-    p.add_argument("--model", required=True, metavar="NAME")
+    add_model(p)
 
     p = _command(sub, "zero", _zero, "ZeRO model-state bytes per GPU (stage 0-3)")
     p.add_argument(
@@ -224,8 +226,8 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.add_argument("--k", type=float, default=12, help="optimizer bytes per parameter (12 for mixed-precision Adam)")
 
     p = _command(sub, "kv", _kv, "KV-cache bytes of a model")
-    p.add_argument("--model", required=True, metavar="NAME")
-    p.add_argument("--tokens", required=True, type=whole, metavar="T")
+    add_model(p)
+    p.add_argument("--tokens", required=True, type=whole, metavar="T", help=TOKENS_HELP)
     p.add_argument("--batch", type=whole, default=1, metavar="B", help="sequences (default 1)")
     p.add_argument("--dtype", type=dtype, default="bf16", metavar="bf16|fp16|fp8|fp32|...")
 
@@ -256,7 +258,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.add_argument("--bytes", type=quantity, metavar="B")
 
     p = _command(sub, "ledger", _ledger, "training memory per GPU: weights, gradients, optimizer, activations")
-    p.add_argument("--model", required=True, metavar="NAME")
+    add_model(p)
     p.add_argument("--optimizer", choices=sorted(OPTIMIZER_BYTES), default="adam")
     p.add_argument("--gpus", type=whole, default=1, metavar="N", help="data-parallel ranks for ZeRO")
     p.add_argument("--zero", type=int, choices=zero.STAGES, default=0, metavar="S", help="ZeRO stage 0-3")

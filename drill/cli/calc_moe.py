@@ -5,7 +5,19 @@ from __future__ import annotations
 import argparse
 
 from drill.calc import checks, data
-from drill.calc.arguments import BYTES, COUNT, FRACTION, RATIO, SECONDS, Command, Rows, dtype, quantity, whole
+from drill.calc.arguments import (
+    BYTES,
+    COUNT,
+    FRACTION,
+    RATIO,
+    SECONDS,
+    Command,
+    Rows,
+    add_model,
+    dtype,
+    quantity,
+    whole,
+)
 from drill.calc.dtypes import dtype_bytes
 from drill.calc.moe import (
     is_mla,
@@ -93,7 +105,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Rows, str]:
 def commands(command: Command) -> None:
     """Add this module's `drill calc` sub-commands."""
     p = command("moe-params", _params, "total and active parameters of an MoE model in cards/data/models.yaml")
-    p.add_argument("--model", required=True, metavar="NAME")
+    add_model(p, experts=True)
     p.add_argument("--dtype", type=dtype, default="bf16", help="weight dtype for the byte rows (default bf16)")
     p.add_argument("--ep", type=whole, metavar="N", help="expert-parallel GPUs: weight bytes on the fullest GPU")
 

@@ -14,6 +14,16 @@ DECKS_HELP = "extra deck file or folder (repeatable); the bundled decks are alwa
 JSON_HELP = "machine-readable output"
 
 
+class Parser(argparse.ArgumentParser):
+    """drill's parsers: an option must be written out in full. argparse would otherwise read a prefix as the
+    option it begins, so `drill calc gemm --n 4096` failed as an ambiguous `--new-per-day`/`--new-order`, and
+    a future option could change what a prefix someone scripted means. Sub-command parsers are of this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def add_data_dir(
     parser: argparse.ArgumentParser, help_text: str = DATA_DIR_HELP, default: Any = argparse.SUPPRESS
 ) -> None:
