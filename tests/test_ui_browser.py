@@ -141,7 +141,7 @@ async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search
         await type_keys(pilot, "escape")  # the review beneath goes on where it was
         await settle(pilot)
         assert app.screen is review and review.card.id == "c00"
-        assert review.practice.session.states["c01"].last_review_day == NOW.date()
+        assert review.context.session.states["c01"].last_review_day == NOW.date()
         await type_keys(pilot, "enter", "4")
         await settle(pilot)
         assert review.card.id == "c02"  # c01 was reviewed from the browser: not asked twice today

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual._context import active_message_pump  # textual is pinned (pyproject.toml)
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Input, OptionList
 
 from drill.ui.markdown_view import scroll_code_sideways
+from drill.ui.screen_keys import PageScreen
+
+if TYPE_CHECKING:
+    from drill.ui.answering import AnswerForm
 
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 # What a key that goes nowhere is told (drill.ui.answering.AnswerForm.refuse)
@@ -18,12 +23,12 @@ NOTHING_HIGHLIGHTED = "no reading highlighted: ↑↓ to one, then enter chooses
 NOT_ON_THE_PAGE = "you are reading the page: tab, enter or space goes into the answer"
 
 
-def field_key(field: Any, event: events.Key) -> bool:
+def field_key(field: Widget, event: events.Key) -> bool:
     """Whether the key is the field's to handle (text, its own bindings, moving between fields), not a command."""
     return event.is_printable or bool(field._bindings.key_to_bindings.get(event.key)) or event.key in NAVIGATION_KEYS
 
 
-async def run_binding_now(widget: Any, key: str) -> bool:
+async def run_binding_now(widget: Widget, key: str) -> bool:
     """Run the widget's own binding for `key` at once, in the order its keys arrive (Textual would run it only
     once the key has bubbled up to the app, after any characters typed behind it); False when it has none."""
     for binding in widget._bindings.key_to_bindings.get(key, []):
@@ -39,14 +44,22 @@ async def hand_key(target: "InOrderKeys", event: events.Key) -> None:
     bubbling at that widget's child. Made while the page ran, the form's Submitted would stop at the page and
     never reach the screen that checks the form; made with the field running, it goes all the way up.
     """
-    token = active_message_pump.set(target)  # type: ignore[arg-type]
+    token = active_message_pump.set(target)
     try:
         await target.take_key(event)
     finally:
         active_message_pump.reset(token)
 
 
-class InOrderKeys:
+# To mypy a field is the widget it is mixed into. At run time it stays a plain mixin: Textual takes a widget's
+# CSS type names (Input, OptionList) by following its first base class, which is this one.
+if TYPE_CHECKING:
+    _FieldWidget = Widget
+else:
+    _FieldWidget = object
+
+
+class InOrderKeys(_FieldWidget):
     """Mixin for a form's fields: a field handles its own keys as they arrive.
 
     Textual runs a widget's key bindings only after the key has bubbled up to
@@ -58,14 +71,15 @@ class InOrderKeys:
     """
 
     @property
-    def form(self) -> Any:
-        """The answer form this field belongs to (drill.ui.answering.AnswerForm), or None."""
-        ancestors = self.ancestors  # type: ignore[attr-defined]
-        return next((a for a in ancestors if getattr(a, "IS_ANSWER_FORM", False)), None)
+    def form(self) -> "AnswerForm | None":
+        """The answer form this field belongs to, or None."""
+        from drill.ui.answering import AnswerForm  # which imports this module
+
+        return next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)
 
     async def _on_key(self, event: events.Key) -> None:
         form = self.form
-        target: Any = form.live_field() if form is not None else None
+        target = form.live_field() if form is not None else None
         if not field_key(target if target is not None else self, event):
             return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
         event.stop()
@@ -79,10 +93,10 @@ class InOrderKeys:
         if form is None:
             return
         if event.key in ("tab", "shift+tab"):
-            form.step(self, -1 if event.key == "shift+tab" else 1)  # type: ignore[arg-type]
+            form.step(self, -1 if event.key == "shift+tab" else 1)
         elif event.key == "escape":  # out of the form onto the page it is on (arrows scroll it)
-            page = next((a for a in self.ancestors if isinstance(a, Page)), None)  # type: ignore[attr-defined]
-            self.screen.set_focus(page)  # type: ignore[attr-defined]
+            page = next((a for a in self.ancestors if isinstance(a, Page)), None)
+            self.screen.set_focus(page)
         elif event.key == "enter":
             await self.field_done()
         elif event.is_printable:
@@ -134,7 +148,8 @@ class AnswerInput(InOrderKeys, Input):
         into the field before this event was handled (enter, then characters, in one read) is kept and not
         selected: selected, the next key typed would replace it."""
         if self._mending or self._typed_unfocused:
-            self._mending = self._typed_unfocused = False
+            self._mending = False
+            self._typed_unfocused = False
             self.select_on_focus = False  # so Input's handler, next, leaves the cursor after the text
             self.cursor_position = len(self.value)
             self.call_later(setattr, self, "select_on_focus", True)
@@ -161,9 +176,11 @@ class AnswerInput(InOrderKeys, Input):
         event.stop()
         event.prevent_default()
         form = self.form
-        target = form.live_field() if form is not None else None
+        if form is None:
+            return
+        target = form.live_field()
         if isinstance(target, AnswerInput):
-            form.paste(target, event.text)  # type: ignore[union-attr]
+            form.paste(target, event.text)
 
 
 class ChoiceList(InOrderKeys, OptionList):
@@ -176,20 +193,24 @@ class ChoiceList(InOrderKeys, OptionList):
             form.refuse(NOT_ON_THE_CHOICES)
 
     async def field_done(self) -> None:
+        from drill.ui.answering import DiagnosisForm  # which imports this module
+
         form = self.form
         if form is None:
             return
         if self.highlighted is None:
             form.refuse(NOTHING_HIGHLIGHTED)
             return
-        if hasattr(form, "choose"):  # a diagnosis form
+        if isinstance(form, DiagnosisForm):
             form.choose(self.highlighted)
         form.step(self, 1)
 
     def action_select(self) -> None:
         """A click on an option chooses it (enter is handled in order by `take_key`)."""
+        from drill.ui.answering import DiagnosisForm  # which imports this module
+
         form = self.form
-        if hasattr(form, "choose") and self.highlighted is not None and not form.submitted:
+        if isinstance(form, DiagnosisForm) and self.highlighted is not None and not form.submitted:
             form.choose(self.highlighted)
 
 
@@ -198,8 +219,10 @@ class Page(VerticalScroll):
     into the screen's answer form (tab, down, enter, then text typed at once) goes to that field, as typed."""
 
     async def _on_key(self, event: events.Key) -> None:
-        screen: Any = self.screen
-        form = getattr(screen, "form", None)
+        screen = self.screen
+        if not isinstance(screen, PageScreen):
+            return
+        form = screen.form
         if screen.focused is self and form is not None and not form.submitted and form.fields():
             # into the form now, not once the key has bubbled to the screen: the keys after it are already here
             if event.key in ("tab", "shift+tab"):
@@ -217,7 +240,7 @@ class Page(VerticalScroll):
                 event.prevent_default()
                 form.refuse(NOT_ON_THE_PAGE)
                 return
-        target: Any = form.live_field() if form is not None else None
+        target = form.live_field() if form is not None else None
         if target is None or screen.focused is self or not field_key(target, event):
             return  # the page's own key (it has focus): scroll, or let it bubble
         event.stop()

@@ -40,7 +40,6 @@ class AnswerForm(Vertical):
 
     DEFAULT_CSS = "AnswerForm { height: auto; }"
     FOCUS_AT_START = True
-    IS_ANSWER_FORM = True  # how a field finds its form (drill.ui.answer_fields)
     _refused = ""  # the last refusal shown, and when: a burst of keys refused shows it once
     _refused_at = 0.0
 

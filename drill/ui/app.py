@@ -8,24 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from textual import events
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from drill import paths
-from drill.cards.deck_cache import load_decks_cached
 from drill.config.settings import Settings, load_settings, study_settings
-from drill.focus import focused_queue
-from drill.session import (
-    DEFAULT_FOCUS_NEW,
-    ReviewSession,
-    build_queue,
-    study_day,
-)
-from drill.store import fast
+from drill.study.session import DEFAULT_FOCUS_NEW, study_day
 from drill.ui.answer_fields import InOrderKeys, hand_key
 from drill.ui.press_again import AsksBeforeQuit, PressAgain
-from drill.ui.routes import KeepsItsWork, Routes
+from drill.ui.routes import KeepsItsWork, OffersCommands, Routes
+from drill.workspace import Workspace
 
 if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
@@ -54,7 +47,7 @@ class UnknownTopic(LookupError):
         super().__init__(f"no cards in topic {topic!r}{hint}")
 
 
-class DrillApp(Routes, App[int]):
+class DrillApp(Routes):
     CSS_PATH = "drill.tcss"
     TITLE = "drill"
     ENABLE_COMMAND_PALETTE = True  # ctrl+p: every command of the screen by name
@@ -105,9 +98,10 @@ class DrillApp(Routes, App[int]):
         self.judge_factory = judge_factory
         self._judge: JudgeClient | None = None
         self._quit_guard = PressAgain("ctrl+q", "quit")  # with work at stake, ctrl+q warns once first
-        decks = load_decks_cached(deck_roots, self.data_dir)
+        self.workspace = Workspace(self.data_dir, deck_roots, settings=self.settings, clock=clock)
+        decks = self.workspace.decks
         self.deck_problems = decks.problems
-        saved = fast.read_settings(self.data_dir)
+        saved = self.workspace.saved_settings()
         given = {"new_per_day": new_per_day, "day_starts_at": day_starts_at, "new_order": new_order}
         self.settings_to_save = {k: str(v) for k, v in given.items() if v is not None}
         # A flag, else the settings file, else what an earlier flag saved, else the default.
@@ -115,47 +109,24 @@ class DrillApp(Routes, App[int]):
             self.settings, saved, new_per_day=new_per_day, day_starts_at=day_starts_at, new_order=new_order
         )
         self.focus_new = DEFAULT_FOCUS_NEW if focus_new is None else focus_new  # --focus-new
-        states = fast.read_states(self.data_dir)
         today = study_day(clock(), self.rollover_hour)
-        if card_id is not None:
-            if card_id not in decks.cards:
-                raise UnknownCard(card_id, decks.cards)
-            queue = [card_id]
-        elif topics or weak or cram:
+        if card_id is not None and card_id not in decks.cards:
+            raise UnknownCard(card_id, decks.cards)
+        focused = card_id is None and bool(topics or weak or cram)
+        self.focus_topics: list[str] = []
+        if focused:
             self.focus_topics = self.chosen_topics(decks.cards, topics, weak, today)
-            queue = focused_queue(
-                decks.cards.values(),
-                states,
-                today,
-                self.focus_topics,
-                cram=cram,
-                focus_new=self.focus_new,
-                new_order=self.new_order,
-                seed=today.toordinal(),
-            )
-        else:
-            new_done = sum(1 for s in states.values() if s.introduced_on == today)
-            queue = build_queue(
-                decks.cards.values(),
-                states,
-                today,
-                new_limit=self.new_per_day,
-                new_done_today=new_done,
-                new_order=self.new_order,
-                seed=today.toordinal(),
-            )
         self.single_card = card_id
         self.mock_options = dict(mock or {})
         self.mock_only = mock is not None
-        self.focus_topics = getattr(self, "focus_topics", [])
-        self.session = ReviewSession(
-            cards=decks.cards,
-            states=states,
-            queue=queue,
-            today=today,
+        self.session = self.workspace.review_session(
+            today,
+            card_id=card_id,
+            topics=self.focus_topics,
+            focused=focused,
             cram=cram,
-            topics=tuple(self.focus_topics),
-            max_interval=self.settings.max_interval_days,
+            new_per_day=self.new_per_day,
+            new_order=self.new_order,
             focus_new=self.focus_new,
         )
         # The decks and states live as long as the app: keep the collector from walking them on every
@@ -176,17 +147,16 @@ class DrillApp(Routes, App[int]):
                 raise UnknownTopic(topic, known)
         chosen = list(dict.fromkeys(topics))
         if weak:
-            from drill.progress import read_weakness, weakest
+            from drill.study.standing import weakest
 
-            ranked = weakest(read_weakness(cards, self.data_dir, today), weak + len(chosen))
+            ranked = weakest(self.workspace.weakness(today), weak + len(chosen))
             chosen += [t for t in ranked if t not in chosen][:weak]
         return chosen
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        commands = getattr(screen, "palette_commands", None)
-        if commands is not None:
-            yield from commands()
+        if isinstance(screen, OffersCommands):
+            yield from screen.palette_commands()
 
     def kernel_judge(self) -> "JudgeClient":
         """The app's one kernel judge: started on the first kernel card, kept warm for the next."""
@@ -205,18 +175,19 @@ class DrillApp(Routes, App[int]):
         return self._judge
 
     def review_screen(self) -> Screen[None]:
-        from drill.ui.review import Practice, ReviewScreen
+        from drill.ui.review import ReviewContext, ReviewScreen
 
-        practice = Practice(
+        context = ReviewContext(
             session=self.session,
             data_dir=self.data_dir,
             clock=self.clock,
             judge=self.kernel_judge,
+            workspace=self.workspace,
             seed=self.seed,
             settings_to_save=self.settings_to_save,
             deck_problems=self.deck_problems,
         )
-        return ReviewScreen(practice)
+        return ReviewScreen(context)
 
     def on_mount(self) -> None:
         # Once the app's start-up batch has ended: a screen pushed inside it is laid out and drawn
@@ -280,6 +251,7 @@ class DrillApp(Routes, App[int]):
     def on_unmount(self) -> None:
         if self._judge is not None:
             self._judge.close()
+        self.workspace.close()
 
 
 def make_app(args: argparse.Namespace) -> DrillApp:

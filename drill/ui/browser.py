@@ -12,7 +12,6 @@ import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -25,16 +24,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from drill.browse import IS_LABELS, SHORT_KINDS, CardIndex, card_history, matches, preview_prompt, studied_on
-from drill.sm2 import SHORT_MEANINGS
+from drill.browse import IS_LABELS, SHORT_KINDS, CardIndex, matches, preview_prompt
+from drill.study.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
-from drill.ui.messages import Practise, Unsuspend
+from drill.ui.messages import PracticeAsked, UnsuspendAsked
 from drill.ui.review import ReviewScreen
 from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
-    from drill.store.records import CardState
+    from drill.study.records import CardState
+    from drill.workspace import Workspace
 
 ROW_LIMIT = 200
 PROMPT_LINES = 3
@@ -97,10 +97,11 @@ class BrowserScreen(Screen[None]):
         cards: Mapping[str, "Card"],
         states: Mapping[str, "CardState"],
         today: dt.date,
-        data_dir: Path,
+        workspace: "Workspace",
     ) -> None:
         super().__init__()
-        self.cards, self.data_dir = cards, Path(data_dir)
+        self.cards = cards
+        self.workspace = workspace  # the learner's data: a card's history, the cards of a day
         self.index = CardIndex(cards, states, today)
         self.found: list[str] = []
         self.shown: str | None = None
@@ -185,7 +186,7 @@ class BrowserScreen(Screen[None]):
         state = self.index.states.get(card_id)
         labels = self.index.labels[card_id]
         seen = state is not None and not state.is_new
-        due = state.sm2.due.isoformat() if state is not None and seen and state.sm2.due else ""
+        due = state.due.isoformat() if state is not None and seen and state.due else ""
         return [
             Text(card_id if len(card_id) <= self.id_width else card_id[: self.id_width - 1] + "…"),
             Text(card.topic if len(card.topic) <= FIXED_WIDTHS["topic"] else card.topic[:15] + "…"),
@@ -231,7 +232,7 @@ class BrowserScreen(Screen[None]):
             lines.append(f"[b]state[/b] {labels}: not studied yet")
         else:
             s = state.sm2
-            due = s.due.isoformat() if s.due else "not set"
+            due = state.due.isoformat() if state.due else "not set"
             lines.append(f"[b]due[/b] {due} · [b]interval[/b] {s.interval} d · [b]ease[/b] {s.ef:.2f}")
             lines.append(f"[b]repetitions[/b] {s.repetitions} · [b]lapses[/b] {state.lapses} · [b]state[/b] {labels}")
         return "\n".join(lines)
@@ -265,7 +266,7 @@ class BrowserScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="history")
     def read_history(self, card_id: str) -> None:
         try:
-            rows = card_history(self.data_dir, card_id)
+            rows = self.workspace.card_history(card_id)
         except Exception as exc:  # shown in the pane, never a traceback
             self.post_message(HistoryRead(card_id, [], str(exc)))
             return
@@ -279,7 +280,7 @@ class BrowserScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="studied")
     def read_studied(self) -> None:
         try:
-            card_ids = studied_on(self.data_dir, self.index.today)
+            card_ids = self.workspace.studied_on(self.index.today)
         except Exception as exc:  # is:today then finds nothing; said once, never a traceback
             self.app.call_from_thread(self.notify, f"is:today cannot read the log: {exc}", severity="warning")
             return
@@ -310,8 +311,8 @@ class BrowserScreen(Screen[None]):
         card_id = message.row_key.value
         if card_id is None:
             return
-        # The app opens the card above this screen (PractiseNow), and calls `practised` once it is graded.
-        self.app.post_message(Practise(card_id=card_id))
+        # The app opens the card above this screen (BrowsedCardReview), and calls `practised` once it is graded.
+        self.app.post_message(PracticeAsked(card_id=card_id))
 
     def practised(self, card_id: str, state: "CardState") -> None:
         """Back from grading a card practised from here: its new state, its history read again, the search run again."""
@@ -342,7 +343,7 @@ class BrowserScreen(Screen[None]):
         if state is None or not state.suspended:
             self.notify(f"{card_id} is not suspended", timeout=3)
             return
-        self.post_message(Unsuspend(card_id))
+        self.post_message(UnsuspendAsked(card_id))
         self.index.update_state(dataclasses.replace(state, suspended=False))
         table = self.query_one("#results", DataTable)
         table.update_cell(card_id, "state", Text(table_state(self.index.labels[card_id])))
@@ -353,7 +354,7 @@ class BrowserScreen(Screen[None]):
         self.dismiss(None)
 
 
-class PractiseNow(ReviewScreen):
+class BrowsedCardReview(ReviewScreen):
     """A card practised from the browser, reviewed above it: once graded (and passed), back to the browser.
 
     ctrl+f, which opens the browser from a review, goes back to it without a grade.

@@ -35,23 +35,24 @@ class KernelFinished(Message):
 
 
 @dataclass
-class OpenMock(Message):
+class MockAsked(Message):
     """The learner asked for a mock interview (its setup screen)."""
 
 
 @dataclass
-class OpenStats(Message):
+class StatsAsked(Message):
     """The learner asked for the stats screen."""
 
 
 @dataclass
-class OpenBrowser(Message):
+class BrowserAsked(Message):
     """The learner asked for the card browser."""
 
 
 @dataclass
-class Practise(Message):
-    """Practise some topics now (all when empty), on schedule or as cram; or one card (`card_id`)."""
+class PracticeAsked(Message):
+    """The learner asked to practise some topics now (all when empty), on schedule or as cram; or one card
+    (`card_id`)."""
 
     topics: tuple[str, ...] = ()
     weak: int | None = None
@@ -60,7 +61,7 @@ class Practise(Message):
 
 
 @dataclass
-class Unsuspend(Message):
-    """Put a suspended card back into the queues."""
+class UnsuspendAsked(Message):
+    """The learner asked to put a suspended card back into the queues."""
 
     card_id: str

@@ -11,7 +11,6 @@ from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.strip import Strip
 from textual.widgets import Footer, SelectionList, Static
 
@@ -19,14 +18,13 @@ from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.press_again import PressAgain
-from drill.ui.screen_keys import PageKeys, form_bindings, scroll_bindings
+from drill.ui.screen_keys import PageScreen, form_bindings, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.record import MockRecorder
     from drill.mock.run import MockRun, Slot
-    from drill.store.store import Store
     from drill.ui.answering import FormVerdict
 
 SELF_CHECKED = ("concept", "diagnosis")
@@ -67,7 +65,7 @@ def clock_text(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-class MockScreen(PageKeys, Screen[dict[str, Any]]):
+class MockScreen(PageScreen[dict[str, Any]]):
     """Dismisses with the mock's report once it ends (all answered, time up, or ended early).
 
     An answer counts only once the learner submits it: one typed but not submitted when the mock ends
@@ -101,7 +99,7 @@ class MockScreen(PageKeys, Screen[dict[str, Any]]):
         run: "MockRun",
         recorder: "MockRecorder",
         cards: Mapping[str, "Card"],
-        store: "Store",
+        store: object,  # the workspace's Store, handed on to a kernel card's screen
         *,
         judge: Callable[[], "JudgeClient"] | None = None,
         data_dir: Any = None,

@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.markdown_view import MarkdownView
-from drill.ui.screen_keys import PageKeys, scroll_bindings
+from drill.ui.screen_keys import PageScreen, scroll_bindings
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -175,7 +175,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         self.dismiss(None)
 
 
-class MockReportScreen(PageKeys, Screen[None]):
+class MockReportScreen(PageScreen[None]):
     """A finished mock's report as Markdown; `ctrl+w` writes the HTML version beside the database."""
 
     SCROLL_ID = "rbody"

@@ -5,41 +5,44 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rich.markup import escape
 from textual import events, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Static
 
-from drill.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
+from drill.study.focus import nothing_to_show
+from drill.study.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView, load_markdown
-from drill.ui.review_commands import ReviewCommands, done_text
-from drill.ui.screen_keys import KeysFooter, PageKeys, form_bindings, scroll_bindings
+from drill.ui.screen_keys import KeysFooter, PageScreen, form_bindings, scroll_bindings
+from drill.workspace import failure_text
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
     from drill.kernel.client import JudgeClient
-    from drill.session import ReviewSession
-    from drill.store.store import Store
+    from drill.study.session import ReviewSession, ReviewWriter
     from drill.ui.messages import StoreOpened
+    from drill.workspace import Workspace
 
 
 @dataclass
-class Practice:
-    """What the review screen works with, handed over by the app that owns it."""
+class ReviewContext:
+    """What a review screen works with besides its widgets (the session, where the data lives, the clock, the
+    judge), handed over by the app that owns them."""
 
     session: "ReviewSession"
     data_dir: Path
     clock: Callable[[], dt.datetime]
     judge: Callable[[], "JudgeClient"]  # the app's one warm kernel judge, started on first use
+    workspace: "Workspace"  # the learner's data: the store grades are written to
     seed: int | None = None  # fixes every draw (tests)
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
@@ -49,7 +52,27 @@ CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
 GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
 
-class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
+def done_text(session: "ReviewSession") -> str:
+    """The review screen's words once the queue is empty: what was done, what is next."""
+    upcoming = [
+        s.due
+        for cid, s in session.states.items()
+        if s.due and s.due > session.today and not s.suspended and cid in session.cards
+    ]
+    scope = f" in {', '.join(session.topics)}" if session.topics else ""
+    what = "crammed" if session.cram else "reviewed"
+    head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
+    if session.topics and not session.done:
+        head += nothing_to_show(session) + "\n\n"
+    if upcoming:
+        nxt = min(upcoming)
+        days = (nxt - session.today).days
+        when = "tomorrow" if days == 1 else f"in {days} days"
+        return head + f"The next card is due **{when}** ({nxt.isoformat()})."
+    return head + "No card is scheduled yet."
+
+
+class ReviewScreen(PageScreen[None]):
     # Commands are ctrl-keys, so no letter or digit typed into an answer can suspend,
     # bury, undo or quit; digits grade only once the answer is shown.
     BINDINGS = [
@@ -71,10 +94,10 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         *scroll_bindings("review"),
     ]
 
-    def __init__(self, practice: Practice) -> None:
+    def __init__(self, context: ReviewContext) -> None:
         super().__init__()
-        self.practice = practice
-        self.store: Store | None = None
+        self.context = context
+        self.store: ReviewWriter | None = None  # the workspace's Store, once open
         self._store_ready = asyncio.Event()
         self._store_error: str | None = None
         self.revealed = False
@@ -82,7 +105,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         self.suggested: int | None = None
         self.answer_record: dict[str, Any] | None = None
         self.shown_at = time.monotonic()
-        self.form: Any = None
+        self.form: AnswerForm | None = None
         self._resumed = False
         self.typed: dict[str, dict[str, Any]] = {}  # the answer each card was graded with, for ctrl+z
 
@@ -112,7 +135,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
     async def on_mount(self) -> None:
         self.AUTO_FOCUS = ReviewScreen.AUTO_FOCUS  # type: ignore[misc]  # a return to this screen focuses as usual
         self.call_after_refresh(self.open_store)  # after the first paint: importing the store takes a while
-        problems = self.practice.deck_problems
+        problems = self.context.deck_problems
         if problems:
             first = problems[0]
             others = sorted({Path(p.path).name for p in problems[1:]})
@@ -130,19 +153,14 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
     @work(thread=True, exclusive=True, group="store")
     def open_store(self) -> None:
         try:
-            from drill.store.store import Store
-
-            store = Store(self.practice.data_dir)
-            for key, value in self.practice.settings_to_save.items():
+            store = self.context.workspace.store()
+            for key, value in self.context.settings_to_save.items():
                 store.set_setting(key, value)
-            changed = store.sync_hashes({c.id: c.content_hash for c in self.practice.session.cards.values()})
-            store.close_abandoned_mocks(self.practice.clock())  # a mock cut off by a closed terminal
+            changed = store.sync_hashes({c.id: c.content_hash for c in self.context.session.cards.values()})
+            store.close_abandoned_mocks(self.context.clock())  # a mock cut off by a closed terminal
             store.check_writable()  # a read-only file or a full disk: said now, not after an answer is typed
         except Exception as exc:  # shown to the learner; nothing is graded without a store
-            from drill.store.errors import StoreError
-
-            detail = str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
-            self._store_error = f"grades cannot be saved: {detail}"
+            self._store_error = f"grades cannot be saved: {failure_text(exc)}"
             self.app.call_from_thread(self._store_ready.set)
             self.app.call_from_thread(self.notify, self._store_error, severity="error", timeout=30)
             return
@@ -157,23 +175,19 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         if message.changed_cards:
             self.notify(f"{message.changed_cards} card(s) edited since you last saw them", timeout=4)
 
-    async def ready_store(self) -> "Store | None":
+    async def ready_store(self) -> "ReviewWriter | None":
         await self._store_ready.wait()
         if self.store is None:
             self.notify(self._store_error or "no database", severity="error", timeout=10)
         return self.store
 
-    def on_unmount(self) -> None:
-        if self.store is not None:
-            self.store.close()
-
     # -- showing cards -----------------------------------------------------
     @property
     def card(self) -> "Card | None":
-        return self.practice.session.current
+        return self.context.session.current
 
     def update_top(self) -> None:
-        session = self.practice.session
+        session = self.context.session
         card = self.card
         where = f"{card.kind.replace('_', ' ')} · {card.deck}" if card else "drill"
         state = session.states.get(card.id) if card else None
@@ -210,7 +224,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         prompt = self.query_one("#prompt", MarkdownView)
         gradebar = self.query_one("#gradebar", Static)
         if card is None:
-            prompt.show(done_text(self.practice.session))
+            prompt.show(done_text(self.context.session))
             gradebar.update("[b]q[/b] quit", layout=False)
             return
         prompt.show(form.prompt_markdown() if form else card.prompt)
@@ -257,7 +271,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         from drill.ui.answering import form_for
 
         try:
-            return form_for(card, self.practice.session.seed_for(card.id, self.practice.seed))
+            return form_for(card, self.context.session.seed_for(card.id, self.context.seed))
         except ValueError as exc:  # e.g. a template problem in an unchecked deck added with --decks
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             return None
@@ -350,10 +364,10 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
             return
         card = self.card
         self.keep_typed(card.id)
-        graded = self.practice.session.grade(
+        graded = self.context.session.grade(
             store,
             grade,
-            now=self.practice.clock(),
+            now=self.context.clock(),
             duration_ms=int((time.monotonic() - self.shown_at) * 1000),
             answer=self.answer_record,
         )
@@ -368,7 +382,7 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         store = await self.ready_store()
         if store is None:
             return
-        last = self.practice.session.undo(store)
+        last = self.context.session.undo(store)
         if last is None:
             self.notify("nothing to undo")
             return
@@ -392,10 +406,102 @@ class ReviewScreen(ReviewCommands, PageKeys, Screen[None]):
         store = await self.ready_store()
         if store is not None:
             self.keep_typed(self.card.id)
-            card_id = getattr(self.practice.session, how)(store)
+            card_id = getattr(self.context.session, how)(store)
             self.notify(message.format(card_id))
             await self.show_current()
 
     async def action_quit_when_done(self) -> None:
         if self.card is None:
             self.app.exit(0)
+
+    # -- commands that open other things: the palette, mocks, stats, the browser, focused practice --
+    # Each posts a message the app routes (drill.ui.routes); the kernel editor the screen opens itself.
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """The review's commands by name in the command palette (ctrl+p)."""
+        if self.card is not None:
+            if not self.revealed:
+                yield SystemCommand(
+                    "Reveal / check",
+                    "Show the answer (a form is checked as it stands; a diagnosis once a reading is chosen)",
+                    self.reveal_or_check,
+                )
+            yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
+            yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
+        yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
+        yield SystemCommand(
+            "Mock interview (ctrl+o)", "A timed mock built from your weakest topics", self.action_open_mock
+        )
+        yield SystemCommand("Stats (ctrl+g)", "Weak topics, heatmap, forecast, mocks", self.action_open_stats)
+        yield SystemCommand(
+            "Find cards (ctrl+f)", "Search every card; unsuspend; practise one", self.action_open_browser
+        )
+        yield SystemCommand(
+            "Practise your weakest topics",
+            "Today's cards of the 3 weakest topics",
+            lambda: self.ask_for_practice(weak=3),
+        )
+        yield SystemCommand(
+            "Cram your weakest topics",
+            "Every card of the 3 weakest topics, hardest first; the schedule is left alone",
+            lambda: self.ask_for_practice(weak=3, cram=True),
+        )
+        yield SystemCommand(
+            "Cram everything", "Every card seen so far, hardest first", lambda: self.ask_for_practice(cram=True)
+        )
+        if self.card is not None:
+            topic = self.card.topic
+            yield SystemCommand(
+                f"Practise this topic ({topic})",
+                "Today's cards of this card's topic",
+                lambda: self.ask_for_practice((topic,)),
+            )
+
+    # The messages load with the first of them (the review's first paint does without them).
+    def ask_for_practice(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None:
+        from drill.ui.messages import PracticeAsked
+
+        self.post_message(PracticeAsked(topics, weak, cram))
+
+    def action_open_mock(self) -> None:
+        from drill.ui.messages import MockAsked
+
+        self.post_message(MockAsked())
+
+    def action_open_stats(self) -> None:
+        from drill.ui.messages import StatsAsked
+
+        self.post_message(StatsAsked())
+
+    def action_open_browser(self) -> None:
+        from drill.ui.messages import BrowserAsked
+
+        self.post_message(BrowserAsked())
+
+    # -- kernel cards --------------------------------------------------------
+    def kernel_lock(self, card: "Card") -> str | None:
+        """Why this kernel card cannot run here (its harness comes from a folder not trusted), or None."""
+        from drill.kernel.trust import locked_reason
+
+        return locked_reason(card, self.context.data_dir)
+
+    async def open_kernel_screen(self, card: "Card") -> bool:
+        if self.locked is not None:
+            return False
+        try:
+            from drill.ui.kernel_screen import KernelScreen
+        except ImportError:
+            return False
+        store = await self.ready_store()
+        if store is None:
+            return True
+
+        async def graded(grade: int | None) -> None:
+            if grade is None:
+                return
+            self.revealed = True
+            await self.action_grade(grade)
+
+        self.app.push_screen(
+            KernelScreen(card, store=store, data_dir=self.context.data_dir, judge=self.context.judge()), graded
+        )
+        return True

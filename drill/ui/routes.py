@@ -1,6 +1,6 @@
 """The app's routes between screens: mock interviews, stats, the browser and focused practice.
 
-Screens post messages (drill.ui.messages); DrillApp mixes this class in and
+Screens post messages (drill.ui.messages); DrillApp is built on this class and
 answers them here, so no screen imports the app.
 """
 
@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.plan import MockPlan
     from drill.session import ReviewSession
+    from drill.ui.messages import PracticeAsked, UnsuspendAsked
     from drill.ui.mock_setup import MockRequest
 
 
@@ -29,8 +33,16 @@ class KeepsItsWork(Protocol):
     def stop_for_exit(self) -> None: ...
 
 
-class Routes:
-    """Mixed into DrillApp (a textual App): what each screen's request opens."""
+@runtime_checkable
+class OffersCommands(Protocol):
+    """A screen with commands of its own for the command palette (ctrl+p), beside the app's."""
+
+    def palette_commands(self) -> Iterator[SystemCommand]: ...
+
+
+class Routes(App[int]):
+    """The app's answers to the screens' requests: what each one opens. DrillApp is this app, and sets what
+    is declared here."""
 
     data_dir: Path
     clock: Callable[[], dt.datetime]
@@ -40,15 +52,8 @@ class Routes:
     new_per_day: int
     new_order: str
     mock_options: dict[str, Any]
-
-    # provided by textual.App / DrillApp
-    push_screen: Any
-    notify: Any
-    exit: Any
     kernel_judge: Callable[[], "JudgeClient"]
-    switch_screen: Any
-    review_screen: Any
-    screen: Any
+    review_screen: Callable[[], Screen[None]]
 
     def today(self) -> dt.date:
         from drill.session import study_day
@@ -61,7 +66,7 @@ class Routes:
         return {k: str(v.get("title", k)) for k, v in known_topics().items()}
 
     # -- mock interviews ------------------------------------------------------------
-    async def on_open_mock(self, _message: object = None) -> None:
+    async def on_mock_asked(self, _message: object = None) -> None:
         await self.open_mock_setup()
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
@@ -140,7 +145,7 @@ class Routes:
         )
 
     # -- stats and the browser ---------------------------------------------------------
-    async def on_open_stats(self, _message: object = None) -> None:
+    async def on_stats_asked(self, _message: object = None) -> None:
         from drill.progress import ensure_schema
         from drill.stats import collect
         from drill.ui.stats_screen import StatsScreen
@@ -149,14 +154,14 @@ class Routes:
         report = await asyncio.to_thread(collect, self.session.cards, self.data_dir, self.clock())
         self.push_screen(StatsScreen(report, self.topic_titles()))
 
-    async def on_open_browser(self, _message: object = None) -> None:
+    async def on_browser_asked(self, _message: object = None) -> None:
         from drill.store import fast
         from drill.ui.browser import BrowserScreen
 
         states = await asyncio.to_thread(fast.read_states, self.data_dir)
         self.push_screen(BrowserScreen(self.session.cards, states, self.today(), self.data_dir))
 
-    async def on_unsuspend(self, message: Any) -> None:
+    async def on_unsuspend_asked(self, message: "UnsuspendAsked") -> None:
         from drill.store.store import Store
 
         def write() -> None:
@@ -179,7 +184,7 @@ class Routes:
         self.notify(f"{message.card_id} is back in the queues", timeout=4)
 
     # -- focused practice -------------------------------------------------------------
-    async def on_practise(self, message: Any) -> None:
+    async def on_practice_asked(self, message: "PracticeAsked") -> None:
         """Rebuild today's queue for some topics (or as cram) and start a fresh review screen on it.
 
         One card (`card_id`, from the browser) is practised above the browser instead: practise_card_now.
@@ -230,8 +235,8 @@ class Routes:
         """One card from the browser, reviewed above it; once graded, the browser again with its search as it was."""
         from drill.session import ReviewSession
         from drill.store import fast
-        from drill.ui.browser import BrowserScreen, PractiseNow
-        from drill.ui.review import Practice
+        from drill.ui.browser import BrowsedCardReview, BrowserScreen
+        from drill.ui.review import ReviewContext
 
         browser = self.screen
         states = await asyncio.to_thread(fast.read_states, self.data_dir)
@@ -257,13 +262,13 @@ class Routes:
             if isinstance(browser, BrowserScreen):
                 browser.practised(card_id, state)
 
-        practice = Practice(
+        context = ReviewContext(
             session=session, data_dir=self.data_dir, clock=self.clock, judge=self.kernel_judge, seed=self.seed
         )
         self.notify(f"practise {card_id} · graded, back to the search · ctrl+f back without a grade", timeout=5)
-        self.push_screen(PractiseNow(practice), back)
+        self.push_screen(BrowsedCardReview(context), back)
 
-    def keep_work_on_exit(self, screens: Sequence[Any]) -> None:
+    def keep_work_on_exit(self, screens: Sequence[Screen[Any]]) -> None:
         """On quit: a mock in progress keeps its answers and is closed as quit; a kernel draft is saved."""
         for screen in screens:
             if isinstance(screen, KeepsItsWork):

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.screen import Screen, ScreenResultType
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
     from drill.ui.answering import AnswerForm
 
 
@@ -34,27 +33,27 @@ def form_bindings(prefix: str) -> list[Binding]:
     ]
 
 
-class PageKeys:
-    """Mixed into a screen with a scrolling page (SCROLL_ID) and, maybe, an answer form (`form`)."""
+class PageScreen(Screen[ScreenResultType]):
+    """A screen with a scrolling page (SCROLL_ID) and, maybe, an answer form (`form`): the keys of
+    `scroll_bindings` scroll the page, those of `form_bindings` move through the form."""
 
     SCROLL_ID = "body"
-    form: "AnswerForm | None"
-    # provided by textual.Screen
-    query_one: Any
-    focused: Any
-    focus_next: Any
-    focus_previous: Any
+    form: "AnswerForm | None" = None
 
     def action_scroll(self, lines: int) -> None:
         self.query_one(f"#{self.SCROLL_ID}", VerticalScroll).scroll_relative(y=lines, animate=False)
 
     def action_next_field(self, direction: int) -> None:
         """Tab: from outside the form into its first empty field; inside it, to the next or previous field."""
-        form = getattr(self, "form", None)
+        form = self.form
+        focused = self.focused
         if form is None or form.submitted:
-            self.focus_next() if direction > 0 else self.focus_previous()
-        elif self.focused in form.fields():
-            form.step(self.focused, direction)
+            if direction > 0:
+                self.focus_next()
+            else:
+                self.focus_previous()
+        elif focused is not None and focused in form.fields():
+            form.step(focused, direction)
         else:
             form.focus_first(empty=True)
 
