@@ -147,7 +147,7 @@ def test_early_reviews_leave_out_cards_due_anyway_strong_cards_and_unseen_ones_l
 def test_the_plan_counts_the_early_reviews_and_they_lift_recall_on_the_date():
     weak = seen("weak", 10.0, TODAY - dt.timedelta(days=1), DATE + dt.timedelta(days=30))
     plan = make_plan([weak], today=TODAY, date=DATE, minutes_per_day=30)
-    assert sum(d.early_reviews for d in plan.days) == pytest.approx(1.0)
+    assert sum(d.early_reviews for d in plan.days) >= 1  # more when a hard answer leaves it below target
     assert all(d.early_reviews == 0 for d in plan.days if d.day < early_review_day("weak", DATE))
     stop = MemoryModel().recall(weak.memory, DATE)
     assert plan.now.overall == pytest.approx(stop) and stop < 0.9
