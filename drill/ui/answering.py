@@ -32,6 +32,13 @@ class FormVerdict:
     record: dict[str, Any]
 
 
+def check_mark(ok: bool) -> str:
+    """✓ or ✗ before a checked answer's line, in colour."""
+    if ok:
+        return "[green]✓[/green]"
+    return "[red]✗[/red]"
+
+
 REFUSAL_SECONDS = 3.0  # how long a refusal notice shows; the same refusal is not repeated meanwhile
 
 
@@ -175,7 +182,8 @@ class AnswerForm(Vertical):
 
     def take_card(self, other: "AnswerForm") -> None:
         """Show `other`'s card (and what it drew) in these widgets, as `other` would show it: every field empty."""
-        self.card, self.submitted = other.card, False
+        self.card = other.card
+        self.submitted = False
         labels = self.query(".step-label").results(Label)
         for (label, placeholder, field_id), shown in zip(self.field_specs(), labels):
             shown.update(label)
@@ -235,7 +243,7 @@ class ShapeTraceForm(AnswerForm):
         results = check_shape_steps(self.card, given)
         lines = []
         for i, r in enumerate(results, 1):
-            mark = "[green]✓[/green]" if r.ok else "[red]✗[/red]"
+            mark = check_mark(r.ok)
             extra = "" if r.ok else f"  expected [b]{escape(r.expected)}[/b]"
             lines.append(f"{mark} {i}. {escape(r.given or '(blank)')}{extra}")
             self.query_one(f"#step{i}", Input).set_class(not r.ok, "wrong")
@@ -276,7 +284,9 @@ class LedgerForm(AnswerForm):
 
     def take_card(self, other: AnswerForm) -> None:
         assert isinstance(other, LedgerForm)
-        self.draw, self.rendered = other.draw, other.rendered  # before the labels are made from them
+        # before the labels are made from them
+        self.draw = other.draw
+        self.rendered = other.rendered
         super().take_card(other)
 
     def answer_markdown(self) -> str:
@@ -307,13 +317,15 @@ class LedgerForm(AnswerForm):
         from drill.cards.number_check import check_number
         from drill.quantities import format_quantity
 
-        lines, given, right = [], [], 0
+        lines: list[str] = []
+        given: list[str] = []
+        right = 0
         for i, expected in enumerate(self.rendered.answers, 1):
             text = self.query_one(f"#ans{i}", Input).value
             verdict = check_number(text, expected.value, expected.unit, expected.tolerance)
             given.append(text)
             right += verdict.ok
-            mark = "[green]✓[/green]" if verdict.ok else "[red]✗[/red]"
+            mark = check_mark(verdict.ok)
             note = f"  {escape(verdict.message)}" if verdict.message else ""
             line = f"{mark} {escape(expected.label)}: {escape(text or '(blank)')}"
             if verdict.ok:  # the verdict's message already names the value ("right: 32.1 GB (29.9 GiB)")
@@ -350,7 +362,7 @@ class DiagnosisForm(AnswerForm):
 
     def compose(self) -> ComposeResult:
         yield Label(CHOICE_LABEL, classes="step-label", id="choice-label")
-        yield ChoiceList(*[f"{chr(97 + i)}. {c}" for i, c in enumerate(self.choices)], id="choices")
+        yield ChoiceList(*[self.lettered(i) for i in range(len(self.choices))], id="choices")
         yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
 
@@ -381,8 +393,12 @@ class DiagnosisForm(AnswerForm):
 
     def choose(self, index: int) -> None:
         self.chosen = index
-        label = f"{chr(97 + index)}. {self.choices[index]}"
+        label = self.lettered(index)
         self.query_one("#choice-label", Label).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")
+
+    def lettered(self, index: int) -> str:
+        """A reading as it is listed: its letter (a, b, c ...) and its words."""
+        return f"{chr(ord('a') + index)}. {self.choices[index]}"
 
     def check(self, seconds: float) -> FormVerdict:
         from drill.cards.checking import check_choice, suggest_grade
@@ -391,7 +407,7 @@ class DiagnosisForm(AnswerForm):
         ok = bool(choice) and check_choice(self.card, choice)
         experiment = self.query_one("#experiment", Input).value
         grade = suggest_grade(1.0 if ok else 0.0, seconds)
-        mark = "[green]✓[/green]" if ok else "[red]✗[/red]"
+        mark = check_mark(ok)
         summary = f"{mark} you chose {escape(choice or '(nothing)')}"
         if not ok:
             summary += f"; the evidence points to [b]{escape(self.card.fields['correct'])}[/b]"

@@ -22,6 +22,7 @@ from drill.workspace import Workspace
 
 if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
+    from drill.ui.mock_setup import MockOptions
 
 
 class UnknownCard(LookupError):
@@ -77,7 +78,7 @@ class DrillApp(Routes):
         topics: Sequence[str] = (),
         weak: int | None = None,
         focus_new: int | None = None,
-        mock: dict[str, Any] | None = None,
+        mock: "MockOptions | None" = None,
         seed: int | None = None,
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
         settings: Settings | None = None,
@@ -117,7 +118,7 @@ class DrillApp(Routes):
         if focused:
             self.focus_topics = self.chosen_topics(decks.cards, topics, weak, today)
         self.single_card = card_id
-        self.mock_options = dict(mock or {})
+        self.mock_options = mock or {}
         self.mock_only = mock is not None
         self.session = self.workspace.review_session(
             today,

@@ -174,7 +174,8 @@ class BrowserScreen(Screen[None]):
             self.query_one("#dhist", Static).update("")
 
     def update_top(self) -> None:
-        total, shown = len(self.found), min(len(self.found), ROW_LIMIT)
+        total = len(self.found)
+        shown = min(total, ROW_LIMIT)
         more = f" · {total - shown} more: narrow the search to see them" if total > shown else ""
         due = len(self.index.by["is"].get("due", ()))
         self.query_one("#btop", Static).update(

@@ -21,9 +21,9 @@ from drill.kernel import drafts
 from drill.kernel.cards import kernel_files
 from drill.kernel.job import kernel_job
 from drill.kernel.verdict import Verdict, suggest_kernel_grade
-from drill.sm2 import SHORT_MEANINGS
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.messages import JudgeReported, KernelFinished
+from drill.ui.screen_keys import GRADE_KEYS, suggested_grade_hint
 from drill.ui.verdict_view import one_line, render_verdict
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
-GRADE_HINT = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 RESTORE_COMMAND = "Restore the draft from before the reset"
 DRAFT_CONTINUED = "your saved draft is in the editor · F8 twice starts again from the starter (the draft is kept)"
 DRAFT_KEPT = (
@@ -188,8 +187,8 @@ class KernelScreen(Screen[int | None]):
 
     def set_bar(self) -> None:
         if self.revealed:
-            hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
-            self.query_one("#kbar", Static).update(hint + GRADE_HINT + " · [b]F9[/b] editor")
+            hint = suggested_grade_hint(self.suggested)
+            self.query_one("#kbar", Static).update(hint + GRADE_KEYS + " · [b]F9[/b] editor")
         elif self.running:
             self.query_one("#kbar", Static).update("running… [b]F4[/b] cancel · keep editing meanwhile")
         else:

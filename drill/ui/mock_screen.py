@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -15,7 +16,7 @@ from textual.strip import Strip
 from textual.widgets import Footer, SelectionList, Static
 
 from drill.ui.answer_fields import Page
-from drill.ui.answering import AnswerForm
+from drill.ui.answering import AnswerForm, DiagnosisForm, LedgerForm
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.press_again import PressAgain
 from drill.ui.screen_keys import PageScreen, form_bindings, scroll_bindings
@@ -34,6 +35,13 @@ END_KEY = "ctrl+l"
 END_RISK = "End the mock now? Questions not answered count as unanswered; an answer not submitted is not scored."
 QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; one not submitted is not scored)."
 KEYS_HINT = f"[b]ctrl+n[/b] skip · [b]{END_KEY}[/b] end"
+
+
+def chosen_reading(form: AnswerForm) -> int | None:
+    """The reading chosen in a diagnosis form (an index into its choices); None for other forms."""
+    if isinstance(form, DiagnosisForm):
+        return form.chosen
+    return None
 
 
 class Checklist(SelectionList[int]):
@@ -102,12 +110,17 @@ class MockScreen(PageScreen[dict[str, Any]]):
         store: object,  # the workspace's Store, handed on to a kernel card's screen
         *,
         judge: Callable[[], "JudgeClient"] | None = None,
-        data_dir: Any = None,
+        data_dir: Path,
         seed: int | None = None,
     ) -> None:
         super().__init__()
-        self.run, self.recorder, self.cards, self.store = run, recorder, cards, store
-        self.judge, self.data_dir, self.seed = judge, data_dir, seed
+        self.run = run
+        self.recorder = recorder
+        self.cards = cards
+        self.store = store
+        self.judge = judge
+        self.data_dir = data_dir
+        self.seed = seed
         self.slot: Slot | None = None
         self.form: AnswerForm | None = None
         self.verdict: FormVerdict | None = None
@@ -167,7 +180,9 @@ class MockScreen(PageScreen[dict[str, Any]]):
         if slot is None:
             await self.end()
             return
-        self.slot, self.verdict, self.kernel_grade = slot, None, None
+        self.slot = slot
+        self.verdict = None
+        self.kernel_grade = None
         self.shown_at = time.monotonic()
         work = self.query_one("#mwork", Vertical)
         await work.remove_children()
@@ -266,8 +281,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
             labels = [str(s["label"]) for s in card.fields["steps"]]
             missed = [f"{labels[i]}: {r.expected}" for i, r in enumerate(results) if not r.ok]
             return sum(r.ok for r in results) / max(1, len(results)), record, missed
-        if self.slot.kind == "memory_ledger" and self.form is not None:
-            answers = getattr(self.form, "rendered").answers
+        if self.slot.kind == "memory_ledger" and isinstance(self.form, LedgerForm):
+            answers = self.form.rendered.answers
             from drill.cards.number_check import check_number
             from drill.quantities import format_quantity
 
@@ -300,16 +315,15 @@ class MockScreen(PageScreen[dict[str, Any]]):
         values, chosen = draft
         for box, value in zip(self.form.inputs(), values):
             box.value = value
-        choose = getattr(self.form, "choose", None)
-        if chosen is not None and choose is not None:
-            choose(chosen)
+        if chosen is not None and isinstance(self.form, DiagnosisForm):
+            self.form.choose(chosen)
 
     async def action_skip(self) -> None:
         if self.ended or self.slot is None or self.verdict is not None:
             return
         if self.form is not None:  # keep what was typed for when the question comes back
             values = [box.value for box in self.form.inputs()]
-            self.drafts[self.slot.card_id] = (values, getattr(self.form, "chosen", None))
+            self.drafts[self.slot.card_id] = (values, chosen_reading(self.form))
         self.run.skip()
         self.recorder.save()
         await self.ask_next()
@@ -350,7 +364,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
         """The mock is ending with a question on screen. An answer submitted (its verdict shown, its rubric
         being ticked) is scored; one typed or chosen but never submitted is kept with the question, which
         counts as unanswered: the learner never said it was their answer."""
-        slot, form = self.slot, self.form
+        slot = self.slot
+        form = self.form
         if self.ended or slot is None or self.run.current is not slot or self.kernel_grade is not None:
             return
         if self.verdict is not None:
@@ -359,7 +374,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.recorder.answered(slot)
             return
         typed = form is not None and any(box.value.strip() for box in form.inputs())
-        if form is not None and (typed or getattr(form, "chosen", None) is not None):
+        if form is not None and (typed or chosen_reading(form) is not None):
             slot.answer = dict(form.check(time.monotonic() - self.shown_at).record, submitted=False)
 
     async def end(self) -> None:

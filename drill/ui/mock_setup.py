@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from drill.mock.plan import DEFAULT_MINUTES
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.screen_keys import PageScreen, scroll_bindings
@@ -23,6 +24,14 @@ from drill.ui.screen_keys import PageScreen, scroll_bindings
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.mock.plan import MockPlan
+
+
+class MockOptions(TypedDict, total=False):
+    """What `drill mock` asked for on the command line: the setup screen opens with it (None: not given)."""
+
+    minutes: int | None
+    topics: tuple[str, ...]
+    questions: int | None
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         titles: Mapping[str, str],
         tracks: Mapping[str, Mapping[str, Any]],
         *,
-        minutes: int = 45,
+        minutes: int = DEFAULT_MINUTES,
         topics: Sequence[str] = (),
         questions: int | None = None,
         judge_available: bool = False,
@@ -66,9 +75,15 @@ class MockSetupScreen(Screen[MockRequest | None]):
         seed: int | None = None,
     ) -> None:
         super().__init__()
-        self.cards, self.weakness, self.titles, self.tracks = cards, weakness, titles, tracks
-        self.minutes, self.questions, self.given_topics = minutes, questions, tuple(topics)
-        self.judge_available, self.exclude = judge_available, tuple(exclude)
+        self.cards = cards
+        self.weakness = weakness
+        self.titles = titles
+        self.tracks = tracks
+        self.minutes = minutes
+        self.questions = questions
+        self.given_topics = tuple(topics)
+        self.judge_available = judge_available
+        self.exclude = tuple(exclude)
         # one seed per setup, so the plan shown changes only when the learner changes the setup
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.plan: MockPlan | None = None
@@ -192,7 +207,8 @@ class MockReportScreen(PageScreen[None]):
 
     def __init__(self, report: Mapping[str, Any], data_dir: Path) -> None:
         super().__init__()
-        self.report, self.data_dir = report, Path(data_dir)
+        self.report = report
+        self.data_dir = Path(data_dir)
 
     def compose(self) -> ComposeResult:
         from drill.mock.render import render_markdown

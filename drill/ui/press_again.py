@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 AGAIN_S = 4.0  # a second press within this many seconds of the warning acts
 
@@ -24,10 +24,12 @@ class PressAgain:
     """One command's confirmation: `confirmed` is True for a press within AGAIN_S of the warning it gave."""
 
     def __init__(self, key: str, verb: str, clock: Callable[[], float] = time.monotonic) -> None:
-        self.key, self.verb, self.clock = key, verb, clock
+        self.key = key
+        self.verb = verb
+        self.clock = clock
         self._warned_at = float("-inf")
 
-    def confirmed(self, notify: Callable[..., Any], risk: str) -> bool:
+    def confirmed(self, notify: Callable[..., object], risk: str) -> bool:
         """True when this press follows the warning closely enough; otherwise warn (`risk`: what acting now
         would cost, a sentence) and return False."""
         now = self.clock()

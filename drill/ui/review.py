@@ -18,11 +18,18 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from drill.study.focus import nothing_to_show
-from drill.study.sm2 import GRADE_MEANINGS, SHORT_MEANINGS
+from drill.study.sm2 import GRADE_MEANINGS
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView, load_markdown
-from drill.ui.screen_keys import KeysFooter, PageScreen, form_bindings, scroll_bindings
+from drill.ui.screen_keys import (
+    GRADE_KEYS,
+    KeysFooter,
+    PageScreen,
+    form_bindings,
+    scroll_bindings,
+    suggested_grade_hint,
+)
 from drill.workspace import failure_text
 
 if TYPE_CHECKING:
@@ -46,10 +53,6 @@ class ReviewContext:
     seed: int | None = None  # fixes every draw (tests)
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
-
-
-CHECKED_KINDS = ("shape_trace", "memory_ledger", "diagnosis")
-GRADE_BAR = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
 
 
 def done_text(session: "ReviewSession") -> str:
@@ -240,9 +243,9 @@ class ReviewScreen(PageScreen[None]):
                 hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
             gradebar.update(hint, layout=False)
         elif card.kind == "kernel":
-            reason = self.locked = self.kernel_lock(card)
-            if reason:
-                self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(reason)}")
+            self.locked = self.kernel_lock(card)
+            if self.locked:
+                self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(self.locked)}")
                 gradebar.update("[b]space[/b] reveal the answer (the editor is locked)", layout=False)
             else:
                 gradebar.update("[b]space[/b] open the editor / reveal", layout=False)
@@ -289,8 +292,7 @@ class ReviewScreen(PageScreen[None]):
         answer = self.query_one("#answer", MarkdownView)
         answer.show(body)
         answer.display = True
-        hint = f"suggested [b]{self.suggested}[/b] (enter) · " if self.suggested is not None else ""
-        self.query_one("#gradebar", Static).update(hint + GRADE_BAR)
+        self.query_one("#gradebar", Static).update(suggested_grade_hint(self.suggested) + GRADE_KEYS)
 
     # -- actions -----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from drill.mock.plan import MockPlan
     from drill.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
-    from drill.ui.mock_setup import MockRequest
+    from drill.ui.mock_setup import MockOptions, MockRequest
 
 
 @runtime_checkable
@@ -51,7 +51,7 @@ class Routes(App[int]):
     rollover_hour: int
     new_per_day: int
     new_order: str
-    mock_options: dict[str, Any]
+    mock_options: "MockOptions"
     kernel_judge: Callable[[], "JudgeClient"]
     review_screen: Callable[[], Screen[None]]
 
@@ -70,7 +70,7 @@ class Routes(App[int]):
         await self.open_mock_setup()
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
-        from drill.mock.plan import judge_can_run, load_tracks
+        from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks
         from drill.progress import read_weakness
         from drill.ui.mock_setup import MockSetupScreen
 
@@ -93,7 +93,7 @@ class Routes(App[int]):
                 weakness,
                 self.topic_titles(),
                 load_tracks(),
-                minutes=options.get("minutes") or 45,
+                minutes=options.get("minutes") or DEFAULT_MINUTES,
                 topics=options.get("topics") or (),
                 questions=options.get("questions"),
                 judge_available=judge_can_run(),

@@ -1,4 +1,5 @@
-"""Keys several screens share: scrolling a page without focus, tab through an answer form, and the footer."""
+"""Keys several screens share: scrolling a page without focus, tab through an answer form, the grade keys, and the
+footer."""
 
 from __future__ import annotations
 
@@ -11,8 +12,21 @@ from textual.screen import Screen, ScreenResultType
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from drill.study.sm2 import SHORT_MEANINGS
+
 if TYPE_CHECKING:
     from drill.ui.answering import AnswerForm
+
+
+# The digits that grade, once the answer is shown (the review and kernel screens)
+GRADE_KEYS = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
+
+
+def suggested_grade_hint(suggested: int | None) -> str:
+    """The words before GRADE_KEYS when a check suggests a grade: enter accepts it."""
+    if suggested is None:
+        return ""
+    return f"suggested [b]{suggested}[/b] (enter) · "
 
 
 def scroll_bindings(prefix: str, *, page_down: str = "pagedown") -> list[Binding]:

@@ -17,13 +17,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from drill.ui.stats_widgets import (
-    AIM,
     ForecastChart,
     HeatmapChart,
     KernelProgress,
     MockHistory,
     RetentionChart,
     percent,
+    retention_style,
 )
 
 if TYPE_CHECKING:
@@ -145,9 +145,11 @@ class StatsScreen(Screen[None]):
 
     def __init__(self, report: dict[str, Any], titles: Mapping[str, str]) -> None:
         super().__init__()
-        self.report, self.titles = report, titles
+        self.report = report
+        self.titles = titles
         self.topics = [{**t, "title": titles.get(t["topic"]) or t.get("title") or t["topic"]} for t in report["topics"]]
-        self.sort_key, self.sort_reverse = FIRST_SORT, False
+        self.sort_key = FIRST_SORT
+        self.sort_reverse = False
         self.shown: list[Column] = list(COLUMNS)  # the columns that fit the screen's width
         self.left_out: list[str] = []  # the keys of the others, in the order they were left out
         self.filled_for_width = 0  # the screen width the table's columns were chosen for
@@ -180,7 +182,8 @@ class StatsScreen(Screen[None]):
 
     def header_line(self) -> Text:
         r = self.report
-        streak, mocks = int(r.get("streak", 0)), int(r.get("mocks", 0))
+        streak = int(r.get("streak", 0))
+        mocks = int(r.get("mocks", 0))
         parts = [
             f"{r['cards']} cards",
             f"{r['reviews']} reviews",
@@ -244,13 +247,14 @@ class StatsScreen(Screen[None]):
             return Text(_title(value))
         style = ""
         if column.key == "retention" and value is not None:
-            style = "green" if value >= AIM else "yellow" if value >= 0.7 else "red"
+            style = retention_style(value)
         elif column.key == "weakness":
             style = "bold"
         return Text(column.show(value), style=style, justify="right")
 
     def sort_by(self, key: str, reverse: bool = False) -> None:
-        self.sort_key, self.sort_reverse = key, reverse
+        self.sort_key = key
+        self.sort_reverse = reverse
         self.fill_table()
 
     def action_next_sort(self) -> None:

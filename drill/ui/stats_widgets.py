@@ -12,16 +12,26 @@ from rich.text import Text
 from textual.widgets import Static
 
 from drill.mock.run import STATUS_WORDS
+from drill.study.standing import PRIOR_RETENTION
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = "·░▒▓█"
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 HEAT_WEEKS = 26
-AIM = 0.85  # the retention the weakness score takes as its prior (drill.progress.PRIOR_RETENTION)
+FAIR_RETENTION = 0.7  # a retention from here up to the weakness score's prior shows yellow, below it red
 ENDING_WIDTH = max(len(word) for word in STATUS_WORDS.values())  # the mock table's "ending" column
 
 
 # -- pure helpers ---------------------------------------------------------------------------
+def retention_style(retention: float) -> str:
+    """The colour a retention shows in: green from the retention the weakness score takes as its prior."""
+    if retention >= PRIOR_RETENTION:
+        return "green"
+    if retention >= FAIR_RETENTION:
+        return "yellow"
+    return "red"
+
+
 def heatmap_start(today: dt.date, weeks: int = HEAT_WEEKS) -> dt.date:
     """The Monday that opens the first column of a `weeks`-column heatmap ending with today's week."""
     return today - dt.timedelta(days=today.weekday(), weeks=weeks - 1)
@@ -67,7 +77,8 @@ def heatmap_cells(heatmap: Mapping[str, int], today: dt.date, weeks: int = HEAT_
 def level_ranges(thresholds: Sequence[float], top: int) -> list[tuple[int, int, int]]:
     """(level, lowest, highest) reviews a day for each level that some whole number reaches."""
     uppers = [int(q) for q in thresholds] + [top]
-    out, low = [], 1
+    out: list[tuple[int, int, int]] = []
+    low = 1
     for level, high in enumerate(uppers, 1):
         if high >= low:
             out.append((level, low, high))
@@ -132,7 +143,8 @@ class HeatmapChart(Static):
 
     def __init__(self, heatmap: Mapping[str, int], today: dt.date, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.heatmap, self.today = dict(heatmap), today
+        self.heatmap = dict(heatmap)
+        self.today = today
 
     def render(self) -> Text:
         start = heatmap_start(self.today)
@@ -222,10 +234,10 @@ class RetentionChart(Static):
             label = "100%" if r == 0 else ""
             text.append(f"{label:>4} {'┤' if r == 0 else '│'}", style="dim")
             for i, (v, ch) in enumerate(zip(values, row)):
-                style = "green" if v is not None and v >= AIM else "yellow" if v is not None and v >= 0.7 else "red"
                 gap = v is None and r == len(rows) - 1
+                style = "dim" if v is None else retention_style(v)
                 text.append(" " if i else "")
-                text.append(("·" if gap else ch) * 2, style="dim" if v is None else style)
+                text.append(("·" if gap else ch) * 2, style=style)
             text.append("\n")
         text.append(f"{percent(low):>4} └" + "─" * (3 * len(values) - 1) + "\n", style="dim")
         first = dt.date.fromisoformat(self.trend[0]["week_start"])
@@ -240,7 +252,8 @@ class MockHistory(Static):
 
     def __init__(self, history: Sequence[Mapping[str, Any]] | None, count: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.history, self.count = list(history or ()), count
+        self.history = list(history or ())
+        self.count = count
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="crop")

@@ -44,7 +44,9 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
         out.append(f"compiled{secs}\n", style="green")
     for m in v.messages:
         line = m.get("line") or 0
-        where = f"line {line}" + (f":{m['column']}" if m.get("column") else "") if line else "file"
+        where = "file"
+        if line:
+            where = f"line {line}" + (f":{m['column']}" if m.get("column") else "")
         style = "red" if m.get("severity") == "error" else "yellow"
         out.append(f"{where}: {m.get('severity')}: {m.get('message')}\n", style=style)
         if line and 0 < line <= len(lines):
