@@ -110,7 +110,7 @@ class ReviewScreen(PageScreen[None]):
         self.shown_at = time.monotonic()
         self.form: AnswerForm | None = None
         self._resumed = False
-        self.typed: dict[str, dict[str, Any]] = {}  # the answer each card was graded with, for ctrl+z
+        self.answers_left: dict[str, dict[str, Any]] = {}  # the answer each card left with, for ctrl+z
 
     def compose(self) -> ComposeResult:
         card = self.card
@@ -365,7 +365,7 @@ class ReviewScreen(PageScreen[None]):
         if store is None:
             return
         card = self.card
-        self.keep_typed(card.id)
+        self.keep_answer(card.id)
         graded = self.context.session.grade(
             store,
             grade,
@@ -377,8 +377,8 @@ class ReviewScreen(PageScreen[None]):
             self.notify(f"{card.id} is a leech: it has lapsed {graded.after.lapses} times", severity="warning")
         await self.show_current()
 
-    def keep_typed(self, card_id: str) -> None:  # as the card leaves (graded, set aside): an undo puts it back
-        self.typed[card_id] = self.form.kept() if self.form is not None else {}
+    def keep_answer(self, card_id: str) -> None:  # as the card leaves (graded, set aside): an undo puts it back
+        self.answers_left[card_id] = self.form.kept() if self.form is not None else {}
 
     async def action_undo(self) -> None:
         store = await self.ready_store()
@@ -388,27 +388,31 @@ class ReviewScreen(PageScreen[None]):
         if last is None:
             self.notify("nothing to undo")
             return
-        what = {"suspend": "suspension", "bury": "burial"}.get(getattr(last, "how", ""), "grade")
+        from drill.study.session import SetAside
+
+        what = "grade"
+        if isinstance(last, SetAside):
+            what = {"suspend": "suspension", "bury": "burial"}.get(last.how, "grade")
         self.notify(f"undid the {what} of {last.card_id}")
         await self.show_current()
-        kept = self.typed.pop(last.card_id, {})
+        kept = self.answers_left.pop(last.card_id, {})
         if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
             self.form.put_back(kept)
 
     async def action_suspend(self) -> None:
-        await self._set_aside("suspend", "suspended {} · ctrl+z undoes it")
+        await self._set_aside(self.context.session.suspend, "suspended {} · ctrl+z undoes it")
 
     async def action_bury(self) -> None:
-        await self._set_aside("bury", "buried {} until tomorrow · ctrl+z undoes it")
+        await self._set_aside(self.context.session.bury, "buried {} until tomorrow · ctrl+z undoes it")
 
-    async def _set_aside(self, how: str, message: str) -> None:
+    async def _set_aside(self, set_aside: Callable[["ReviewWriter"], str | None], message: str) -> None:
         """Take the current card out of today's queue (suspend or bury) and show the next."""
         if self.card is None:
             return
         store = await self.ready_store()
         if store is not None:
-            self.keep_typed(self.card.id)
-            card_id = getattr(self.context.session, how)(store)
+            self.keep_answer(self.card.id)
+            card_id = set_aside(store)
             self.notify(message.format(card_id))
             await self.show_current()
 
