@@ -2,16 +2,18 @@
 (`routes`), and no module here imports `app`.
 
 - `app`: the DrillApp, its keys and quit, and `make_app` for the command line.
-- `routes`: the app's answers to what screens ask for (mocks, stats, the browser, focused practice, kernel
-  cards) and what is kept when the app quits.
+- `routes`: the App class DrillApp is built on: its answers to what screens ask for (mocks, stats, the
+  browser, focused practice) and what is kept when the app quits.
 - `messages`: the messages screens post, named for what happened.
-- `review`, `review_commands`: today's queue one card at a time, and the commands that open other screens.
+- `review`: today's queue one card at a time (the ReviewScreen, given a typed ReviewContext), its palette
+  commands, and the kernel editor it opens for a kernel card.
 - `answering`, `answer_fields`: the answer forms of each card kind, and their fields' keys in arrival order.
 - `kernel_screen`, `verdict_view`: the kernel card's editor (a saved draft is always continued), and the
   judge's verdict as text.
 - `mock_setup`, `mock_screen`: setting up a mock interview and its report; the timed questions.
 - `stats_screen`, `stats_widgets`: weak topics and the charts.
 - `browser`: every card, its schedule and history.
-- `markdown_view`, `screen_keys`: a light Markdown view, and the keys several screens share.
+- `markdown_view`, `screen_keys`: a light Markdown view, and the keys several screens share (PageScreen: a
+  screen with a scrolling page and maybe an answer form; the grade keys).
 - `drill.tcss`: the styles, each scoped to its screen or widget.
 """
