@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from drill.browse import CardIndex, matches
 from drill.cards.model import Card
-from drill.sm2 import SM2State
-from drill.store.records import CardState
+from drill.study.records import CardState
+from drill.study.sm2 import SM2State
 
 SEARCH_GOAL_MS = 50.0
 MEMORY_GOAL_MB = 100.0
@@ -122,7 +122,8 @@ def synthetic_cards(n_cards: int, seed: int = 7) -> tuple[dict[str, Card], dict[
         due = TODAY + dt.timedelta(days=rng.randint(-10, 40))
         states[cid] = CardState(
             cid,
-            sm2=SM2State(rng.randint(0, 8), round(rng.uniform(1.3, 2.8), 2), rng.randint(1, 90), due),
+            sm2=SM2State(rng.randint(0, 8), round(rng.uniform(1.3, 2.8), 2), rng.randint(1, 90)),
+            due=due,
             lapses=rng.randint(0, 6),
             suspended=roll > 0.97,
             buried_until=TODAY + dt.timedelta(days=1) if 0.95 < roll <= 0.97 else None,

@@ -99,7 +99,7 @@ def bench_cold_start(runs: int) -> dict[str, list[float]]:
     """Cold starts, interleaved so that machine load falls on every kind alike."""
     from drill.cards.deck_cache import CACHE_FILE
     from drill.cards.loader import load_decks
-    from drill.session import build_queue, study_day
+    from drill.study.session import build_queue, study_day
 
     decks = load_decks()
     out: dict[str, list[float]] = {"bare": [], "empty": [], "warm": []}
@@ -212,8 +212,8 @@ class DrillInTerminal:
 def bench_grade(n_cards: int, n_reviews: int, grades: int) -> list[float]:
     """Drive a real `drill` in a pseudo-terminal: reveal, then time the grade key until the next card shows."""
     from drill.cards.loader import load_decks
-    from drill.session import build_queue, study_day
-    from drill.store.fast import read_states
+    from drill.store.reader import read_states
+    from drill.study.session import build_queue, study_day
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -275,7 +275,7 @@ def bench_progress(n_cards: int, n_reviews: int, runs: int) -> dict[str, Any]:
         # a mock plan, in process: read the weakness figures, then choose
         from drill.cards.deck_cache import load_decks_cached
         from drill.mock.plan import make_plan
-        from drill.progress import read_weakness
+        from drill.workspace import read_weakness
 
         cards = load_decks_cached([deck], data).cards
         for seed in range(runs):

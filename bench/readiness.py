@@ -53,11 +53,11 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 
 from drill.cards.loader import load_decks
 from drill.mock.plan import load_tracks
-from drill.sm2 import SAME_DAY_REPEAT_BELOW
-from drill.store.records import FSRSState
 from drill.study.calibration import Outcome, calibrate
 from drill.study.forecast import MemoryModel, TrackCard
 from drill.study.plan import DEFAULT_SECONDS_BY_KIND, DEFAULT_TARGET, GradeMix, early_reviews, make_plan
+from drill.study.records import FSRSState
+from drill.study.sm2 import SAME_DAY_REPEAT_BELOW
 
 READY = 0.9  # a card counts as ready on the day at this true recall or more
 READY_SHARE_GOAL = 0.90

@@ -1,4 +1,4 @@
-"""Searching every card by words, phrases and filters, and reading one card's review history.
+"""Searching every card by words, phrases and filters (a card's review history is read through drill.workspace).
 
 Words and phrases are found by SQLite's FTS5 (drill.store.search) and ranked by
 relevance (bm25: a word of the id or a tag counts most); filters are sets of card
@@ -17,12 +17,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 
 from drill.cards.model import Card
-
-# The browser reads a card's history and the cards studied today through this module, never the store itself.
-from drill.store.card_log import card_history as card_history
-from drill.store.card_log import studied_on as studied_on
-from drill.store.records import CardState
 from drill.store.search import SearchTable, Term
+from drill.study.records import CardState
 
 FILTERS = ("topic", "kind", "tag", "is", "id")
 # What `is:` takes: a card's schedule word, its flags, and whether it was graded this study day.
@@ -40,7 +36,7 @@ def state_labels(state: CardState | None, today: dt.date) -> tuple[str, ...]:
         labels = ["new"]
     else:
         buried = state.buried_until is not None and state.buried_until > today
-        if state.sm2.due is not None and state.sm2.due <= today and not state.suspended and not buried:
+        if state.due is not None and state.due <= today and not state.suspended and not buried:
             labels = ["due"]
         else:
             labels = ["learning" if state.sm2.repetitions < 2 else "review"]

@@ -45,7 +45,7 @@ from typing import Callable
 from _common import DRILL, REPO, Run, child_env, readable_by_all, run, strip_ansi, unprivileged
 
 from drill.store import migrations
-from drill.store.fast import DB_NAME
+from drill.store.reader import DB_NAME
 from drill.store.store import Store
 
 FIXTURE = REPO / "tests" / "fixtures" / "drill-v1.sqlite3"

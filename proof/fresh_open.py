@@ -30,7 +30,7 @@ from pathlib import Path
 from _common import DRILL, Run, finish, start
 
 from drill.store import migrations
-from drill.store.fast import DB_NAME
+from drill.store.reader import DB_NAME
 
 # `drill stats`, held just before Store(...) until every process of the trial has arrived.
 GATED = r"""

@@ -245,7 +245,7 @@ def rows(data: Path, sql: str, params: tuple = ()) -> list:
     """The rows of a query on the data directory's database."""
     import sqlite3
 
-    from drill.store.fast import DB_NAME
+    from drill.store.reader import DB_NAME
 
     conn = sqlite3.connect(data / DB_NAME)
     try:

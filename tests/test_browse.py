@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill.browse import CardIndex, card_history, matches, parse_query, search, state_labels, unknown_filters
+from drill.browse import CardIndex, matches, parse_query, search, state_labels, unknown_filters
 from drill.cards.model import Card
-from drill.sm2 import SM2State
-from drill.store.records import CardState
+from drill.store.reader import card_history
 from drill.store.search import Term, match_expression
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.sm2 import SM2State
 
 TODAY = dt.date(2026, 5, 10)
 TOMORROW = TODAY + dt.timedelta(days=1)
@@ -60,7 +61,7 @@ CARDS = {
 
 
 def seen(cid, *, reps=3, due=TODAY, **flags):
-    return CardState(cid, sm2=SM2State(reps, 2.5, 10, due), introduced_on=SEEN, **flags)
+    return CardState(cid, sm2=SM2State(reps, 2.5, 10), due=due, introduced_on=SEEN, **flags)
 
 
 STATES = {
@@ -414,7 +415,7 @@ def test_is_today_finds_the_cards_graded_this_study_day(tmp_path):
 
 
 def test_studied_on_reads_every_mode_of_one_study_day_from_the_log(tmp_path):
-    from drill.browse import studied_on
+    from drill.store.reader import studied_on
 
     assert studied_on(tmp_path / "nothing-here", TODAY) == set()
     store = Store(tmp_path)

@@ -14,7 +14,7 @@ import pytest
 from drill import cli
 from drill.config import settings as cfg
 from drill.config.settings import ConfigError, Settings, load_settings
-from drill.store.fast import read_settings
+from drill.store.reader import read_settings
 from drill.store.store import Store
 from drill.ui.app import DrillApp, make_app
 from tests.conftest import FixedClock, type_keys
@@ -390,14 +390,14 @@ def test_set_mends_one_key_and_names_another_still_wrong(config_file, capsys):
 
 @pytest.fixture
 def fake_switch(monkeypatch):
-    """drill.scheduling with a switch_scheduler that records its calls."""
+    """drill.study.scheduling with a switch_scheduler that records its calls."""
     calls = []
 
     def switch_scheduler(store, name, max_interval):
         calls.append((type(store).__name__, store.data_dir, name, max_interval))
         return types.SimpleNamespace(cards=4, reviews=9)
 
-    monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
+    monkeypatch.setitem(sys.modules, "drill.study.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
     return calls
 
 
@@ -419,7 +419,7 @@ def test_a_switch_that_fails_leaves_the_file_alone(config_file, tmp_path, capsys
     def switch_scheduler(store, name, max_interval):
         raise ValueError("review 3 (c00): grade must be an integer 0-5, got 9")
 
-    monkeypatch.setitem(sys.modules, "drill.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
+    monkeypatch.setitem(sys.modules, "drill.study.scheduling", types.SimpleNamespace(switch_scheduler=switch_scheduler))
     write(config_file, COMMENTED)
     code, out, err = drill("--data-dir", str(tmp_path / "data"), "config", "set", "scheduler", "fsrs", capsys=capsys)
     assert (code, out) == (1, "")
@@ -428,7 +428,7 @@ def test_a_switch_that_fails_leaves_the_file_alone(config_file, tmp_path, capsys
 
 
 def test_set_scheduler_and_back_saves_the_active_scheduler_and_keeps_every_review(config_file, tmp_path, capsys):
-    from drill.store.records import CardState
+    from drill.study.records import CardState
 
     data = tmp_path / "data"
     store = Store(data)
@@ -450,7 +450,7 @@ def test_set_scheduler_and_back_saves_the_active_scheduler_and_keeps_every_revie
 
 @pytest.mark.parametrize("name", ["sm2", "fsrs"])
 def test_a_switch_replays_the_log_within_the_files_max_interval_days(config_file, tmp_path, capsys, name):
-    from drill.store.records import CardState
+    from drill.study.records import CardState
 
     data = tmp_path / "data"
     store = Store(data)
@@ -464,7 +464,7 @@ def test_a_switch_replays_the_log_within_the_files_max_interval_days(config_file
     code, _, err = drill("--data-dir", str(data), "config", "set", "scheduler", name, capsys=capsys)
     assert code == 0, err
     state = Store(data).states()["c1"]
-    assert state.sm2.interval == 30 and state.sm2.due == day + dt.timedelta(days=30)
+    assert state.sm2.interval == 30 and state.due == day + dt.timedelta(days=30)
 
 
 def test_the_review_app_grades_within_the_files_max_interval_days(config_file, tmp_path, write_deck):

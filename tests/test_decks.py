@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from drill.cards.deck_table import deck_table
 from drill.cards.loader import known_topics
-from drill.stats import deck_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def test_readme_table_is_current(decks):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = re.search(r"<!-- deck-table -->\n(.*)\n<!-- /deck-table -->", readme, re.S)
     assert table, "README.md lost its deck table"
-    assert table.group(1) == deck_table(decks.cards, known_topics()), "regenerate: python -m drill.stats"
+    assert table.group(1) == deck_table(decks.cards, known_topics()), "regenerate: python -m drill.cards.deck_table"
 
 
 def test_every_card_sits_in_its_topic_deck_under_a_topic_prefixed_id(decks):

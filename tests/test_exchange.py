@@ -18,11 +18,11 @@ from drill.cli import main
 from drill.exchange.anki import note_guid, to_html
 from drill.exchange.csvio import FORMULA_STARTS, cell, review_from, uncell
 from drill.exchange.flat import flatten
-from drill.session import study_day
-from drill.sm2 import SM2State, review
-from drill.store.fast import DB_NAME
-from drill.store.records import CardState
+from drill.store.reader import DB_NAME
 from drill.store.store import ImportCounts, Store
+from drill.study.records import CardState
+from drill.study.session import study_day
+from drill.study.sm2 import SM2State, review
 
 TODAY = study_day(dt.datetime.now())
 
@@ -144,7 +144,7 @@ def test_a_card_takes_the_state_of_its_newest_review_whichever_log_it_came_from(
     day = dt.date(2026, 3, 2)
 
     def log(card_id, hour, interval, store):
-        after = CardState(card_id, sm2=SM2State(1, 2.5, interval, day + dt.timedelta(interval)), introduced_on=day)
+        after = CardState(card_id, sm2=SM2State(1, 2.5, interval), due=day + dt.timedelta(interval), introduced_on=day)
         at = dt.datetime.combine(day, dt.time(hour))
         store.record_review(CardState(card_id), after, grade=4, at=at, day=day, duration_ms=1, mode="review")
 
@@ -307,7 +307,7 @@ GOOD = {
     "duration_ms": "1200",
     "topic": "gpu-arch",
     "state_before": json.dumps(CardState("c00").as_json()),
-    "state_after": json.dumps(CardState("c00", sm2=SM2State(1, 2.5, 1, dt.date(2026, 3, 3))).as_json()),
+    "state_after": json.dumps(CardState("c00", sm2=SM2State(1, 2.5, 1), due=dt.date(2026, 3, 3)).as_json()),
     "answer": "",
 }
 
@@ -470,7 +470,8 @@ def test_review_cells_that_start_a_formula_come_back_as_they_were(tmp_path, caps
     store = Store(data)
     before = CardState("=cmd|x")
     after = replace(before, repeat_pending=True)
-    after.sm2 = SM2State(repetitions=1, ef=2.5, interval=1, due=TODAY)
+    after.sm2 = SM2State(repetitions=1, ef=2.5, interval=1)
+    after.due = TODAY
     store.record_review(
         before,
         after,

@@ -7,7 +7,7 @@ import pytest
 
 from drill.cli import main
 from drill.store.errors import StoreError
-from drill.store.fast import DB_NAME
+from drill.store.reader import DB_NAME
 from drill.store.store import Store
 from drill.ui.app import make_app
 from tests.test_ui_keys import CONCEPTS, settle

@@ -8,9 +8,9 @@ from drill.cards.model import Card
 from drill.mock.plan import MINUTES_BY_KIND, MockPlan, PlanError, PlannedQuestion, make_plan
 from drill.mock.record import MockRecorder
 from drill.mock.run import ABANDONED, FINISHED, QUIT, TIME_UP, MockRun, schedule_after
-from drill.sm2 import SM2State
-from drill.store.records import CardState
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.sm2 import SM2State
 
 TODAY = dt.date(2026, 11, 23)
 
@@ -194,14 +194,14 @@ def test_a_good_answer_brings_its_follow_up_next_in_place_of_the_last_question()
 
 
 def test_schedule_after_a_mock():
-    due_later = CardState("c", sm2=SM2State(3, 2.5, 20, TODAY + dt.timedelta(days=15)), introduced_on=TODAY)
+    due_later = CardState("c", sm2=SM2State(3, 2.5, 20), due=TODAY + dt.timedelta(days=15), introduced_on=TODAY)
     failed = schedule_after(due_later, 0.3, TODAY)
-    assert failed.sm2.due == TODAY + dt.timedelta(days=1) and failed.sm2.ef == 2.5 and failed.sm2.interval == 20
+    assert failed.due == TODAY + dt.timedelta(days=1) and failed.sm2.ef == 2.5 and failed.sm2.interval == 20
     assert schedule_after(due_later, 0.8, TODAY) is due_later  # a pass leaves the schedule alone
-    due_today = CardState("c", sm2=SM2State(1, 2.5, 1, TODAY), introduced_on=TODAY)
+    due_today = CardState("c", sm2=SM2State(1, 2.5, 1), due=TODAY, introduced_on=TODAY)
     assert schedule_after(due_today, 0.0, TODAY) is due_today  # already due sooner
     new = schedule_after(CardState("n"), 0.0, TODAY)
-    assert new.sm2.due == TODAY + dt.timedelta(days=1) and new.introduced_on == TODAY
+    assert new.due == TODAY + dt.timedelta(days=1) and new.introduced_on == TODAY
 
 
 def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
@@ -219,7 +219,7 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
     rec.answered(run.submit(0.2, {"typed": "not sure"}) or run.slots[0])
     row, answers = store.mock(rec.mock_id)
     assert row.status == "running" and [a.status for a in answers] == ["answered", "pending", "pending"]
-    assert store.states()["serving-c0"].sm2.due == TODAY + dt.timedelta(days=1)  # failed: due tomorrow
+    assert store.states()["serving-c0"].due == TODAY + dt.timedelta(days=1)  # failed: due tomorrow
     (log,) = store.reviews("serving-c0")
     assert (log.mode, log.grade) == ("mock", 1)
     run.begin()

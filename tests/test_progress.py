@@ -5,11 +5,10 @@ import json
 import sqlite3
 
 from drill.cards.model import Card
-from drill.progress import forecast, heatmap, retention_trend, streak, topic_figures, weakness
-from drill.store.fast import DB_NAME
-from drill.store.progress import CardFigures, ProgressRows, read_progress
-from drill.store.records import CardState
+from drill.store.reader import DB_NAME, read_progress
 from drill.store.store import Store
+from drill.study.records import CardFigures, CardState, ProgressRows
+from drill.study.standing import forecast, heatmap, retention_trend, streak, topic_figures, weakness
 
 TODAY = dt.date(2026, 11, 23)
 

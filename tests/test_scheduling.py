@@ -7,11 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill import scheduling
 from drill.cards.model import Card
 from drill.cli import main
 from drill.mock.run import schedule_after
-from drill.scheduling import (
+from drill.store import migrations
+from drill.store.reader import DB_NAME, read_states
+from drill.store.store import Store
+from drill.study import scheduling
+from drill.study.records import CardState, FSRSState
+from drill.study.scheduling import (
     GRADE_RATINGS,
     FSRSScheduler,
     SM2Scheduler,
@@ -19,13 +23,9 @@ from drill.scheduling import (
     scheduler_named,
     switch_scheduler,
 )
-from drill.scheduling import MOCK_PASS as PASS
-from drill.session import ReviewSession
-from drill.sm2 import DEFAULT_MAX_INTERVAL, SM2State, days_after
-from drill.store import migrations
-from drill.store.fast import DB_NAME, read_states
-from drill.store.records import CardState, FSRSState
-from drill.store.store import Store
+from drill.study.scheduling import MOCK_PASS as PASS
+from drill.study.session import ReviewSession
+from drill.study.sm2 import DEFAULT_MAX_INTERVAL, SM2State, days_after
 
 DAY = dt.date(2026, 5, 10)
 IDS = ["c00", "c01", "c02", "c03"]
@@ -54,7 +54,7 @@ def test_grades_map_to_fsrs_ratings(grade, rating):
 
 
 def test_the_again_line_is_the_sm2_pass_line():
-    from drill.sm2 import PASSING
+    from drill.study.sm2 import PASSING
 
     assert [g for g in range(6) if rating_for(g) == fsrs.Rating.Again] == list(range(PASSING))
 
@@ -71,7 +71,8 @@ def test_a_grade_outside_0_to_5_is_refused(grade):
 
 SEEN = CardState(
     "c",
-    sm2=SM2State(3, 2.5, 15, DAY),
+    sm2=SM2State(3, 2.5, 15),
+    due=DAY,
     introduced_on=DAY - dt.timedelta(40),
     fsrs=FSRSState(stability=20.0, difficulty=5.0, state=fsrs.State.Review, last_review=DAY - dt.timedelta(20)),
 )
@@ -93,13 +94,13 @@ SEEN = CardState(
 )
 def test_fsrs_moves_due_forward_for_a_recall_and_to_tomorrow_for_again(before, grade, days_at_least, days_at_most):
     after = FSRSScheduler().review(before, grade, DAY)
-    assert days_at_least <= (after.sm2.due - DAY).days <= days_at_most
+    assert days_at_least <= (after.due - DAY).days <= days_at_most
     assert after.fsrs is not None and after.fsrs.last_review == DAY
     assert after.introduced_on == (before.introduced_on or DAY)
 
 
 def test_better_grades_give_later_due_dates_under_fsrs():
-    dues = [FSRSScheduler().review(SEEN, g, DAY).sm2.due for g in (2, 3, 4, 5)]
+    dues = [FSRSScheduler().review(SEEN, g, DAY).due for g in (2, 3, 4, 5)]
     assert dues == sorted(dues) and dues[0] < dues[1] < dues[3]
 
 
@@ -164,7 +165,7 @@ def test_switching_to_fsrs_and_back_keeps_every_review_and_the_sm2_states(tmp_pa
     fsrs_states = store.states()
     assert log_of(store) == log
     assert all(s.fsrs is not None for s in fsrs_states.values())
-    assert any(fsrs_states[c].sm2.due != sm2_states[c].sm2.due for c in IDS)  # FSRS has its own dates
+    assert any(fsrs_states[c].due != sm2_states[c].due for c in IDS)  # FSRS has its own dates
     assert fsrs_states["c02"].suspended and fsrs_states["c01"].buried_until == DAY + dt.timedelta(60)
 
     back = switch_scheduler(store, "sm2")
@@ -210,7 +211,7 @@ def test_undo_under_fsrs_puts_back_fsrs_memory(tmp_path):
     later = DAY + dt.timedelta(8)
     session = ReviewSession(cards=DECK, states=store.states(), queue=["c00"], today=later, scheduler="fsrs")
     session.grade(store, 1, now=dt.datetime.combine(later, dt.time(12)))
-    assert store.states()["c00"].sm2.due == later + dt.timedelta(1)
+    assert store.states()["c00"].due == later + dt.timedelta(1)
     session.undo(store)
     assert store.states()["c00"] == first.after and store.states()["c00"].fsrs == first.after.fsrs
 
@@ -243,7 +244,7 @@ def test_a_bad_grade_in_the_log_is_named_and_nothing_changes(tmp_path):
 @pytest.mark.parametrize("due_in", [None, 0, 1, 2, 30])
 def test_a_replayed_mock_answer_moves_the_card_as_the_mock_did(score, due_in):
     due = None if due_in is None else DAY + dt.timedelta(due_in)
-    before = CardState("c", sm2=SM2State(2, 2.5, 6, due), introduced_on=None if due is None else DAY)
+    before = CardState("c", sm2=SM2State(2, 2.5, 6), due=due, introduced_on=None if due is None else DAY)
     replayed = scheduling.after_grade(SM2Scheduler(), before, round(score * 5), DAY, "mock", {"score": score})
     assert replayed == schedule_after(CardState(**before.__dict__), score, DAY)
     assert scheduling.MOCK_PASS == PASS
@@ -265,7 +266,7 @@ def test_a_version_3_file_gets_the_fsrs_columns_empty(tmp_path):
     assert read_states(tmp_path)["old"].fsrs is None  # the fast reader copes with a v3 file
     store = Store(tmp_path)
     assert (store.migrated_from, store.version) == (3, 4)
-    assert store.states()["old"] == CardState("old", sm2=SM2State(2, 2.4, 6, dt.date(2026, 5, 12)))
+    assert store.states()["old"] == CardState("old", sm2=SM2State(2, 2.4, 6), due=dt.date(2026, 5, 12))
 
 
 def test_stats_show_the_active_scheduler(tmp_path, concept_deck, capsys):
@@ -291,15 +292,15 @@ def perfect_reviews(scheduler, start, times=200):
     for _ in range(times):
         state = scheduling.after_grade(scheduler, state, 5, day, "review")
         seen.append((day, state))
-        day = state.sm2.due
+        day = state.due
     return seen
 
 
 def assert_bounded(seen, cap):
     for day, state in seen:
         assert 1 <= state.sm2.interval <= cap  # SM-2's figures, kept under FSRS too
-        assert day < state.sm2.due or day == state.sm2.due == dt.date.max
-        assert (state.sm2.due - day).days <= cap  # the active scheduler's interval
+        assert day < state.due or day == state.due == dt.date.max
+        assert (state.due - day).days <= cap  # the active scheduler's interval
 
 
 @settings(max_examples=30, deadline=None)
@@ -316,20 +317,20 @@ def test_two_hundred_perfect_grades_on_their_due_dates_stay_within_the_maximum_i
 @pytest.mark.parametrize("name", ["sm2", "fsrs"])
 def test_two_hundred_perfect_grades_reach_the_default_maximum_and_the_calendars_end(name):
     seen = perfect_reviews(scheduler_named(name), DAY)
-    assert max((state.sm2.due - day).days for day, state in seen) == DEFAULT_MAX_INTERVAL == 36500
+    assert max((state.due - day).days for day, state in seen) == DEFAULT_MAX_INTERVAL == 36500
     assert max(state.sm2.interval for _, state in seen) == 36500
-    assert seen[-1][1].sm2.due == dt.date.max  # 200 x 100 years pass 9999-12-31: the due date stops there
+    assert seen[-1][1].due == dt.date.max  # 200 x 100 years pass 9999-12-31: the due date stops there
 
 
 @pytest.mark.parametrize("name", ["sm2", "fsrs"])
 def test_a_session_grades_with_the_maximum_interval_it_was_given(tmp_path, name):
     store = Store(tmp_path)
-    long_ago = CardState("c00", sm2=SM2State(9, 2.5, 400, DAY), introduced_on=DAY - dt.timedelta(900))
+    long_ago = CardState("c00", sm2=SM2State(9, 2.5, 400), due=DAY, introduced_on=DAY - dt.timedelta(900))
     session = ReviewSession(
         cards=DECK, states={"c00": long_ago}, queue=["c00"], today=DAY, scheduler=name, max_interval=30
     )
     graded = session.grade(store, 5, now=dt.datetime.combine(DAY, dt.time(12)))
-    assert graded.after.sm2.interval == 30 and graded.after.sm2.due <= DAY + dt.timedelta(30)
+    assert graded.after.sm2.interval == 30 and graded.after.due <= DAY + dt.timedelta(30)
 
 
 @pytest.mark.parametrize("cap, reached", [(DEFAULT_MAX_INTERVAL, False), (100, True)])
@@ -345,8 +346,8 @@ def test_fsrs_matches_the_reference_package_review_by_review(cap, reached):
         card, _ = reference.review_card(card, rating_for(grade), review_datetime=at)
         ours = FSRSScheduler(cap).review(ours, grade, day)
         assert ours.fsrs == FSRSState(card.stability, card.difficulty, int(card.state), day)
-        assert ours.sm2.due == card.due.date()
-        day = ours.sm2.due
+        assert ours.due == card.due.date()
+        day = ours.due
     assert ((card.due - at).days == cap) == reached
 
 
@@ -356,16 +357,16 @@ def test_fsrs_near_the_calendars_end_remembers_as_it_would_any_other_year():
     card, day, early = CardState("c"), DAY, []
     for grade in grades:
         card = FSRSScheduler().review(card, grade, day)
-        early.append((card.fsrs.stability, card.fsrs.difficulty, (card.sm2.due - day).days))
-        day = card.sm2.due
+        early.append((card.fsrs.stability, card.fsrs.difficulty, (card.due - day).days))
+        day = card.due
     gaps = [gap for *_, gap in early]
     day = dt.date.max - dt.timedelta(sum(gaps[:-1]) + 3)  # the same reviews, the last 3 days before the end
     card = CardState("c")
     for grade, (stability, difficulty, gap) in zip(grades, early):
         card = FSRSScheduler().review(card, grade, day)
         assert (card.fsrs.stability, card.fsrs.difficulty) == (stability, difficulty)
-        assert card.sm2.due == days_after(day, gap)
-        day = card.sm2.due
+        assert card.due == days_after(day, gap)
+        day = card.due
     assert day == dt.date.max and gaps[-1] > 3
 
 
@@ -377,7 +378,7 @@ def test_an_imported_log_of_two_hundred_perfect_grades_replays_within_the_maximu
     for n in range(200):
         session = ReviewSession(cards=DECK, states=source.states(), queue=["c00"], today=day, scheduler=graded_by)
         session.grade(source, 5, now=dt.datetime.combine(day, dt.time(12, n // 60, n % 60)))  # a time of its own
-        day = source.states()["c00"].sm2.due
+        day = source.states()["c00"].due
     live = source.states()
     source.close()
     out = tmp_path / "log.csv"
@@ -390,7 +391,7 @@ def test_an_imported_log_of_two_hundred_perfect_grades_replays_within_the_maximu
     for name in ("sm2", "fsrs"):
         switch_scheduler(target, name, max_interval=365)
         (state,) = target.states().values()
-        assert state.sm2.interval == 365 and state.sm2.due == dt.date.max
+        assert state.sm2.interval == 365 and state.due == dt.date.max
         assert len(target.reviews()) == 200
     switch_scheduler(target, graded_by)
     assert target.states() == live  # the default maximum again: the log gives what live grading gave

@@ -3,10 +3,10 @@ import datetime as dt
 import pytest
 
 from drill.cards.model import Card
-from drill.session import ReviewSession, build_queue, study_day
-from drill.sm2 import SM2State
-from drill.store.records import CardState
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.session import ReviewSession, build_queue, study_day
+from drill.study.sm2 import SM2State
 
 TODAY = dt.date(2026, 5, 10)
 
@@ -16,7 +16,7 @@ def cards(n):
 
 
 def state(cid, due, **kw):
-    return CardState(cid, sm2=SM2State(2, 2.5, 6, due), introduced_on=TODAY - dt.timedelta(30), **kw)
+    return CardState(cid, sm2=SM2State(2, 2.5, 6), due=due, introduced_on=TODAY - dt.timedelta(30), **kw)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,10 @@ def test_low_grade_comes_back_same_day_without_a_second_sm2_review(tmp_path):
     session, store = make_session(tmp_path)
     g = session.grade(store, 2, now=NOW)
     assert g.repeat_scheduled and session.queue.index("c00") == 3
-    assert g.after.sm2 == SM2State(0, 2.5, 1, TODAY + dt.timedelta(1))  # a lapse keeps the ease (SM-2 as published)
+    assert (g.after.sm2, g.after.due) == (
+        SM2State(0, 2.5, 1),
+        TODAY + dt.timedelta(1),
+    )  # a lapse keeps the ease (SM-2 as published)
     for _ in range(3):
         session.grade(store, 5, now=NOW)
     assert session.current.id == "c00"
@@ -106,7 +109,7 @@ def test_undo_puts_the_card_back_first(tmp_path):
 
 def test_lapses_flag_a_leech_at_eight(tmp_path):
     session, store = make_session(tmp_path, 1)
-    st = CardState("c00", sm2=SM2State(3, 1.3, 10, TODAY), lapses=7, introduced_on=TODAY - dt.timedelta(90))
+    st = CardState("c00", sm2=SM2State(3, 1.3, 10), due=TODAY, lapses=7, introduced_on=TODAY - dt.timedelta(90))
     session.states["c00"] = st
     g = session.grade(store, 1, now=NOW)
     assert g.after.lapses == 8 and g.after.leech
@@ -224,17 +227,17 @@ def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_fir
     import datetime as dt
 
     from drill.cards.model import Card
-    from drill.focus import focused_queue
-    from drill.sm2 import SM2State
-    from drill.store.records import CardState
+    from drill.study.focus import focused_queue
+    from drill.study.records import CardState
+    from drill.study.sm2 import SM2State
 
     today = dt.date(2026, 11, 23)
     cards = [Card(id=f"{t}{i}", kind="concept", topic=t, prompt="p", answer="a") for t in ("a", "b") for i in range(3)]
     later = today + dt.timedelta(days=9)
     states = {
-        "a0": CardState("a0", sm2=SM2State(2, 2.5, 6, later), introduced_on=today),
-        "a1": CardState("a1", sm2=SM2State(1, 1.7, 1, today), lapses=3, introduced_on=today),
-        "b0": CardState("b0", sm2=SM2State(1, 2.5, 1, today), introduced_on=today),
+        "a0": CardState("a0", sm2=SM2State(2, 2.5, 6), due=later, introduced_on=today),
+        "a1": CardState("a1", sm2=SM2State(1, 1.7, 1), due=today, lapses=3, introduced_on=today),
+        "b0": CardState("b0", sm2=SM2State(1, 2.5, 1), due=today, introduced_on=today),
         "a2": CardState("a2", suspended=True, introduced_on=today),
     }
     assert focused_queue(cards, states, today, ["a"], focus_new=5) == ["a1"]  # a0 is not due, a2 suspended
@@ -246,7 +249,7 @@ def test_focused_queue_keeps_to_the_topics_and_cram_takes_every_card_hardest_fir
 def test_a_restart_mid_day_keeps_the_days_plan_of_new_cards(bundled_cards, order):
     planned = build_queue(bundled_cards.values(), {}, TODAY, new_limit=10, new_order=order, seed=TODAY.toordinal())
     graded = {
-        cid: CardState(cid, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY)
+        cid: CardState(cid, sm2=SM2State(1, 2.5, 1), due=TODAY + dt.timedelta(1), introduced_on=TODAY)
         for cid in planned[:9]
     }
     after = build_queue(
@@ -284,13 +287,13 @@ def topic_cards(topic, n):
 MOE = topic_cards("moe", 26)
 OTHER = topic_cards("gpu-arch", 12)
 DAY_DONE = {  # the day's ten new cards, all from another topic
-    c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY) for c in OTHER[:10]
+    c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1), due=TODAY + dt.timedelta(1), introduced_on=TODAY) for c in OTHER[:10]
 }
 
 
 def test_a_topic_introduces_its_new_cards_after_the_days_new_cards_are_done():
-    from drill.focus import focused_queue
-    from drill.session import DEFAULT_FOCUS_NEW
+    from drill.study.focus import focused_queue
+    from drill.study.session import DEFAULT_FOCUS_NEW
 
     assert build_queue([*OTHER, *MOE], DAY_DONE, TODAY, new_limit=10, new_done_today=10) == []
     q = focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], new_order="deck")
@@ -304,13 +307,13 @@ def test_a_topic_introduces_its_new_cards_after_the_days_new_cards_are_done():
 
 
 def test_the_topics_own_new_cards_of_the_day_count_toward_focus_new_and_a_restart_keeps_the_plan():
-    from drill.focus import focused_queue
+    from drill.study.focus import focused_queue
 
     first = focused_queue([*OTHER, *MOE], DAY_DONE, TODAY, ["moe"], focus_new=5)
     graded = dict(DAY_DONE)
     graded.update(
         {
-            cid: CardState(cid, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY)
+            cid: CardState(cid, sm2=SM2State(1, 2.5, 1), due=TODAY + dt.timedelta(1), introduced_on=TODAY)
             for cid in first[:2]
         }
     )
@@ -321,7 +324,7 @@ def test_the_topics_own_new_cards_of_the_day_count_toward_focus_new_and_a_restar
 
 
 def focus_session(states, focus_new=10, cram=False):
-    from drill.focus import focused_queue
+    from drill.study.focus import focused_queue
 
     deck = {c.id: c for c in [*OTHER, *MOE]}
     queue = focused_queue(deck.values(), states, TODAY, ["moe"], focus_new=focus_new, cram=cram)
@@ -331,7 +334,7 @@ def focus_session(states, focus_new=10, cram=False):
 
 
 def test_a_focused_session_with_nothing_to_show_names_the_flag_that_shows_more():
-    from drill.focus import nothing_to_show
+    from drill.study.focus import nothing_to_show
 
     session = focus_session(DAY_DONE, focus_new=0)
     assert session.queue == []
@@ -341,7 +344,8 @@ def test_a_focused_session_with_nothing_to_show_names_the_flag_that_shows_more()
         " schedule: `drill --topic moe --cram`."
     )
     ten = {
-        c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1, TODAY + dt.timedelta(1)), introduced_on=TODAY) for c in MOE[:10]
+        c.id: CardState(c.id, sm2=SM2State(1, 2.5, 1), due=TODAY + dt.timedelta(1), introduced_on=TODAY)
+        for c in MOE[:10]
     }
     session = focus_session({**DAY_DONE, **ten})
     assert session.queue == []
@@ -353,10 +357,12 @@ def test_a_focused_session_with_nothing_to_show_names_the_flag_that_shows_more()
 
 
 def test_a_topic_with_every_card_seen_and_none_due_says_so():
-    from drill.focus import nothing_to_show
+    from drill.study.focus import nothing_to_show
 
     seen = {
-        c.id: CardState(c.id, sm2=SM2State(2, 2.5, 6, TODAY + dt.timedelta(3)), introduced_on=TODAY - dt.timedelta(9))
+        c.id: CardState(
+            c.id, sm2=SM2State(2, 2.5, 6), due=TODAY + dt.timedelta(3), introduced_on=TODAY - dt.timedelta(9)
+        )
         for c in MOE
     }
     seen["moe-00"] = CardState("moe-00", suspended=True)  # a new card set aside is not waiting

@@ -5,16 +5,17 @@ import pytest
 
 from drill.cards.model import Card
 from drill.cli import main
-from drill.session import study_day
-from drill.sm2 import SM2State
-from drill.stats import collect, render_text
-from drill.store.records import CardState
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.report import render_text
+from drill.study.session import study_day
+from drill.study.sm2 import SM2State
+from drill.workspace import collect
 
 
 def reviewed(store, cid, grade, *, day, due, introduced=None):
     """Log one review of `cid` on `day` that leaves it due on `due`."""
-    after = CardState(cid, sm2=SM2State(1, 2.5, 1, due), introduced_on=introduced or day, last_review_day=day)
+    after = CardState(cid, sm2=SM2State(1, 2.5, 1), due=due, introduced_on=introduced or day, last_review_day=day)
     store.record_review(CardState(cid), after, grade=grade, at=dt.datetime.now(), day=day, duration_ms=1, mode="review")
     return after
 

@@ -4,20 +4,20 @@ import sqlite3
 import pytest
 from sqlmodel import SQLModel
 
-from drill.sm2 import SM2State
 from drill.store import migrations
 from drill.store.errors import StoreError
-from drill.store.fast import DB_NAME, read_states
-from drill.store.records import CardState
+from drill.store.reader import DB_NAME, read_states
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.sm2 import SM2State
 
 DAY = dt.date(2026, 3, 1)
 NOW = dt.datetime(2026, 3, 1, 9, 30)
 
 
-def record(store, card_id, grade=4, sm2=SM2State(1, 2.5, 1, DAY + dt.timedelta(1))):
+def record(store, card_id, grade=4, sm2=SM2State(1, 2.5, 1), due=DAY + dt.timedelta(1)):
     before = CardState(card_id)
-    after = CardState(card_id, sm2=sm2, introduced_on=DAY, last_review_day=DAY)
+    after = CardState(card_id, sm2=sm2, due=due, introduced_on=DAY, last_review_day=DAY)
     return store.record_review(
         before,
         after,
@@ -48,7 +48,8 @@ def test_grade_is_visible_to_another_connection_at_once(tmp_path):
         "SELECT card_id, grade, duration_ms, mode, answer FROM review_log WHERE id=?", (log_id,)
     ).fetchone()
     assert row == ("a", 5, 1200, "review", '{"given": "x"}')
-    assert read_states(tmp_path)["a"].sm2 == SM2State(1, 2.5, 1, DAY + dt.timedelta(1))
+    read = read_states(tmp_path)["a"]
+    assert (read.sm2, read.due) == (SM2State(1, 2.5, 1), DAY + dt.timedelta(1))
     store.close()
 
 
@@ -106,7 +107,7 @@ def test_migration_from_version_1_keeps_data(tmp_path):
     store = Store(tmp_path)
     assert (store.migrated_from, store.version) == (1, migrations.LATEST)
     state = store.states()["old"]
-    assert state.sm2 == SM2State(3, 2.2, 15, dt.date(2026, 3, 5))
+    assert (state.sm2, state.due) == (SM2State(3, 2.2, 15), dt.date(2026, 3, 5))
     assert state.leech  # 9 lapses: flagged by the migration
     (log,) = store.reviews("old")
     assert log.grade == 4 and log.answer is None

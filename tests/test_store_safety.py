@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from drill.sm2 import SM2State
-from drill.store import fast, migrations
+from drill.store import migrations, reader
 from drill.store import store as store_module
 from drill.store.errors import StoreError
-from drill.store.fast import DB_NAME, read_settings, read_states
-from drill.store.records import CardState
+from drill.store.reader import DB_NAME, read_settings, read_states
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.sm2 import SM2State
 
 FIXTURE = Path(__file__).parent / "fixtures" / "drill-v1.sqlite3"
 DAY = dt.date(2026, 3, 1)
@@ -95,7 +95,7 @@ def _write_many(data_dir, barrier, worker, results):
         for i in range(25):
             card = f"w{worker}-{i % 5}"
             before = CardState(card)
-            after = CardState(card, sm2=SM2State(1, 2.5, 1, DAY + dt.timedelta(1)), introduced_on=DAY)
+            after = CardState(card, sm2=SM2State(1, 2.5, 1), due=DAY + dt.timedelta(1), introduced_on=DAY)
             log_id = store.record_review(before, after, grade=4, at=NOW, day=DAY, duration_ms=10, mode="review")
             if i % 5 == 4:
                 store.undo_review(log_id)
@@ -283,7 +283,7 @@ def test_a_read_only_file_is_refused_when_opening(tmp_path, monkeypatch):
 READ_ONLY_CHECK = r"""
 import json, sys
 from pathlib import Path
-from drill.store import fast
+from drill.store import reader
 from drill.store.errors import StoreError
 from drill.store.store import Store
 
@@ -291,7 +291,7 @@ out = {}
 for name in ("fresh", "existing"):
     data = Path(sys.argv[1]) / name
     row = {}
-    for label, attempt in (("states", fast.read_states), ("settings", fast.read_settings), ("store", Store)):
+    for label, attempt in (("states", reader.read_states), ("settings", reader.read_settings), ("store", Store)):
         try:
             value = attempt(data)
             row[label] = ["ok", {k: str(v) for k, v in value.items()} if isinstance(value, dict) else ""]
@@ -348,7 +348,7 @@ def test_a_read_only_data_directory():
         store.set_setting("new_per_day", "7")
         record = store.record_review(
             CardState("a"),
-            CardState("a", sm2=SM2State(1, 2.5, 1, DAY), introduced_on=DAY),
+            CardState("a", sm2=SM2State(1, 2.5, 1), due=DAY, introduced_on=DAY),
             grade=4,
             at=NOW,
             day=DAY,
@@ -450,7 +450,7 @@ def test_migrating_the_version_1_fixture_keeps_every_row(tmp_path):
     for card_id, state in states.items():
         row = dict(zip(V1_CARD_COLUMNS, by_id[card_id]))
         due = dt.date.fromisoformat(row["due"]) if row["due"] else None
-        assert state.sm2 == SM2State(row["repetitions"], row["ef"], row["interval"], due)
+        assert (state.sm2, state.due) == (SM2State(row["repetitions"], row["ef"], row["interval"]), due)
         assert (state.lapses, state.suspended, state.changed, state.content_hash) == (
             row["lapses"],
             bool(row["suspended"]),
@@ -460,7 +460,7 @@ def test_migrating_the_version_1_fixture_keeps_every_row(tmp_path):
     assert [(r.id, r.card_id, r.grade, r.duration_ms, r.mode) for r in reviews] == [
         (r[0], r[1], r[4], r[5], r[6]) for r in reviews_before
     ]
-    assert fast.read_states(tmp_path) == states
+    assert reader.read_states(tmp_path) == states
 
 
 def test_messages_are_single_lines_naming_the_file(tmp_path):

@@ -11,10 +11,10 @@ import fsrs
 import pytest
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from drill.store.records import LoggedReview
 from drill.study import fitting
 from drill.study.fitting import FIT_EXTRA, FitUnavailable, NotEnoughReviews, fit_parameters, scheduled_reviews
 from drill.study.forecast import MemoryModel
+from drill.study.records import LoggedReview
 
 START = dt.date(2025, 1, 1)
 

@@ -9,9 +9,9 @@ import fsrs
 import pytest
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from drill.scheduling import FSRSScheduler, fsrs_review
-from drill.store.records import FSRSState, LoggedReview
 from drill.study.forecast import UNSEEN_RECALL, MemoryModel, TrackCard, readiness, replay, stop_now, track_cards
+from drill.study.records import FSRSState, LoggedReview
+from drill.study.scheduling import FSRSScheduler, fsrs_review
 
 DAY = dt.date(2026, 4, 1)
 

@@ -4,7 +4,6 @@ import datetime as dt
 
 import pytest
 
-from drill.store.records import FSRSState, LoggedReview
 from drill.study.forecast import MemoryModel, TrackCard
 from drill.study.plan import (
     DEFAULT_FIRST_GRADES,
@@ -21,6 +20,7 @@ from drill.study.plan import (
     make_plan,
     seconds_per_card,
 )
+from drill.study.records import FSRSState, LoggedReview
 
 TODAY = dt.date(2026, 6, 1)
 DATE = TODAY + dt.timedelta(days=20)

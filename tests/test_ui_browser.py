@@ -4,8 +4,8 @@ import datetime as dt
 
 from textual.widgets import DataTable, Input, Static
 
-from drill.store.records import CardState
 from drill.store.store import Store
+from drill.study.records import CardState
 from drill.ui.app import DrillApp
 from drill.ui.browser import BrowserScreen
 from drill.ui.review import ReviewScreen

@@ -248,7 +248,7 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
     import datetime as dt
     import sqlite3
 
-    from drill.store.fast import DB_NAME
+    from drill.store.reader import DB_NAME
     from drill.ui.app import DrillApp
     from tests.conftest import FixedClock
 

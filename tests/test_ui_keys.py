@@ -15,7 +15,7 @@ from textual import events
 from textual.keys import _character_to_key
 from textual.widgets import Input, OptionList, Static
 
-from drill.store.fast import DB_NAME
+from drill.store.reader import DB_NAME
 from drill.ui.answering import form_for
 from drill.ui.app import DrillApp
 from tests.conftest import FixedClock, handled, refresh, settle, type_keys

@@ -298,7 +298,7 @@ async def test_a_mock_quit_with_no_answer_is_abandoned_and_leaves_every_weakness
     tmp_path, write_deck, capsys
 ):
     from drill.cli import main
-    from drill.progress import read_weakness
+    from drill.workspace import read_weakness
 
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"

@@ -3,7 +3,7 @@ import sqlite3
 
 from textual.widgets import Static
 
-from drill.store.fast import DB_NAME
+from drill.store.reader import DB_NAME
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock, settle, type_keys

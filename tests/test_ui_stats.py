@@ -6,10 +6,9 @@ import pytest
 from textual.widgets import DataTable
 
 from drill.cards.loader import load_decks
-from drill.sm2 import review
-from drill.stats import collect
-from drill.store.records import CardState
 from drill.store.store import Store
+from drill.study.records import CardState
+from drill.study.sm2 import review
 from drill.ui.app import DrillApp
 from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, column_width, columns_that_fit, sort_topics
 from drill.ui.stats_widgets import (
@@ -21,6 +20,7 @@ from drill.ui.stats_widgets import (
     heatmap_start,
     month_labels,
 )
+from drill.workspace import collect
 from tests.conftest import FixedClock, refresh, type_keys
 from tests.test_ui_checked import DECK as CHECKED
 

@@ -48,14 +48,9 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     old, for other files or unreadable in any way is rebuilt.
     """
     roots = [paths.cards_dir()] if roots is None else list(roots)
-    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
-    try:
-        hashes = [[str(p), _sha256(p)] for p in files]
-    except OSError:
+    key = cache_key(roots)
+    if key is None:
         return load_decks(roots)
-    here = Path(__file__).resolve().parent
-    code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
-    key = json.dumps([CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes], ensure_ascii=True)
     cache = Path(cache_dir) / CACHE_FILE
     cached = _read_cache(cache, key)
     if cached is not None:
@@ -67,6 +62,21 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     topics = known_topics() if known_topics.cache_info().currsize else None  # read while loading the cards
     _write_cache(cache, key, decks, topics)
     return decks
+
+
+def cache_key(roots: list[Path]) -> str | None:
+    """The key of what `roots` load to: drill's version, the shaping code, and every file read, by content.
+
+    None when a file cannot be read (the decks are then loaded afresh, uncached).
+    """
+    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
+    try:
+        hashes = [[str(p), _sha256(p)] for p in files]
+    except OSError:
+        return None
+    here = Path(__file__).resolve().parent
+    code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
+    return json.dumps([CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes], ensure_ascii=True)
 
 
 class _NotPlain(ValueError):

@@ -36,7 +36,7 @@ def hour_of_day(text: str) -> int:
 
 def new_card_order(text: str) -> str:
     """--new-order: one of the session's new-card orders."""
-    from drill.session import NEW_ORDERS
+    from drill.study.session import NEW_ORDERS
 
     value = text.strip().lower()
     if value not in NEW_ORDERS:
@@ -47,7 +47,7 @@ def new_card_order(text: str) -> str:
 def top_parser() -> argparse.ArgumentParser:
     """The `drill` parser with the review app's flags, before the sub-commands are added."""
     from drill import __version__
-    from drill.session import DEFAULT_FOCUS_NEW, NEW_ORDERS
+    from drill.study.session import DEFAULT_FOCUS_NEW, NEW_ORDERS
 
     parser = options.Parser(
         prog="drill",

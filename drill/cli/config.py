@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, path: Path) -> int:
     """The settings in effect as TOML, each with where it came from."""
-    from drill.store.fast import read_settings
+    from drill.workspace import Workspace
 
     settings = cfg.load_settings(path)
-    saved = read_settings(options.data_dir(args))
+    saved = Workspace(options.data_dir(args), settings=settings).saved_settings()
     flags = {key: getattr(args, key, None) for key in ("new_per_day", "day_starts_at", "new_order")}
     rows: list[tuple[str, str]] = []
     for setting in cfg.effective(settings, saved, flags):
@@ -110,12 +110,12 @@ def _switch_scheduler(args: argparse.Namespace, name: str, path: Path) -> str:
         max_interval = cfg.load_settings(path).max_interval_days
     except cfg.ConfigError:
         max_interval = cfg.Settings().max_interval_days
-    from drill.scheduling import switch_scheduler
-    from drill.store.store import Store
+    from drill.study.scheduling import switch_scheduler
+    from drill.workspace import Workspace
 
-    store = Store(options.data_dir(args))
+    workspace = Workspace(options.data_dir(args))
     try:
-        done = switch_scheduler(store, name, max_interval=max_interval)
+        done = switch_scheduler(workspace.store(), name, max_interval=max_interval)
     finally:
-        store.close()
+        workspace.close()
     return f"rescheduled {done.cards} card(s) with {name} by replaying {done.reviews} logged review(s)"

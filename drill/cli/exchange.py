@@ -7,9 +7,12 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
 from drill.cli import options
+
+if TYPE_CHECKING:
+    from drill.workspace import Workspace
 
 # The only files an export replaces: one with its suffix (see _target)
 SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
@@ -186,21 +189,22 @@ def _export_csv(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store(args: argparse.Namespace) -> Any:
-    from drill.store.store import Store
+def _workspace(args: argparse.Namespace) -> Workspace:
+    """The learner's data that --data-dir names (its Store opened on the first write or look at the log)."""
+    from drill.workspace import Workspace
 
-    return Store(options.data_dir(args))
+    return Workspace(options.data_dir(args))
 
 
 def _export_reviews(args: argparse.Namespace) -> int:
     from drill.exchange.csvio import write_reviews
 
     target = _csv_target(args.out)
-    store = _store(args)
+    workspace = _workspace(args)
     try:
-        rows = store.reviews()
+        rows = workspace.store().reviews()
     finally:
-        store.close()
+        workspace.close()
     with _text_out(args.out, target) as fh:
         count = write_reviews(rows, fh)
     print(f"wrote {count} reviews to {_named(args.out)}", file=sys.stderr)
@@ -234,12 +238,12 @@ def _import_reviews(args: argparse.Namespace) -> int:
                 raise ExportError(f"{item} (the file changed while it was imported; import it again)")
             yield item
 
-    store = _store(args)
+    workspace = _workspace(args)
     try:
         with _reading(source):
-            counts = store.import_reviews(rows())
+            counts = workspace.store().import_reviews(rows())
     finally:
-        store.close()
+        workspace.close()
     repeated = f"; {counts.repeated} given more than once in the file" if counts.repeated else ""
     print(
         f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated})",

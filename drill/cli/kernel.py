@@ -246,13 +246,13 @@ def _import_store() -> None:
 def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str, Any]) -> None:
     """Keep the attempt with the others the app records; a locked or broken database only warns."""
     try:
-        from drill.store.store import Store
+        from drill.workspace import Workspace
 
-        store = Store(data_dir)
+        workspace = Workspace(data_dir)
         try:
-            store.record_kernel_attempt(card_id, source, result)
+            workspace.store().record_kernel_attempt(card_id, source, result)
         finally:
-            store.close()
+            workspace.close()
     except Exception as exc:  # the verdict matters more than its log
         print(f"drill kernel run: attempt not recorded: {exc}", file=sys.stderr)
 

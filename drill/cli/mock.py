@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.cli import options
+
+if TYPE_CHECKING:
+    from drill.workspace import Workspace
 
 
 def minutes(text: str) -> int:
@@ -68,59 +72,41 @@ def run(args: argparse.Namespace) -> int:
     return run_app(args)
 
 
-def _close_abandoned(data_dir: Path) -> None:
+def _close_abandoned(workspace: Workspace) -> None:
     """Close the mocks a closed terminal left running, so that the list and reports show them."""
-    import datetime as dt
-
-    from drill.store import fast
-
     now = dt.datetime.now()
     try:
-        if not fast.has_abandoned_mock(data_dir, now):
+        if not workspace.has_abandoned_mock(now):
             return  # the usual case: the database layer is not even imported
-        from drill.store.store import Store
-
-        store = Store(data_dir)
-        try:
-            store.close_abandoned_mocks(now)
-        finally:
-            store.close()
+        workspace.store().close_abandoned_mocks(now)
     except Exception:  # a read-only or locked database: the list shows what it can
         pass
+    finally:
+        workspace.close()
 
 
-def _context(args: argparse.Namespace) -> tuple[Path, dict[str, Any], Any]:
-    import datetime as dt
+def _context(args: argparse.Namespace) -> tuple[Workspace, dt.date]:
+    """The learner's workspace (the decks loaded, their problems said) and the study day."""
+    from drill.study.report import saved_rollover_hour
+    from drill.study.session import study_day
+    from drill.workspace import Workspace
 
-    from drill import paths
-    from drill.cards.deck_cache import load_decks_cached
-    from drill.store.fast import read_settings
-
-    data_dir = paths.data_dir(getattr(args, "data_dir", None))
-    _close_abandoned(data_dir)
-    roots = [paths.cards_dir(), *[Path(p) for p in (getattr(args, "decks", None) or [])]]
-    decks = load_decks_cached(roots, data_dir)
-    if decks.problems:
-        print(f"drill mock: {decks.left_out()}", file=sys.stderr)
-    cards = decks.cards
-    from drill.session import DEFAULT_ROLLOVER_HOUR, study_day
-
-    try:
-        hour = int(read_settings(data_dir).get("day_starts_at", DEFAULT_ROLLOVER_HOUR))
-    except ValueError:
-        hour = DEFAULT_ROLLOVER_HOUR
-    return data_dir, cards, study_day(dt.datetime.now(), hour)
+    workspace = Workspace(options.data_dir(args), options.deck_roots(args))
+    _close_abandoned(workspace)
+    if workspace.decks.problems:
+        print(f"drill mock: {workspace.decks.left_out()}", file=sys.stderr)
+    hour = saved_rollover_hour(workspace.saved_settings())
+    return workspace, study_day(dt.datetime.now(), hour)
 
 
 def _plan(args: argparse.Namespace) -> int:
     from drill.mock.plan import DEFAULT_MINUTES, chosen_topics, judge_can_run, make_plan
-    from drill.progress import read_weakness
-    from drill.store.fast import read_states
 
-    data_dir, cards, today = _context(args)
+    workspace, today = _context(args)
+    cards = workspace.cards
     topics = chosen_topics(args.topics, args.track, {c.topic for c in cards.values()})
-    weakness = {t.topic: t.weakness for t in read_weakness(cards, data_dir, today)}
-    suspended = [cid for cid, s in read_states(data_dir).items() if s.suspended]
+    weakness = {t.topic: t.weakness for t in workspace.weakness(today)}
+    suspended = [cid for cid, s in workspace.states().items() if s.suspended]
     plan = make_plan(
         cards,
         weakness,
@@ -145,12 +131,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from drill.mock.run import STATUS_WORDS
-    from drill.progress import ensure_schema
-    from drill.store.progress import read_progress
 
-    data_dir, _cards, today = _context(args)
-    ensure_schema(data_dir)
-    mocks = read_progress(data_dir, today).mocks
+    workspace, today = _context(args)
+    mocks = workspace.progress_rows(today).mocks
     if args.json:
         rows = [
             {"id": i, "started_at": at, "status": status, "score": score, "minutes": minutes}
@@ -173,10 +156,9 @@ def _report(args: argparse.Namespace) -> int:
     from drill.mock.plan import PlanError
     from drill.mock.render import render_html, render_markdown
     from drill.mock.run import ABANDONED
-    from drill.store.progress import mock_report_json
 
-    data_dir, _cards, today = _context(args)
-    endings = _mock_endings(data_dir, today)
+    workspace, today = _context(args)
+    endings = _mock_endings(workspace, today)
     if args.report == "last":
         if not endings:
             raise PlanError("no finished mock yet")
@@ -188,7 +170,7 @@ def _report(args: argparse.Namespace) -> int:
             raise PlanError(f"--report takes `last` or a mock id (got {args.report!r})") from None
         if mock_id not in endings:
             raise PlanError(f"no finished mock {mock_id} (`drill mock --list` shows them)")
-    report = mock_report_json(data_dir, mock_id)
+    report = workspace.mock_report(mock_id)
     if report is None:
         kept = (
             "no question was answered, so it is listed as abandoned and counts nowhere"
@@ -205,10 +187,8 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mock_endings(data_dir: Path, today: Any) -> dict[int, str]:
-    """Each finished or stopped mock's id and how it ended, newest first."""
-    from drill.store.progress import has_progress_schema, read_progress
-
-    if not has_progress_schema(data_dir):
+def _mock_endings(workspace: Workspace, today: dt.date) -> dict[int, str]:
+    """Each finished or stopped mock's id and how it ended, newest first (none before the database is current)."""
+    if not workspace.has_current_schema():
         return {}
-    return {m[0]: m[2] for m in read_progress(data_dir, today).mocks}
+    return {m[0]: m[2] for m in workspace.progress_rows(today).mocks}

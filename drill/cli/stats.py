@@ -18,12 +18,9 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from drill.cards.deck_cache import load_decks_cached
     from drill.config.settings import load_settings
-    from drill.progress import ensure_schema
-    from drill.stats import collect, read_for_report, render_text
+    from drill.study.report import render_text
+    from drill.workspace import Workspace
 
     settings = getattr(args, "settings", None) or load_settings()
 
@@ -34,25 +31,16 @@ def run(args: argparse.Namespace) -> int:
             return flag
         return settings.from_file(key)
 
-    data_dir = options.data_dir(args)
-    ensure_schema(data_dir)  # an older file: the Store migrates it once
-    # The database is read in a thread while the decks load (SQLite lets go of the GIL as it reads).
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        rows = pool.submit(read_for_report, data_dir, chosen("day_starts_at"))
-        decks = load_decks_cached(options.deck_roots(args), data_dir)
-        read = rows.result()
-    if decks.problems:
-        print(f"drill stats: {decks.left_out()}", file=sys.stderr)
+    workspace = Workspace(options.data_dir(args), options.deck_roots(args), settings=settings)
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
     # only; otherwise the settings file, then the settings the review app saved.
-    report = collect(
-        decks.cards,
-        data_dir,
+    report = workspace.report(
         rollover_hour=chosen("day_starts_at"),
         new_per_day=chosen("new_per_day"),
         new_order=chosen("new_order"),
-        read=read,
     )
+    if workspace.summary.problems:
+        print(f"drill stats: {workspace.summary.left_out()}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

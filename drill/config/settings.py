@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 from drill.config import keybindings
 from drill.config.template import TEMPLATE as TEMPLATE  # its home was here; tests and the README check it
 from drill.hosts import EXAMPLES, BadHost, parse_host
-from drill.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
-from drill.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
-from drill.sm2 import DEFAULT_MAX_INTERVAL
+from drill.study.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
+from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
+from drill.study.sm2 import DEFAULT_MAX_INTERVAL
 
 if TYPE_CHECKING:
     import tomlkit

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from drill.exchange.flat import FlatCard
-from drill.store.records import CardState
 from drill.store.tables import ReviewRow
+from drill.study.records import CardState
 
 CARD_COLUMNS = ("id", "deck", "topic", "kind", "tags", "prompt", "answer", "rubric", "sources")
 

@@ -86,7 +86,7 @@ def make_plan(
 ) -> MockPlan:
     """A plan for a mock of `minutes` minutes over `topics` (all topics when empty).
 
-    `weakness` maps topic -> weakness score (drill.progress); a topic missing
+    `weakness` maps topic -> weakness score (drill.study.standing); a topic missing
     from it counts as unseen (the prior). `questions` caps the count.
     `exclude` names cards to leave out (suspended ones, say).
     """

@@ -10,7 +10,7 @@ from drill.cards.model import Card
 from drill.mock.plan import MockPlan
 from drill.mock.report import build_report
 from drill.mock.run import ANSWERED, MockRun, Slot, grade_for, schedule_after
-from drill.store.records import CardState
+from drill.study.records import CardState
 
 
 class MockRecorder:

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
 from drill.mock.run import STATUS_WORDS
 from drill.quantities import SECONDS_PER_MINUTE
-from drill.scheduling import MOCK_PASS
+from drill.study.scheduling import MOCK_PASS
 from drill.words import counted
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -8,7 +8,7 @@ from typing import Any
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
-from drill.scheduling import MOCK_PASS
+from drill.study.scheduling import MOCK_PASS
 
 NOT_SUBMITTED = "(typed, never submitted: not scored)"  # under an answer the mock ended before it was submitted
 

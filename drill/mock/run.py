@@ -20,9 +20,8 @@ from typing import Any
 from drill.cards.model import Card
 from drill.mock.plan import MockPlan, minutes_for
 from drill.quantities import SECONDS_PER_MINUTE
-from drill.scheduling import MOCK_PASS
-from drill.sm2 import SM2State
-from drill.store.records import CardState
+from drill.study.records import CardState
+from drill.study.scheduling import MOCK_PASS
 
 FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
@@ -216,14 +215,9 @@ def schedule_after(state: CardState, score: float, today: dt.date) -> CardState:
     if score >= MOCK_PASS:
         return state
     tomorrow = today + dt.timedelta(days=1)
-    sm2 = state.sm2
-    if sm2.due is not None and sm2.due <= tomorrow:
+    if state.due is not None and state.due <= tomorrow:
         return state
-    return replace(
-        state,
-        sm2=SM2State(sm2.repetitions, sm2.ef, sm2.interval, tomorrow),
-        introduced_on=state.introduced_on or today,
-    )
+    return replace(state, due=tomorrow, introduced_on=state.introduced_on or today)
 
 
 def grade_for(score: float) -> int:

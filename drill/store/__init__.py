@@ -1,10 +1,10 @@
-"""Storage: SQLModel tables over one SQLite file, and the Store that owns every statement.
+"""Storage: one SQLite file; rows converted to the domain's records (drill.study.records), never the reverse.
 
-- `store`: the Store, the one place that reads and writes; `mocks`: its mock-interview rows.
+- `reader`: every read that writes nothing, with the stdlib sqlite3 (the first paint, the progress
+  figures, the mock commands' and the browser's looks); no SQLModel to import.
+- `store`: the Store (SQLModel), the one place that writes; `mocks`: its mock-interview rows.
+- `rows`: card_state and review_log rows to records and back, for the reader and the Store alike.
 - `tables`, `migrations`: the latest schema, and the steps that bring an older file to it.
-- `records`: the plain records handed to the domain.
-- `fast`, `progress`: read-only looks with the stdlib sqlite3 (the first paint, the progress figures).
-- `card_log`: the browser's read-only looks at the review log (a card's reviews, the cards of a day).
 - `search`: the browser's full-text index, an FTS5 table in memory ranked by bm25.
 - `errors`: the one error raised, in words the learner can act on.
 """

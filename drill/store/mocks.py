@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from drill.store.fast import ABANDON_GRACE, overdue_by
+from drill.store.reader import ABANDON_GRACE, overdue_by
 from drill.store.tables import MockAnswerRow, MockRow
 
 

@@ -1,4 +1,10 @@
-"""The Store: the one place that reads and writes the database."""
+"""The Store: the one place that writes the database (SQLModel), and reads what a write needs.
+
+Reads that write nothing go through drill.store.reader (stdlib sqlite3, no SQLModel
+to import). The Store reads inside its own transactions (a card's row before its new
+state is written, the log a replay rebuilds from) and keeps the few looks the writers
+and the tests make through the same connection (`states`, `reviews`, `settings`).
+"""
 
 from __future__ import annotations
 
@@ -15,19 +21,16 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, create_engine, select
 
 from drill.store import errors, migrations
-from drill.store.fast import DB_NAME, state_from_row
 from drill.store.mocks import MockRecords
-from drill.store.records import CardState, LoggedReview
+from drill.store.reader import database_path
+from drill.store.rows import fill_card_row, logged_review_from_row, state_from_row
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
+from drill.study.records import CardState, LoggedReview
 
 BUSY_TIMEOUT_MS = 5000
 # Reviews written per transaction by an import: under a second of the write lock each, and a batch's
 # card states written once (a log of a million reviews of 500 cards is 50 batches).
 IMPORT_BATCH = 20_000
-
-
-def _iso(day: dt.date | None) -> str | None:
-    return day.isoformat() if day else None
 
 
 class Store(MockRecords):
@@ -41,8 +44,9 @@ class Store(MockRecords):
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
-        self.path = self.data_dir / DB_NAME
-        self._wait_s = wait_s = BUSY_TIMEOUT_MS / 1000
+        self.path = database_path(self.data_dir)
+        wait_s = BUSY_TIMEOUT_MS / 1000
+        self._wait_s = wait_s
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -54,7 +58,9 @@ class Store(MockRecords):
         try:
             raw.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
             # tables first, then WAL: a new file gets its first pages in rollback mode
-            self.migrated_from, self.version = migrations.migrate(raw, wait_s=wait_s)
+            migrated_from, version = migrations.migrate(raw, wait_s=wait_s)
+            self.migrated_from = migrated_from
+            self.version = version
             migrations.use_wal(raw, wait_s=wait_s)
         except sqlite3.Error as exc:
             raise errors.from_sqlite(self.path, exc, wait_s) from exc
@@ -128,22 +134,7 @@ class Store(MockRecords):
     def _put_state(self, state: CardState, content_hash: str | None = None, *, reviews: int = 0) -> None:
         """Inside `_writing`: the card's row set to `state` (read afresh, so another drill's write is seen)."""
         row = self._session.get(CardRow, state.card_id, populate_existing=True) or CardRow(card_id=state.card_id)
-        row.repetitions = state.sm2.repetitions
-        row.ef = state.sm2.ef
-        row.interval = state.sm2.interval
-        row.due = _iso(state.sm2.due)
-        row.lapses = state.lapses
-        row.suspended = state.suspended
-        row.buried_until = _iso(state.buried_until)
-        row.leech = state.leech
-        row.last_review_day = _iso(state.last_review_day)
-        row.repeat_pending = state.repeat_pending
-        row.introduced_on = _iso(state.introduced_on)
-        fsrs = state.fsrs
-        row.fsrs_stability = fsrs.stability if fsrs else None
-        row.fsrs_difficulty = fsrs.difficulty if fsrs else None
-        row.fsrs_state = fsrs.state if fsrs else None
-        row.fsrs_last_review = _iso(fsrs.last_review) if fsrs else None
+        fill_card_row(row, state)
         row.reviews = max(0, (row.reviews or 0) + reviews)
         if content_hash is not None:
             if row.content_hash and row.content_hash != content_hash:
@@ -244,7 +235,7 @@ class Store(MockRecords):
         """
         with self._writing():
             rows = self._session.exec(select(ReviewRow).order_by(col(ReviewRow.id))).all()
-            log = [LoggedReview.from_row(r.model_dump()) for r in rows]
+            log = [logged_review_from_row(r.model_dump()) for r in rows]
             cards = self._session.exec(select(CardRow).execution_options(populate_existing=True)).all()
             rebuilt = rebuild(log, {r.card_id: state_from_row(r.model_dump()) for r in cards})
             for state in rebuilt.values():

@@ -30,7 +30,7 @@ class CardRow(SQLModel, table=True):
     repeat_pending: bool = False
     introduced_on: Optional[str] = None
     reviews: int = 0
-    # FSRS's memory of the card, set while FSRS is the active scheduler (see drill.scheduling)
+    # FSRS's memory of the card, set while FSRS is the active scheduler (see drill.study.scheduling)
     fsrs_stability: Optional[float] = None
     fsrs_difficulty: Optional[float] = None
     fsrs_state: Optional[int] = None

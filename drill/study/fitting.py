@@ -26,9 +26,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from drill.store.records import LoggedReview
 from drill.study.calibration import log_loss
 from drill.study.forecast import MemoryModel, replay
+from drill.study.records import LoggedReview
 
 if TYPE_CHECKING:
     import fsrs
@@ -139,7 +139,7 @@ def _fsrs_logs(rows: Sequence[LoggedReview]) -> list["fsrs.ReviewLog"]:
     """The reviews as fsrs ReviewLogs: card ids numbered, each at midnight UTC of its study day."""
     import fsrs
 
-    from drill.scheduling import rating_for
+    from drill.study.scheduling import rating_for
 
     numbers: dict[str, int] = {}
     out = []

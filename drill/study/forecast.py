@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from drill import scheduling, sm2
-from drill.store.records import CardState, FSRSState, LoggedReview
+from drill.study import scheduling, sm2
 from drill.study.calibration import Outcome
+from drill.study.records import CardState, FSRSState, LoggedReview
 
 if TYPE_CHECKING:
     import fsrs

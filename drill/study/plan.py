@@ -41,9 +41,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill import sm2
-from drill.store.records import FSRSState, LoggedReview
+from drill.study import sm2
 from drill.study.forecast import UNSEEN_RECALL, MemoryModel, Readiness, TrackCard, readiness, stop_now
+from drill.study.records import FSRSState, LoggedReview
 
 DEFAULT_TARGET = 0.9
 INTRO_LEAD_DAYS = 3  # every card is introduced at least this many days before the date

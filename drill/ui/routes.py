@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.plan import MockPlan
-    from drill.session import ReviewSession
+    from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
     from drill.ui.mock_setup import MockOptions, MockRequest
+    from drill.workspace import Workspace
 
 
 @runtime_checkable
@@ -45,6 +46,7 @@ class Routes(App[int]):
     is declared here."""
 
     data_dir: Path
+    workspace: "Workspace"
     clock: Callable[[], dt.datetime]
     seed: int | None
     session: "ReviewSession"
@@ -56,7 +58,7 @@ class Routes(App[int]):
     review_screen: Callable[[], Screen[None]]
 
     def today(self) -> dt.date:
-        from drill.session import study_day
+        from drill.study.session import study_day
 
         return study_day(self.clock(), self.rollover_hour)
 
@@ -71,11 +73,10 @@ class Routes(App[int]):
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
         from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks
-        from drill.progress import read_weakness
         from drill.ui.mock_setup import MockSetupScreen
 
         cards = self.session.cards
-        figures = await asyncio.to_thread(read_weakness, cards, self.data_dir, self.today())
+        figures = await asyncio.to_thread(self.workspace.weakness, self.today())
         weakness = {t.topic: t.weakness for t in figures}
         suspended = [cid for cid, s in self.session.states.items() if s.suspended]
         options = self.mock_options
@@ -108,28 +109,25 @@ class Routes(App[int]):
 
         from drill.mock.record import MockRecorder
         from drill.mock.run import MockRun
-        from drill.store.store import Store
         from drill.ui.mock_screen import MockScreen
         from drill.ui.mock_setup import MockReportScreen
 
         try:
-            store = await asyncio.to_thread(Store, self.data_dir)
+            store = await asyncio.to_thread(self.workspace.store)
         except Exception as exc:  # shown, never a traceback: the mock cannot be saved
             self.notify(f"the mock cannot be saved: {exc}", severity="error", timeout=10)
             return
         cards: Mapping[str, Card] = self.session.cards
         run = MockRun(plan, cards, time.monotonic)
-        from drill.progress import read_weakness
 
         def weakness_now() -> Mapping[str, float]:
-            return {t.topic: t.weakness for t in read_weakness(cards, self.data_dir, self.today())}
+            return {t.topic: t.weakness for t in self.workspace.weakness(self.today())}
 
         recorder = MockRecorder(
             store, run, plan, cards, self.clock, self.today, self.topic_titles(), weakness, weakness_now
         )
 
         async def ended(report: dict[str, Any] | None) -> None:
-            store.close()
             if report is None:
                 return
 
@@ -146,32 +144,23 @@ class Routes(App[int]):
 
     # -- stats and the browser ---------------------------------------------------------
     async def on_stats_asked(self, _message: object = None) -> None:
-        from drill.progress import ensure_schema
-        from drill.stats import collect
         from drill.ui.stats_screen import StatsScreen
 
-        await asyncio.to_thread(ensure_schema, self.data_dir)  # the store may not have migrated the file yet
-        report = await asyncio.to_thread(collect, self.session.cards, self.data_dir, self.clock())
+        report = await asyncio.to_thread(self.workspace.report)  # the database migrated first, if it must be
         self.push_screen(StatsScreen(report, self.topic_titles()))
 
     async def on_browser_asked(self, _message: object = None) -> None:
-        from drill.store import fast
         from drill.ui.browser import BrowserScreen
 
-        states = await asyncio.to_thread(fast.read_states, self.data_dir)
-        self.push_screen(BrowserScreen(self.session.cards, states, self.today(), self.data_dir))
+        states = await asyncio.to_thread(self.workspace.states)
+        self.push_screen(BrowserScreen(self.session.cards, states, self.today(), self.workspace))
 
     async def on_unsuspend_asked(self, message: "UnsuspendAsked") -> None:
-        from drill.store.store import Store
-
         def write() -> None:
-            store = Store(self.data_dir)
-            try:
-                state = store.states().get(message.card_id)
-                if state is not None and state.suspended:
-                    store.set_suspended(state, False)
-            finally:
-                store.close()
+            store = self.workspace.store()
+            state = store.states().get(message.card_id)
+            if state is not None and state.suspended:
+                store.set_suspended(state, False)
 
         try:
             await asyncio.to_thread(write)
@@ -189,43 +178,29 @@ class Routes(App[int]):
 
         One card (`card_id`, from the browser) is practised above the browser instead: practise_card_now.
         """
-        from drill.focus import focused_queue
-        from drill.session import ReviewSession
-        from drill.store import fast
         from drill.words import counted
 
         if message.card_id is not None:
             await self.practise_card_now(message.card_id)
             return
-        cards = self.session.cards
         today = self.today()
-        states = await asyncio.to_thread(fast.read_states, self.data_dir)
+        states = await asyncio.to_thread(self.workspace.states)
         topics: list[str] = list(message.topics)
         if message.weak:
-            from drill.progress import read_weakness, weakest
+            from drill.study.standing import weakest
 
-            figures = await asyncio.to_thread(read_weakness, cards, self.data_dir, today)
+            figures = await asyncio.to_thread(self.workspace.weakness, today)
             topics += [t for t in weakest(figures, message.weak + len(topics)) if t not in topics][: message.weak]
-        queue = focused_queue(
-            cards.values(),
-            states,
+        self.session = self.workspace.review_session(
             today,
-            topics,
-            cram=message.cram,
-            focus_new=self.session.focus_new,
-            new_order=self.new_order,
-            seed=today.toordinal(),
-        )
-        self.session = ReviewSession(
-            cards=cards,
             states=states,
-            queue=queue,
-            today=today,
+            topics=topics,
+            focused=True,
             cram=message.cram,
-            topics=tuple(topics),
-            max_interval=self.session.max_interval,  # the settings file's, as the app's first session had it
+            new_order=self.new_order,
             focus_new=self.session.focus_new,
         )
+        queue = self.session.queue
         what = "cram" if message.cram else "practice"
         scope = ", ".join(topics) if topics else "every topic"
         self.notify(f"{what}: {scope} · {counted(len(queue), 'card')}", timeout=5)
@@ -233,20 +208,13 @@ class Routes(App[int]):
 
     async def practise_card_now(self, card_id: str) -> None:
         """One card from the browser, reviewed above it; once graded, the browser again with its search as it was."""
-        from drill.session import ReviewSession
-        from drill.store import fast
         from drill.ui.browser import BrowsedCardReview, BrowserScreen
         from drill.ui.review import ReviewContext
 
         browser = self.screen
-        states = await asyncio.to_thread(fast.read_states, self.data_dir)
-        session = ReviewSession(
-            cards=self.session.cards,
-            states=states,
-            queue=[card_id],
-            today=self.today(),
-            max_interval=self.session.max_interval,
-            focus_new=self.session.focus_new,
+        states = await asyncio.to_thread(self.workspace.states)
+        session = self.workspace.review_session(
+            self.today(), states=states, card_id=card_id, focus_new=self.session.focus_new
         )
 
         def back(_: None) -> None:
@@ -263,7 +231,12 @@ class Routes(App[int]):
                 browser.practised(card_id, state)
 
         context = ReviewContext(
-            session=session, data_dir=self.data_dir, clock=self.clock, judge=self.kernel_judge, seed=self.seed
+            session=session,
+            data_dir=self.data_dir,
+            clock=self.clock,
+            judge=self.kernel_judge,
+            workspace=self.workspace,
+            seed=self.seed,
         )
         self.notify(f"practise {card_id} · graded, back to the search · ctrl+f back without a grade", timeout=5)
         self.push_screen(BrowsedCardReview(context), back)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.gpu
 textual = pytest.importorskip("textual", reason="the app's UI packages are not installed here")
 
 from drill import paths  # noqa: E402
-from drill.store.fast import DB_NAME  # noqa: E402
+from drill.store.reader import DB_NAME  # noqa: E402
 from drill.ui.app import DrillApp  # noqa: E402
 from drill.ui.kernel_screen import KernelScreen  # noqa: E402
 

@@ -9,13 +9,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
 
 from drill.cards.model import Card
-from drill.scheduling import LEECH_LAPSES as LEECH_LAPSES  # its home was here; the CLI and UI may import it
-from drill.scheduling import SETTING, Scheduler, after_grade, saved_scheduler, scheduler_named
-from drill.sm2 import DEFAULT_MAX_INTERVAL, SAME_DAY_REPEAT_BELOW
-from drill.store.records import CardState
+from drill.study.records import CardState
+from drill.study.scheduling import SETTING, Scheduler, after_grade, saved_scheduler, scheduler_named
+from drill.study.sm2 import DEFAULT_MAX_INTERVAL, SAME_DAY_REPEAT_BELOW
 
 DEFAULT_NEW_PER_DAY = 10
-DEFAULT_FOCUS_NEW = 10  # new cards of the chosen topics a focused session may introduce a day (drill.focus)
+DEFAULT_FOCUS_NEW = 10  # new cards of the chosen topics a focused session may introduce a day (drill.study.focus)
 DEFAULT_ROLLOVER_HOUR = 4
 NEW_ORDERS = ("lab", "random", "deck")  # how new cards are introduced; see build_queue
 DEFAULT_NEW_ORDER = "lab"
@@ -126,12 +125,14 @@ def build_queue(
             pool.append(card)
         elif state.repeat_pending and state.last_review_day == today:
             repeats.append(card.id)
-        elif state.sm2.due is not None and state.sm2.due <= today:
-            due.append((state.sm2.due, card.id))
+        elif state.due is not None and state.due <= today:
+            due.append((state.due, card.id))
     due.sort()
     room = max(0, new_limit - new_done_today)
-    still_new = {card.id for card in new}
-    fresh = [cid for cid in _new_card_order(pool, new_order, seed) if cid in still_new][:room] if room and new else []
+    fresh: list[str] = []
+    if room and new:
+        still_new = {card.id for card in new}
+        fresh = [cid for cid in _new_card_order(pool, new_order, seed) if cid in still_new][:room]
     return repeats + [cid for _, cid in due] + fresh
 
 
@@ -216,7 +217,7 @@ class ReviewSession:
     saved: int = 0  # grades written this session (less any undone)
     scheduler: str | None = None
     max_interval: int = DEFAULT_MAX_INTERVAL  # days; the settings file's max_interval_days
-    focus_new: int = DEFAULT_FOCUS_NEW  # what drill.focus.focused_queue was given, for the words when it is empty
+    focus_new: int = DEFAULT_FOCUS_NEW  # what drill.study.focus.focused_queue was given, for the words when it is empty
 
     @property
     def current(self) -> Card | None:

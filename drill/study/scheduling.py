@@ -1,6 +1,6 @@
 """The schedulers, SM-2 (the default) and FSRS, behind one interface, and switching between them by replaying the log.
 
-Both schedule in study days: a grade moves the card's one due date (`CardState.sm2.due`,
+Both schedule in study days: a grade moves the card's one due date (`CardState.due`,
 the date the queue reads). SM-2's repetitions, ease and interval are kept under either
 scheduler, so lapses, leeches and cram's hardest-first order mean the same under both;
 FSRS adds its stability, difficulty and state (`CardState.fsrs`), which SM-2 leaves None.
@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
-from drill import sm2
-from drill.store.records import CardState, FSRSState, LoggedReview
+from drill.study import sm2
+from drill.study.records import CardState, FSRSState, LoggedReview
 
 if TYPE_CHECKING:
     import fsrs
@@ -106,12 +106,13 @@ class _Replaying:
 
 
 class SM2Scheduler(_Replaying):
-    """SM-2 as drill.sm2 computes it."""
+    """SM-2 as drill.study.sm2 computes it: the card is due its interval after the review."""
 
     name = "sm2"
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         after = _counted(state, grade, today, self.max_interval)
+        after.due = sm2.days_after(today, after.sm2.interval)
         after.fsrs = None
         return after
 
@@ -131,8 +132,9 @@ class FSRSScheduler(_Replaying):
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         after = _counted(state, grade, today, self.max_interval)
-        after.fsrs, due = fsrs_review(state.fsrs, grade, today, self.max_interval)
-        after.sm2 = replace(after.sm2, due=due)
+        memory, due = fsrs_review(state.fsrs, grade, today, self.max_interval)
+        after.fsrs = memory
+        after.due = due
         return after
 
 
@@ -230,11 +232,15 @@ def after_grade(
         return replace(before)
     if mode == "mock":
         score = (answer or {}).get("score")
-        failed = score < MOCK_PASS if isinstance(score, (int, float)) else grade < sm2.PASSING
+        if isinstance(score, (int, float)):
+            failed = score < MOCK_PASS
+        else:
+            failed = grade < sm2.PASSING
         tomorrow = sm2.days_after(day, 1)
-        if not failed or (before.sm2.due is not None and before.sm2.due <= tomorrow):
+        due_by_tomorrow = before.due is not None and before.due <= tomorrow
+        if not failed or due_by_tomorrow:
             return replace(before)
-        return replace(before, sm2=replace(before.sm2, due=tomorrow), introduced_on=before.introduced_on or day)
+        return replace(before, due=tomorrow, introduced_on=before.introduced_on or day)
     after = replace(before) if mode == "repeat" else scheduler.review(before, grade, day)
     after.last_review_day = day
     after.repeat_pending = grade < sm2.SAME_DAY_REPEAT_BELOW

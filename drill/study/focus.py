@@ -6,8 +6,8 @@ import datetime as dt
 from typing import Iterable, Mapping
 
 from drill.cards.model import Card
-from drill.session import DEFAULT_FOCUS_NEW, DEFAULT_NEW_ORDER, ReviewSession, build_queue, out_of_queues
-from drill.store.records import CardState
+from drill.study.records import CardState
+from drill.study.session import DEFAULT_FOCUS_NEW, DEFAULT_NEW_ORDER, ReviewSession, build_queue, out_of_queues
 
 
 def focused_queue(
@@ -34,7 +34,8 @@ def focused_queue(
     wanted = set(topics)
     chosen = [c for c in cards if not wanted or c.topic in wanted]
     if not cram:
-        new_done = sum(1 for c in chosen if (s := states.get(c.id)) is not None and s.introduced_on == today)
+        introduced = [states[c.id].introduced_on for c in chosen if c.id in states]
+        new_done = introduced.count(today)
         return build_queue(
             chosen,
             states,
@@ -53,7 +54,7 @@ def focused_queue(
         if state is None or state.is_new:
             unseen.append(card.id)
         else:
-            seen.append((-state.lapses, state.sm2.ef, state.sm2.due or today, card.id))
+            seen.append((-state.lapses, state.sm2.ef, state.due or today, card.id))
     seen.sort()
     return [cid for *_, cid in seen] + unseen
 

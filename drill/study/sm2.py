@@ -2,7 +2,7 @@
 
 The rule, as P. A. Wozniak published it in 1990 (https://super-memory.com/english/ol/sm2.htm):
 
-- a new item has an E-Factor (EF) of 2.5;
+- a new item has an E-Factor (EF) of 2.5 (START_EF);
 - a grade of 3 or more is a repetition: the EF becomes
   EF + (0.1 - (5 - q) * (0.08 + (5 - q) * 0.02)), never below 1.3, and the interval is
   1 day after the first repetition, 6 after the second, then the last interval times EF,
@@ -10,14 +10,15 @@ The rule, as P. A. Wozniak published it in 1990 (https://super-memory.com/englis
 - a grade below 3 starts the repetitions again (next interval 1 day) without changing
   the EF;
 - an item graded below 4 comes back the same day until it scores 4 or more; those
-  same-day repeats change nothing here (drill.scheduling logs them as "repeat").
+  same-day repeats change nothing here (drill.study.scheduling logs them as "repeat").
 
 What drill adds to the 1990 text, which leaves these open:
 
 - an interval never passes a maximum (`max_interval`, 36,500 days by default, as Anki's
   maximum interval): the text sets no bound, and thirteen perfect grades in a row give
   an interval of about 8,000 years;
-- a due date that would pass the last date the calendar holds (9999-12-31) is that date;
+- the next review is `interval` days after this one (`days_after`; the card keeps that date as its
+  `CardState.due`), and a date that would pass the last the calendar holds (9999-12-31) is that date;
 - the interval after a repetition is the last one times the EF as this grade leaves it
   (the text gives the two steps without an order), and the product is rounded to 9
   decimals before it is rounded up, so that 10 x 2.5 stays 25 despite binary fractions.
@@ -33,6 +34,7 @@ import math
 from dataclasses import dataclass, replace
 
 MIN_EF = 1.3
+START_EF = 2.5  # a new item's E-Factor
 PASSING = 3  # a grade below this restarts the repetitions
 SAME_DAY_REPEAT_BELOW = 4  # a grade below this brings the card back in the same session
 DEFAULT_MAX_INTERVAL = 36500  # days: Anki's default maximum interval (about 100 years)
@@ -49,10 +51,11 @@ GRADE_MEANINGS = {
 
 @dataclass(frozen=True)
 class SM2State:
+    """What SM-2 keeps of a card; its next review is `interval` days after the last (the card's due date)."""
+
     repetitions: int = 0
-    ef: float = 2.5
+    ef: float = START_EF
     interval: int = 0
-    due: dt.date | None = None
 
 
 def next_ef(ef: float, grade: int) -> float:
@@ -75,12 +78,15 @@ def check_max_interval(max_interval: int) -> int:
 
 
 def review(state: SM2State, grade: int, today: dt.date, max_interval: int = DEFAULT_MAX_INTERVAL) -> SM2State:
-    """The state after one graded review on `today`, no interval longer than `max_interval` days. No clock, no I/O."""
+    """The state after one graded review on `today`, no interval longer than `max_interval` days. No clock, no I/O.
+
+    The next review is due `days_after(today, result.interval)`.
+    """
     if not isinstance(grade, int) or isinstance(grade, bool) or not 0 <= grade <= 5:
         raise ValueError(f"grade must be an integer 0-5, got {grade!r}")
     check_max_interval(max_interval)
     if grade < PASSING:
-        return replace(state, repetitions=0, interval=1, due=days_after(today, 1))
+        return replace(state, repetitions=0, interval=1)
     ef = next_ef(state.ef, grade)
     repetitions = state.repetitions + 1
     if repetitions == 1:
@@ -91,7 +97,7 @@ def review(state: SM2State, grade: int, today: dt.date, max_interval: int = DEFA
         # the last interval capped first: one imported from elsewhere may be too large for a float
         interval = math.ceil(round(min(state.interval, max_interval) * ef, 9))
     interval = min(interval, max_interval)
-    return replace(state, repetitions=repetitions, ef=ef, interval=interval, due=days_after(today, interval))
+    return replace(state, repetitions=repetitions, ef=ef, interval=interval)
 
 
 # One word each, for the grade bar of an 80-column terminal.

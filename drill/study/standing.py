@@ -20,17 +20,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from drill.cards.model import Card
-from drill.store.progress import ProgressRows
+from drill.study.records import ProgressRows
+from drill.study.sm2 import MIN_EF, START_EF
 
 PRIOR_RETENTION = 0.85
 RETENTION_WEIGHT_REVIEWS = 10.0
 MOCK_WEIGHT_QUESTIONS = 2.0
 EASE_WEIGHT_CARDS = 3.0
 WEIGHTS = (0.6, 0.25, 0.15)  # retention, mock, ease
-MIN_EF, START_EF = 1.3, 2.5
 
 
 def smoothed(successes: float, trials: float, prior: float, weight: float) -> float:
@@ -58,6 +57,19 @@ def weakness(
     return round(1.0 - (w_r * retention_s + w_m * mock_s + w_e * ease_s), 4)
 
 
+class CardFacts(Protocol):
+    """What progress figures read of a card: a Card, or the deck summary's CardSummary (drill.cards.deck_summary)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def fields(self) -> Mapping[str, Any]: ...
+
+
 @dataclass
 class TopicFigures:
     topic: str
@@ -78,7 +90,7 @@ class TopicFigures:
 
 
 def topic_figures(
-    cards: Mapping[str, Card],
+    cards: Mapping[str, CardFacts],
     rows: ProgressRows,
     today: dt.date,
     titles: Mapping[str, str] | None = None,
@@ -93,7 +105,8 @@ def topic_figures(
     for card in cards.values():
         t = topics.get(card.topic)
         if t is None:
-            t = topics[card.topic] = TopicFigures(card.topic, titles.get(card.topic, card.topic))
+            t = TopicFigures(card.topic, titles.get(card.topic, card.topic))
+            topics[card.topic] = t
         t.cards += 1
         figures = rows.cards.get(card.id)
         if figures is not None:
@@ -143,36 +156,6 @@ def weakest(figures: Iterable[TopicFigures], n: int) -> list[str]:
     return (evidenced + rest)[:n]
 
 
-def read_weakness(
-    cards: Mapping[str, Card], data_dir: Any, today: dt.date, titles: Mapping[str, str] | None = None
-) -> list[TopicFigures]:
-    """Per-topic figures from the data directory (migrating an older database file first)."""
-    from drill.store.progress import read_progress
-
-    ensure_schema(data_dir)
-    return topic_figures(cards, read_progress(data_dir, today), today, titles)
-
-
-def ensure_schema(data_dir: Any) -> None:
-    """Make the database, or migrate an older file, before reading progress from it (the Store does it once).
-
-    A folder or file drill could not write to is opened by the Store too, which
-    refuses it with its one-line message: grades given there would be lost.
-    """
-    import os
-    from pathlib import Path
-
-    from drill.store.fast import DB_NAME
-    from drill.store.progress import has_progress_schema
-
-    folder = Path(data_dir)
-    writable = os.access(folder, os.W_OK) and (not (folder / DB_NAME).exists() or os.access(folder / DB_NAME, os.W_OK))
-    if not writable or not has_progress_schema(data_dir):
-        from drill.store.store import Store
-
-        Store(data_dir).close()
-
-
 def forecast(
     rows: ProgressRows, today: dt.date, days: int = 30, card_ids: Iterable[str] | None = None
 ) -> list[dict[str, Any]]:
@@ -210,7 +193,8 @@ def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list
     for w in range(weeks - 1, -1, -1):
         end = today - dt.timedelta(days=7 * w)
         start = end - dt.timedelta(days=6)
-        n = ok = 0
+        n = 0
+        ok = 0
         for i in range(7):
             _, sched, passed = rows.days.get((start + dt.timedelta(days=i)).isoformat(), (0, 0, 0))
             n += sched
@@ -220,13 +204,17 @@ def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list
 
 
 def queue_counts(cards: Iterable[str], rows: ProgressRows, today: dt.date) -> dict[str, Any]:
-    """Today's queue in counts, by the rules of drill.session.build_queue, from the figures alone.
+    """Today's queue in counts, by the rules of drill.study.session.build_queue, from the figures alone.
 
     due: same-day repeats and cards due by today; new: cards never introduced;
     suspended and buried ones are in neither. Also the set-aside counts and leeches.
     """
     day = today.isoformat()
-    due = new = new_done = suspended = buried = 0
+    due = 0
+    new = 0
+    new_done = 0
+    suspended = 0
+    buried = 0
     leeches = []
     for cid in cards:
         f = rows.cards.get(cid)

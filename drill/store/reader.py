@@ -1,0 +1,285 @@
+"""Every read that writes nothing, with the stdlib sqlite3 on a read-only connection.
+
+The first paint (card states, saved settings), the progress figures behind `drill
+stats` and the stats screen, the mock commands' looks and the browser's looks at the
+review log all read here; the Store (drill.store.store, SQLModel) is for writes.
+SQLModel takes most of a second to import on a small machine, and none of these
+needs it: the review screen shows its first card from `read_states` and opens the
+Store in the background.
+
+The progress figures are sized to the learner's whole history: the card table is
+read once (one row per card), recent reviews come from the covering index
+`ix_review_log_day_card` (never the log's rows), and mocks and kernel attempts are
+small tables. bench/core_loop.py measures them at 10,000 cards and 1,000,000 reviews.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from drill.store import errors, migrations
+from drill.store.rows import state_from_row
+from drill.study.records import CardFigures, CardState, ProgressRows
+
+DB_NAME = "drill.sqlite3"
+T = TypeVar("T")
+
+# A mock still marked running this long past its minutes was cut off (its app closed or killed mid-mock).
+ABANDON_GRACE = dt.timedelta(minutes=2)
+
+# SQL: the mock `m` has a question the learner answered (a mock without one was abandoned, and scores nothing)
+ANSWERED_MOCK = "EXISTS (SELECT 1 FROM mock_answer b WHERE b.mock_id = m.id AND b.status = 'answered')"
+
+# SQL: the question `a` was put to the learner. One left unanswered with no time spent on it was never reached
+# (the mock ended before it), so it says nothing about its topic; the report calls it "not reached" too.
+REACHED_QUESTION = "NOT (a.status = 'unanswered' AND a.spent_s < 0.5)"
+
+_HISTORY = "SELECT reviewed_at, day, grade, mode, duration_ms FROM review_log WHERE card_id = ? ORDER BY id"
+_STUDIED_ON = "SELECT DISTINCT card_id FROM review_log WHERE day = ?"
+
+
+def database_path(data_dir: Path) -> Path:
+    """The learner's database file in `data_dir`."""
+    return Path(data_dir) / DB_NAME
+
+
+# -- the first paint -----------------------------------------------------------------
+def read_states(data_dir: Path) -> dict[str, CardState]:
+    """Card states from the database file, or {} when there is none yet.
+
+    Raises StoreError when the file is not a drill database, is damaged, is newer
+    than this drill, or stays locked past the busy timeout.
+    """
+
+    def query(conn: sqlite3.Connection) -> dict[str, CardState]:
+        conn.row_factory = sqlite3.Row
+        rows = _rows_or_none(conn, "SELECT * FROM card_state")
+        return {r["card_id"]: state_from_row(dict(r)) for r in rows or []}
+
+    return _read(database_path(data_dir), query, {})
+
+
+def overdue_by(started_at: str, minutes: int, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> bool:
+    return dt.datetime.fromisoformat(started_at) + dt.timedelta(minutes=minutes) + grace <= now
+
+
+def has_abandoned_mock(data_dir: Path, now: dt.datetime) -> bool:
+    """Whether a mock is still marked running past its time (cheap: no database layer is imported)."""
+
+    def query(conn: sqlite3.Connection) -> bool:
+        rows = _rows_or_none(conn, "SELECT started_at, minutes FROM mock WHERE status = 'running'")
+        return any(overdue_by(at, minutes, now) for at, minutes in rows or [])
+
+    return _read(database_path(data_dir), query, False)
+
+
+def read_settings(data_dir: Path) -> dict[str, str]:
+    """Saved settings, or {} before the first run (or on a version-1 file without the table).
+
+    Raises StoreError in the same cases as `read_states`.
+    """
+
+    def query(conn: sqlite3.Connection) -> dict[str, str]:
+        rows = _rows_or_none(conn, "SELECT key, value FROM setting")
+        return {str(k): str(v) for k, v in rows or []}
+
+    return _read(database_path(data_dir), query, {})
+
+
+# -- progress figures ---------------------------------------------------------------
+def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat_days: int = 182) -> ProgressRows:
+    """Read every figure at once; an empty ProgressRows before the first review.
+
+    Needs the current schema (the review counts and the covering index); callers
+    open the Store once first on an older file, which migrates it (drill.workspace does).
+    """
+    recent_since = (today - dt.timedelta(days=recent_days - 1)).isoformat()
+    heat_since = (today - dt.timedelta(days=heat_days - 1)).isoformat()
+
+    def query(conn: sqlite3.Connection) -> ProgressRows:
+        out = ProgressRows()
+        rows = _rows_or_none(
+            conn,
+            "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until, introduced_on,"
+            " repeat_pending, last_review_day FROM card_state",
+        )
+        for cid, reviews, lapses, ef, reps, due, susp, leech, buried, intro, pending, last in rows or []:
+            figures = CardFigures(
+                reviews, lapses, ef, reps, due, bool(susp), bool(leech), buried, intro, bool(pending), last
+            )
+            out.cards[cid] = figures
+            out.total_reviews += reviews
+        by_topic = conn.execute(
+            "SELECT topic, SUM(scheduled), SUM(passed) FROM review_topic_day WHERE day >= ? GROUP BY topic",
+            (recent_since,),
+        ).fetchall()
+        out.recent_by_topic = {t: (int(n or 0), int(p or 0)) for t, n, p in by_topic if n}
+        untagged = conn.execute(  # reviews logged before topics were kept with them
+            "SELECT card_id, COUNT(*), SUM(grade >= 3) FROM review_log INDEXED BY ix_review_log_day_card"
+            " WHERE day >= ? AND topic IS NULL AND mode != 'cram' GROUP BY card_id",
+            (recent_since,),
+        ).fetchall()
+        out.recent = {cid: (n, int(passed or 0)) for cid, n, passed in untagged}
+        days = conn.execute(
+            "SELECT day, reviews, scheduled, passed FROM review_day WHERE day >= ? AND reviews > 0", (heat_since,)
+        ).fetchall()
+        out.days = {day: (n, sched, passed) for day, n, sched, passed in days}
+        if heat_since in out.days:  # the streak may reach past the window: walk back only as far as it goes
+            out.earlier_days = _days_before(conn, heat_since)
+        mocks = _rows_or_none(
+            conn,
+            f"SELECT id, started_at, CASE WHEN {ANSWERED_MOCK} THEN status ELSE 'abandoned' END,"
+            f" CASE WHEN {ANSWERED_MOCK} THEN score END, minutes FROM mock m WHERE status != 'running' ORDER BY id DESC",
+        )
+        out.mocks = [(m[0], m[1], m[2], m[3], m[4]) for m in mocks or []]
+        mock_topics = _rows_or_none(
+            conn,
+            "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
+            # a planned question a follow-up took the place of stays pending: it was never asked
+            f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending' AND {REACHED_QUESTION}"
+            " GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
+        )
+        for topic, mock_id, score, questions in mock_topics or []:
+            out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))
+        attempts = _rows_or_none(conn, "SELECT card_id, result FROM kernel_attempt ORDER BY id")
+        for cid, result in attempts or []:
+            pct = _pct(result)
+            if pct is not None:
+                out.kernel_pcts.setdefault(cid, []).append(pct)
+            else:
+                out.kernel_untimed[cid] = out.kernel_untimed.get(cid, 0) + 1
+        return out
+
+    return _read(database_path(data_dir), query, ProgressRows())
+
+
+def _days_before(conn: sqlite3.Connection, before: str, chunk: int = 400) -> list[str]:
+    """Days with a review before `before`, newest first, stopping at the first gap of a day or more."""
+    out: list[str] = []
+    cursor = dt.date.fromisoformat(before)
+    rows = conn.execute(
+        "SELECT day FROM review_day WHERE day < ? AND reviews > 0 ORDER BY day DESC LIMIT ?", (before, chunk)
+    ).fetchall()
+    for (day,) in rows:
+        expected = (cursor - dt.timedelta(days=1)).isoformat()
+        if day != expected:
+            break
+        out.append(day)
+        cursor = dt.date.fromisoformat(day)
+    return out
+
+
+def _pct(result: str) -> float | None:
+    try:
+        value = json.loads(result).get("pct_of_ceiling")
+    except (ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def has_progress_schema(data_dir: Path) -> bool:
+    """Whether a database file is there at the current schema, as read_progress needs (the Store makes or migrates it)."""
+
+    def query(conn: sqlite3.Connection) -> bool:
+        return migrations.schema_version(conn) >= migrations.LATEST
+
+    return _read(database_path(data_dir), query, False)
+
+
+def mock_report_json(data_dir: Path, mock_id: int) -> Any:
+    """A stored report of a finished mock, or None."""
+
+    def query(conn: sqlite3.Connection) -> Any:
+        rows = _rows_or_none(conn, f"SELECT report FROM mock WHERE id = {int(mock_id)}")
+        return json.loads(rows[0][0]) if rows and rows[0][0] else None
+
+    return _read(database_path(data_dir), query, None)
+
+
+# -- the browser's looks at the review log -------------------------------------------
+def card_history(data_dir: Path, card_id: str) -> list[dict[str, Any]]:
+    """The card's logged reviews, oldest first; [] before the first run.
+
+    Raises StoreError when the file is not a drill database, is damaged, is newer
+    than this drill, or stays locked past the busy timeout.
+    """
+
+    def query(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        conn.row_factory = sqlite3.Row
+        rows = _rows_or_none(conn, _HISTORY, (card_id,))
+        return [dict(r) for r in rows or []]
+
+    return _read(database_path(data_dir), query, [])
+
+
+def studied_on(data_dir: Path, day: dt.date) -> set[str]:
+    """The ids of the cards graded on study day `day` in any mode (review, repeat, cram, mock); empty before the first run.
+
+    Raises StoreError as card_history does.
+    """
+
+    def query(conn: sqlite3.Connection) -> set[str]:
+        return {card_id for (card_id,) in _rows_or_none(conn, _STUDIED_ON, (day.isoformat(),)) or []}
+
+    return _read(database_path(data_dir), query, set())
+
+
+# -- reading --------------------------------------------------------------------------
+def _rows_or_none(conn: sqlite3.Connection, sql: str, parameters: tuple[str, ...] = ()) -> list[Any] | None:
+    """The rows of `sql`, or None when its table is not there yet (a new or version-1 file)."""
+    try:
+        return conn.execute(sql, parameters).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+
+
+def _read(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+    """Run `query` on a read-only connection to `path`; `empty` when there is no file yet.
+
+    A WAL file in a folder the learner may not write to cannot be opened the usual
+    way (SQLite needs to create its shared-memory file beside it); nobody can be
+    writing there either, so it is read as an immutable file instead.
+    """
+    try:
+        if not path.exists():
+            return empty
+    except OSError as exc:
+        raise errors.unreachable(path, exc) from exc
+    try:
+        return _query(path, query, immutable=False)
+    except sqlite3.Error as exc:
+        if _unreadable_here(path, exc):
+            try:
+                return _query(path, query, immutable=True)
+            except sqlite3.Error:
+                pass
+        raise errors.from_sqlite(path, exc, migrations.BUSY_WAIT_S) from exc
+
+
+def _query(path: Path, query: Callable[[sqlite3.Connection], T], *, immutable: bool) -> T:
+    uri = path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
+    conn = sqlite3.connect(uri, uri=True, timeout=migrations.BUSY_WAIT_S)
+    try:
+        version = migrations.schema_version(conn)
+        if version > migrations.LATEST:
+            raise errors.newer_schema(path, version, migrations.LATEST)
+        return query(conn)
+    finally:
+        conn.close()
+
+
+def _unreadable_here(path: Path, exc: sqlite3.Error) -> bool:
+    """Whether `exc` is SQLite unable to set up a WAL read in a folder it may not write to."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_READONLY_DIRECTORY":
+        return True
+    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in str(exc):
+        return not os.access(path.parent, os.W_OK)
+    return False

@@ -1,0 +1,117 @@
+"""Rows to the domain's records and back: card_state rows to CardState, review_log rows to LoggedReview.
+
+The one place that knows how a record is laid out in columns; the reader and the
+Store both convert through here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any, Mapping
+
+from drill.study.records import CardState, FSRSState, LoggedReview
+from drill.study.sm2 import SM2State
+
+if TYPE_CHECKING:  # the reader converts rows too, and never imports SQLModel
+    from drill.store.tables import CardRow
+
+
+def iso(day: dt.date | None) -> str | None:
+    """A date as the database keeps it (ISO text), or None."""
+    if day is None:
+        return None
+    return day.isoformat()
+
+
+def _day(value: str | None) -> dt.date | None:
+    if not value:
+        return None
+    return dt.date.fromisoformat(value)
+
+
+def state_from_row(row: Mapping[str, Any]) -> CardState:
+    """One card_state row (as a mapping) to a CardState; columns added after v1 may be absent."""
+    return CardState(
+        card_id=row["card_id"],
+        sm2=SM2State(row["repetitions"], row["ef"], row["interval"]),
+        due=_day(row["due"]),
+        lapses=row["lapses"],
+        suspended=bool(row["suspended"]),
+        buried_until=_day(row["buried_until"]),
+        leech=bool(row.get("leech", False)),
+        changed=bool(row["changed"]),
+        content_hash=row["content_hash"],
+        last_review_day=_day(row.get("last_review_day")),
+        repeat_pending=bool(row.get("repeat_pending", False)),
+        introduced_on=_day(row["introduced_on"]),
+        fsrs=_fsrs_from_row(row),
+    )
+
+
+def _fsrs_from_row(row: Mapping[str, Any]) -> FSRSState | None:
+    """FSRS's part of a card_state row (v4), or None when SM-2 schedules the card."""
+    stability = row.get("fsrs_stability")
+    difficulty = row.get("fsrs_difficulty")
+    state = row.get("fsrs_state")
+    last_review = row.get("fsrs_last_review")
+    if stability is None or difficulty is None or state is None or last_review is None:
+        return None
+    return FSRSState(float(stability), float(difficulty), int(state), dt.date.fromisoformat(last_review))
+
+
+def fill_card_row(row: CardRow, state: CardState) -> None:
+    """Set a card_state row's scheduling columns to `state` (the text's hash and the review count are the Store's)."""
+    row.repetitions = state.sm2.repetitions
+    row.ef = state.sm2.ef
+    row.interval = state.sm2.interval
+    row.due = iso(state.due)
+    row.lapses = state.lapses
+    row.suspended = state.suspended
+    row.buried_until = iso(state.buried_until)
+    row.leech = state.leech
+    row.last_review_day = iso(state.last_review_day)
+    row.repeat_pending = state.repeat_pending
+    row.introduced_on = iso(state.introduced_on)
+    fsrs = state.fsrs
+    if fsrs is None:
+        row.fsrs_stability = None
+        row.fsrs_difficulty = None
+        row.fsrs_state = None
+        row.fsrs_last_review = None
+    else:
+        row.fsrs_stability = fsrs.stability
+        row.fsrs_difficulty = fsrs.difficulty
+        row.fsrs_state = fsrs.state
+        row.fsrs_last_review = iso(fsrs.last_review)
+
+
+def logged_review_from_row(row: Mapping[str, Any]) -> LoggedReview:
+    """A review_log row (as a mapping); a day that is not a date is named with its row."""
+    try:
+        day = dt.date.fromisoformat(row["day"])
+    except (TypeError, ValueError):
+        raise ValueError(f"review {row['id']} ({row['card_id']}): its day {row['day']!r} is not a date") from None
+    answer = _answer(row.get("answer"))
+    return LoggedReview(
+        id=int(row["id"]),
+        card_id=row["card_id"],
+        day=day,
+        grade=row["grade"],
+        mode=row.get("mode") or "review",
+        reviewed_at=row.get("reviewed_at") or "",
+        answer=answer,
+    )
+
+
+def _answer(text: str | None) -> dict[str, Any] | None:
+    """A logged answer's JSON object; None when there is none or it is not an object."""
+    if not text:
+        return None
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(answer, dict):
+        return answer
+    return None

@@ -1,0 +1,124 @@
+"""The progress report: counts, due cards, retention and weak topics, as JSON or a text report.
+
+Pure: drill.workspace reads the saved settings and the progress rows and hands them here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping
+
+from drill.study.records import ProgressRows
+from drill.study.scheduling import saved_scheduler
+from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
+from drill.study.standing import CardFacts, forecast, heatmap, queue_counts, retention_trend, streak, topic_figures
+
+_REPORT = """\
+drill: {{ cards }} cards, {{ reviews }} reviews logged{% if streak %}, a {{ streak }}-day streak{% endif %}{% if mocks %}, {{ mocks }} mock{{ "s" if mocks != 1 }}{% endif %}
+
+study day {{ today }} (rolls over at {{ "%02d"|format(day_starts_at) }}:00)
+due today: {{ due_today }}, plus {{ new_today }} new ({{ new_available }} not yet seen; new cards in {{ new_order }} order)
+{% if suspended or buried %}set aside: {{ suspended }} suspended, {{ buried }} buried until tomorrow
+{% endif %}
+{% if forecast_text %}next 7 days: {{ forecast_text }}
+{% endif %}
+{{ "%-22s %5s %7s %9s %6s %6s %8s"|format("topic", "cards", "reviews", "ret. 30d", "lapses", "due 7d", "weakness") }}
+{% for t in topics %}{{ "%-22s %5d %7d %9s %6d %6d %8.2f"|format(t.topic, t.cards, t.reviews, t.retention_text, t.lapses, t.due_7d, t.weakness) }}
+{% endfor %}
+{% if weak_topics %}weakest: {{ weak_topics|join(", ") }}{% else %}weakest: not enough reviews yet{% endif %}
+
+"""
+
+
+def build_report(
+    cards: Mapping[str, CardFacts],
+    saved: Mapping[str, str],
+    today: dt.date,
+    rows: ProgressRows,
+    titles: Mapping[str, str],
+    *,
+    rollover_hour: int | None = None,
+    new_per_day: int | None = None,
+    new_order: str | None = None,
+) -> dict[str, Any]:
+    """The progress report of study day `today`. Settings left as None are those the review app `saved`."""
+    if rollover_hour is None:
+        rollover_hour = saved_rollover_hour(saved)
+    if new_per_day is None:
+        new_per_day = saved_whole_number(saved, "new_per_day", DEFAULT_NEW_PER_DAY, 0, None)
+    if new_order is None:
+        new_order = saved_new_order(saved)
+    counts = queue_counts(cards, rows, today)
+    figures = topic_figures(cards, rows, today, titles)
+    topics = sorted((t.as_json() for t in figures), key=lambda t: t["topic"])
+    evidenced = [t for t in figures if t.reviews_30d or t.last_mock is not None]
+    days30 = forecast(rows, today, 30, card_ids=cards)
+    week = {d["date"]: d["due"] for d in days30[1:8] if d["due"]}
+    return {
+        "cards": len(cards),
+        "reviews": rows.total_reviews,
+        "today": today.isoformat(),
+        "day_starts_at": rollover_hour,
+        "due_today": counts["due_today"],
+        "new_today": min(max(0, new_per_day - counts["new_done_today"]), counts["new_available"]),
+        "new_done_today": counts["new_done_today"],
+        "new_per_day": new_per_day,
+        "new_order": new_order,
+        "scheduler": saved_scheduler(saved),
+        "new_available": counts["new_available"],
+        "suspended": counts["suspended"],
+        "buried": counts["buried"],
+        "leeches": counts["leeches"],
+        "topics": topics,
+        "weak_topics": [t.topic for t in evidenced[:3]],
+        "forecast": days30,
+        "forecast_7d": week,
+        "heatmap": heatmap(rows),
+        "retention_trend": retention_trend(rows, today),
+        "streak": streak(rows, today),
+        "mocks": len(rows.mocks),
+        "mock_history": [
+            {"id": i, "started_at": at, "status": status, "score": score, "minutes": minutes}
+            for i, at, status, score, minutes in rows.mocks[:20]
+        ],
+        "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
+        "kernels_untimed": {cid: n for cid, n in sorted(rows.kernel_untimed.items()) if cid in cards},
+    }
+
+
+def saved_rollover_hour(saved: Mapping[str, str]) -> int:
+    """The hour the study day rolls over at, as the review app saved it (the default when unset or out of range)."""
+    return saved_whole_number(saved, "day_starts_at", DEFAULT_ROLLOVER_HOUR, 0, 23)
+
+
+def saved_new_order(saved: Mapping[str, str]) -> str:
+    """The new-card order the review app saved, or the default when none (or an unknown one) is saved."""
+    order = saved.get("new_order") or DEFAULT_NEW_ORDER
+    if order in NEW_ORDERS:
+        return order
+    return DEFAULT_NEW_ORDER
+
+
+def saved_whole_number(saved: Mapping[str, str], key: str, default: int, low: int, high: int | None) -> int:
+    """A saved whole-number setting, or `default` when it is missing or out of range."""
+    try:
+        value = int(saved.get(key) or default)
+    except ValueError:
+        return default
+    if value < low:
+        return default
+    if high is not None and value > high:
+        return default
+    return value
+
+
+def render_text(report: dict[str, Any]) -> str:
+    from jinja2 import Environment
+
+    topics = [
+        {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"}
+        for t in sorted(report["topics"], key=lambda t: (-t["weakness"], t["topic"]))
+    ]
+    env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast_7d"].items())
+    return env.from_string(_REPORT).render({**report, "topics": topics, "forecast_text": forecast_text}).rstrip()

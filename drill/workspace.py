@@ -1,0 +1,305 @@
+"""One way into a learner's data: the data directory, the settings, the decks and the database, opened once.
+
+The command line and the review app ask a Workspace for what they show and write:
+the card states and today's session, the progress report and the weakness figures,
+a mock's report, a card's history, and the Store for writes. Reads go through
+drill.store.reader (stdlib sqlite3: the first paint never imports SQLModel); the
+Store (SQLModel) is opened once, on the first write, and closed with the workspace.
+Nothing in drill.ui imports drill.store: it gets all of this from here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from drill.cards.deck_cache import load_decks_cached
+from drill.cards.deck_summary import DeckSummary, load_summary_cached, summarise
+from drill.cards.loader import DeckSet
+from drill.cards.model import Card
+from drill.config.settings import Settings
+from drill.store import reader
+from drill.store.errors import StoreError
+from drill.study.focus import focused_queue
+from drill.study.records import CardState, ProgressRows
+from drill.study.report import build_report, saved_rollover_hour
+from drill.study.session import (
+    DEFAULT_FOCUS_NEW,
+    DEFAULT_NEW_ORDER,
+    DEFAULT_NEW_PER_DAY,
+    ReviewSession,
+    build_queue,
+    study_day,
+)
+from drill.study.standing import TopicFigures, topic_figures
+
+if TYPE_CHECKING:
+    from drill.store.store import Store
+
+
+def ensure_schema(data_dir: Path) -> None:
+    """Make the database, or migrate an older file, before reading progress from it (the Store does it once).
+
+    A folder or file drill could not write to is opened by the Store too, which
+    refuses it with its one-line message: grades given there would be lost.
+    """
+    folder = Path(data_dir)
+    database = reader.database_path(folder)
+    writable = os.access(folder, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+    if not writable or not reader.has_progress_schema(folder):
+        from drill.store.store import Store
+
+        Store(folder).close()
+
+
+def topic_titles() -> dict[str, str]:
+    """Each topic's title by its id, from the topic list."""
+    from drill.cards.loader import known_topics
+
+    return {key: str(topic.get("title", key)) for key, topic in known_topics().items()}
+
+
+def read_weakness(
+    cards: Mapping[str, Card], data_dir: Path, today: dt.date, titles: Mapping[str, str] | None = None
+) -> list[TopicFigures]:
+    """Per-topic figures from the data directory, weakest first (migrating an older database file first)."""
+    ensure_schema(data_dir)
+    return topic_figures(cards, reader.read_progress(data_dir, today), today, titles)
+
+
+def read_for_report(
+    data_dir: Path, rollover_hour: int | None = None, now: dt.datetime | None = None
+) -> tuple[dict[str, str], dt.date, ProgressRows]:
+    """What the progress report reads: saved settings, the study day, and the progress rows."""
+    saved = reader.read_settings(data_dir)
+    if rollover_hour is None:
+        rollover_hour = saved_rollover_hour(saved)
+    today = study_day(now or dt.datetime.now(), rollover_hour)
+    return saved, today, reader.read_progress(data_dir, today)
+
+
+def collect(
+    cards: Mapping[str, Card],
+    data_dir: Path,
+    now: dt.datetime | None = None,
+    rollover_hour: int | None = None,
+    *,
+    new_per_day: int | None = None,
+    new_order: str | None = None,
+) -> dict[str, Any]:
+    """The progress report of the data directory, read without SQLModel (drill.study.report builds it).
+
+    Settings left as None are read as the review app saved them. The database must
+    be at the current schema (`ensure_schema` first).
+    """
+    saved, today, rows = read_for_report(data_dir, rollover_hour, now)
+    return build_report(
+        cards,
+        saved,
+        today,
+        rows,
+        topic_titles(),
+        rollover_hour=rollover_hour,
+        new_per_day=new_per_day,
+        new_order=new_order,
+    )
+
+
+def failure_text(exc: BaseException) -> str:
+    """What went wrong opening or writing the database, in one line: the store's own words when it has them."""
+    if isinstance(exc, StoreError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Workspace:
+    """A learner's data directory with its settings and decks: what the CLI and the UI read and write through.
+
+    The decks are loaded on first use (the deck cache makes that quick); the Store is
+    opened on the first write and kept until `close`.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        deck_roots: Sequence[Path] | None = None,
+        *,
+        settings: Settings | None = None,
+        clock: Callable[[], dt.datetime] = dt.datetime.now,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.deck_roots = deck_roots
+        # the settings file, as the command line read it; None: the built-in defaults
+        if settings is None:
+            settings = Settings()
+        self.settings = settings
+        self.clock = clock
+        self._decks: DeckSet | None = None
+        self._summary: DeckSummary | None = None
+        self._store: Store | None = None
+        self._store_lock = threading.Lock()
+
+    # -- decks and reads ---------------------------------------------------------------
+    @property
+    def decks(self) -> DeckSet:
+        if self._decks is None:
+            self._decks = load_decks_cached(self.deck_roots, self.data_dir)
+        return self._decks
+
+    @property
+    def cards(self) -> Mapping[str, Card]:
+        return self.decks.cards
+
+    @property
+    def summary(self) -> DeckSummary:
+        """Each card's id, topic and kind: what progress figures read, without building every card."""
+        if self._summary is None:
+            if self._decks is not None:
+                self._summary = summarise(self._decks)
+            else:
+                self._summary = load_summary_cached(self.deck_roots, self.data_dir)
+        return self._summary
+
+    def saved_settings(self) -> dict[str, str]:
+        """The settings the review app saved in the database (flags given earlier), {} before the first run."""
+        return reader.read_settings(self.data_dir)
+
+    def states(self) -> dict[str, CardState]:
+        """Every card's state from the database, {} before the first run."""
+        return reader.read_states(self.data_dir)
+
+    def weakness(self, today: dt.date) -> list[TopicFigures]:
+        """Per-topic figures, weakest first."""
+        return read_weakness(self.cards, self.data_dir, today)
+
+    def report(
+        self,
+        *,
+        rollover_hour: int | None = None,
+        new_per_day: int | None = None,
+        new_order: str | None = None,
+    ) -> dict[str, Any]:
+        """The progress report (`drill stats`, the stats screen); a setting left None is the one saved.
+
+        The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
+        """
+        ensure_schema(self.data_dir)  # an older file: the Store migrates it once
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock())
+            cards = self.summary.cards
+            saved, today, rows = read.result()
+        return build_report(
+            cards,
+            saved,
+            today,
+            rows,
+            topic_titles(),
+            rollover_hour=rollover_hour,
+            new_per_day=new_per_day,
+            new_order=new_order,
+        )
+
+    def progress_rows(self, today: dt.date) -> ProgressRows:
+        """The progress figures' rows of study day `today` (the database migrated first)."""
+        ensure_schema(self.data_dir)
+        return reader.read_progress(self.data_dir, today)
+
+    def has_current_schema(self) -> bool:
+        """Whether the database file is there and at the current schema (nothing is written to find out)."""
+        return reader.has_progress_schema(self.data_dir)
+
+    def mock_report(self, mock_id: int) -> Any:
+        """A finished mock's stored report, or None."""
+        return reader.mock_report_json(self.data_dir, mock_id)
+
+    def has_abandoned_mock(self, now: dt.datetime) -> bool:
+        """Whether a mock is still marked running past its time (a cheap read; no SQLModel)."""
+        return reader.has_abandoned_mock(self.data_dir, now)
+
+    def card_history(self, card_id: str) -> list[dict[str, Any]]:
+        """The card's logged reviews, oldest first."""
+        return reader.card_history(self.data_dir, card_id)
+
+    def studied_on(self, day: dt.date) -> set[str]:
+        """The cards graded on study day `day`, in any mode."""
+        return reader.studied_on(self.data_dir, day)
+
+    # -- today's session ---------------------------------------------------------------
+    def review_session(
+        self,
+        today: dt.date,
+        *,
+        states: dict[str, CardState] | None = None,
+        card_id: str | None = None,
+        topics: Iterable[str] = (),
+        focused: bool = False,
+        cram: bool = False,
+        new_per_day: int = DEFAULT_NEW_PER_DAY,
+        new_order: str = DEFAULT_NEW_ORDER,
+        focus_new: int = DEFAULT_FOCUS_NEW,
+    ) -> ReviewSession:
+        """A review session on study day `today`: one card (`card_id`), some topics (`focused` or `cram`), or the day's queue.
+
+        `states` are read from the database unless given. The new cards a restart shows are the
+        same: their order is seeded with the day.
+        """
+        if states is None:
+            states = self.states()
+        chosen = tuple(topics)
+        seed = today.toordinal()
+        if card_id is not None:
+            queue = [card_id]
+        elif focused or cram:
+            queue = focused_queue(
+                self.cards.values(),
+                states,
+                today,
+                chosen,
+                cram=cram,
+                focus_new=focus_new,
+                new_order=new_order,
+                seed=seed,
+            )
+        else:
+            new_done = sum(1 for s in states.values() if s.introduced_on == today)
+            queue = build_queue(
+                self.cards.values(),
+                states,
+                today,
+                new_limit=new_per_day,
+                new_done_today=new_done,
+                new_order=new_order,
+                seed=seed,
+            )
+        return ReviewSession(
+            cards=self.cards,
+            states=states,
+            queue=queue,
+            today=today,
+            cram=cram,
+            topics=chosen,
+            max_interval=self.settings.max_interval_days,
+            focus_new=focus_new,
+        )
+
+    # -- writes --------------------------------------------------------------------------
+    def store(self) -> Store:
+        """The Store, opened (and an older file migrated) on the first call; StoreError when it cannot be used."""
+        with self._store_lock:
+            if self._store is None:
+                from drill.store.store import Store
+
+                self._store = Store(self.data_dir)
+            return self._store
+
+    def close(self) -> None:
+        """Close the Store if it was opened."""
+        with self._store_lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
