@@ -215,6 +215,11 @@ class Judge:
                     "resources": [],
                 }
             )
+        elif language == "collective":  # many ranks, each a process of its own (drill.judge.collective)
+            from drill.judge.collective import judge_collective
+
+            judge_collective(rt, job, harness, source, timing, emit)
+            return
         else:
             emit({"event": "error", "kind": "harness", "fatal": False, "message": f"unknown language {language!r}"})
             return

@@ -17,7 +17,7 @@ from typing import Any
 from drill import paths
 from drill.cards.model import Card
 
-LANGUAGES = {"cuda": ".cu", "triton": ".py"}
+LANGUAGES = {"cuda": ".cu", "triton": ".py", "collective": ".py"}
 HARNESS_FUNCTIONS = (
     "cases",
     "timing_cases",
@@ -28,6 +28,8 @@ HARNESS_FUNCTIONS = (
     "baseline",
     "bytes_moved",
 )
+# A collective card's harness also gives the factor from algorithm to bus bandwidth (nccl-tests).
+HARNESS_FUNCTIONS_BY_LANGUAGE = {"collective": (*HARNESS_FUNCTIONS, "bus_factor")}
 # Each file a card names: its key and the folder it lives in (bundled, or beside the deck).
 FILE_FOLDERS = {"starter": "kernels", "solution": "answers", "writeup": "answers", "harness": "kernels/harness"}
 MAX_NAME_CHARS = 255
@@ -185,7 +187,7 @@ def check_kernel_card(card: Card) -> list[str]:
         problems.append(f"harness {files.harness.name} must name the functions it calls in ENTRY = (...)")
         entry = ()
     defined = set(consts.get("__functions__", []))
-    for name in HARNESS_FUNCTIONS:
+    for name in HARNESS_FUNCTIONS_BY_LANGUAGE.get(str(language), HARNESS_FUNCTIONS):
         if name not in defined:
             problems.append(f"harness {files.harness.name} lacks `def {name}(...)`")
 
@@ -193,6 +195,8 @@ def check_kernel_card(card: Card) -> list[str]:
         source = path.read_text(encoding="utf-8")
         if language == "triton":
             problems.extend(f"{key} {m}" for m in _check_python(source, path.name, tuple(entry)))
+        elif language == "collective":
+            problems.extend(f"{key} {m}" for m in _check_collective(source, path.name, tuple(entry)))
         else:
             problems.extend(
                 f"{key} {m}" for m in _check_cuda(source, path.name, tuple(entry), consts.get("LAUNCH_KEYS"))
@@ -207,6 +211,16 @@ def _check_python(source: str, filename: str, entry: tuple[str, ...]) -> list[st
         return [f"{filename} line {exc.lineno}: {exc.msg}"]
     names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     return [f"{filename} does not define `{e}`" for e in entry if e not in names]
+
+
+def _check_collective(source: str, filename: str, entry: tuple[str, ...]) -> list[str]:
+    """A collective card's Python: its functions, and no built-in collective (the judge refuses those)."""
+    from drill.kernel.collective_source import refused_calls
+
+    problems = _check_python(source, filename, entry)
+    if problems:
+        return problems
+    return [f"{filename} line {r.line}: {r.message}" for r in refused_calls(source, filename)]
 
 
 def _check_cuda(source: str, filename: str, entry: tuple[str, ...], launch_keys: Any) -> list[str]:

@@ -275,7 +275,9 @@ class JudgeClient:
             builder = VerdictBuilder(card_id)
             started = time.monotonic()
             request_id = next(self._ids)
-            request: RunRequest = {"op": "run", "id": request_id, "job": job.copy(), "source": source, "timing": timing}
+            sent = job.copy()
+            sent.setdefault("timeout_s", timeout)  # a collective card's judge reports a hang well inside it
+            request: RunRequest = {"op": "run", "id": request_id, "job": sent, "source": source, "timing": timing}
             with suppress(JudgeError):  # none yet: one starts now and reads this at once (a CUDA source compiles)
                 self.start()  # one that cannot start is reported below
             early = self._starting_child()

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-EXTENSIONS = {"cuda": "cu", "triton": "py"}
+EXTENSIONS = {"cuda": "cu", "triton": "py", "collective": "py"}
 
 
 def extension_for(language: str) -> str:

@@ -45,11 +45,13 @@ class Job(DeckPins):
     """What the judge needs to run one card (drill.kernel.job.kernel_job)."""
 
     card: str
-    language: str | None  # "cuda" or "triton"; the judge says so when a card names another
+    language: str | None  # "cuda", "triton" or "collective"; the judge says so when a card names another
     harness: str  # the harness file's path (the remote judge takes only its name: drill.judge.remote_requests)
     filename: str  # what the learner's file is called, so compiler messages name it
     target_pct: float | None
     fresh_baseline: NotRequired[bool]  # time PyTorch's way again rather than take the kept figure
+    world: NotRequired[int]  # a collective card: the ranks to run (default: one per GPU, else 2, 3 and 4 on the CPU)
+    timeout_s: NotRequired[float]  # the app's limit for the run: a collective's hang is reported well inside it
 
 
 class RunRequest(TypedDict):
@@ -170,7 +172,14 @@ class TimingEvent(Reply):
     method_note: str
     less_us: float
     stray_work: str
-    kit: NotRequired[str]  # "torch" or "cupy"
+    kit: NotRequired[str]  # "torch", "cupy", or "nccl" for a collective card
+    # a collective card (bound "collective"): figures as nccl-tests defines them, against NCCL's own collective
+    algbw_gbps: NotRequired[float]  # bytes of the whole array over the time
+    busbw_gbps: NotRequired[float]  # algbw times the collective's factor (2(n-1)/n for an all-reduce)
+    baseline: NotRequired[str]  # what vs_torch compares with: "NCCL"
+    baseline_busbw_gbps: NotRequired[float]
+    world: NotRequired[int]  # ranks, one per GPU
+    bus_factor: NotRequired[float]
 
 
 class NoteEvent(Reply):

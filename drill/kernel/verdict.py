@@ -54,15 +54,27 @@ class Timing:
     method: str = ""  # "records": the kernels' own time stamps; "events": a CUDA event pair around each launch
     method_note: str = ""  # why a short launch was timed with events
     less_us: float = 0.0  # events: the pair's own cost on this GPU, taken off the figure (µs)
+    # a collective card (bound "collective"): gbps is the bus bandwidth, ceiling_gbps NCCL's, vs_torch the ratio
+    algbw_gbps: float | None = None
+    baseline: str = "PyTorch"  # what vs_torch compares with: "NCCL" for a collective card
+    world: int = 0  # ranks, one per GPU
+
+    @property
+    def collective(self) -> bool:
+        return self.bound == "collective"
 
     @property
     def ceiling_name(self) -> str:
-        """Which ceiling the percentage is of: "matmul" for a compute-bound card, else "copy"."""
+        """Which ceiling the percentage is of: "matmul" for a compute-bound card, "NCCL" for a collective, else "copy"."""
+        if self.collective:
+            return self.baseline
         return "matmul" if self.bound == "compute" else "copy"
 
     @property
     def ceiling_figure(self) -> str:
         """That ceiling as measured on this GPU, with its unit."""
+        if self.collective:
+            return f"{self.baseline}'s {self.ceiling_gbps or 0:,.0f} GB/s bus bandwidth"
         if self.bound == "compute":
             return f"{self.ceiling_tflops or 0:,.0f} TFLOPS"
         return f"{self.ceiling_gbps or 0:,.0f} GB/s"
@@ -77,6 +89,8 @@ def impossible_reason(t: Timing, slack: float = BOUND_SLACK) -> str:
     matmul ceiling by more than `slack`. A kernel that skips work, or a launch
     that did not really run, lands far above one or the other.
     """
+    if t.collective:  # scored against NCCL measured in the same run: no ceiling of this GPU's applies
+        return ""
     if t.bound == "compute":  # the figure the card is scored in speaks first
         return _compute_reason(t, slack) or _memory_reason(t, slack)
     return _memory_reason(t, slack) or _compute_reason(t, slack)
@@ -279,6 +293,9 @@ class VerdictBuilder:
             ceiling_tflops=number(event.get("ceiling_tflops")),
             torch_tflops=number(event.get("torch_tflops")),
             kit=str(event.get("kit") or ""),
+            algbw_gbps=number(event.get("algbw_gbps")),
+            baseline=str(event.get("baseline") or "PyTorch"),
+            world=int(event.get("world") or 0),
         )
         t.impossible = str(event.get("stray_work") or "") or impossible_reason(t)
         if t.impossible:  # never scored: no percentage, no ratio to PyTorch
@@ -356,6 +373,16 @@ def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     return 3
 
 
+def collective_figures(t: Timing) -> str:
+    """A collective's figures against NCCL's: time, algbw, busbw, and the ratio of bus bandwidths."""
+    text = f"{t.ms:.3f} ms, algbw {t.algbw_gbps or 0:,.0f} GB/s, busbw {t.gbps:,.0f} GB/s on {t.world} GPUs"
+    if t.vs_torch is not None and t.torch_ms is not None:
+        text += (
+            f"; {t.baseline} {t.torch_ms:.3f} ms, busbw {t.ceiling_gbps or 0:,.0f} GB/s: {t.vs_torch:.2f}× {t.baseline}"
+        )
+    return text
+
+
 def message_place(message: CompilerMessageFields) -> str:
     """Where a compiler message points: "line 12:5", "line 12", or "?" when it names no line."""
     if not message.get("line"):
@@ -391,6 +418,9 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
     if v.correct is not None or not v.not_checked:  # else the judge's notes below say what was not checked
         out.append(f"correctness: {verdict_word}")
     for t in v.timings:
+        if t.collective:
+            out.append(f"time {t.name}: {collective_figures(t)}")
+            continue
         line = f"time {t.name}: {t.ms:.3f} ms, " + (f"{t.tflops:,.0f} TFLOPS, " if t.tflops is not None else "")
         line += f"{t.gbps:,.0f} GB/s"
         if t.impossible:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from drill.kernel.verdict import Verdict
+from drill.kernel.verdict import Verdict, collective_figures
 
 
 def one_line(v: Verdict) -> str:
     if v.compiled is False:
         return "did not compile"
     words = {True: "correct", False: "wrong", None: "correctness not checked"}[v.correct]
+    if v.timing is not None and v.timing.collective and v.vs_torch is not None:
+        return words + f", {v.vs_torch:.2f}× {v.timing.baseline}'s bus bandwidth at {v.timing.name}"
     if v.pct_of_ceiling is not None and v.timing is not None:
         words += f", {v.pct_of_ceiling:.0f} % of the {v.timing.ceiling_name} ceiling"
     if v.vs_torch is not None:
@@ -70,6 +72,9 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
     if v.correct is not None and v.compiled is not False:  # over the figures; "not checked" is the head's alone
         out.append(*OUTCOME[v.correct])
     for t in v.timings:
+        if t.collective:
+            out.append(f"{t.name}: {collective_figures(t)}\n", style="bold" if t is v.timing else "")
+            continue
         rate = f"{t.tflops:,.0f} TFLOPS · " if t.tflops is not None else ""
         out.append(f"{t.name}: {t.ms:.3f} ms · {rate}{t.gbps:,.0f} GB/s")
         if t.pct_of_ceiling is not None:

@@ -1,0 +1,294 @@
+"""A collective card's run in the judge: the source read for built-in collectives, the ranks started, every case
+checked on every rank, and on GPUs the learner's collective timed against NCCL's own in the same processes.
+
+World sizes: on a machine with two GPUs or more, one rank per GPU over NCCL
+(the learner may ask for fewer with the job's `world`); elsewhere gloo on the
+CPU with 2, 3 and 4 ranks (or the `world` asked), which checks correctness and
+says that timing needs GPUs.
+
+Figures as nccl-tests defines them (doc/PERFORMANCE.md in NVIDIA/nccl-tests):
+algbw = S / t, with S the bytes of the whole array (the all-reduce's buffer,
+the reduce-scatter's input, the all-gather's output), and busbw = algbw times
+the card's factor (2(n-1)/n for an all-reduce, (n-1)/n for its halves). Each
+call is timed on every rank with CUDA events, all ranks released together; a
+call's time is the slowest rank's, and the figure the median over the calls.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from drill.judge.judging import Emit
+from drill.judge.ranks import RankFailure, RankGroup, RankSpec, run_folder
+from drill.judge.runtime import cuda_device_count
+from drill.kernel.collective_source import refused_calls
+from drill.kernel.protocol import CompilerMessageFields, Job, TimingEvent
+
+CPU_WORLDS = (2, 3, 4)
+MAX_WORLD = 8
+PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it
+START_SHARE = 0.85  # of the app's timeout: the judge gives its words before the app stops it
+BASELINE = "NCCL"
+
+
+def _budget(job: Job) -> float:
+    """Seconds the ranks may take in all: most of the app's timeout, so the judge's words come before it."""
+    timeout = float(job.get("timeout_s") or 60.0)
+    return max(5.0, timeout * START_SHARE - 1.0)
+
+
+def _compiled(emit: Emit, ok: bool, messages: list[CompilerMessageFields], seconds: float) -> None:
+    emit({"event": "compiled", "ok": ok, "seconds": seconds, "log": "", "messages": messages, "resources": []})
+
+
+def read_source(source: str, filename: str, emit: Emit) -> bool:
+    """The learner's file read, not run: a syntax error or a built-in collective is refused with its line."""
+    t0 = time.perf_counter()
+    try:
+        refusals = refused_calls(source, filename)
+    except SyntaxError as exc:
+        line = exc.lineno or 0
+        message: CompilerMessageFields = {
+            "line": line,
+            "column": exc.offset or 0,
+            "severity": "error",
+            "message": exc.msg,
+        }
+        _compiled(emit, False, [message], time.perf_counter() - t0)
+        emit({"event": "error", "kind": "compile", "fatal": False, "message": f"line {line}: {exc.msg}"})
+        return False
+    if refusals:
+        messages: list[CompilerMessageFields] = [
+            {"line": r.line, "column": r.column, "severity": "error", "message": r.message} for r in refusals
+        ]
+        _compiled(emit, False, messages, time.perf_counter() - t0)
+        first = refusals[0]
+        emit({"event": "error", "kind": "compile", "fatal": False, "message": f"line {first.line}: {first.message}"})
+        return False
+    _compiled(emit, True, [], time.perf_counter() - t0)
+    return True
+
+
+def choose_worlds(job: Job, gpus: int) -> tuple[str, list[int], str]:
+    """(backend, world sizes, why not timed or ""): raises ValueError with words for a world this machine lacks."""
+    asked = job.get("world")
+    if asked is not None and not (isinstance(asked, int) and 2 <= asked <= MAX_WORLD):
+        raise ValueError(f"a collective needs 2 to {MAX_WORLD} ranks (asked for {asked!r})")
+    if gpus >= 2:
+        if asked is not None and asked > gpus:
+            raise ValueError(f"{asked} ranks asked for, and this machine has {gpus} GPUs (one rank per GPU)")
+        return "nccl", [asked or gpus], ""
+    why = "no GPU here" if gpus == 0 else "one GPU here, and NCCL needs one rank per GPU"
+    worlds = [asked] if asked is not None else list(CPU_WORLDS)
+    ranks = ", ".join(str(w) for w in worlds)
+    return (
+        "gloo",
+        worlds,
+        f"speed: timing needs two GPUs or more ({why}); gloo on the CPU checked correctness with {ranks} ranks",
+    )
+
+
+def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, emit: Emit) -> None:
+    """One run of a collective card; every fault ends in an `error` event naming the rank and what it was doing."""
+    deadline = time.monotonic() + _budget(job)
+    filename = str(job.get("filename") or "collective.py")
+    if not read_source(source, filename, emit):
+        return
+    gpus = cuda_device_count() if rt.gpu else 0
+    try:
+        backend, worlds, untimed = choose_worlds(job, gpus)
+    except ValueError as exc:
+        emit({"event": "error", "kind": "usage", "fatal": False, "message": str(exc)})
+        return
+    _import_torch_before_forking()
+    folder = rt.open_workdir()
+    entry = str(tuple(getattr(harness, "ENTRY", ("all_reduce",)))[0])
+    for world in worlds:
+        launch = run_folder(folder)
+        learner = launch / Path(filename).name
+        learner.write_text(source, encoding="utf-8")
+        spec = RankSpec(
+            world=world,
+            backend=backend,
+            harness=str(job["harness"]),
+            learner_path=str(learner),
+            filename=filename,
+            entry=entry,
+            pins={k: v for k, v in job.items() if k in ("deck_folder", "trusted")},
+            pg_timeout_s=PG_TIMEOUT_S,
+        )
+        run = _WorldRun(harness, spec, launch, deadline, emit, len(worlds) > 1)
+        try:
+            ok = run.check(backend == "nccl")
+            if ok and backend == "nccl" and timing != "none":
+                ok = run.time()
+        finally:
+            run.stop()
+        if not ok:
+            return
+    if untimed:
+        emit({"event": "note", "text": untimed})
+
+
+def _import_torch_before_forking() -> None:
+    """On a CPU the ranks are forks of this process: torch imported once here, not in each of them."""
+    import torch.distributed  # noqa: F401
+
+
+class _WorldRun:
+    """The cases and timings of one world size."""
+
+    def __init__(self, harness: Any, spec: RankSpec, folder: Path, deadline: float, emit: Emit, prefix: bool) -> None:
+        self.harness = harness
+        self.spec = spec
+        self.folder = folder
+        self.deadline = deadline
+        self.emit = emit
+        self.prefix = f"{spec.world} ranks: " if prefix else ""
+        self.group: RankGroup | None = None
+
+    def check(self, gpu: bool) -> bool:
+        """Start the ranks and check every case; False when the run must stop (a fault, or a wrong case)."""
+        world = self.spec.world
+        self.group = RankGroup(self.spec, self.folder)
+        self.group.__enter__()
+        starting = f"{self.prefix}starting {world} ranks ({self.spec.backend})"
+        self.emit({"event": "case_started", "name": starting})
+        try:
+            self.group.collect("ready", self.deadline, f"the start of {world} ranks")
+        except RankFailure as exc:
+            self._failed(exc, starting)
+            return False
+        all_ok = True
+        for case in self.harness.cases(world, gpu):
+            name = f"{self.prefix}{case['name']}"
+            self.emit({"event": "case_started", "name": name})
+            t0 = time.perf_counter()
+            self.group.send({"op": "case", "case": case})
+            try:
+                replies = self.group.collect("case", self.deadline, f"case {name}")
+            except RankFailure as exc:
+                self._failed(exc, name)
+                return False
+            bad = [r for r in replies if not r.get("ok")]
+            first = bad[0] if bad else replies[0]
+            self.emit(
+                {
+                    "event": "case",
+                    "name": name,
+                    "ok": not bad,
+                    "message": str(first.get("message") or ""),
+                    "max_error": _most(replies, "max_error"),
+                    "tolerance": _most(replies, "tolerance"),
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            all_ok = all_ok and not bad
+        return all_ok
+
+    def time(self) -> bool:
+        """Time every timing case against NCCL's collective; False at a fault or a wrong timed output."""
+        assert self.group is not None
+        for case in self.harness.timing_cases(self.spec.world):
+            name = str(case["name"])
+            label = f"timing {name}"
+            self.emit({"event": "case_started", "name": label})
+            t0 = time.perf_counter()
+            self.group.send({"op": "time", "case": case})
+            try:
+                replies = self.group.collect("timed", self.deadline, label)
+            except RankFailure as exc:
+                self._failed(exc, label)
+                return False
+            bad = [r for r in replies if not r.get("ok")]
+            message = str(bad[0].get("message")) if bad else ""
+            self.emit(
+                {
+                    "event": "case",
+                    "name": label,
+                    "ok": not bad,
+                    "message": f"wrong at the timed size {name}, though the small cases passed: {message}"
+                    if bad
+                    else "",
+                    "max_error": None,
+                    "tolerance": None,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            if bad:
+                return False
+            self.emit(collective_timing(self.harness, case, self.spec.world, replies))
+        return True
+
+    def _failed(self, exc: RankFailure, case: str) -> None:
+        self.stop()
+        self.emit({"event": "error", "kind": exc.kind, "fatal": False, "case": case, "message": exc.words})
+
+    def stop(self) -> None:
+        """Every rank gone (killed: a rank blocked in a receive would not read `quit`), and the launch's folder."""
+        if self.group is not None:
+            self.group.kill()
+            self.group = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _most(replies: list[dict[str, Any]], key: str) -> float | None:
+    values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
+    return max(values) if values else None
+
+
+def slowest_rank_median(per_rank: list[list[float]]) -> float:
+    """The median over calls of the slowest rank's time for each call (ms)."""
+    calls = min(len(times) for times in per_rank)
+    return statistics.median(max(times[i] for times in per_rank) for i in range(calls))
+
+
+def collective_timing(harness: Any, case: dict[str, Any], world: int, replies: list[dict[str, Any]]) -> TimingEvent:
+    """The `timing` event: the learner's algbw and busbw, NCCL's at the same size, and the ratio."""
+    size = int(harness.bytes_moved(case))
+    factor = float(harness.bus_factor(world))
+    ms = slowest_rank_median([r["mine_ms"] for r in replies])
+    nccl_ms = slowest_rank_median([r["base_ms"] for r in replies])
+    algbw = size / (ms * 1e-3) / 1e9
+    busbw = algbw * factor
+    nccl_algbw = size / (nccl_ms * 1e-3) / 1e9
+    nccl_busbw = nccl_algbw * factor
+    ratio = busbw / nccl_busbw
+    return {
+        "event": "timing",
+        "name": str(case["name"]),
+        "ms": ms,
+        "reps": min(len(r["mine_ms"]) for r in replies),
+        "host_us": None,
+        "bytes": size,
+        "dram_bytes": 0,
+        "gbps": busbw,
+        "ceiling_gbps": nccl_busbw,
+        "read_ceiling_gbps": None,
+        "pct_of_ceiling": 100.0 * ratio,
+        "bound": "collective",
+        "flops": 0,
+        "tflops": None,
+        "ceiling_tflops": None,
+        "torch_tflops": None,
+        "torch_ms": nccl_ms,
+        "torch_host_us": None,
+        "torch_gbps": nccl_busbw,
+        "vs_torch": ratio,
+        "method": "events",
+        "method_note": "each call between CUDA events on every rank, all ranks released together; the slowest rank's"
+        " time per call, the median over calls; the host's time to issue your operations is in it",
+        "less_us": 0.0,
+        "stray_work": "",
+        "kit": "nccl",
+        "algbw_gbps": algbw,
+        "busbw_gbps": busbw,
+        "baseline": BASELINE,
+        "baseline_busbw_gbps": nccl_busbw,
+        "world": world,
+        "bus_factor": factor,
+    }

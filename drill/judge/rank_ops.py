@@ -1,0 +1,389 @@
+"""What the learner's code may call inside a rank process, and how the judge watches it.
+
+Built-in collectives are refused: every way torch offers them (the functions of
+torch.distributed and of its functional collectives, the methods of process
+groups and backends, the c10d operators) is replaced by one that raises
+`Refused`, so a call through an alias or a `getattr` is caught as surely as
+`dist.all_reduce(x)` (the source is also read for them before anything runs:
+drill.kernel.collective_source). The judge's own calls, the reference and
+NCCL's timed collective, go through `Originals`, saved before the change, and
+pass the process-group methods while `Originals.allowed` says so.
+
+Point-to-point operations stay, and each says what the rank is doing in its
+status slot (drill.judge.rank_status), so a hang or a death is reported as
+"rank 2, op 5: waiting for irecv from rank 1 (line 21)". In a checked run
+(`poison=True`) every receive lands in a buffer of the judge's first; the
+learner's buffer holds NaN until `wait()` is called on the handle, when the
+received values are copied in. A ring that reads a buffer before its receive
+completed reads NaN, on gloo as on NCCL, every time. Timed runs use the plain
+operations: no copy is billed to the learner.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed.distributed_c10d as c10d
+
+from drill.judge.rank_status import StatusSlot
+
+# The data-moving collectives: module functions of torch.distributed, refused for the learner.
+COLLECTIVE_FUNCTIONS = (
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_coalesced",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "all_gather_single",
+    "_all_gather_base",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "reduce_scatter_single",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "gather",
+    "gather_object",
+    "scatter",
+    "scatter_object_list",
+    "broadcast_object_list",
+)
+# The same, as methods of a process group or backend object.
+COLLECTIVE_METHODS = (
+    "allreduce",
+    "allreduce_coalesced",
+    "reduce",
+    "broadcast",
+    "allgather",
+    "allgather_coalesced",
+    "allgather_into_tensor_coalesced",
+    "all_gather_single",
+    "all_gather_single_coalesced",
+    "_allgather_base",
+    "reduce_scatter",
+    "reduce_scatter_single",
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced",
+    "_reduce_scatter_base",
+    "alltoall",
+    "alltoall_base",
+    "all_to_all_single",
+    "gather",
+    "scatter",
+)
+# torch.distributed._functional_collectives (what torch.compile traces collectives into).
+FUNCTIONAL_COLLECTIVES = (
+    "all_reduce",
+    "all_reduce_coalesced",
+    "all_reduce_inplace",
+    "all_gather_tensor",
+    "all_gather_tensor_autograd",
+    "all_gather_tensor_inplace",
+    "all_gather_into_tensor_coalesced",
+    "all_gather_inplace",
+    "reduce_scatter_tensor",
+    "reduce_scatter_tensor_autograd",
+    "reduce_scatter_tensor_coalesced",
+    "reduce_scatter_tensor_inplace",
+    "all_to_all_single",
+    "all_to_all_single_autograd",
+    "all_to_all_inplace",
+    "broadcast",
+    "permute_tensor",
+)
+OPERATOR_NAMESPACES = ("c10d", "_c10d_functional", "_c10d_functional_autograd")
+P2P_FUNCTIONS = ("isend", "irecv", "send", "recv", "batch_isend_irecv")
+
+
+class Refused(RuntimeError):
+    """The learner's code called a built-in collective."""
+
+
+def refusal_words(name: str) -> str:
+    return (
+        f"{name} is a built-in collective, and this card asks you to build the collective yourself from "
+        "point-to-point operations (dist.send, recv, isend, irecv, batch_isend_irecv with P2POp)"
+    )
+
+
+class Originals:
+    """torch's own functions, saved before the learner's file is loaded: the judge's reference and NCCL's time."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, Callable[..., Any]] = {
+            name: getattr(c10d, name) for name in (*COLLECTIVE_FUNCTIONS, *P2P_FUNCTIONS) if hasattr(c10d, name)
+        }
+        self.allowed = False  # the process-group methods pass while the judge itself calls
+
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        self.allowed = True
+        try:
+            yield
+        finally:
+            self.allowed = False
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        with self.calling():
+            return self.functions[name](*args, **kwargs)
+
+    def all_reduce(self, tensor: torch.Tensor) -> None:
+        self.call("all_reduce", tensor)
+
+    def reduce_scatter_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
+        self.call("reduce_scatter_tensor", output, input)
+
+    def all_gather_into_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
+        self.call("all_gather_into_tensor", output, input)
+
+    def barrier(self, device: torch.device) -> None:
+        """Every rank here before any goes on (a one-element all-reduce, then the device drained)."""
+        token = torch.ones(1, device=device)
+        self.all_reduce(token)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+
+def _refuser(
+    name: str, original: Callable[..., Any] | None = None, originals: Originals | None = None
+) -> Callable[..., Any]:
+    """A stand-in that raises Refused; torch's own function passes through it while the judge itself calls (torch's
+    collectives call one another through the module's names)."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        if original is not None and originals is not None and originals.allowed:
+            return original(*args, **kwargs)
+        raise Refused(refusal_words(name))
+
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+def _guarded_method(name: str, original: Any, originals: Originals) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not originals.allowed:
+            raise Refused(refusal_words(f"ProcessGroup.{name}"))
+        return original(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def refuse_collectives(originals: Originals) -> None:
+    """Replace every built-in collective the learner could reach with one that raises Refused."""
+    for name in COLLECTIVE_FUNCTIONS:
+        if hasattr(c10d, name):
+            stub = _refuser(f"torch.distributed.{name}", getattr(c10d, name), originals)
+            setattr(c10d, name, stub)
+            if hasattr(dist, name):
+                setattr(dist, name, stub)
+    import torch._C._distributed_c10d as cpp
+
+    classes = [getattr(cpp, n, None) for n in ("ProcessGroup", "Backend", "ProcessGroupGloo", "ProcessGroupNCCL")]
+    for cls in (c for c in classes if c is not None):
+        for name in COLLECTIVE_METHODS:
+            original = getattr(cls, name, None)
+            if original is not None:
+                try:
+                    setattr(cls, name, _guarded_method(name, original, originals))
+                except (AttributeError, TypeError):  # a class that takes no new attributes: nothing reaches it
+                    pass
+    functional: Any = None
+    try:
+        import torch.distributed._functional_collectives as functional
+    except ImportError:
+        pass
+    if functional is not None:
+        for name in FUNCTIONAL_COLLECTIVES:
+            if hasattr(functional, name):
+                setattr(functional, name, _refuser(f"torch.distributed._functional_collectives.{name}"))
+    for space in OPERATOR_NAMESPACES:
+        namespace = getattr(torch.ops, space)
+        for name in COLLECTIVE_METHODS + FUNCTIONAL_COLLECTIVES + ("allreduce_", "broadcast_", "allgather_"):
+            try:
+                setattr(namespace, name, _refuser(f"torch.ops.{space}.{name}"))
+            except (AttributeError, TypeError):
+                pass
+
+
+def _describe(tensor: torch.Tensor) -> str:
+    return f"{tensor.numel():,} {str(tensor.dtype).removeprefix('torch.')}"
+
+
+class Watch:
+    """The learner's point-to-point calls: counted, named in the status slot, receives poisoned when asked."""
+
+    def __init__(self, originals: Originals, status: StatusSlot, learner_file: str) -> None:
+        self.originals = originals
+        self.status = status
+        self.learner_file = learner_file
+        self.poison = True
+        self.where = ""  # which case and run the rank is in
+        self.ops = 0
+        self.last = ""  # the last operation posted: what a GPU still busy after the call is likely waiting on
+
+    # -- what the status slot says -------------------------------------------------------------
+    def begin(self, where: str, *, poison: bool) -> None:
+        """A call of the learner's function starts: ops are counted from 1 again."""
+        self.where = where
+        self.poison = poison
+        self.ops = 0
+        self.last = ""
+        self.status.set(f"{where}: inside your function, before its first send or receive")
+
+    def say(self, doing: str) -> None:
+        self.status.set(f"{self.where}: {doing}")
+
+    def line(self) -> str:
+        """' (line N)': where in the learner's file the current operation was called."""
+        frame = sys._getframe(1)
+        for _ in range(30):
+            if frame is None:
+                break
+            if frame.f_code.co_filename == self.learner_file:
+                return f" (line {frame.f_lineno})"
+            frame = frame.f_back  # type: ignore[assignment]
+        return ""
+
+    def label(self, kind: str, tensor: torch.Tensor, peer: Any) -> str:
+        self.ops += 1
+        way = "to" if kind in ("send", "isend") else "from"
+        self.last = f"op {self.ops}: {kind} {way} rank {peer} ({_describe(tensor)}){self.line()}"
+        return self.last
+
+    # -- the operations as the learner sees them -------------------------------------------------
+    def isend(self, tensor: torch.Tensor, dst: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
+        label = self.label("isend", tensor, dst if dst is not None else kw.get("group_dst"))
+        self.say(f"posting {label}")
+        work = self.originals.functions["isend"](tensor, dst, group, tag, **kw)
+        self.say(f"posted {label}")
+        return Handle(work, self, label, [])
+
+    def irecv(self, tensor: torch.Tensor, src: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
+        label = self.label("irecv", tensor, src if src is not None else kw.get("group_src", "any"))
+        self.say(f"posting {label}")
+        landing = self._landing(tensor)
+        work = self.originals.functions["irecv"](landing[0][0] if landing else tensor, src, group, tag, **kw)
+        self._poison(landing)
+        self.say(f"posted {label}")
+        return Handle(work, self, label, landing)
+
+    def send(self, tensor: torch.Tensor, dst: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> None:
+        label = self.label("send", tensor, dst if dst is not None else kw.get("group_dst"))
+        self.say(f"blocked in {label} until it is received")
+        with self._plain():
+            self.originals.functions["send"](tensor, dst, group, tag, **kw)
+        self.say(f"returned from {label}")
+
+    def recv(self, tensor: torch.Tensor, src: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
+        label = self.label("recv", tensor, src if src is not None else kw.get("group_src", "any"))
+        self.say(f"blocked in {label} until it arrives")
+        with self._plain():
+            sender = self.originals.functions["recv"](tensor, src, group, tag, **kw)
+        self.say(f"returned from {label}")
+        return sender
+
+    def batch_isend_irecv(self, p2p_op_list: list[Any]) -> list[Any]:
+        if not isinstance(p2p_op_list, list) or not all(isinstance(op, dist.P2POp) for op in p2p_op_list):
+            refused: list[Any] = self.originals.functions["batch_isend_irecv"](p2p_op_list)  # torch's own words
+            return refused
+        raw = []
+        labels = []
+        landings: list[list[tuple[torch.Tensor, torch.Tensor, list[bool]]]] = []
+        for op in p2p_op_list:
+            receive = op.op == self.irecv or op.op is self.originals.functions["irecv"]
+            plain = object.__new__(dist.P2POp)
+            plain.__dict__.update(op.__dict__)
+            plain.op = self.originals.functions["irecv" if receive else "isend"]
+            landing = self._landing(op.tensor) if receive else []
+            if landing:
+                plain.tensor = landing[0][0]
+            raw.append(plain)
+            landings.append(landing)
+            labels.append(self.label("irecv" if receive else "isend", op.tensor, op.peer))
+        batch = f"batch of {len(raw)} ({'; '.join(labels)})"
+        self.say(f"posting {batch}")
+        with self._plain():
+            works = self.originals.functions["batch_isend_irecv"](raw)
+        for landing in landings:
+            self._poison(landing)
+        self.say(f"posted {batch}")
+        if len(works) == len(raw):  # one handle per operation (gloo)
+            return [Handle(w, self, labels[i], landings[i]) for i, w in enumerate(works)]
+        every = [pair for landing in landings for pair in landing]  # one handle for the whole batch (NCCL)
+        return [Handle(w, self, batch, every) for w in works]
+
+    # -- receives that land only at wait() -------------------------------------------------------
+    def _landing(self, tensor: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor, list[bool]]]:
+        """[(the judge's buffer the receive really goes to, the learner's buffer, landed?)]; empty when not poisoning."""
+        if not self.poison:
+            return []
+        return [(torch.empty_like(tensor), tensor, [False])]
+
+    @staticmethod
+    def _poison(landing: list[tuple[torch.Tensor, torch.Tensor, list[bool]]]) -> None:
+        for _, theirs, _ in landing:
+            if theirs.is_floating_point():
+                theirs.fill_(float("nan"))
+
+    @contextmanager
+    def _plain(self) -> Iterator[None]:
+        """torch's own isend and irecv in torch.distributed while inside (send, recv and batches call them)."""
+        saved = {name: getattr(c10d, name) for name in ("isend", "irecv")}
+        for name in saved:
+            setattr(c10d, name, self.originals.functions[name])
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(c10d, name, value)
+
+    def install(self) -> None:
+        """The watched operations in place of torch's (P2POp accepts them: it compares with c10d's names)."""
+        for name in P2P_FUNCTIONS:
+            method = getattr(self, name)
+            setattr(c10d, name, method)
+            setattr(dist, name, method)
+
+    def uninstall(self) -> None:
+        """torch's own operations back, for the timed calls: nothing of the judge's between the learner and NCCL."""
+        for name in P2P_FUNCTIONS:
+            setattr(c10d, name, self.originals.functions[name])
+            setattr(dist, name, self.originals.functions[name])
+
+
+class Handle:
+    """What isend, irecv and batch_isend_irecv return: torch's handle, which names the op while it is waited on
+    and, for a poisoned receive, copies the received values into the learner's buffer once waited for."""
+
+    def __init__(
+        self, work: Any, watch: Watch, label: str, landing: list[tuple[torch.Tensor, torch.Tensor, list[bool]]]
+    ) -> None:
+        self._work = work
+        self._watch = watch
+        self._label = label
+        self._landing = landing
+
+    def wait(self, *args: Any, **kwargs: Any) -> Any:
+        self._watch.say(f"waiting for {self._label}")
+        done = self._work.wait(*args, **kwargs) if self._work is not None else True
+        for staged, theirs, landed in self._landing:
+            if not landed[0]:
+                theirs.copy_(staged)
+                landed[0] = True
+        self._watch.say(f"waited for {self._label}")
+        return done
+
+    def is_completed(self) -> bool:
+        return bool(self._work.is_completed()) if self._work is not None else True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._work, name)
