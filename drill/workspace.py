@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.cards.deck_cache import load_decks_cached
-from drill.cards.deck_summary import DeckSummary, load_summary_cached, summarise
 from drill.cards.loader import DeckSet
 from drill.cards.model import Card
 from drill.config.settings import Settings
@@ -27,7 +26,6 @@ from drill.store import reader
 from drill.store.errors import StoreError
 from drill.study.focus import focused_queue
 from drill.study.records import CardState, ProgressRows
-from drill.study.report import build_report, saved_rollover_hour
 from drill.study.session import (
     DEFAULT_FOCUS_NEW,
     DEFAULT_NEW_ORDER,
@@ -36,10 +34,13 @@ from drill.study.session import (
     build_queue,
     study_day,
 )
-from drill.study.standing import TopicFigures, topic_figures
 
+# The progress report, the weakness figures and the deck summary are imported where they are asked for:
+# the first paint needs none of them.
 if TYPE_CHECKING:
+    from drill.cards.deck_summary import DeckSummary
     from drill.store.store import Store
+    from drill.study.standing import TopicFigures
 
 
 def ensure_schema(data_dir: Path) -> None:
@@ -68,6 +69,8 @@ def read_weakness(
     cards: Mapping[str, Card], data_dir: Path, today: dt.date, titles: Mapping[str, str] | None = None
 ) -> list[TopicFigures]:
     """Per-topic figures from the data directory, weakest first (migrating an older database file first)."""
+    from drill.study.standing import topic_figures
+
     ensure_schema(data_dir)
     return topic_figures(cards, reader.read_progress(data_dir, today), today, titles)
 
@@ -76,6 +79,8 @@ def read_for_report(
     data_dir: Path, rollover_hour: int | None = None, now: dt.datetime | None = None
 ) -> tuple[dict[str, str], dt.date, ProgressRows]:
     """What the progress report reads: saved settings, the study day, and the progress rows."""
+    from drill.study.report import saved_rollover_hour
+
     saved = reader.read_settings(data_dir)
     if rollover_hour is None:
         rollover_hour = saved_rollover_hour(saved)
@@ -97,6 +102,8 @@ def collect(
     Settings left as None are read as the review app saved them. The database must
     be at the current schema (`ensure_schema` first).
     """
+    from drill.study.report import build_report
+
     saved, today, rows = read_for_report(data_dir, rollover_hour, now)
     return build_report(
         cards,
@@ -158,6 +165,8 @@ class Workspace:
     @property
     def summary(self) -> DeckSummary:
         """Each card's id, topic and kind: what progress figures read, without building every card."""
+        from drill.cards.deck_summary import load_summary_cached, summarise
+
         if self._summary is None:
             if self._decks is not None:
                 self._summary = summarise(self._decks)
@@ -188,6 +197,8 @@ class Workspace:
 
         The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
         """
+        from drill.study.report import build_report
+
         ensure_schema(self.data_dir)  # an older file: the Store migrates it once
         with ThreadPoolExecutor(max_workers=1) as pool:
             read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock())
