@@ -12,6 +12,7 @@ a run is chosen by a line in the submitted source, `fake: <behaviour>`:
     wrong             the second case fails
     compile-error N   a compile error at line N
     noise             print junk lines on stdout between events (they must be ignored)
+    collective        as ok, timed as a collective card is (with --gpu): bus bandwidth against NCCL's on 2 GPUs
 
 Tests use it to drive the client and the kernel screen through timeouts, crashes, cancel and replacement.
 """
@@ -28,6 +29,29 @@ import time
 from drill.kernel import protocol
 
 _DIRECTIVE = re.compile(r"fake:\s*(?P<what>[a-z-]+)(?:\s+(?P<arg>[\d.]+))?")
+
+
+# What drill.judge.collective sends for a timed size: 256 MiB in 1.2 ms on 2 GPUs, NCCL in 0.96 ms.
+COLLECTIVE_TIMING = {
+    "event": "timing",
+    "name": "256 MiB",
+    "ms": 1.2,
+    "reps": 20,
+    "bytes": 2**28,
+    "gbps": 223.7,
+    "ceiling_gbps": 279.6,
+    "pct_of_ceiling": 80.0,
+    "bound": "collective",
+    "torch_ms": 0.96,
+    "torch_gbps": 279.6,
+    "vs_torch": 0.8,
+    "algbw_gbps": 223.7,
+    "busbw_gbps": 223.7,
+    "baseline": "NCCL",
+    "baseline_busbw_gbps": 279.6,
+    "world": 2,
+    "bus_factor": 1.0,
+}
 
 
 def behaviour(source: str) -> tuple[str, str | None]:
@@ -127,7 +151,9 @@ def main() -> int:
                     "tolerance": 1e-6,
                 }
             )
-        if args.gpu and what != "wrong":
+        if args.gpu and what == "collective":
+            emit(COLLECTIVE_TIMING)
+        elif args.gpu and what != "wrong":
             emit(
                 {
                     "event": "timing",

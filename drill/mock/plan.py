@@ -23,6 +23,14 @@ MINUTES_BY_KIND: dict[str, int] = {"concept": 4, "shape_trace": 4, "memory_ledge
 REQUIRED_KINDS = ("memory_ledger", "diagnosis", "shape_trace")
 DEFAULT_MINUTES = 45
 WEIGHT_FLOOR = 0.05
+COLLECTIVE_MIN_GPUS = 2
+# The weakness of a topic never reviewed (drill.study.standing's figure for no evidence), for topics missing from
+# the weakness map a plan is given.
+PRIOR_WEAKNESS = 0.1275
+# A mock over every topic this long or longer asks each of the weakest topics at least once: weighting alone
+# let a 45-minute plan miss both of them.
+WEAKEST_ASKED_FROM_MINUTES = 30
+WEAKEST_ASKED = 2
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,17 @@ def judge_can_run() -> bool:
     return Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()
 
 
+def gpu_count() -> int:
+    """NVIDIA GPUs here, counted by their device nodes (/dev/nvidia0, /dev/nvidia1, ...)."""
+    return sum(1 for node in Path("/dev").glob("nvidia*") if node.name.removeprefix("nvidia").isdigit())
+
+
+def needs_gpus(card: Card) -> int:
+    """GPUs here a mock needs to ask this card: a collective card runs one rank per GPU, and NCCL wants two at
+    least; any other card none beyond what `judge_available` says."""
+    return COLLECTIVE_MIN_GPUS if card.kind == "kernel" and card.fields.get("language") == "collective" else 0
+
+
 def minutes_for(card: Card) -> int:
     return MINUTES_BY_KIND.get(card.kind, 5)
 
@@ -83,12 +102,14 @@ def make_plan(
     judge_available: bool = False,
     seed: int | None = None,
     exclude: Iterable[str] = (),
+    gpus: int | None = None,
 ) -> MockPlan:
     """A plan for a mock of `minutes` minutes over `topics` (all topics when empty).
 
     `weakness` maps topic -> weakness score (drill.study.standing); a topic missing
     from it counts as unseen (the prior). `questions` caps the count.
-    `exclude` names cards to leave out (suspended ones, say).
+    `exclude` names cards to leave out (suspended ones, say). `gpus`: the GPUs the
+    judge has (None: count this machine's); a collective card needs two.
     """
     if minutes < 1:
         raise PlanError("a mock needs at least 1 minute")
@@ -103,6 +124,9 @@ def make_plan(
     pool = [c for c in cards.values() if c.topic in wanted and c.id not in skip]
     if not judge_available:
         pool = [c for c in pool if c.kind != "kernel"]
+    else:
+        here = gpu_count() if gpus is None else gpus
+        pool = [c for c in pool if needs_gpus(c) <= here]
     if not pool:
         raise PlanError("no cards to ask in the chosen topics")
     rng = random.Random(seed)
@@ -116,7 +140,7 @@ def make_plan(
     limit = questions if questions is not None else len(pool)
 
     def weight(topic: str) -> float:
-        return (max(0.0, weakness.get(topic, 0.1275)) + WEIGHT_FLOOR) ** 2  # squared: a weak topic stands out
+        return (max(0.0, weakness.get(topic, PRIOR_WEAKNESS)) + WEIGHT_FLOOR) ** 2  # squared: a weak topic stands out
 
     def take(kind: str | None) -> bool:
         """Add one card (of `kind`, or any kind) that fits the minutes left; False when none does."""
@@ -142,15 +166,42 @@ def make_plan(
         budget -= minutes_for(card)
         return True
 
+    def take_from(topic: str) -> None:
+        """Add one card of `topic`, of a required kind not yet planned where it has one."""
+        nonlocal budget
+        missing = [k for k in REQUIRED_KINDS if all(c.kind != k for c in chosen)]
+        fitting = [c for c in by_topic_all[topic] if c.id not in chosen_ids and minutes_for(c) <= budget]
+        preferred = [c for c in fitting if c.kind in missing] or fitting
+        if preferred and len(chosen) < limit:
+            card = rng.choice(preferred)
+            chosen.append(card)
+            chosen_ids.add(card.id)
+            budget -= minutes_for(card)
+
+    if not topics and minutes >= WEAKEST_ASKED_FROM_MINUTES:
+        for topic in weakest_topics(by_topic_all, weakness, rng):
+            take_from(topic)
     kinds = (*REQUIRED_KINDS, "kernel") if judge_available else REQUIRED_KINDS
     for kind in kinds:
-        take(kind)
+        if all(c.kind != kind for c in chosen):
+            take(kind)
     while take(None):
         pass
     if not chosen:
         raise PlanError(f"no question fits in {minutes} minute(s)")
     rng.shuffle(chosen)
     return MockPlan(minutes, tuple(PlannedQuestion(c.id, c.topic, c.kind, minutes_for(c)) for c in chosen))
+
+
+def weakest_topics(
+    by_topic: Mapping[str, Sequence[Card]], weakness: Mapping[str, float], rng: random.Random
+) -> list[str]:
+    """The WEAKEST_ASKED topics with cards here of highest weakness (a topic missing from `weakness` has the
+    prior); equal weaknesses are drawn in a random order."""
+    names = sorted(by_topic)
+    rng.shuffle(names)
+    names.sort(key=lambda t: -weakness.get(t, PRIOR_WEAKNESS))
+    return names[:WEAKEST_ASKED]
 
 
 def chosen_topics(topics: str | None, track: str | None, known: set[str] | None = None) -> list[str]:
