@@ -44,10 +44,14 @@ def all_reduce(tensor):
         for w in works:
             w.wait()
 """
-SKIPS_A_CHUNK = RING.replace("for step in range(world - 1):\n        send = chunks[(rank - step)", "for step in range(world - 2):\n        send = chunks[(rank - step)")
+SKIPS_A_CHUNK = RING.replace(
+    "for step in range(world - 1):\n        send = chunks[(rank - step)",
+    "for step in range(world - 2):\n        send = chunks[(rank - step)",
+)
 WRONG_NEIGHBOUR = RING.replace("right, left = (rank + 1) % world", "right, left = (rank + 2) % world")
 READS_EARLY = RING.replace(
-    "        for w in works:\n            w.wait()\n        mine += got\n", "        mine += got\n        for w in works:\n            w.wait()\n"
+    "        for w in works:\n            w.wait()\n        mine += got\n",
+    "        mine += got\n        for w in works:\n            w.wait()\n",
 )
 DIRECT = "import torch.distributed as dist\n\n\ndef all_reduce(tensor):\n    dist.all_reduce(tensor)\n"
 ALIAS = "from torch.distributed import all_reduce as add_everywhere\n\n\ndef all_reduce(tensor):\n    add_everywhere(tensor)\n"
