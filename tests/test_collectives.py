@@ -228,3 +228,21 @@ def test_no_launch_folder_is_left_behind(judge, cards):
     run(judge, cards, RING, world=2)
     workdirs = list(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"drill-judge-{judge.pid}-*"))
     assert all(not list(w.glob("ranks-*")) for w in workdirs)
+
+
+def test_drill_kernel_run_takes_the_ranks_of_a_collective_card(tmp_path, capsys):
+    pytest.importorskip("torch.distributed")
+    from drill.cli import main
+
+    os.environ["DRILL_JUDGE_CPU"] = "1"
+    try:
+        code = main(["kernel", "run", "ring-allreduce", "--world", "3", "--data-dir", str(tmp_path)])
+    finally:
+        del os.environ["DRILL_JUDGE_CPU"]
+    out = capsys.readouterr().out
+    assert code == 0 and "float32 n=7" in out and "3 ranks" in out and "2 ranks" not in out
+    assert main(["kernel", "run", "reduce", "--world", "2", "--data-dir", str(tmp_path)]) == 2
+    assert "--world is for collective cards" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["kernel", "run", "ring-allreduce", "--world", "9"])
+    assert "2 to 8 ranks" in capsys.readouterr().err

@@ -44,12 +44,28 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
         help=f"stop a run after S seconds (default: judge_timeout in the settings file, else {DEFAULT_JUDGE_TIMEOUT:g})",
     )
     run.add_argument("--all-shapes", action="store_true", help="time every shape the card lists, not only the first")
+    run.add_argument(
+        "--world",
+        type=_ranks,
+        metavar="N",
+        help="a collective card: N ranks, one per GPU (default: every GPU; without two GPUs, 2, 3 and 4 on the CPU)",
+    )
     options.add_data_dir(run, DATA_DIR_HELP)
     options.add_decks(run)
     listing = kernel_commands.add_parser("list", help="the kernel cards")
     listing.add_argument("--json", action="store_true", help=options.JSON_HELP)
     options.add_data_dir(listing, DATA_DIR_HELP)
     options.add_decks(listing)
+
+
+def _ranks(text: str) -> int:
+    """--world: the ranks of a collective card."""
+    from drill.kernel.protocol import MAX_WORLD, MIN_WORLD
+
+    value = options.whole_number(text)
+    if not MIN_WORLD <= value <= MAX_WORLD:
+        raise argparse.ArgumentTypeError(f"a collective runs on {MIN_WORLD} to {MAX_WORLD} ranks (got {value})")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,7 +229,13 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
             print(f"  ... {event['name']}", file=sys.stderr, flush=True)
 
     timing = "all" if args.all_shapes else "first"
-    verdict = client.run(kernel_job(card, data_dir), source, progress, timeout=args.timeout, timing=timing)
+    job = kernel_job(card, data_dir)
+    if args.world is not None:
+        if card.fields.get("language") != "collective":
+            print(f"drill kernel run: --world is for collective cards; {card.id} runs on one GPU", file=sys.stderr)
+            return EXIT_USAGE
+        job["world"] = args.world
+    verdict = client.run(job, source, progress, timeout=args.timeout, timing=timing)
     client.abandon()  # the verdict is in: the judge has nothing left to do
     target = float(card.fields.get("target_pct") or 0)
     grade = suggest_kernel_grade(verdict, target)

@@ -26,10 +26,9 @@ from drill.judge.judging import Emit
 from drill.judge.ranks import RankFailure, RankGroup, RankSpec, run_folder
 from drill.judge.runtime import cuda_device_count
 from drill.kernel.collective_source import refused_calls
-from drill.kernel.protocol import CompilerMessageFields, Job, TimingEvent
+from drill.kernel.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Job, TimingEvent
 
 CPU_WORLDS = (2, 3, 4)
-MAX_WORLD = 8
 PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it
 START_SHARE = 0.85  # of the app's timeout: the judge gives its words before the app stops it
 BASELINE = "NCCL"
@@ -76,8 +75,8 @@ def read_source(source: str, filename: str, emit: Emit) -> bool:
 def choose_worlds(job: Job, gpus: int) -> tuple[str, list[int], str]:
     """(backend, world sizes, why not timed or ""): raises ValueError with words for a world this machine lacks."""
     asked = job.get("world")
-    if asked is not None and not (isinstance(asked, int) and 2 <= asked <= MAX_WORLD):
-        raise ValueError(f"a collective needs 2 to {MAX_WORLD} ranks (asked for {asked!r})")
+    if asked is not None and not (isinstance(asked, int) and MIN_WORLD <= asked <= MAX_WORLD):
+        raise ValueError(f"a collective runs on {MIN_WORLD} to {MAX_WORLD} ranks (asked for {asked!r})")
     if gpus >= 2:
         if asked is not None and asked > gpus:
             raise ValueError(f"{asked} ranks asked for, and this machine has {gpus} GPUs (one rank per GPU)")

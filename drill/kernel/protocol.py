@@ -33,6 +33,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, Required, TextIO, TypedDict, cast
 
+# A collective card's ranks (the job's `world`): at least two, at most one host's eight GPUs.
+MIN_WORLD = 2
+MAX_WORLD = 8
+
 
 class DeckPins(TypedDict, total=False):
     """A deck's card: its folder, whose Python the judge runs only as trusted (drill.kernel.trust.pins)."""
