@@ -22,7 +22,7 @@ from drill.store.reader import DB_NAME
 from drill.store.store import ImportCounts, Store
 from drill.study.records import CardState
 from drill.study.session import study_day
-from drill.study.sm2 import SM2State, review
+from drill.study.sm2 import SM2State, days_after, review
 
 TODAY = study_day(dt.datetime.now())
 
@@ -46,6 +46,7 @@ def practise(data_dir, cards, days_ago, grades, *, cram=False):
         else:
             mode = "review"
             after.sm2 = review(before.sm2, grade, day)
+            after.due = days_after(day, after.sm2.interval)
             after.lapses += grade < 3 and before.sm2.repetitions > 0
             after.introduced_on = before.introduced_on or day
         if not cram:

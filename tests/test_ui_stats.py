@@ -8,7 +8,7 @@ from textual.widgets import DataTable
 from drill.cards.loader import load_decks
 from drill.store.store import Store
 from drill.study.records import CardState
-from drill.study.sm2 import review
+from drill.study.sm2 import days_after, review
 from drill.ui.app import DrillApp
 from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, column_width, columns_that_fit, sort_topics
 from drill.ui.stats_widgets import (
@@ -79,9 +79,11 @@ def seed_history(data_dir, cards) -> None:
                 before = states.get(cid, CardState(cid))
                 grades = GRADES.get(cid, (4, 5, 3))
                 grade = grades[(day.toordinal() + j) % len(grades)]
+                memory = review(before.sm2, grade, day)
                 after = CardState(
                     cid,
-                    sm2=review(before.sm2, grade, day),
+                    sm2=memory,
+                    due=days_after(day, memory.interval),
                     lapses=before.lapses + (grade < 3),
                     introduced_on=before.introduced_on or day,
                     last_review_day=day,
