@@ -178,16 +178,23 @@ def test_the_report_shows_each_question_as_it_was_asked():
     assert prompt.startswith(shapes.prompt) and f"**Given:** `{shapes.fields['given']}`" in prompt
 
 
-def test_a_good_answer_brings_its_follow_up_next_in_place_of_the_last_question():
+def test_a_good_answer_brings_its_follow_up_next_in_addition_to_the_plan():
     cards = deck()
     cards["serving-c0"] = card("serving-c0", "serving", follow_ups=["gemm-c5"])
     run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0"), cards, Clock())
     run.begin()
     follow = run.submit(0.9, None)
     assert follow is not None and follow.follow_up_of == "serving-c0"
-    assert [s.card_id for s in run.slots] == ["serving-c0", "gemm-c5", "serving-c1"]
-    assert [s.position for s in run.slots] == [1, 2, 3]
+    # 8 planned minutes left and 4 for the follow-up fit in the 20: every planned question is still asked
+    assert [s.card_id for s in run.slots] == ["serving-c0", "gemm-c5", "serving-c1", "moe-c0"]
+    assert [s.position for s in run.slots] == [1, 2, 3, 4]
     assert run.begin().card_id == "gemm-c5"
+    clock = Clock()
+    tight = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0", minutes=12), cards, clock)
+    tight.begin()
+    clock.t += 60  # a minute on the first question: 11 left, 8 planned still to come, 4 for the follow-up
+    assert tight.submit(0.9, None) is None  # no time for it beside the plan: the planned topic is asked instead
+    assert [s.card_id for s in tight.slots] == ["serving-c0", "serving-c1", "moe-c0"]
     weak = MockRun(plan_of("serving-c0", "serving-c1"), cards, Clock())
     weak.begin()
     assert weak.submit(0.5, None) is None  # no follow-up after a weak answer
@@ -324,3 +331,21 @@ def test_a_topic_somewhat_weaker_than_the_rest_is_asked_well_over_its_share():
     weakness = {"serving": 0.28}  # the others unseen (the prior, about 0.13): a learner's typical first week
     asked = [q.topic for s in range(60) for q in make_plan(deck(), weakness, minutes=30, seed=s).questions]
     assert asked.count("serving") > 3 * asked.count("moe")  # weights go as the square: (0.33 / 0.18)^2
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_45_minute_plan_over_every_topic_asks_the_two_weakest(seed):
+    from drill.mock.plan import make_plan
+    from tests.conftest import bundled_cards
+
+    cards = bundled_cards()
+    topics = sorted({c.topic for c in cards.values()})
+    # a history that leaves every topic a little weak and two of them weakest, by a margin weighting alone misses
+    weakness = {t: 0.2 for t in topics}
+    weakness["flashattention"] = 0.31
+    weakness["moe"] = 0.29
+    plan = make_plan(cards, weakness, minutes=45, seed=seed)
+    asked = {q.topic for q in plan.questions}
+    assert {"flashattention", "moe"} <= asked
+    assert plan.planned_minutes <= 45
+    assert {"memory_ledger", "diagnosis", "shape_trace"} <= {q.kind for q in plan.questions}

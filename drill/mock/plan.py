@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drill.cards.model import Card
+from drill.study.standing import UNSEEN_WEAKNESS
 
 # Minutes an interviewer would give each kind of question.
 MINUTES_BY_KIND: dict[str, int] = {"concept": 4, "shape_trace": 4, "memory_ledger": 5, "diagnosis": 5, "kernel": 15}
@@ -24,9 +25,6 @@ REQUIRED_KINDS = ("memory_ledger", "diagnosis", "shape_trace")
 DEFAULT_MINUTES = 45
 WEIGHT_FLOOR = 0.05
 COLLECTIVE_MIN_GPUS = 2
-# The weakness of a topic never reviewed (drill.study.standing's figure for no evidence), for topics missing from
-# the weakness map a plan is given.
-PRIOR_WEAKNESS = 0.1275
 # A mock over every topic this long or longer asks each of the weakest topics at least once: weighting alone
 # let a 45-minute plan miss both of them.
 WEAKEST_ASKED_FROM_MINUTES = 30
@@ -140,7 +138,7 @@ def make_plan(
     limit = questions if questions is not None else len(pool)
 
     def weight(topic: str) -> float:
-        return (max(0.0, weakness.get(topic, PRIOR_WEAKNESS)) + WEIGHT_FLOOR) ** 2  # squared: a weak topic stands out
+        return (max(0.0, weakness.get(topic, UNSEEN_WEAKNESS)) + WEIGHT_FLOOR) ** 2  # squared: a weak topic stands out
 
     def take(kind: str | None) -> bool:
         """Add one card (of `kind`, or any kind) that fits the minutes left; False when none does."""
@@ -200,7 +198,7 @@ def weakest_topics(
     prior); equal weaknesses are drawn in a random order."""
     names = sorted(by_topic)
     rng.shuffle(names)
-    names.sort(key=lambda t: -weakness.get(t, PRIOR_WEAKNESS))
+    names.sort(key=lambda t: -weakness.get(t, UNSEEN_WEAKNESS))
     return names[:WEAKEST_ASKED]
 
 

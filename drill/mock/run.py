@@ -158,19 +158,21 @@ class MockRun:
         return None
 
     def _add_follow_up(self, after: Slot) -> Slot | None:
-        """Put one of the card's follow-ups next, in place of the last question not yet asked."""
+        """Put one of the card's follow-ups next, in addition to the plan: only when the time left still holds
+        every planned question not yet answered and the follow-up too. A planned question is never dropped for
+        one (the setup screen showed the plan as the mock to sit)."""
         card = self.cards.get(after.card_id)
         if card is None:  # no longer in the decks
             return None
         asked = {s.card_id for s in self.slots}
         options = [cid for cid in card.follow_ups if cid in self.cards and cid not in asked]
-        pending = [s for s in self.slots if s.status == PENDING]
-        if not options or not pending:
+        if not options:
             return None
         follow = self.cards[options[0]]
-        last = pending[-1]
-        self.slots.remove(last)
         budget_s = minutes_for(follow) * SECONDS_PER_MINUTE
+        still_to_ask_s = sum(s.budget_s for s in self.slots if s.status in (PENDING, SKIPPED))
+        if still_to_ask_s + budget_s > self.time_left():
+            return None
         slot = Slot(0, follow.id, follow.topic, follow.kind, budget_s, follow_up_of=after.card_id)
         self.slots.insert(self.slots.index(after) + 1, slot)
         for i, s in enumerate(self.slots):

@@ -57,6 +57,10 @@ def weakness(
     return round(1.0 - (w_r * retention_s + w_m * mock_s + w_e * ease_s), 4)
 
 
+# The weakness of a topic with no evidence at all (no review, no mock, no card reviewed).
+UNSEEN_WEAKNESS = weakness(0, 0, None, 0)
+
+
 class CardFacts(Protocol):
     """What progress figures read of a card: a Card, or the deck summary's CardSummary (drill.cards.deck_summary)."""
 
