@@ -19,9 +19,10 @@ What makes it fast:
   of the tensor each, so every rank sends to both neighbours (NCCL opens
   several channels for the same reason); with two ranks one ring already uses
   both directions of the only link;
-- on a GPU, optionally (GRAPHS), the whole sequence is captured once in a CUDA
-  graph and replayed: the host's cost per operation then goes, which is most of
-  the time of a small all-reduce.
+- on a GPU (GRAPHS), the whole sequence is captured once per tensor in a CUDA
+  graph and replayed by the later calls: the host's cost per operation goes,
+  which is most of the time of a small all-reduce (NCCL's operations may be
+  captured; the graph reads and writes the same tensor every time).
 """
 
 from collections import OrderedDict, deque
@@ -29,10 +30,10 @@ from collections import OrderedDict, deque
 import torch
 import torch.distributed as dist
 
-PIECE_BYTES = 64 * 2**20  # the size a chunk is cut into; each piece is one send and one receive per step
+PIECE_BYTES = 128 * 2**20  # the size a chunk is cut into; each piece is one send and one receive per step
 IN_FLIGHT = 2  # rounds posted ahead of the one being finished
 TWO_RINGS_FROM_BYTES = 16 * 2**20  # with three ranks or more, from this size: two rings, one each way
-GRAPHS = False  # replay the sequence from a CUDA graph after the first call with a tensor
+GRAPHS = True  # on a GPU, replay the sequence from a CUDA graph after the first call with a tensor
 PLANS_KEPT = 4
 
 

@@ -126,7 +126,7 @@ def test_starters_and_answers_are_right_with_two_three_and_four_ranks(judge, car
 def test_the_answer_cut_into_many_pieces_on_two_rings_is_right(judge, cards):
     """The answer's pipelining and second ring, exercised on small tensors by shrinking its constants."""
     answer = kernel_files(cards["ring-allreduce"]).solution.read_text()
-    small = answer.replace("PIECE_BYTES = 64 * 2**20", "PIECE_BYTES = 256").replace(
+    small = answer.replace("PIECE_BYTES = 128 * 2**20", "PIECE_BYTES = 256").replace(
         "TWO_RINGS_FROM_BYTES = 16 * 2**20", "TWO_RINGS_FROM_BYTES = 64"
     )
     assert small != answer
