@@ -79,6 +79,7 @@ class RankGroup:
         self.stall_s = stall_s
         self.ranks: list[_Rank] = []
         self.pgid = 0
+        self._arrived = 0
         self._selector = selectors.DefaultSelector()
 
     # -- starting and stopping ---------------------------------------------------------------------
@@ -229,6 +230,7 @@ class RankGroup:
                 silent = [r for r in self.ranks if r.exit_code is not None and not _faulted(r)]
                 if silent:  # a rank that died unannounced is the cause; the others' errors follow from it
                     raise RankFailure(self._death_words(silent, what, faults))
+                faults.sort(key=lambda fault: int(fault[1].get("seq", 0)))  # the first to fail caused the rest
                 raise RankFailure(self._fault_words(faults, what), faults[0][1].get("kind", "runtime"))
             if len(got) == len(self.ranks):
                 return [got[r.rank] for r in self.ranks]
@@ -273,9 +275,12 @@ class RankGroup:
             *lines, r.buffer = r.buffer.split(b"\n")
             for line in lines:
                 try:
-                    r.replies.append(json.loads(line))
+                    message = json.loads(line)
                 except ValueError:
-                    pass
+                    continue
+                self._arrived += 1
+                message["seq"] = self._arrived  # the order the judge read them in
+                r.replies.append(message)
         return came
 
     # -- the words -------------------------------------------------------------------------------
