@@ -30,6 +30,7 @@ from drill.ui.screen_keys import (
     scroll_bindings,
     suggested_grade_hint,
 )
+from drill.words import counted
 from drill.workspace import failure_text
 
 if TYPE_CHECKING:
@@ -53,6 +54,16 @@ class ReviewContext:
     seed: int | None = None  # fixes every draw (tests)
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
+
+
+def interview_countdown(date: dt.date | None, today: dt.date) -> str:
+    """The top bar's days left: `12 days to the interview`, `interview today`, or '' (no date, or it has passed)."""
+    if date is None or date < today:
+        return ""
+    days = (date - today).days
+    if days == 0:
+        return "interview today"
+    return f"{counted(days, 'day')} to the interview"
 
 
 def done_text(session: "ReviewSession") -> str:
@@ -202,9 +213,11 @@ class ReviewScreen(PageScreen[None]):
         )
         progress = f"done {session.done} · left {session.left}"
         saved = f" · {session.saved} saved" if session.saved else ""
+        days_left = interview_countdown(self.context.workspace.settings.interview_date, session.today)
+        countdown = f" · {days_left}" if days_left else ""
         mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
         mode += f"  [i]topics: {escape(', '.join(session.topics))}[/i]" if session.topics else ""
-        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved} │ {escape(where)}{flags}{mode}")
+        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved}{countdown} │ {escape(where)}{flags}{mode}")
 
     async def show_current(self, *, composed: bool = False) -> None:
         """Show the session's current card; `composed`: its form was composed with the screen."""

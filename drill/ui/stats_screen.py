@@ -1,4 +1,5 @@
-"""The stats screen: weak topics as a sortable table, then the heatmap, forecast, retention, mocks and kernels."""
+"""The stats screen: readiness for the interview date when one is set, weak topics as a sortable table, then
+the heatmap, forecast, retention, mocks, kernels and how well the forecast matched the learner's record."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from textual.containers import HorizontalGroup, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from drill.ui.readiness_view import CalibrationChart, ReadinessChart
 from drill.ui.stats_widgets import (
     ForecastChart,
     HeatmapChart,
@@ -139,14 +141,25 @@ class StatsScreen(Screen[None]):
     StatsScreen ForecastChart { width: auto; margin-bottom: 1; }
     StatsScreen MockHistory { width: auto; margin-right: 4; }
     StatsScreen KernelProgress { width: 1fr; }
+    StatsScreen ReadinessChart { width: 1fr; margin-bottom: 1; }
+    StatsScreen CalibrationChart { width: 1fr; margin-top: 1; }
     StatsScreen.-narrow HorizontalGroup { layout: vertical; }
     StatsScreen.-narrow HeatmapChart, StatsScreen.-narrow MockHistory { margin: 0 0 1 0; }
     """
 
-    def __init__(self, report: dict[str, Any], titles: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        report: dict[str, Any],
+        titles: Mapping[str, str],
+        readiness: Mapping[str, Any] | None = None,
+        calibration: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`readiness` and `calibration` as `drill stats --json` carries them; readiness None: no interview date."""
         super().__init__()
         self.report = report
         self.titles = titles
+        self.readiness = readiness
+        self.calibration = calibration
         self.topics = [{**t, "title": titles.get(t["topic"]) or t.get("title") or t["topic"]} for t in report["topics"]]
         self.sort_key = FIRST_SORT
         self.sort_reverse = False
@@ -159,6 +172,8 @@ class StatsScreen(Screen[None]):
         today = dt.date.fromisoformat(report["today"])
         yield Static(self.header_line(), id="sttop")
         with VerticalScroll(id="stbody"):
+            if self.readiness is not None:  # the question that brought the learner here, when a date is set
+                yield ReadinessChart(self.readiness, self.titles, today, id="stready")
             yield Static(id="stsort")
             yield DataTable(id="sttopics", cursor_type="row", zebra_stripes=True)
             with HorizontalGroup():
@@ -168,6 +183,8 @@ class StatsScreen(Screen[None]):
             with HorizontalGroup():
                 yield MockHistory(report.get("mock_history"), int(report.get("mocks", 0)), id="stmocks")
                 yield KernelProgress(report.get("kernels", {}), report.get("kernels_untimed", {}), id="stkernels")
+            if self.calibration is not None:
+                yield CalibrationChart(self.calibration, id="stcalibration")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

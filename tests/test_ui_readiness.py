@@ -1,0 +1,177 @@
+"""Readiness for the interview date on the screens: the days left on the review screen's top bar, the
+readiness chart and the forecast's calibration on the stats screen."""
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from drill.config.settings import Settings
+from drill.ui.app import DrillApp
+from drill.ui.readiness_view import (
+    by_gap,
+    calibration_bar,
+    calibration_rows,
+    mock_line,
+    readiness_bar,
+    today_line,
+    what_would_fit,
+)
+from drill.ui.review import interview_countdown
+from tests.conftest import FixedClock, settle, type_keys
+from tests.test_ui_review import top_text
+
+NOW = dt.datetime(2026, 5, 10, 12, 0)
+TODAY = NOW.date()
+
+
+def readiness_json(
+    topics: dict[str, tuple[float, float]] | None = None,
+    *,
+    date: dt.date = dt.date(2026, 5, 27),
+    target: float = 0.9,
+    minutes: int = 30,
+    fits: bool = True,
+    track: str | None = "inference",
+) -> dict[str, Any]:
+    """Readiness as `drill stats --json` carries it: `topics` maps each topic to (stop now, with the plan)."""
+    topics = topics or {"serving": (0.3, 0.92), "gpu-arch": (0.75, 0.95), "collectives": (0.5, 0.9)}
+    rows = [
+        {"topic": t, "title": t.title(), "cards": 10, "stop_now": now, "with_plan": plan, "gap": target - now}
+        for t, (now, plan) in topics.items()
+    ]
+    rows.sort(key=lambda r: -r["gap"])
+    days = [
+        {
+            "date": (TODAY + dt.timedelta(days=i)).isoformat(),
+            "new": 4,
+            "reviews": 10 + i,
+            "early": 0,
+            "minutes": 20 + i,
+            "mock": i == 7,
+        }
+        for i in range((date - TODAY).days)
+    ]
+    return {
+        "date": date.isoformat(),
+        "days_left": (date - TODAY).days,
+        "track": track,
+        "target": target,
+        "minutes_per_day": minutes,
+        "overall": {
+            "stop_now": sum(v[0] for v in topics.values()) / len(topics),
+            "with_plan": sum(v[1] for v in topics.values()) / len(topics),
+        },
+        "topics": rows,
+        "plan": {
+            "fits": fits,
+            "why_not": None if fits else "the busiest day needs 62 minutes, more than the 30 given",
+            "needs_minutes": None if fits else 62,
+            "leave_out": [] if fits else ["collectives"],
+            "today": days[0] if days else None,
+            "days": days,
+            "mocks": [d["date"] for d in days if d["mock"]],
+        },
+    }
+
+
+def calibration_json(reviews: int = 512) -> dict[str, Any]:
+    bins = [
+        {"predicted": 0.55, "actual": 0.5, "count": 12},
+        {"predicted": 0.85, "actual": 0.82, "count": 40},
+        {"predicted": 0.95, "actual": 0.96, "count": 300},
+    ]
+    return {"reviews": reviews, "log_loss": 0.41, "rmse_bins": 0.05, "bins": bins}
+
+
+# -- the pieces, as pure functions ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "date, words",
+    [
+        (dt.date(2026, 5, 22), "12 days to the interview"),
+        (dt.date(2026, 5, 11), "1 day to the interview"),
+        (TODAY, "interview today"),
+        (dt.date(2026, 5, 9), ""),  # it has passed
+        (None, ""),
+    ],
+)
+def test_the_days_left_in_words(date, words):
+    assert interview_countdown(date, TODAY) == words
+
+
+def test_a_readiness_bar_shows_now_then_what_the_plan_adds_and_marks_the_target():
+    assert readiness_bar(0.3, 0.8, 0.9, 10) == "███▒▒▒▒▒·│"  # a bar that reaches the target ends at its mark
+    assert readiness_bar(0.5, 0.4, 0.9, 10) == "█████····│"  # a lower plan takes nothing from now
+    assert readiness_bar(1.0, 1.0, 0.9, 10) == "█████████│"
+
+
+def test_a_calibration_bar_fills_to_the_pass_rate_and_marks_the_prediction():
+    assert calibration_bar(0.85, 0.5, 10) == "█████···│·"
+    assert calibration_bar(0.0, 0.0, 4) == "│···"
+
+
+def test_empty_bins_are_left_out_and_the_rest_ordered_by_prediction():
+    bins = [
+        {"predicted": 0.95, "actual": 0.9, "count": 30},
+        {"predicted": None, "actual": None, "count": 0},
+        {"predicted": 0.45, "actual": 0.5, "count": 4},
+    ]
+    assert calibration_rows({"bins": bins}) == [(0.45, 0.5, 4), (0.95, 0.9, 30)]
+
+
+def test_topics_furthest_from_the_target_come_first():
+    topics = [{"topic": "a", "gap": 0.1}, {"topic": "b", "gap": 0.6}, {"topic": "c", "gap": 0.1}]
+    assert [t["topic"] for t in by_gap(topics)] == ["b", "a", "c"]
+
+
+def test_todays_plan_and_the_next_mock_in_words():
+    plan = readiness_json()["plan"]
+    plan["today"] = {"new": 1, "reviews": 12.4, "early": 3.2, "minutes": 27.6, "mock": False}
+    assert today_line(plan, 30) == "Today: 1 new card and 12 reviews (3 early), about 28 of your 30 minutes"
+    assert mock_line(plan, TODAY) == "Next mock interview: Sun 17 May"
+    assert mock_line(plan, dt.date(2026, 5, 17)).startswith("A mock interview today")
+    assert mock_line(plan, dt.date(2026, 5, 18)) == ""  # the plan's only mock is behind
+
+
+def test_what_would_fit_names_the_minutes_and_the_topics_by_title():
+    plan = readiness_json(fits=False)["plan"]
+    titles = {"collectives": "Collectives (NCCL)"}.get
+    assert what_would_fit(plan, lambda t: titles(t) or t) == (
+        "It would fit with 62 minutes a day or leaving out Collectives (NCCL)."
+    )
+    assert what_would_fit(readiness_json()["plan"], str) == ""
+
+
+# -- the review screen's top bar -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "now, shown",
+    [
+        (dt.datetime(2026, 5, 10, 12, 0), "12 days to the interview"),
+        (dt.datetime(2026, 5, 22, 3, 0), "1 day to the interview"),  # before 4 AM: still the study day before
+        (dt.datetime(2026, 5, 22, 9, 0), "interview today"),
+        (dt.datetime(2026, 5, 23, 9, 0), None),
+    ],
+    ids=["12 days", "the night before", "the day", "after"],
+)
+async def test_the_top_bar_counts_the_days_to_the_interview(tmp_path, concept_deck, now, shown):
+    settings = Settings(interview_date=dt.date(2026, 5, 22))
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(now), settings=settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        top = top_text(app)
+        assert "done 0 · left 2" in top
+        if shown is None:
+            assert "interview" not in top
+        else:
+            assert shown in top
+        await type_keys(pilot, "enter", "4")  # a grade redraws the bar: the days left stay beside the count
+        await settle(pilot)
+        top = top_text(app)
+        assert "1 saved" in top and (shown is None or shown in top)
+
+
+async def test_without_an_interview_date_the_top_bar_is_as_before(tmp_path, concept_deck):
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert top_text(app).startswith("done 0 · left 2 │ concept")
