@@ -25,13 +25,15 @@ from drill.config.settings import Settings
 from drill.store import reader
 from drill.store.errors import StoreError
 from drill.study.focus import focused_queue
-from drill.study.records import CardState, ProgressRows
+from drill.study.records import CardState, LoggedReview, ProgressRows
+from drill.study.scheduling import saved_parameters
 from drill.study.session import (
     DEFAULT_FOCUS_NEW,
     DEFAULT_NEW_ORDER,
     DEFAULT_NEW_PER_DAY,
     ReviewSession,
     build_queue,
+    out_of_queues,
     study_day,
 )
 
@@ -40,6 +42,8 @@ from drill.study.session import (
 if TYPE_CHECKING:
     from drill.cards.deck_summary import DeckSummary
     from drill.store.store import Store
+    from drill.study.forecast import MemoryModel
+    from drill.study.readiness import CalibrationFigures, Interview, ReadinessFigures
     from drill.study.standing import TopicFigures
 
 
@@ -240,6 +244,68 @@ class Workspace:
         """The cards graded on study day `day`, in any mode."""
         return reader.studied_on(self.data_dir, day)
 
+    # -- readiness for the interview date ----------------------------------------------
+    def review_log(self) -> list[LoggedReview]:
+        """Every logged review, oldest first."""
+        return reader.read_log(self.data_dir)
+
+    def fsrs_parameters(self) -> tuple[float, ...] | None:
+        """FSRS parameters fitted to this learner (`drill fsrs fit`); None: the fsrs package's defaults."""
+        return saved_parameters(self.saved_settings())
+
+    def memory_model(self) -> MemoryModel:
+        """FSRS as it predicts this learner's recall: their fitted parameters, the settings' longest interval."""
+        from drill.study.forecast import MemoryModel
+
+        return MemoryModel(self.fsrs_parameters(), self.settings.max_interval_days)
+
+    def interview(self) -> Interview | None:
+        """The interview date and what goes with it in the settings file; None when no date is set."""
+        from drill.study.readiness import Interview
+
+        date = self.settings.interview_date
+        if date is None:
+            return None
+        track = self.settings.interview_track or None
+        return Interview(date, track, self.settings.readiness_target, self.settings.minutes_per_day)
+
+    def readiness(
+        self,
+        today: dt.date,
+        *,
+        states: Mapping[str, CardState] | None = None,
+        new_order: str = DEFAULT_NEW_ORDER,
+    ) -> ReadinessFigures | None:
+        """Readiness on the interview date and the plan to it; None when no date is set or the date has passed."""
+        from drill.study.readiness import readiness_figures
+
+        interview = self.interview()
+        if interview is None or interview.date < today:
+            return None
+        ensure_schema(self.data_dir)
+        track = None
+        if interview.track is not None:
+            from drill.study.tracks import track_topics
+
+            track = track_topics(interview.track)
+        cards = [card for card in self.summary.cards.values() if track is None or card.topic in track]
+        return readiness_figures(
+            cards,
+            self.review_log(),
+            self.states() if states is None else states,
+            today,
+            interview,
+            titles=topic_titles(),
+            model=self.memory_model(),
+            new_order=new_order,
+        )
+
+    def calibration(self) -> CalibrationFigures:
+        """Predicted recall against what happened, over the learner's whole record."""
+        from drill.study.readiness import calibration
+
+        return calibration(self.review_log(), self.memory_model())
+
     # -- today's session ---------------------------------------------------------------
     def review_session(
         self,
@@ -257,12 +323,14 @@ class Workspace:
         """A review session on study day `today`: one card (`card_id`), some topics (`focused` or `cram`), or the day's queue.
 
         `states` are read from the database unless given. The new cards a restart shows are the
-        same: their order is seeded with the day.
+        same: their order is seeded with the day. With an interview date ahead, the day's queue
+        follows the plan to it (`planned_queue`).
         """
         if states is None:
             states = self.states()
         chosen = tuple(topics)
         seed = today.toordinal()
+        early: list[str] = []
         if card_id is not None:
             queue = [card_id]
         elif focused or cram:
@@ -276,6 +344,8 @@ class Workspace:
                 new_order=new_order,
                 seed=seed,
             )
+        elif (planned := self.planned_queue(today, states, new_order)) is not None:
+            queue, early = planned
         else:
             new_done = sum(1 for s in states.values() if s.introduced_on == today)
             queue = build_queue(
@@ -296,7 +366,33 @@ class Workspace:
             topics=chosen,
             max_interval=self.settings.max_interval_days,
             focus_new=focus_new,
+            early=frozenset(early),
         )
+
+    def planned_queue(
+        self, today: dt.date, states: Mapping[str, CardState], new_order: str
+    ) -> tuple[list[str], list[str]] | None:
+        """The day's queue when it follows the plan to the interview date, and its early reviews; None without a plan.
+
+        Same-day repeats and due cards as always, then the cards the plan brings up early
+        (below target on the date, in its last days), then the plan's new cards for today
+        that are still new: the plan is made from the record as it stood at the start of
+        the day, so a restart shows the same cards.
+        """
+        figures = self.readiness(today, states=states, new_order=new_order)
+        if figures is None or figures.plan is None:
+            return None
+        queue = build_queue(self.cards.values(), states, today, new_limit=0, new_order=new_order)
+        queued = set(queue)
+
+        def askable(card_id: str) -> bool:
+            state = states.get(card_id)
+            in_decks = card_id in self.cards and card_id not in queued
+            return in_decks and (state is None or not out_of_queues(state, today))
+
+        early = [cid for cid in figures.early_today if askable(cid)]
+        new = [cid for cid in figures.new_today if askable(cid) and (states.get(cid) is None or states[cid].is_new)]
+        return queue + early + new, early
 
     # -- writes --------------------------------------------------------------------------
     def store(self) -> Store:

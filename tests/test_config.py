@@ -58,7 +58,7 @@ def save(data: Path, **values: str) -> None:
 def test_no_file_gives_the_defaults(config_file):
     settings = load_settings()
     assert settings == Settings(path=config_file)
-    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", 36500, "lab", "textual-dark", "", 60.0, {}]
+    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", 36500, "lab", "textual-dark", "", 60.0, None, "", 60, 0.9, {}]
     assert settings.in_file == frozenset() and settings.from_file("new_per_day") is None
 
 
@@ -115,7 +115,8 @@ HOST = (
 KEY_LIST = 'must be a key, or keys separated by commas, such as "ctrl+y"'
 BINDING_ID = "must be a binding id such as review.suspend (a screen, a dot, a name)"
 KNOWN = (
-    "known: new_per_day, day_starts_at, scheduler, max_interval_days, new_order, theme, gpu_host, judge_timeout, keys"
+    "known: new_per_day, day_starts_at, scheduler, max_interval_days, new_order, theme, gpu_host, judge_timeout, interview_date, interview_track, minutes_per_day,"
+    " readiness_target, keys"
 )
 DAYS = "must be a whole number of days from 1 to 36500"
 BAD = [
@@ -305,6 +306,10 @@ def test_show_says_where_each_value_comes_from(config_file, tmp_path, capsys):
         "theme": "file",
         "gpu_host": "default",
         "judge_timeout": "default",
+        "interview_date": "default",
+        "interview_track": "default",
+        "minutes_per_day": "default",
+        "readiness_target": "default",
         'keys."review.suspend"': "file",
     }
     assert 'theme = "nord"' in out and 'new_order = "deck"' in out and "day_starts_at = 6" in out

@@ -1,7 +1,7 @@
 """The `drill` command: the review app by default, and the sub-commands listed in COMMANDS.
 
 The package is the top layer: each sub-command's parser, help text and runner live in one module here
-(check, stats, calc, kernel, gpu, trust, mock, exchange, config); the review app's own flags in `app`;
+(check, stats, calc, kernel, gpu, trust, mock, exchange, config, plan, fsrs); the review app's own flags in `app`;
 the options every command shares in `options`. Nothing below imports this package.
 """
 
@@ -53,6 +53,8 @@ COMMANDS = (
     Command("export", "cards to Anki (.apkg) or CSV; the review log to CSV", "drill.cli.exchange"),
     Command("import", "a review log from CSV (importing twice adds nothing)", "drill.cli.exchange"),
     Command("config", "the settings file: path, show, set KEY VALUE", "drill.cli.config"),
+    Command("plan", "the interview date: readiness on it and the daily plan that gets there", "drill.cli.plan"),
+    Command("fsrs", "fit the memory model to your record (fit), or back to its defaults (reset)", "drill.cli.fsrs"),
 )
 
 HELP_WORDS = {"-h", "--help"}

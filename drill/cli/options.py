@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from drill import paths
 
@@ -71,3 +72,28 @@ def positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
     return value
+
+
+TODAY_HELP = "take this day (YYYY-MM-DD) as today: to see a plan from another day, or to test one"
+
+
+def iso_day(text: str) -> dt.date:
+    """A day written YYYY-MM-DD (--today, drill plan --date)."""
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a date such as 2026-12-15 (got {text!r})") from None
+
+
+def add_today(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", help=TODAY_HELP)
+
+
+def clock_for(args: argparse.Namespace) -> Callable[[], dt.datetime]:
+    """The clock a command reads: a fixed moment on --today's study day, else the system's."""
+    day = getattr(args, "today", None)
+    if day is None:
+        return dt.datetime.now
+    # 23:59 falls on that study day whatever hour the day starts at (0-23)
+    moment = dt.datetime.combine(day, dt.time(23, 59))
+    return lambda: moment

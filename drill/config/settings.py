@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import difflib
 import json
 import math
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 from drill.config import keybindings
 from drill.config.template import TEMPLATE as TEMPLATE  # its home was here; tests and the README check it
 from drill.hosts import EXAMPLES, BadHost, parse_host
+from drill.study.plan import DEFAULT_MINUTES_PER_DAY, DEFAULT_TARGET
 from drill.study.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 from drill.study.sm2 import DEFAULT_MAX_INTERVAL
@@ -27,6 +29,7 @@ FILE_NAME = "config.toml"
 DEFAULT_THEME = "textual-dark"
 DEFAULT_JUDGE_TIMEOUT = 60.0  # seconds a kernel run may take (the judge client, `drill kernel run`, the kernel screen)
 MAX_INTERVAL_LIMIT = 36500  # days (100 years): the most max_interval_days may be
+MINUTES_PER_DAY_LIMIT = 24 * 60  # the most minutes_per_day may be: a whole day
 # Keys that earlier flags (or a scheduler switch) saved in the database's setting table.
 SAVED_KEYS = ("new_per_day", "day_starts_at", "new_order", "scheduler")
 
@@ -73,6 +76,10 @@ class Settings:
     theme: str = DEFAULT_THEME
     gpu_host: str = ""
     judge_timeout: float = DEFAULT_JUDGE_TIMEOUT
+    interview_date: dt.date | None = None  # None: no interview date (the file's "")
+    interview_track: str = ""  # a track id of tracks.yaml; "": every card
+    minutes_per_day: int = DEFAULT_MINUTES_PER_DAY
+    readiness_target: float = DEFAULT_TARGET
     keys: Mapping[str, str] = field(default_factory=dict)
     path: Path | None = None
     in_file: frozenset[str] = frozenset()
@@ -95,6 +102,10 @@ def shown(value: object) -> str:
     """A value as TOML writes it, for messages: "lots", 24, true, a table."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:  # a setting that is off (no interview date) is written "" in the file
+        return '""'
+    if isinstance(value, dt.date):
+        return value.isoformat()
     if isinstance(value, (str, int)):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float):
@@ -138,6 +149,38 @@ def check_gpu_host(value: object) -> str:
 def check_judge_timeout(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise Invalid(f"must be a number of seconds > 0 (got {shown(value)})")
+    return float(value)
+
+
+def check_interview_date(value: object) -> dt.date | None:
+    """A day such as 2026-12-15 (a TOML date, or the same as text); "" for no interview date."""
+    if value == "":
+        return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise Invalid(f'must be a date such as 2026-12-15, or "" for none (got {shown(value)})')
+
+
+def check_interview_track(value: object) -> str:
+    """A track id of cards/data/tracks.yaml, or "" for every card."""
+    from drill.study.tracks import load_tracks
+
+    if value == "":
+        return value
+    tracks = load_tracks()
+    if isinstance(value, str) and value.strip().lower() in tracks:
+        return value.strip().lower()
+    raise Invalid(f'must be a track: {", ".join(tracks)}, or "" for every card (got {shown(value)})')
+
+
+def check_readiness_target(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise Invalid(f"must be a recall between 0 and 1, such as 0.9 (got {shown(value)})")
     return float(value)
 
 
@@ -191,6 +234,12 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "theme": check_theme,
     "gpu_host": check_gpu_host,
     "judge_timeout": check_judge_timeout,
+    "interview_date": check_interview_date,
+    "interview_track": check_interview_track,
+    "minutes_per_day": lambda v: _whole(
+        v, 1, MINUTES_PER_DAY_LIMIT, f"must be a whole number of minutes from 1 to {MINUTES_PER_DAY_LIMIT}"
+    ),
+    "readiness_target": check_readiness_target,
     "keys": check_keys,
 }
 KEYS = tuple(CHECKS)  # every key the file may hold, in the order `drill config show` lists them
@@ -204,15 +253,27 @@ def _unknown(key: str) -> str:
 def parse_text(key: str, text: str) -> object:
     """A value typed on the command line (or saved in the database) as the file would hold it; the check judges it."""
     text = text.strip()
-    if key in ("new_per_day", "day_starts_at", "max_interval_days", "judge_timeout"):
-        for number in (int, float) if key == "judge_timeout" else (int,):
+    if key in (
+        "new_per_day",
+        "day_starts_at",
+        "max_interval_days",
+        "judge_timeout",
+        "minutes_per_day",
+        "readiness_target",
+    ):
+        for number in (int, float) if key in ("judge_timeout", "readiness_target") else (int,):
             try:
                 return number(text)
             except ValueError:
                 pass
         return text
-    if key in ("scheduler", "new_order", "theme"):
+    if key in ("scheduler", "new_order", "theme", "interview_track"):
         return text.lower()
+    if key == "interview_date" and text:
+        try:
+            return dt.date.fromisoformat(text)  # written to the file as a TOML date
+        except ValueError:
+            return text
     return text
 
 
@@ -383,6 +444,14 @@ def assign(doc: "tomlkit.TOMLDocument", change: Assignment) -> tuple["tomlkit.TO
             table[change.binding] = change.value
         else:
             table.pop(change.binding, None)
+    return doc, cast(object, before.unwrap() if isinstance(before, tomlkit.items.Item) else before)
+
+
+def remove(doc: "tomlkit.TOMLDocument", key: str) -> tuple["tomlkit.TOMLDocument", object]:
+    """The document without the top-level `key`, and what it held (None: nothing)."""
+    import tomlkit
+
+    before = doc.pop(key, None)
     return doc, cast(object, before.unwrap() if isinstance(before, tomlkit.items.Item) else before)
 
 

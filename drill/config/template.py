@@ -34,6 +34,19 @@ TEMPLATE = """\
 # Seconds a kernel run may take before it is stopped: a number above 0.
 # judge_timeout = 60
 
+# The interview date, such as 2026-12-15: readiness and the daily plan aim at
+# it (`drill plan --date` sets it, `drill plan --clear` removes it); "" none.
+# interview_date = ""
+
+# The track the plan covers: training, inference or kernels; "" every card.
+# interview_track = ""
+
+# Minutes a day you give drill until the interview: 1 to 1440.
+# minutes_per_day = 60
+
+# The recall the plan aims at on the interview date, between 0 and 1.
+# readiness_target = 0.9
+
 # Key bindings by binding id; several keys are separated by commas. The review
 # screen's ids: review.undo, review.suspend, review.bury, review.mock,
 # review.stats, review.browser. Keys the answer field uses (ctrl+a, ctrl+e,

@@ -18,6 +18,7 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.study.standing import UNSEEN_WEAKNESS
+from drill.study.tracks import load_tracks as load_tracks  # its home was here; the mock screens read it from here
 
 # Minutes an interviewer would give each kind of question.
 MINUTES_BY_KIND: dict[str, int] = {"concept": 4, "shape_trace": 4, "memory_ledger": 5, "diagnosis": 5, "kernel": 15}
@@ -57,17 +58,6 @@ class MockPlan:
 
 class PlanError(ValueError):
     """A plan cannot be made from what was asked (unknown topic or track, no cards, no time)."""
-
-
-def load_tracks(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The preset topic mixes in cards/data/tracks.yaml, by id."""
-    import yaml
-
-    from drill import paths
-
-    path = path or paths.data_files_dir() / "tracks.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {t["id"]: t for t in data.get("tracks", [])}
 
 
 def judge_can_run() -> bool:

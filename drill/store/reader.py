@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from drill.store import errors, migrations
-from drill.store.rows import state_from_row
-from drill.study.records import CardFigures, CardState, ProgressRows
+from drill.store.rows import logged_review_from_row, state_from_row
+from drill.study.records import CardFigures, CardState, LoggedReview, ProgressRows
 
 DB_NAME = "drill.sqlite3"
 T = TypeVar("T")
@@ -199,6 +199,25 @@ def mock_report_json(data_dir: Path, mock_id: int) -> Any:
         return json.loads(rows[0][0]) if rows and rows[0][0] else None
 
     return _read(database_path(data_dir), query, None)
+
+
+# -- the whole review log: readiness, calibration and fitting replay it -------------------
+# a mock answer's score decides what it does to the schedule (scheduling.after_grade); no other mode reads its answer
+_LOG = (
+    "SELECT id, card_id, day, grade, mode, duration_ms, CASE WHEN mode = 'mock' THEN answer END AS answer"
+    " FROM review_log ORDER BY id"
+)
+
+
+def read_log(data_dir: Path) -> list[LoggedReview]:
+    """Every logged review, oldest first; [] before the first run. A day that is not a date raises ValueError."""
+
+    def query(conn: sqlite3.Connection) -> list[LoggedReview]:
+        conn.row_factory = sqlite3.Row
+        rows = _rows_or_none(conn, _LOG)
+        return [logged_review_from_row(dict(r)) for r in rows or []]
+
+    return _read(database_path(data_dir), query, [])
 
 
 # -- the browser's looks at the review log -------------------------------------------

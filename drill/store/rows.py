@@ -101,6 +101,7 @@ def logged_review_from_row(row: Mapping[str, Any]) -> LoggedReview:
         mode=row.get("mode") or "review",
         reviewed_at=row.get("reviewed_at") or "",
         answer=answer,
+        duration_ms=int(row.get("duration_ms") or 0),
     )
 
 

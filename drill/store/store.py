@@ -225,9 +225,9 @@ class Store(MockRecords):
     def replay_log(
         self,
         rebuild: Callable[[list[LoggedReview], dict[str, CardState]], Mapping[str, CardState]],
-        settings: Mapping[str, str],
+        settings: Mapping[str, str | None],
     ) -> tuple[int, int]:
-        """Card states rebuilt from the review log, and `settings` saved, in one write transaction.
+        """Card states rebuilt from the review log, and `settings` saved (None removes one), in one write transaction.
 
         `rebuild(log, states)` gets every logged review (oldest first) and the current
         states, and returns the states to write. The log is only read; review counts
@@ -241,7 +241,12 @@ class Store(MockRecords):
             for state in rebuilt.values():
                 self._put_state(state)
             for key, value in settings.items():
-                setting = self._session.get(SettingRow, key, populate_existing=True) or SettingRow(key=key, value=value)
+                setting = self._session.get(SettingRow, key, populate_existing=True)
+                if value is None:
+                    if setting is not None:
+                        self._session.delete(setting)
+                    continue
+                setting = setting or SettingRow(key=key, value=value)
                 setting.value = value
                 self._session.add(setting)
         return len(rebuilt), len(log)
@@ -322,6 +327,12 @@ class Store(MockRecords):
             row = self._session.get(SettingRow, key, populate_existing=True) or SettingRow(key=key, value=value)
             row.value = value
             self._session.add(row)
+
+    def remove_setting(self, key: str) -> None:
+        with self._writing():
+            row = self._session.get(SettingRow, key, populate_existing=True)
+            if row is not None:
+                self._session.delete(row)
 
     def settings(self) -> dict[str, str]:
         with self._reading():

@@ -91,7 +91,7 @@ def fit_parameters(log: Iterable[LoggedReview], *, min_reviews: int = MIN_REVIEW
     if missing:
         raise FitUnavailable(
             f"fitting FSRS needs {', '.join(missing)} (the fsrs optimizer's dependencies): "
-            f"pip install '{FIT_EXTRA}' (or pip install 'fsrs[optimizer]')"
+            f"pip install -e '.[fit]' in drill's folder (pip install '{FIT_EXTRA}' where drill is installed from a package)"
         )
     rows = scheduled_reviews(log)
     if len(rows) < min_reviews:

@@ -41,11 +41,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill.study import sm2
+from drill.study import scheduling, sm2
 from drill.study.forecast import UNSEEN_RECALL, MemoryModel, Readiness, TrackCard, readiness, stop_now
 from drill.study.records import FSRSState, LoggedReview
 
 DEFAULT_TARGET = 0.9
+DEFAULT_MINUTES_PER_DAY = 60  # the minutes a day a plan is made for when the learner names none
 INTRO_LEAD_DAYS = 3  # every card is introduced at least this many days before the date
 EARLY_REVIEW_DAYS = 5  # the days before the date in which a card below target comes up early
 # Until its parameters are fitted to the learner, the model's recall can be a few points off
@@ -103,12 +104,12 @@ class GradeMix:
 
 
 def grade_mix(log: Iterable[LoggedReview]) -> GradeMix:
-    """The learner's own grade mix from the reviews that reach the scheduler (mode review); defaults where too few."""
+    """The learner's own grade mix from the reviews that reach the scheduler (mode review or early); defaults where too few."""
     first: dict[int, int] = {}
     recalled: dict[int, int] = {}
     seen: set[str] = set()
     for row in sorted(log, key=lambda r: (r.day, r.id)):
-        if row.mode != "review":
+        if row.mode not in ("review", scheduling.EARLY):
             continue
         if row.card_id not in seen:
             seen.add(row.card_id)

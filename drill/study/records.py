@@ -129,9 +129,10 @@ class LoggedReview:
     card_id: str
     day: dt.date  # the study day it counted for
     grade: int
-    mode: str  # review, repeat, cram, mock
+    mode: str  # review, early, repeat, cram, mock
     reviewed_at: str = ""
     answer: dict[str, Any] | None = None
+    duration_ms: int = 0  # how long the answer took; 0 when not timed
 
 
 @dataclass(frozen=True)

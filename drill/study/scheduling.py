@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 SCHEDULERS = ("sm2", "fsrs")
 DEFAULT_SCHEDULER = "sm2"
 SETTING = "scheduler"  # the key in the saved settings
+# The saved setting holding FSRS parameters fitted to the learner (`drill fsrs fit`), a JSON list;
+# absent, FSRS uses the fsrs package's defaults. It lives in the database beside the log it was fitted to.
+PARAMETERS_SETTING = "fsrs_parameters"
+PARAMETER_COUNT = 21  # FSRS-6's parameters (fsrs.scheduler.DEFAULT_PARAMETERS)
 LEECH_LAPSES = 8
+EARLY = (
+    "early"  # the review log's mode of a review brought forward for the interview date (session.ReviewSession.early)
+)
 MOCK_PASS = 0.6  # a mock answer scoring at or above this passes; below it, its card is due tomorrow
 
 # The FSRS rating for each 0-5 grade.
@@ -71,8 +78,11 @@ class _Replaying:
 
     name: str
 
-    def __init__(self, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> None:
+    def __init__(
+        self, max_interval: int = sm2.DEFAULT_MAX_INTERVAL, parameters: tuple[float, ...] | None = None
+    ) -> None:
         self.max_interval = sm2.check_max_interval(max_interval)
+        self.parameters = parameters  # FSRS's, fitted to the learner; None: the defaults (SM-2 has none)
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         raise NotImplementedError
@@ -118,7 +128,7 @@ class SM2Scheduler(_Replaying):
 
 
 class FSRSScheduler(_Replaying):
-    """FSRS (the `fsrs` package) with its default parameters, for 90% retention, in whole study days.
+    """FSRS (the `fsrs` package) with the parameters fitted to the learner, else its defaults, for 90% retention, in whole study days.
 
     The queue counts in days and the session itself brings a failed card back a few
     cards later (session.REPEAT_GAP), so FSRS's minute-long steps are replaced: a new
@@ -132,7 +142,7 @@ class FSRSScheduler(_Replaying):
 
     def review(self, state: CardState, grade: int, today: dt.date) -> CardState:
         after = _counted(state, grade, today, self.max_interval)
-        memory, due = fsrs_review(state.fsrs, grade, today, self.max_interval)
+        memory, due = fsrs_review(state.fsrs, grade, today, self.max_interval, self.parameters)
         after.fsrs = memory
         after.due = due
         return after
@@ -150,10 +160,12 @@ def _counted(state: CardState, grade: int, today: dt.date, max_interval: int) ->
 
 
 @cache
-def _fsrs(maximum_interval: int) -> "fsrs.Scheduler":
+def _fsrs(maximum_interval: int, parameters: tuple[float, ...] | None = None) -> "fsrs.Scheduler":
     import fsrs
+    from fsrs.scheduler import DEFAULT_PARAMETERS
 
     return fsrs.Scheduler(
+        parameters=DEFAULT_PARAMETERS if parameters is None else parameters,
         learning_steps=(),
         relearning_steps=(dt.timedelta(days=1),),
         maximum_interval=maximum_interval,
@@ -175,7 +187,11 @@ def _at(day: dt.date) -> dt.datetime:
 
 
 def fsrs_review(
-    memory: FSRSState | None, grade: int, day: dt.date, max_interval: int = sm2.DEFAULT_MAX_INTERVAL
+    memory: FSRSState | None,
+    grade: int,
+    day: dt.date,
+    max_interval: int = sm2.DEFAULT_MAX_INTERVAL,
+    parameters: tuple[float, ...] | None = None,
 ) -> tuple[FSRSState, dt.date]:
     """FSRS's memory of a card and its due day after a review graded `grade` on study day `day`.
 
@@ -206,7 +222,7 @@ def fsrs_review(
             # shifted too, but never before the calendar's first day (only a log spanning millennia gets there)
             last_review=_at(max(memory.last_review, dt.date.min + shift) - shift),
         )
-    card, _ = _fsrs(max_interval).review_card(card, rating, review_datetime=at)
+    card, _ = _fsrs(max_interval, parameters).review_card(card, rating, review_datetime=at)
     assert card.stability is not None and card.difficulty is not None
     interval = (card.due - at).days
     return FSRSState(card.stability, card.difficulty, int(card.state), day), sm2.days_after(day, interval)
@@ -223,6 +239,8 @@ def after_grade(
     """The card after a grade logged with `mode` on study day `day`: what the session stores, and a replay redoes.
 
     cram    nothing changes
+    early   a review brought forward for the interview date (drill.study.plan.early_reviews): scheduled
+            as any review, and counted for retention
     repeat  a same-day repeat: only the day and whether it comes back again are noted
     mock    a failed mock answer (its logged score below MOCK_PASS) makes the card due tomorrow
             unless it is due sooner, as drill.mock.run.schedule_after does
@@ -247,18 +265,47 @@ def after_grade(
     return after
 
 
-_SCHEDULERS: dict[str, Callable[[int], Scheduler]] = {"sm2": SM2Scheduler, "fsrs": FSRSScheduler}
+_SCHEDULERS: dict[str, Callable[[int, tuple[float, ...] | None], Scheduler]] = {
+    "sm2": SM2Scheduler,
+    "fsrs": FSRSScheduler,
+}
 
 
-def scheduler_named(name: str, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> Scheduler:
+def scheduler_named(
+    name: str, max_interval: int = sm2.DEFAULT_MAX_INTERVAL, parameters: tuple[float, ...] | None = None
+) -> Scheduler:
     """The scheduler called `name` (sm2 or fsrs, any case), no interval longer than `max_interval` days.
 
+    `parameters` are FSRS's (fitted to the learner; None: the defaults); SM-2 has none.
     ValueError names the choices.
     """
     key = name.strip().lower()
     if key not in _SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r} (choose from {', '.join(SCHEDULERS)})")
-    return _SCHEDULERS[key](max_interval)
+    return _SCHEDULERS[key](max_interval, parameters)
+
+
+def saved_parameters(settings: Mapping[str, str]) -> tuple[float, ...] | None:
+    """The fitted FSRS parameters in the saved settings; None (the defaults) when none, or not 21 finite numbers."""
+    import json
+    import math
+
+    try:
+        values = json.loads(settings.get(PARAMETERS_SETTING) or "null")
+    except ValueError:
+        return None
+    if not isinstance(values, list) or len(values) != PARAMETER_COUNT:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        return None
+    return tuple(float(v) for v in values)
+
+
+def parameters_text(parameters: tuple[float, ...]) -> str:
+    """Fitted parameters as the saved setting keeps them (what saved_parameters reads)."""
+    import json
+
+    return json.dumps(list(parameters))
 
 
 def saved_scheduler(settings: Mapping[str, str]) -> str:
@@ -274,7 +321,7 @@ class ScheduleStore(Protocol):
     def replay_log(
         self,
         rebuild: Callable[[list[LoggedReview], dict[str, CardState]], Mapping[str, CardState]],
-        settings: Mapping[str, str],
+        settings: Mapping[str, str | None],
     ) -> tuple[int, int]: ...
 
 
@@ -288,15 +335,27 @@ class Switched:
     reviews: int  # logged reviews replayed
 
 
-def switch_scheduler(store: ScheduleStore, name: str, max_interval: int = sm2.DEFAULT_MAX_INTERVAL) -> Switched:
+def switch_scheduler(
+    store: ScheduleStore,
+    name: str,
+    max_interval: int = sm2.DEFAULT_MAX_INTERVAL,
+    parameters: tuple[float, ...] | None | str = "saved",
+) -> Switched:
     """Make `name` the active scheduler: every reviewed card rescheduled by replaying the log, and the setting saved.
 
     Both happen in one transaction; no review is changed, added or removed. Switching
     to the scheduler already active replays too (and changes nothing unless the maximum
-    interval did). An unknown name, or a logged grade outside 0-5, raises ValueError
-    with a one-line message.
+    interval or the parameters did). FSRS uses the saved fitted parameters unless
+    `parameters` gives others (None: the defaults), and those are saved with it. An
+    unknown name, or a logged grade outside 0-5, raises ValueError with a one-line message.
     """
-    scheduler = scheduler_named(name, max_interval)
+    settings: dict[str, str | None] = {}
+    if isinstance(parameters, str):
+        parameters = saved_parameters({PARAMETERS_SETTING: store.get_setting(PARAMETERS_SETTING) or ""})
+    else:
+        settings[PARAMETERS_SETTING] = None if parameters is None else parameters_text(parameters)
+    scheduler = scheduler_named(name, max_interval, parameters)
     previous = saved_scheduler({SETTING: store.get_setting(SETTING) or ""})
-    cards, reviews = store.replay_log(scheduler.replay, {SETTING: scheduler.name})
+    settings[SETTING] = scheduler.name
+    cards, reviews = store.replay_log(scheduler.replay, settings)
     return Switched(previous, scheduler.name, cards, reviews)

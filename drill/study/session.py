@@ -6,11 +6,20 @@ import datetime as dt
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from drill.cards.model import Card
 from drill.study.records import CardState
-from drill.study.scheduling import SETTING, Scheduler, after_grade, saved_scheduler, scheduler_named
+from drill.study.scheduling import (
+    EARLY,
+    PARAMETERS_SETTING,
+    SETTING,
+    Scheduler,
+    after_grade,
+    saved_parameters,
+    saved_scheduler,
+    scheduler_named,
+)
 from drill.study.sm2 import DEFAULT_MAX_INTERVAL, SAME_DAY_REPEAT_BELOW
 
 DEFAULT_NEW_PER_DAY = 10
@@ -26,7 +35,18 @@ def study_day(now: dt.datetime, rollover_hour: int = DEFAULT_ROLLOVER_HOUR) -> d
     return (now - dt.timedelta(hours=rollover_hour)).date()
 
 
-def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list[str]:
+class Dealt(Protocol):
+    """What the new-card order reads of a card (a Card, or the deck summary's CardSummary)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+def new_card_order(new: Sequence[Dealt], order: str, seed: int | str | None) -> list[str]:
     """New card ids in the order they are introduced (see build_queue's `new_order`)."""
     if order == "deck":
         return [card.id for card in new]
@@ -35,7 +55,7 @@ def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list
 
         salt = str(random.getrandbits(64) if seed is None else seed)
 
-        def draw(card: Card) -> tuple[bytes, str]:
+        def draw(card: Dealt) -> tuple[bytes, str]:
             return hashlib.blake2b(f"{salt}\0{card.id}".encode(), digest_size=8).digest(), card.id
 
         return [card.id for card in sorted(new, key=draw)]
@@ -47,7 +67,7 @@ def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list
     ranked = sorted((t["lab"], i) for i, (_, t) in enumerate(topics) if t.get("lab") is not None)
     ranked += [(None, i) for i, (_, t) in enumerate(topics) if t.get("lab") is None]
     rank = {topics[i][0]: r for r, (_, i) in enumerate(ranked)}
-    by_topic: dict[str, list[Card]] = {}
+    by_topic: dict[str, list[Dealt]] = {}
     for card in new:
         by_topic.setdefault(card.topic, []).append(card)
     # Topics missing from the topic list (only possible for hand-made cards) come last.
@@ -61,7 +81,7 @@ def _new_card_order(new: list[Card], order: str, seed: int | str | None) -> list
 KIND_TURNS = ("concept", "diagnosis", "memory_ledger", "shape_trace")
 
 
-def _kinds_in_turn(cards: list[Card], turn: int) -> list[str]:
+def _kinds_in_turn(cards: list[Dealt], turn: int) -> list[str]:
     """A topic's card ids, kinds in turn from KIND_TURNS[turn], each kind's cards in deck order."""
     from itertools import zip_longest
 
@@ -132,7 +152,7 @@ def build_queue(
     fresh: list[str] = []
     if room and new:
         still_new = {card.id for card in new}
-        fresh = [cid for cid in _new_card_order(pool, new_order, seed) if cid in still_new][:room]
+        fresh = [cid for cid in new_card_order(pool, new_order, seed) if cid in still_new][:room]
     return repeats + [cid for _, cid in due] + fresh
 
 
@@ -218,6 +238,11 @@ class ReviewSession:
     scheduler: str | None = None
     max_interval: int = DEFAULT_MAX_INTERVAL  # days; the settings file's max_interval_days
     focus_new: int = DEFAULT_FOCUS_NEW  # what drill.study.focus.focused_queue was given, for the words when it is empty
+    # cards in the queue although not due: below target on the interview date in its last days; their
+    # first grade of the day is logged as EARLY (a review FSRS and retention count like any other)
+    early: frozenset[str] = frozenset()
+    # FSRS's parameters fitted to the learner; None: the defaults (read from the store with the scheduler)
+    fsrs_parameters: tuple[float, ...] | None = None
 
     @property
     def current(self) -> Card | None:
@@ -253,6 +278,8 @@ class ReviewSession:
             mode = "cram"
         elif is_repeat:
             mode = "repeat"
+        elif mode == "review" and card_id in self.early:
+            mode = EARLY
         after = after_grade(self.active_scheduler(store), before, grade, self.today, mode)
         if not self.cram:
             after.changed = False
@@ -284,9 +311,12 @@ class ReviewSession:
     def active_scheduler(self, store: object) -> Scheduler:
         """The scheduler this session grades with, read once from the store's saved setting unless given."""
         if self.scheduler is None:
-            saved = store.get_setting(SETTING) if isinstance(store, SettingReader) else None
-            self.scheduler = saved_scheduler({SETTING: saved or ""})
-        return scheduler_named(self.scheduler, self.max_interval)
+            saved: dict[str, str] = {}
+            if isinstance(store, SettingReader):
+                saved = {key: store.get_setting(key) or "" for key in (SETTING, PARAMETERS_SETTING)}
+            self.scheduler = saved_scheduler(saved)
+            self.fsrs_parameters = saved_parameters(saved)
+        return scheduler_named(self.scheduler, self.max_interval, self.fsrs_parameters)
 
     def undo(self, store: ReviewWriter) -> Graded | SetAside | None:
         """Take back the last grade, suspension or burial: the state before it returns and the card is shown again."""

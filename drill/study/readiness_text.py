@@ -1,0 +1,100 @@
+"""Readiness and the plan as text: `drill plan` prints the whole plan, `drill stats` a short block."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from drill.study.plan import INTRO_LEAD_DAYS, PlanDay
+from drill.study.readiness import ReadinessFigures, days_left_words
+
+NEXT_DAYS = 7  # the days after today `drill plan` lists (--json has every one)
+STATS_TOPICS = 3  # topics the stats block names, the furthest from the target first
+
+
+def render_plan(figures: ReadinessFigures, cards: int) -> str:
+    """What `drill plan` prints: the date, readiness per topic, today, the next days, the mocks, or what would fit."""
+    lines = [_heading(figures, cards), ""]
+    lines += _topic_table(figures, None)
+    plan = figures.plan
+    if plan is None:
+        lines += ["", "The interview is today: nothing is left to plan. Good luck."]
+        return "\n".join(lines)
+    lines += ["", f"Today {_day(plan.days[0].day)}: {_day_figures(plan.days[0])}"]
+    rest = plan.days[1:]
+    if rest:
+        lines.append("Next days:")
+        lines += [f"  {_day(day.day)}  {_day_figures(day)}" for day in rest[:NEXT_DAYS]]
+        if len(rest) > NEXT_DAYS:
+            lines.append(f"  ... {len(rest) - NEXT_DAYS} more days to the interview (drill plan --json lists them all)")
+    if plan.mocks:
+        lines.append(f"Mock interviews (drill mock): {', '.join(_day(day) for day in plan.mocks)}")
+    lines += ["", *_verdict(figures)]
+    return "\n".join(lines)
+
+
+def render_block(figures: ReadinessFigures) -> str:
+    """The short readiness block `drill stats` prints when an interview date is set."""
+    lines = [f"Interview {figures.interview.date.isoformat()}: {days_left_words(figures.days_left)}"]
+    lines.append(
+        f"  readiness on the day: {figures.now.overall:.0%} if you stop now, {figures.with_plan:.0%} with the plan"
+        f" (target {figures.interview.target:.0%})"
+    )
+    furthest = [line for line in figures.topics()[:STATS_TOPICS] if line.gap(figures.interview.target) > 0]
+    if furthest:
+        lines.append("  furthest from the target: " + ", ".join(f"{t.title} {t.stop_now:.0%}" for t in furthest))
+    if figures.plan is not None:
+        today = figures.plan.days[0]
+        fits = "" if figures.plan.fits else " (the plan does not fit: drill plan says what would)"
+        lines.append(f"  today: {_day_figures(today)}{fits}")
+    return "\n".join(lines)
+
+
+def _heading(figures: ReadinessFigures, cards: int) -> str:
+    interview = figures.interview
+    track = f"track {interview.track}" if interview.track else "every card"
+    return (
+        f"Interview {interview.date.isoformat()}: {days_left_words(figures.days_left)} · {track} ({cards} cards) · "
+        f"target {interview.target:.0%} · {interview.minutes_per_day} minutes a day"
+    )
+
+
+def _topic_table(figures: ReadinessFigures, limit: int | None) -> list[str]:
+    rows = [("overall", figures.now.overall, figures.with_plan)]
+    rows += [(f"{t.title} ({t.cards})", t.stop_now, t.with_plan) for t in figures.topics()[:limit]]
+    width = max(len("Readiness on the day"), *(len(name) for name, _, _ in rows))
+    out = [f"{'Readiness on the day':<{width}}  stop now  with the plan"]
+    out += [f"{name:<{width}}  {now:>8.0%}  {planned:>13.0%}" for name, now, planned in rows]
+    return out
+
+
+def _verdict(figures: ReadinessFigures) -> list[str]:
+    plan = figures.plan
+    assert plan is not None
+    if plan.fits:
+        return [f"The plan fits: {plan.planned.overall:.0%} on the day, target {plan.target:.0%}."]
+    out = [f"It does not fit: {'; '.join(plan.reasons)}."]
+    would = []
+    if plan.minutes_needed is not None:
+        would.append(f"{plan.minutes_needed} minutes a day (drill plan --minutes {plan.minutes_needed})")
+    if plan.leave_out:
+        would.append("leaving out " + ", ".join(cut.topic for cut in plan.leave_out))
+    if would:
+        out.append("What would: " + ", or ".join(would) + ".")
+    else:
+        out.append(
+            f"No number of minutes would: every card is introduced {INTRO_LEAD_DAYS} days before the date at the "
+            "latest; a later date or a smaller track would."
+        )
+    return out
+
+
+def _day_figures(day: PlanDay) -> str:
+    early = f" ({round(day.early_reviews)} early)" if round(day.early_reviews) else ""
+    mock = " + a mock interview" if day.mock else ""
+    return (
+        f"{len(day.new_cards):>3} new, {round(day.reviews):>3} reviews{early}, about {round(day.minutes)} minutes{mock}"
+    )
+
+
+def _day(day: dt.date) -> str:
+    return f"{day:%a} {day.isoformat()}"
