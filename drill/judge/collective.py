@@ -91,6 +91,14 @@ def choose_worlds(job: Job, gpus: int) -> tuple[str, list[int], str]:
     )
 
 
+def device_words(rt: Any) -> str:
+    """Where a collective card's ranks run: this machine's GPUs over NCCL, or its CPU over gloo."""
+    gpus = cuda_device_count() if rt.gpu else 0
+    if gpus >= 2:
+        return f"{gpus} × {rt.device_words}, one rank per GPU over NCCL"
+    return f"CPU over gloo ({'one GPU here' if gpus == 1 else 'no GPU here'}: correctness only)"
+
+
 def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, emit: Emit) -> None:
     """One run of a collective card; every fault ends in an `error` event naming the rank and what it was doing."""
     deadline = time.monotonic() + _budget(job)

@@ -123,7 +123,12 @@ class Judge:
         card = str(job.get("card", "?"))
         language = job.get("language")
         filename = str(job.get("filename") or ("kernel.cu" if language == "cuda" else "kernel.py"))
-        emit({"event": "started", "card": card, "device": rt.device_words, "gpu": rt.gpu})
+        device = rt.device_words
+        if language == "collective":  # its ranks run elsewhere than the judge: say where
+            from drill.judge.collective import device_words
+
+            device = device_words(rt)
+        emit({"event": "started", "card": card, "device": device, "gpu": rt.gpu})
         try:
             harness = load_harness(str(job["harness"]), Pins.from_job(job))
         except NotTrusted as exc:
