@@ -79,6 +79,7 @@ class RankGroup:
         self.stall_s = stall_s
         self.ranks: list[_Rank] = []
         self.pgid = 0
+        self._procs: list[subprocess.Popen[bytes]] = []  # kept, so Popen does not reap them behind our back
         self._arrived = 0
         self._selector = selectors.DefaultSelector()
 
@@ -166,7 +167,7 @@ class RankGroup:
             stderr=log,
             process_group=self.pgid,
         )
-        self._procs = getattr(self, "_procs", []) + [proc]  # kept, so Popen does not reap them behind our back
+        self._procs.append(proc)
         return proc.pid
 
     def kill(self) -> None:
