@@ -9,6 +9,10 @@ import pytest
 from drill.config.settings import Settings
 from drill.ui.app import DrillApp
 from drill.ui.readiness_view import (
+    ENOUGH_REVIEWS,
+    TARGET_MARK,
+    CalibrationChart,
+    ReadinessChart,
     by_gap,
     calibration_bar,
     calibration_rows,
@@ -18,11 +22,15 @@ from drill.ui.readiness_view import (
     what_would_fit,
 )
 from drill.ui.review import interview_countdown
+from drill.ui.stats_screen import StatsScreen
+from tests import test_ui_stats
 from tests.conftest import FixedClock, settle, type_keys
 from tests.test_ui_review import top_text
+from tests.test_ui_stats import open_stats
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 TODAY = NOW.date()
+seeded = test_ui_stats.seeded  # the fixture: eight weeks of reviews, a mock and kernel runs
 
 
 def readiness_json(
@@ -159,15 +167,21 @@ async def test_the_top_bar_counts_the_days_to_the_interview(tmp_path, concept_de
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         top = top_text(app)
-        assert "done 0 · left 2" in top
+        assert top.startswith("done 0 · left ")
         if shown is None:
             assert "interview" not in top
         else:
             assert shown in top
-        await type_keys(pilot, "enter", "4")  # a grade redraws the bar: the days left stay beside the count
+
+
+async def test_the_days_left_stay_beside_the_grades_saved(tmp_path, concept_deck):
+    settings = Settings(interview_date=dt.date(2026, 5, 22))
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW), settings=settings)
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        top = top_text(app)
-        assert "1 saved" in top and (shown is None or shown in top)
+        await type_keys(pilot, "enter", "4")  # a grade redraws the bar
+        await settle(pilot)
+        assert "1 grade saved · 12 days to the interview │" in top_text(app)
 
 
 async def test_without_an_interview_date_the_top_bar_is_as_before(tmp_path, concept_deck):
@@ -175,3 +189,90 @@ async def test_without_an_interview_date_the_top_bar_is_as_before(tmp_path, conc
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert top_text(app).startswith("done 0 · left 2 │ concept")
+
+
+# -- the stats screen ----------------------------------------------------------------------------
+INTERVIEW = dt.date(2026, 5, 27)
+
+
+def app_with_a_date(deck, data, **settings: Any) -> DrillApp:
+    chosen = Settings(interview_date=INTERVIEW, **settings)
+    return DrillApp(data, [deck], clock=FixedClock(NOW), seed=1, settings=chosen)
+
+
+def chart_rows(text: str) -> list[str]:
+    """The names of the readiness chart's rows, overall first, as shown."""
+    lines = text.splitlines()
+    legend = next(i for i, line in enumerate(lines) if TARGET_MARK in line)
+    return [line.split("  ")[0].strip() for line in lines[legend + 1 :] if "→" in line]
+
+
+async def test_the_stats_screen_shows_readiness_furthest_from_the_target_first(seeded):
+    deck, data, _ = seeded
+    app = app_with_a_date(deck, data)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_stats(pilot)
+        figures = app.workspace.readiness(TODAY)
+        assert figures is not None
+        expected = figures.as_json()
+        text = screen.query_one("#stready", ReadinessChart).render().plain
+        assert text.startswith("Interview Wed 27 May · 17 days left · every topic")
+        rows = chart_rows(text)
+        assert rows[0] == "overall"
+        shown = [next(t for t in expected["topics"] if t["title"].startswith(row.rstrip("…"))) for row in rows[1:]]
+        assert sorted(t["topic"] for t in shown) == sorted(t["topic"] for t in expected["topics"])
+        gaps = [t["gap"] for t in shown]
+        assert gaps == sorted(gaps, reverse=True) and rows[1] == "Transformer shapes"  # failed most, furthest
+        overall = next(line for line in text.splitlines() if line.startswith("overall"))
+        now, plan = expected["overall"]["stop_now"], expected["overall"]["with_plan"]
+        assert f"{now * 100:.0f}% →  {plan * 100:.0f}%" in overall
+        assert "Today: " in text and "Next mock interview: Mon 11 May" in text
+        # the readiness comes first: it is what a learner with a date set opened the screen for
+        assert screen.query_one("#stready").region.y < screen.query_one("#sttopics").region.y
+
+
+async def test_the_stats_screen_shows_how_the_forecast_matched_the_record(seeded):
+    deck, data, _ = seeded
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)  # no date: calibration is shown all the same
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_stats(pilot)
+        assert not screen.query("#stready")
+        expected = app.workspace.calibration().as_json()
+        text = screen.query_one("#stcalibration", CalibrationChart).render().plain
+        lines = text.splitlines()
+        assert lines[0] == f"How the forecast matched your record · {expected['reviews']} reviews"
+        assert lines[1] == (
+            f"log loss {expected['log_loss']:.2f} · RMSE(bins) {expected['rmse_bins']:.3f} (lower is better)"
+        )
+        rows = [line.split()[:3] for line in lines[3:]]
+        assert rows == [
+            [f"{b['predicted'] * 100:.0f}%", f"{b['actual'] * 100:.0f}%", str(b["count"])]
+            for b in sorted(expected["bins"], key=lambda b: b["predicted"])
+        ]
+        assert all(len(line) <= 78 for line in lines)  # the bars fit the 80 columns beside the scrollbar
+
+
+async def test_a_short_record_needs_more_reviews(tmp_path, concept_deck):
+    app = DrillApp(tmp_path / "data", [concept_deck(3)], clock=FixedClock(NOW))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_stats(pilot)
+        text = screen.query_one("#stcalibration", CalibrationChart).render().plain
+        assert (
+            text
+            == f"How the forecast matched your record · needs more reviews: 0 of the {ENOUGH_REVIEWS} that make a fair check"
+        )
+
+
+async def test_a_plan_that_cannot_fit_says_what_would(seeded):
+    deck, data, report = seeded
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = StatsScreen(report, {"collectives": "Collectives"}, readiness_json(fits=False), calibration_json())
+        await app.push_screen(screen)
+        await settle(pilot)
+        lines = screen.query_one("#stready").render().plain.splitlines()
+        assert lines[-2:] == [
+            "The plan cannot fit: the busiest day needs 62 minutes, more than the 30 given.",
+            "It would fit with 62 minutes a day or leaving out Collectives.",
+        ]

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from drill.study.readiness import days_left_words
 from drill.ui.stats_widgets import percent, spark
 from drill.words import counted
 
@@ -78,7 +79,11 @@ def today_line(plan: Mapping[str, Any], minutes_per_day: int) -> str:
     early = round(day.get("early", 0))
     if early:
         parts[-1] += f" ({early} early)"
-    return f"Today: {' and '.join(parts)}, about {round(day.get('minutes', 0))} of your {minutes_per_day} minutes"
+    minutes = round(day.get("minutes", 0))
+    if not minutes and not day.get("new") and not round(day.get("reviews", 0)):
+        return "Today: nothing new and nothing due"
+    spent = f"about {minutes}" if minutes else "under a minute"  # the figures come in whole minutes
+    return f"Today: {' and '.join(parts)}, {spent} of your {minutes_per_day} minutes"
 
 
 def mock_line(plan: Mapping[str, Any], today: dt.date) -> str:
@@ -160,7 +165,7 @@ class ReadinessChart(ResizingChart):
         date = dt.date.fromisoformat(r["date"])
         text.append(f"Interview {short_date(date)}", style="bold")
         track = f" · {r['track']} track" if r.get("track") else " · every topic"
-        text.append(f" · {counted(int(r['days_left']), 'day')} left{track} · recall on the day\n")
+        text.append(f" · {days_left_words(int(r['days_left']))}{track} · recall on the day\n")
         legend = f"{NOW_BLOCK} stop now  {PLAN_BLOCK} with the plan  {TARGET_MARK} {percent(target)} target"
         text.append(f"{'':<{NAME_WIDTH}}  {'now':>4} → {'plan':>4}  {legend}\n", style="dim")
         overall = r["overall"]
@@ -195,8 +200,9 @@ class ReadinessChart(ResizingChart):
         mock = mock_line(plan, self.today)
         if mock:
             lines.append(Text(mock))
-        minutes = [float(day.get("minutes", 0)) for day in plan.get("days") or ()]
-        if minutes:
+        days = [plan.get("today") or {}, *(plan.get("days") or ())]
+        minutes = [float(day.get("minutes", 0)) for day in days]
+        if max(minutes) > 0:
             line = Text(f"Minutes a day to the interview, at most {round(max(minutes))}: ", style="dim")
             room = max(MIN_BAR, self.size.width - line.cell_len)
             shown = spark(minutes[:room], max(minutes))

@@ -146,8 +146,16 @@ class Routes(App[int]):
     async def on_stats_asked(self, _message: object = None) -> None:
         from drill.ui.stats_screen import StatsScreen
 
-        report = await asyncio.to_thread(self.workspace.report)  # the database migrated first, if it must be
-        self.push_screen(StatsScreen(report, self.topic_titles()))
+        today = self.today()
+
+        def read() -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+            report = self.workspace.report()  # the database migrated first, if it must be
+            readiness = self.workspace.readiness(today, new_order=self.new_order)
+            calibration = self.workspace.calibration()
+            return report, None if readiness is None else readiness.as_json(), calibration.as_json()
+
+        report, readiness, calibration = await asyncio.to_thread(read)
+        self.push_screen(StatsScreen(report, self.topic_titles(), readiness, calibration))
 
     async def on_browser_asked(self, _message: object = None) -> None:
         from drill.ui.browser import BrowserScreen
