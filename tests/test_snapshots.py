@@ -1,6 +1,7 @@
 """Snapshots of every screen at 100×30 and 80×24: each card kind before and after checking (a diagnosis
 with ncu evidence too, also scrolled sideways), the kernel screen with a verdict, the mock's setup and a
-question, the browser, and the start with a broken deck. The stats screen's are in test_ui_stats.
+question, the browser, the start with a broken deck, and the stats screen with an interview date set (its
+others are in test_ui_stats).
 
 A changed snapshot is reviewed by eye (`pytest --snapshot-update` after looking
 at the report); the clock, the draws and the choice order are fixed here.
@@ -13,16 +14,20 @@ import textwrap
 import pytest
 
 from drill import paths
+from drill.config.settings import Settings
 from drill.kernel.client import JudgeClient
 from drill.ui.app import DrillApp
 from drill.ui.markdown_view import CodeStrip
+from tests import test_ui_stats
 from tests.conftest import FixedClock, refresh, type_keys
 from tests.test_ui_checked import DECK
 from tests.test_ui_mock import MORE, open_mock
+from tests.test_ui_stats import open_stats
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
 SIZE = (100, 30)
 SIZES = [pytest.param(SIZE, id="100x30"), pytest.param((80, 24), id="80x24")]
+seeded = test_ui_stats.seeded  # the fixture: eight weeks of reviews, a mock and kernel runs
 CONCEPT = """\
   - id: k-concept
     kind: concept
@@ -176,3 +181,16 @@ def test_start_with_a_broken_deck_names_it(snap_compare, tmp_path):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_stats_with_an_interview_date(snap_compare, seeded, size):
+    """Readiness on the date first: per topic, furthest from the target first, then today's share of the plan."""
+    deck, data, _ = seeded
+    settings = Settings(interview_date=dt.date(2026, 5, 27), minutes_per_day=30)
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1, settings=settings)
+
+    async def run_before(pilot) -> None:
+        await open_stats(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
