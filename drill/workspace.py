@@ -391,8 +391,17 @@ class Workspace:
             return in_decks and (state is None or not out_of_queues(state, today))
 
         early = [cid for cid in figures.early_today if askable(cid)]
-        new = [cid for cid in figures.new_today if askable(cid) and (states.get(cid) is None or states[cid].is_new)]
+        new = [cid for cid in self.planned_new(figures, states, today) if askable(cid)]
         return queue + early + new, early
+
+    def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:
+        """The plan's new cards for today that are still new (not introduced yet, not set aside)."""
+        out = []
+        for card_id in figures.new_today:
+            state = states.get(card_id)
+            if state is None or (state.is_new and not out_of_queues(state, today)):
+                out.append(card_id)
+        return out
 
     # -- writes --------------------------------------------------------------------------
     def store(self) -> Store:

@@ -1,4 +1,8 @@
-"""`drill stats`: counts, due cards and weak topics, as text or JSON."""
+"""`drill stats`: counts, due cards and weak topics, as text or JSON; readiness for the interview date when one is set.
+
+--json also carries "readiness" (null without a date) and "calibration" (predicted recall
+against the learner's record), in the shape drill.study.readiness gives them.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +19,14 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     options.add_data_dir(parser)
     options.add_decks(parser)
     parser.add_argument("--json", action="store_true", help=options.JSON_HELP)
+    options.add_today(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    import datetime as dt
+
     from drill.config.settings import load_settings
+    from drill.study.readiness_text import render_block
     from drill.study.report import render_text
     from drill.workspace import Workspace
 
@@ -31,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
             return flag
         return settings.from_file(key)
 
-    workspace = Workspace(options.data_dir(args), options.deck_roots(args), settings=settings)
+    clock = options.clock_for(args)
+    workspace = Workspace(options.data_dir(args), options.deck_roots(args), settings=settings, clock=clock)
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
     # only; otherwise the settings file, then the settings the review app saved.
     report = workspace.report(
@@ -41,8 +50,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if workspace.summary.problems:
         print(f"drill stats: {workspace.summary.left_out()}", file=sys.stderr)
+    today = dt.date.fromisoformat(report["today"])
+    states = workspace.states()
+    readiness = workspace.readiness(today, states=states, new_order=report["new_order"])
+    if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
+        report["new_today"] = len(workspace.planned_new(readiness, states, today))
     if args.json:
+        report["readiness"] = readiness.as_json() if readiness is not None else None
+        report["calibration"] = workspace.calibration().as_json()
         print(json.dumps(report, indent=2))
     else:
         print(render_text(report))
+        if readiness is not None:
+            print()
+            print(render_block(readiness))
     return 0
