@@ -300,6 +300,11 @@ class Workspace:
             new_order=new_order,
         )
 
+    def readiness_line(self, today: dt.date) -> str | None:
+        """One line on readiness for the interview date (what a mock's report shows); None without a date."""
+        figures = self.readiness(today)
+        return figures.summary_line() if figures is not None else None
+
     def calibration(self) -> CalibrationFigures:
         """Predicted recall against what happened, over the learner's whole record."""
         from drill.study.readiness import calibration

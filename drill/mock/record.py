@@ -30,6 +30,7 @@ class MockRecorder:
         titles: Mapping[str, str] | None = None,
         weakness: Mapping[str, float] | None = None,
         weakness_after: Callable[[], Mapping[str, float]] | None = None,
+        readiness_after: Callable[[], str | None] | None = None,
     ) -> None:
         self.store = store
         self.run = run
@@ -39,6 +40,7 @@ class MockRecorder:
         self.titles = dict(titles or {})
         self.weakness = dict(weakness or {})
         self.weakness_after = weakness_after  # read again at the end: the mock's own answers change it
+        self.readiness_after = readiness_after  # the line on readiness for the interview date, read at the end
         store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
         self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
@@ -86,7 +88,13 @@ class MockRecorder:
                 weakness = dict(self.weakness_after())
             except Exception:  # the report still has the figures read before the mock
                 pass
-        report = build_report(mock, slots, self.cards, self.titles, weakness)
+        readiness = None
+        if self.readiness_after is not None:
+            try:
+                readiness = self.readiness_after()
+            except Exception:  # the report is kept without the line rather than lost
+                pass
+        report = build_report(mock, slots, self.cards, self.titles, weakness, readiness)
         self.store.finish_mock(self.mock_id, ended, self.run.status, report["score"], report)
         return report
 

@@ -292,6 +292,8 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "used": _time_used(used_s),
         "minutes": int(as_number(report.get("minutes"))),
         "status_words": STATUS_WORDS.get(status, status.replace("_", " ")),
+        # readiness on the interview date when the mock ended (drill.study.readiness's summary line); "" without a date
+        "readiness": str(report.get("readiness") or ""),
         "topics": topics,
         "questions": questions,
         "study_next": [

@@ -19,11 +19,13 @@ def build_report(
     cards: Mapping[str, Card],
     titles: Mapping[str, str],
     weakness: Mapping[str, float],
+    readiness: str | None = None,
 ) -> dict[str, Any]:
     """`mock`: id, started_at, ended_at, minutes, status; `slots`: each question as Slot.as_json plus position.
 
     A mock with no answered question is not scored: its score is None, no topic has a score and what to
-    study next comes from the weakness figures alone."""
+    study next comes from the weakness figures alone. `readiness` is the line on readiness for the interview
+    date (drill.study.readiness.ReadinessFigures.summary_line), None when no date is set."""
     questions = []
     per_topic: dict[str, list[float]] = {}
     for s in slots:
@@ -95,6 +97,7 @@ def build_report(
         "topics": topics,
         "questions": questions,
         "study_next": study_next,
+        "readiness": readiness,
     }
 
 
