@@ -276,3 +276,11 @@ async def test_a_plan_that_cannot_fit_says_what_would(seeded):
             "The plan cannot fit: the busiest day needs 62 minutes, more than the 30 given.",
             "It would fit with 62 minutes a day or leaving out Collectives.",
         ]
+
+
+def test_a_day_the_plan_makes_longer_than_the_minutes_given_says_so():
+    plan = readiness_json()["plan"]
+    plan["today"] = {"new": 17, "reviews": 4, "early": 0, "minutes": 53, "mock": False}
+    assert today_line(plan, 30) == "Today: 17 new cards and 4 reviews, about 53 minutes, more than your 30"
+    plan["today"] = {"new": 0, "reviews": 0, "early": 0, "minutes": 0, "mock": False}
+    assert today_line(plan, 30) == "Today: nothing new and nothing due"

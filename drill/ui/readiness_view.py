@@ -82,8 +82,11 @@ def today_line(plan: Mapping[str, Any], minutes_per_day: int) -> str:
     minutes = round(day.get("minutes", 0))
     if not minutes and not day.get("new") and not round(day.get("reviews", 0)):
         return "Today: nothing new and nothing due"
+    work = " and ".join(parts)
+    if minutes > minutes_per_day:
+        return f"Today: {work}, about {minutes} minutes, more than your {minutes_per_day}"
     spent = f"about {minutes}" if minutes else "under a minute"  # the figures come in whole minutes
-    return f"Today: {' and '.join(parts)}, {spent} of your {minutes_per_day} minutes"
+    return f"Today: {work}, {spent} of your {minutes_per_day} minutes"
 
 
 def mock_line(plan: Mapping[str, Any], today: dt.date) -> str:
@@ -203,7 +206,9 @@ class ReadinessChart(ResizingChart):
         days = [plan.get("today") or {}, *(plan.get("days") or ())]
         minutes = [float(day.get("minutes", 0)) for day in days]
         if max(minutes) > 0:
-            line = Text(f"Minutes a day to the interview, at most {round(max(minutes))}: ", style="dim")
+            # a plan that cannot fit names its busiest day below, in the planner's own rounding
+            peak = f", at most {round(max(minutes))}" if plan.get("fits", True) else ""
+            line = Text(f"Minutes a day to the interview{peak}: ", style="dim")
             room = max(MIN_BAR, self.size.width - line.cell_len)
             shown = spark(minutes[:room], max(minutes))
             line.append(shown if len(minutes) <= room else shown[:-1] + "…", style="cyan")
