@@ -11,7 +11,8 @@
 - `kernel_screen`, `verdict_view`: the kernel card's editor (a saved draft is always continued), and the
   judge's verdict as text.
 - `mock_setup`, `mock_screen`: setting up a mock interview and its report; the timed questions.
-- `stats_screen`, `stats_widgets`: weak topics and the charts.
+- `stats_screen`, `stats_widgets`, `readiness_view`: weak topics and the charts; readiness for the interview
+  date and the forecast's calibration.
 - `browser`: every card, its schedule and history.
 - `markdown_view`, `screen_keys`: a light Markdown view, and the keys several screens share (PageScreen: a
   screen with a scrolling page and maybe an answer form; the grade keys).
