@@ -6,6 +6,7 @@ import datetime as dt
 
 from drill.study.plan import INTRO_LEAD_DAYS, PlanDay
 from drill.study.readiness import ReadinessFigures, days_left_words
+from drill.words import counted
 
 NEXT_DAYS = 7  # the days after today `drill plan` lists (--json has every one)
 STATS_TOPICS = 3  # topics the stats block names, the furthest from the target first
@@ -92,7 +93,8 @@ def _day_figures(day: PlanDay) -> str:
     early = f" ({round(day.early_reviews)} early)" if round(day.early_reviews) else ""
     mock = " + a mock interview" if day.mock else ""
     return (
-        f"{len(day.new_cards):>3} new, {round(day.reviews):>3} reviews{early}, about {round(day.minutes)} minutes{mock}"
+        f"{len(day.new_cards):>3} new, {round(day.reviews):>3} reviews{early}, "
+        f"about {counted(round(day.minutes), 'minute')}{mock}"
     )
 
 
