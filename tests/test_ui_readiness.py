@@ -8,6 +8,9 @@ import pytest
 
 from drill.config.settings import Settings
 from drill.ui.app import DrillApp
+from drill.ui.markdown_view import MarkdownView
+from drill.ui.mock_screen import MockScreen
+from drill.ui.mock_setup import MockReportScreen
 from drill.ui.readiness_view import (
     ENOUGH_REVIEWS,
     TARGET_MARK,
@@ -23,7 +26,7 @@ from drill.ui.readiness_view import (
 )
 from drill.ui.review import interview_countdown
 from drill.ui.stats_screen import StatsScreen
-from tests import test_ui_stats
+from tests import test_ui_mock, test_ui_stats
 from tests.conftest import FixedClock, settle, type_keys
 from tests.test_ui_review import top_text
 from tests.test_ui_stats import open_stats
@@ -284,3 +287,28 @@ def test_a_day_the_plan_makes_longer_than_the_minutes_given_says_so():
     assert today_line(plan, 30) == "Today: 17 new cards and 4 reviews, about 53 minutes, more than your 30"
     plan["today"] = {"new": 0, "reviews": 0, "early": 0, "minutes": 0, "mock": False}
     assert today_line(plan, 30) == "Today: nothing new and nothing due"
+
+
+# -- the mock report -----------------------------------------------------------------------------
+@pytest.mark.parametrize("date", [INTERVIEW, None], ids=["a date set", "no date"])
+async def test_a_mocks_report_carries_readiness_on_the_date(tmp_path, write_deck, date):
+    deck = write_deck(test_ui_mock.DECK + test_ui_mock.MORE)
+    data = tmp_path / "d"
+    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4, settings=Settings(interview_date=date))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await test_ui_mock.open_mock(pilot, app)
+        for _ in range(10):
+            if not isinstance(app.screen, MockScreen):
+                break
+            await test_ui_mock.answer_current(pilot, screen)
+        assert isinstance(app.screen, MockReportScreen)
+        shown = app.screen.query_one("#rtext", MarkdownView).source
+        if date is None:
+            assert app.screen.report["readiness"] is None and "Readiness on" not in shown
+            return
+        figures = app.workspace.readiness(TODAY)  # read after the mock: its answers count
+        assert figures is not None
+        line = figures.summary_line()
+        assert line.startswith("Readiness on 2026-05-27 (17 days left): ")
+        assert app.screen.report["readiness"] == line and line in shown

@@ -123,8 +123,21 @@ class Routes(App[int]):
         def weakness_now() -> Mapping[str, float]:
             return {t.topic: t.weakness for t in self.workspace.weakness(self.today())}
 
+        def readiness_now() -> str | None:  # the report's line on the interview date, the mock's answers counted
+            figures = self.workspace.readiness(self.today(), new_order=self.new_order)
+            return None if figures is None else figures.summary_line()
+
         recorder = MockRecorder(
-            store, run, plan, cards, self.clock, self.today, self.topic_titles(), weakness, weakness_now
+            store,
+            run,
+            plan,
+            cards,
+            self.clock,
+            self.today,
+            self.topic_titles(),
+            weakness,
+            weakness_now,
+            readiness_after=readiness_now,
         )
 
         async def ended(report: dict[str, Any] | None) -> None:
