@@ -291,7 +291,7 @@ async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(
         assert not app.screen.revealed
         await type_keys(pilot, "enter")
         assert app.screen.revealed
-        assert "You wrote:" in str(app.screen.query_one("#verdict", Static).render())
+        assert "sbuq warps share 1 instruction stream" in str(app.screen.query_one("#typed-whole", Static).render())
         await type_keys(pilot, *"sbuq")  # after the reveal letters still do nothing
         await settle(pilot)
         assert app.is_running and app.screen.card.id == "k-concept"
@@ -301,7 +301,7 @@ async def test_concept_answer_is_typed_then_enter_reveals_and_only_digits_grade(
         (row,) = db(data, "SELECT card_id, grade, answer FROM review_log")
         assert row[:2] == ("k-concept", 4)
         assert json.loads(row[2]) == {"typed": "sbuq warps share 1 instruction stream"}
-        assert "1 saved" in str(app.screen.query_one("#top", Static).render())
+        assert "1 grade saved" in str(app.screen.query_one("#top", Static).render())
 
 
 async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restart(tmp_path, write_deck):

@@ -216,7 +216,49 @@ class ChoiceList(InOrderKeys, OptionList):
 
 class Page(VerticalScroll):
     """A screen's scrolling body. A key it was handed after an earlier key of the same burst moved the focus
-    into the screen's answer form (tab, down, enter, then text typed at once) goes to that field, as typed."""
+    into the screen's answer form (tab, down, enter, then text typed at once) goes to that field, as typed.
+
+    It can hold a widget at its top (`hold`) while what was just shown is laid out: an answer revealed a moment
+    ago has no height yet, so a scroll made at once stops short of the verdict above it."""
+
+    _held: Widget | None = None  # the widget kept in view, or the page itself for its start
+    _held_top = True  # the held widget at the top of the page; else just in view
+    _held_at: float | None = None  # where the hold last scrolled to: a scroll from elsewhere lets go
+
+    def hold(self, widget: Widget | None, *, top: bool = True) -> None:
+        """Keep `widget` (None: the page's start) at the top (`top`) or in view as the page is laid out, until
+        the learner scrolls."""
+        self._held = widget if widget is not None else self
+        self._held_top = top
+        self._held_at = None
+        self._keep_held()  # as laid out now, and again once what was just shown has its place
+        self.call_after_refresh(self._keep_held)
+
+    def let_go(self) -> None:
+        self._held = None
+
+    def watch_virtual_size(self) -> None:
+        """What is on the page was laid out anew (an answer shown, a line added): once the layout is done,
+        the held widget is put back in view. (Textual sends no Resize for a change of the content's height.)"""
+        if self._held is not None:
+            self.call_later(self._keep_held)
+
+    def on_resize(self) -> None:
+        if self._held is not None:  # the terminal changed
+            self.call_later(self._keep_held)
+
+    def _keep_held(self) -> None:
+        held = self._held
+        if held is None:
+            return
+        if self._held_at is not None and self.scroll_y != self._held_at:
+            self._held = None  # the learner scrolled: the page is theirs
+            return
+        if held is self:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        else:
+            self.scroll_to_widget(held, top=self._held_top, animate=False, immediate=True)
+        self._held_at = self.scroll_y
 
     async def _on_key(self, event: events.Key) -> None:
         screen = self.screen

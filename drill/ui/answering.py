@@ -41,6 +41,13 @@ def check_mark(ok: bool) -> str:
 
 REFUSAL_SECONDS = 3.0  # how long a refusal notice shows; the same refusal is not repeated meanwhile
 
+# The bar under the page says what the keys do where the focus is (`AnswerForm.hint`)
+ON_THE_PAGE = "reading the page: [b]↑↓[/b] scroll · [b]tab[/b] or [b]enter[/b] to answer"
+NEXT_FIELD = "[b]enter[/b] or [b]tab[/b] next field"
+CHECKS = "[b]enter[/b] checks your answers"
+BACK_A_FIELD = " · [b]shift+tab[/b] back"
+LEAVE_FIELD = " · [b]esc[/b] scroll the page"
+
 
 class AnswerForm(Vertical):
     """A form the learner fills in before the answer is shown."""
@@ -91,6 +98,18 @@ class AnswerForm(Vertical):
     def answered(self, field: Widget) -> bool:
         """Whether the learner has given this field an answer (text typed into it)."""
         return isinstance(field, Input) and bool(field.value)
+
+    def hint(self, focused: Widget | None) -> str:
+        """What the keys do where the focus is: in one of the fields (enter goes on, or checks on the last) or on
+        the page around the form."""
+        fields = self.fields()
+        if focused is None or focused not in fields:
+            return ON_THE_PAGE
+        index = fields.index(focused)
+        back = BACK_A_FIELD if index else ""
+        if index == len(fields) - 1:
+            return CHECKS + back + LEAVE_FIELD
+        return NEXT_FIELD + back + LEAVE_FIELD
 
     def refuse(self, words: str) -> None:
         """Say, in a notice, why a key did nothing: no key typed while answering is dropped without a word."""
@@ -194,6 +213,9 @@ class AnswerForm(Vertical):
             box.remove_class("wrong")
 
 
+YOU_WROTE = "[b]You wrote:[/b]"
+
+
 class ConceptForm(AnswerForm):
     """An explanation: typed (kept in the log beside the grade) or said out loud; enter shows the answer.
 
@@ -217,16 +239,37 @@ class ConceptForm(AnswerForm):
         whole.update(escape(event.value) if long else "")
         whole.display = long
 
+    def hint(self, focused: Widget | None) -> str:
+        if focused is not None and focused in self.fields():
+            return "answer in the field or out loud · [b]enter[/b] show the answer" + LEAVE_FIELD
+        return "reading the page: [b]↑↓[/b] scroll · [b]tab[/b] or [b]enter[/b] back to your answer"
+
     def take_card(self, other: AnswerForm) -> None:
         super().take_card(other)
         whole = self.query_one("#typed-whole", Static)
         whole.update("")
         whole.display = False
+        self.query_one("#typed", Input).display = True
+        self.display = True
+
+    def freeze(self) -> None:
+        """The answer once, whole, under the question: the one-line field (which cuts a long answer) gives way to
+        its wrapped text; with nothing typed (said out loud) the form steps aside for the answer."""
+        super().freeze()
+        box = self.query_one("#typed", Input)
+        typed = box.value.strip()
+        if not typed:
+            self.display = False
+            return
+        self.query_one(".step-label", Label).update(YOU_WROTE)
+        box.display = False
+        whole = self.query_one("#typed-whole", Static)
+        whole.update(escape(typed))
+        whole.display = True
 
     def check(self, seconds: float) -> FormVerdict:
         typed = self.query_one("#typed", Input).value.strip()
-        summary = f"[b]You wrote:[/b] {escape(typed)}" if typed else ""
-        return FormVerdict(None, summary, {"typed": typed} if typed else {})
+        return FormVerdict(None, "", {"typed": typed} if typed else {})  # the form shows what was written
 
 
 class ShapeTraceForm(AnswerForm):
@@ -375,6 +418,11 @@ class DiagnosisForm(AnswerForm):
         if isinstance(chosen, int) and 0 <= chosen < len(self.choices):
             self.query_one(ChoiceList).highlighted = chosen
             self.choose(chosen)
+
+    def hint(self, focused: Widget | None) -> str:
+        if isinstance(focused, ChoiceList):
+            return "[b]↑↓[/b] to a reading · [b]enter[/b] chooses it · [b]tab[/b] next field" + LEAVE_FIELD
+        return super().hint(focused)
 
     def answered(self, field: Widget) -> bool:
         if isinstance(field, ChoiceList):

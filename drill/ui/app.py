@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
 
 from drill import paths
@@ -99,6 +100,7 @@ class DrillApp(Routes):
         self.judge_factory = judge_factory
         self._judge: JudgeClient | None = None
         self._quit_guard = PressAgain("ctrl+q", "quit")  # with work at stake, ctrl+q warns once first
+        self._quit_notice: Notification | None = None  # its warning, while it stands
         self.workspace = Workspace(self.data_dir, deck_roots, settings=self.settings, clock=clock)
         decks = self.workspace.decks
         self.deck_problems = decks.problems
@@ -223,10 +225,31 @@ class DrillApp(Routes):
 
     async def action_quit(self) -> None:
         risk = self.quit_warning()
-        if risk and not self._quit_guard.confirmed(self.notify, risk):
+        if risk and not self._quit_guard.confirmed(self.warn_before_quit, risk):
             return
         self.keep_work_on_exit(self.screen_stack)
         self.exit(self.return_code or 0)
+
+    def warn_before_quit(self, message: str, *, severity: SeverityLevel, timeout: float) -> None:
+        """The quit guard's warning, as a toast kept so that it can be taken back (`withdraw_quit_warning`)."""
+        self._remove_quit_toast()
+        notice = Notification(message, severity=severity, timeout=timeout, markup=True)
+        self._quit_notice = notice
+        self.post_message(Notify(notice))
+
+    def withdraw_quit_warning(self) -> None:
+        """What the quit warning spoke of is gone: its toast goes, and the next ctrl+q asks again."""
+        self._remove_quit_toast()
+        self._quit_guard = PressAgain(self._quit_guard.key, self._quit_guard.verb)  # unwarned
+
+    def _remove_quit_toast(self) -> None:
+        notice = self._quit_notice
+        self._quit_notice = None
+        if notice is not None and notice in self._notifications:  # Textual keeps toasts there (textual is pinned)
+            self._unnotify(notice)
+
+    def on_review_screen_card_shown(self, _message: object) -> None:
+        self.withdraw_quit_warning()  # the card whose typed answer it warned of was graded or set aside
 
     def quit_warning(self) -> str:
         """What a quit now would cut short, as a sentence (a mock in progress, a typed answer), or ''."""

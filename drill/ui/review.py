@@ -14,11 +14,12 @@ from rich.markup import escape
 from textual import events, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Static
 
 from drill.study.focus import nothing_to_show
-from drill.study.sm2 import GRADE_MEANINGS
+from drill.study.sm2 import GRADE_MEANINGS, SAME_DAY_REPEAT_BELOW
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm
 from drill.ui.markdown_view import MarkdownView, load_markdown
@@ -66,6 +67,15 @@ def interview_countdown(date: dt.date | None, today: dt.date) -> str:
     return f"{counted(days, 'day')} to the interview"
 
 
+def card_place(card: "Card") -> str:
+    """The top bar's words for where a card is from: its kind and deck; a kernel card by its name and topic, as
+    `drill kernel list` and the kernel screen name it (its deck, "Kernel exercises", holds every kernel card)."""
+    kind = card.kind.replace("_", " ")
+    if card.kind == "kernel":
+        return f"{kind} · {card.id} · {card.topic}"
+    return f"{kind} · {card.deck}"
+
+
 def done_text(session: "ReviewSession") -> str:
     """The review screen's words once the queue is empty: what was done, what is next."""
     upcoming = [
@@ -75,7 +85,10 @@ def done_text(session: "ReviewSession") -> str:
     ]
     scope = f" in {', '.join(session.topics)}" if session.topics else ""
     what = "crammed" if session.cram else "reviewed"
-    head = f"# All done for today{scope}\n\nYou {what} {session.done} card(s) this session.\n\n"
+    graded = ""
+    if session.saved != session.done:  # the top bar's "grades saved" counts each repeat as well
+        graded = f"; {counted(session.saved, 'grade')} saved (a card graded below {SAME_DAY_REPEAT_BELOW} comes back to be graded again)"
+    head = f"# All done for today{scope}\n\nYou {what} {counted(session.done, 'card')} this session{graded}.\n\n"
     if session.topics and not session.done:
         head += nothing_to_show(session) + "\n\n"
     if upcoming:
@@ -108,6 +121,10 @@ class ReviewScreen(PageScreen[None]):
         *scroll_bindings("review"),
     ]
 
+    class CardShown(Message):
+        """Another card (or the end of the queue) is shown: a warning about the card before, such as the quit
+        warning's "your answer is typed but not graded", no longer holds (the app takes it back)."""
+
     def __init__(self, context: ReviewContext) -> None:
         super().__init__()
         self.context = context
@@ -122,6 +139,7 @@ class ReviewScreen(PageScreen[None]):
         self.form: AnswerForm | None = None
         self._resumed = False
         self.answers_left: dict[str, dict[str, Any]] = {}  # the answer each card left with, for ctrl+z
+        self.grades_given: dict[str, list[int]] = {}  # this session's grades of each card, for its "again" mark
 
     def compose(self) -> ComposeResult:
         card = self.card
@@ -203,7 +221,7 @@ class ReviewScreen(PageScreen[None]):
     def update_top(self) -> None:
         session = self.context.session
         card = self.card
-        where = f"{card.kind.replace('_', ' ')} · {card.deck}" if card else "drill"
+        where = card_place(card) if card else "drill"
         state = session.states.get(card.id) if card else None
         flags = "".join(
             [
@@ -211,13 +229,29 @@ class ReviewScreen(PageScreen[None]):
                 "  [i](edited)[/i]" if state and state.changed else "",
             ]
         )
-        progress = f"done {session.done} · left {session.left}"
-        saved = f" · {session.saved} saved" if session.saved else ""
+        progress = f"done {session.done} · left {session.left}"  # cards; a card graded again counts once
+        saved = f" · {counted(session.saved, 'grade')} saved" if session.saved else ""
         days_left = interview_countdown(self.context.workspace.settings.interview_date, session.today)
         countdown = f" · {days_left}" if days_left else ""
         mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
         mode += f"  [i]topics: {escape(', '.join(session.topics))}[/i]" if session.topics else ""
-        self.query_one("#top", Static).update(f"[b]{progress}[/b]{saved}{countdown} │ {escape(where)}{flags}{mode}")
+        again = self.again_flag()  # before the card's place, which a narrow terminal cuts
+        self.query_one("#top", Static).update(
+            f"[b]{progress}[/b]{saved}{countdown}{again} │ {escape(where)}{flags}{mode}"
+        )
+
+    def again_flag(self) -> str:
+        """The top bar's mark on a card back for a same-day repeat: the grade that brought it back."""
+        card = self.card
+        if card is None:
+            return ""
+        state = self.context.session.state_of(card.id)
+        if not (state.repeat_pending and state.last_review_day == self.context.session.today):
+            return ""
+        given = self.grades_given.get(card.id)
+        if given:
+            return f" [reverse] again: you gave it {given[-1]} [/reverse]"
+        return f" [reverse] again: graded below {SAME_DAY_REPEAT_BELOW} earlier today [/reverse]"  # before a restart
 
     async def show_current(self, *, composed: bool = False) -> None:
         """Show the session's current card; `composed`: its form was composed with the screen."""
@@ -230,6 +264,8 @@ class ReviewScreen(PageScreen[None]):
         self.suggested = None
         self.answer_record = None
         self.shown_at = time.monotonic()
+        self.query_one("#body", Page).let_go()  # the card before held its verdict in view
+        self.post_message(self.CardShown())
         self.update_top()
         card = self.card
         form = self.form if composed else await self.place_form(card)
@@ -245,16 +281,11 @@ class ReviewScreen(PageScreen[None]):
             return
         prompt.show(form.prompt_markdown() if form else card.prompt)
         if form is not None:
-            if card.kind == "concept":
+            if form.FOCUS_AT_START:
                 form.focus_first()
-                hint = "answer in the field or out loud · [b]enter[/b] show the answer · [b]esc[/b] scroll"
-            elif form.FOCUS_AT_START:
-                form.focus_first()
-                hint = "type your answers · [b]enter[/b] next field, checks on the last · [b]esc[/b] scroll"
             else:  # the page has the focus: arrows scroll the evidence, tab or enter go into the form
                 self.set_focus(self.query_one("#body"))
-                hint = "read, then [b]tab[/b] or [b]enter[/b] to answer · enter on the last field checks"
-            gradebar.update(hint, layout=False)
+            self.show_field_hint()
         elif card.kind == "kernel":
             self.locked = self.kernel_lock(card)
             if self.locked:
@@ -264,9 +295,16 @@ class ReviewScreen(PageScreen[None]):
                 gradebar.update("[b]space[/b] open the editor / reveal", layout=False)
         else:
             gradebar.update("[b]space[/b] reveal the answer", layout=False)
-        body = self.query_one("#body", VerticalScroll)
-        body.scroll_home(animate=False)
-        self.call_after_refresh(body.scroll_home, animate=False)
+        self.query_one("#body", Page).hold(None)  # the card from its top, as it is laid out
+
+    def show_field_hint(self) -> None:
+        """While the form takes answers, the bar says what the keys do in the focused field (or on the page)."""
+        if self.form is None or self.form.submitted or self.revealed:
+            return
+        self.query_one("#gradebar", Static).update(self.form.hint(self.focused), layout=False)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.show_field_hint()
 
     async def place_form(self, card: "Card | None") -> "AnswerForm | None":
         """The card's form in #work: the form there, showing this card, when it has the same fields; else a new one."""
@@ -349,7 +387,9 @@ class ReviewScreen(PageScreen[None]):
         self.form.freeze()
         self.set_focus(None)
         await self.reveal_answer()
-        self.call_after_refresh(self.query_one("#verdict", Static).scroll_visible, animate=False, top=True)
+        # the verdict at the top, the answer's start under it; with nothing checked, the question stays instead
+        page = self.query_one("#body", Page)
+        page.hold(self.query_one("#verdict", Static) if verdict.summary else None)
 
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
@@ -386,6 +426,7 @@ class ReviewScreen(PageScreen[None]):
             duration_ms=int((time.monotonic() - self.shown_at) * 1000),
             answer=self.answer_record,
         )
+        self.grades_given.setdefault(card.id, []).append(grade)
         if graded.after.leech and not graded.before.leech:
             self.notify(f"{card.id} is a leech: it has lapsed {graded.after.lapses} times", severity="warning")
         await self.show_current()
@@ -406,11 +447,20 @@ class ReviewScreen(PageScreen[None]):
         what = "grade"
         if isinstance(last, SetAside):
             what = {"suspend": "suspension", "bury": "burial"}.get(last.how, "grade")
-        self.notify(f"undid the {what} of {last.card_id}")
+        elif self.grades_given.get(last.card_id):
+            self.grades_given[last.card_id].pop()
         await self.show_current()
         kept = self.answers_left.pop(last.card_id, {})
+        said = f"[i]undid the {what} of {escape(last.card_id)}[/i]"
         if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
             self.form.put_back(kept)
+            said += ": your answer is back, to check again or change"
+        if self.locked:
+            said += f"\n[b]locked:[/b] {escape(self.locked)}"
+        # said under the card, where the verdict was, not in a toast over the answer just put back
+        verdict = self.query_one("#verdict", Static)
+        verdict.update(said)
+        self.query_one("#body", Page).hold(verdict, top=False)
 
     async def action_suspend(self) -> None:
         await self._set_aside(self.context.session.suspend, "suspended {} · ctrl+z undoes it")
