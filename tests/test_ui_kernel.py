@@ -352,3 +352,26 @@ async def test_a_draft_reopened_in_the_review_survives_any_single_key(tmp_path):
             await settle(pilot)
         assert app.session.current.id == card.id  # no key graded it
     assert mark in (drafts.load_draft(data, card.id, ext) or "")
+
+
+async def test_the_header_names_the_card_and_its_topic_as_drill_kernel_list_does(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        header = str(screen.query_one("#ktop", Static).render())
+        assert header.startswith("reduce · cuda-reduction · cuda · reduce.cu")
+        assert "Kernel exercises" not in header
+
+
+async def test_ctrl_home_and_ctrl_end_go_to_the_start_and_the_end_of_the_file(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    async with Host(screen).run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        editor = screen.editor
+        editor.move_cursor((3, 2))
+        await type_keys(pilot, "ctrl+end")
+        assert editor.cursor_location == editor.document.end and editor.selected_text == ""
+        await type_keys(pilot, "ctrl+home")
+        assert editor.cursor_location == (0, 0)
+        await type_keys(pilot, "ctrl+shift+end")  # with shift: the whole file selected
+        assert editor.selected_text == editor.text

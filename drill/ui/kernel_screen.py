@@ -42,9 +42,23 @@ DRAFT_KEPT = (
 
 class DraftEditor(TextArea):
     """The kernel editor. Its undo (ctrl+z) goes one step past the edits typed since a start-over from the
-    starter: back to the draft the start-over replaced."""
+    starter: back to the draft the start-over replaced. ctrl+home and ctrl+end go to the start and the end of
+    the file, as in other editors (Textual's TextArea has home and end for the line only); with shift, selecting."""
+
+    BINDINGS = [
+        Binding("ctrl+home", "cursor_file_start", "Start of the file", show=False),
+        Binding("ctrl+end", "cursor_file_end", "End of the file", show=False),
+        Binding("ctrl+shift+home", "cursor_file_start(True)", "Select to the start of the file", show=False),
+        Binding("ctrl+shift+end", "cursor_file_end(True)", "Select to the end of the file", show=False),
+    ]
 
     before_reset: str | None = None  # the draft the last start-over replaced, while that is undoable here
+
+    def action_cursor_file_start(self, select: bool = False) -> None:
+        self.move_cursor((0, 0), select=select)
+
+    def action_cursor_file_end(self, select: bool = False) -> None:
+        self.move_cursor(self.document.end, select=select)
 
     def action_undo(self) -> None:
         if self.history.undo_stack or self.before_reset is None:
@@ -182,7 +196,8 @@ class KernelScreen(Screen[int | None]):
     def update_top(self) -> None:
         draft = "draft saved" if drafts.has_draft(self.data_dir, self.card.id, self.ext) else "starter"
         self.query_one("#ktop", Static).update(
-            f"[b]{self.card.id}[/b] · {self.language} · {self.files.starter.name} · target {self.target_pct:g} % · {draft}"
+            f"[b]{self.card.id}[/b] · {self.card.topic} · {self.language} · {self.files.starter.name}"
+            f" · target {self.target_pct:g} % · {draft}"
         )
 
     def set_bar(self) -> None:
