@@ -22,6 +22,7 @@ from typing import Any
 from drill.judge.calibration import Calibrated, installed
 from drill.judge.judging import Emit
 from drill.kernel import nvrtc
+from drill.words import KERNELS_INSTALL
 
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
@@ -186,7 +187,7 @@ class Runtime(Calibrated):
                 {
                     "event": "note",
                     "text": f"correctness and speed: {exc.name or 'torch/triton'} is not installed in the judge's Python"
-                    f" ({sys.executable}); pip install torch triton numpy",
+                    f" ({sys.executable}); `{KERNELS_INSTALL}` in drill's folder installs them",
                 }
             )
             return False
