@@ -199,3 +199,13 @@ async def test_a_kernel_card_is_named_by_its_topic_not_the_deck_that_holds_every
         await settle(pilot)
         assert "kernel · reduce · cuda-reduction" in top(app)
         assert "Kernel exercises" not in top(app)
+
+
+async def test_an_undone_grade_of_an_answer_said_out_loud_puts_nothing_back(tmp_path, concept_deck):
+    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "enter", "5", "ctrl+z")
+        await settle(pilot)
+        said = str(app.screen.query_one("#verdict", Static).render())
+        assert app.screen.card.id == "c00" and said == "undid the grade of c00"

@@ -90,6 +90,11 @@ class AnswerForm(Vertical):
         """What the learner gave, kept as the card leaves (graded, set aside) for an undo to put back."""
         return {"typed": [box.value for box in self.inputs()]}
 
+    @staticmethod
+    def gave_something(kept: dict[str, Any]) -> bool:
+        """Whether a kept answer (`kept`) holds anything the learner gave: text typed, or a reading chosen."""
+        return any(kept.get("typed", [])) or kept.get("chosen") is not None
+
     def put_back(self, kept: dict[str, Any]) -> None:
         """The answer as it was before the grade that was undone, to check or change again."""
         for box, value in zip(self.inputs(), kept.get("typed", [])):

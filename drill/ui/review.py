@@ -454,7 +454,8 @@ class ReviewScreen(PageScreen[None]):
         said = f"[i]undid the {what} of {escape(last.card_id)}[/i]"
         if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
             self.form.put_back(kept)
-            said += ": your answer is back, to check again or change"
+            if AnswerForm.gave_something(kept):
+                said += ": your answer is back, to check again or change"
         if self.locked:
             said += f"\n[b]locked:[/b] {escape(self.locked)}"
         # said under the card, where the verdict was, not in a toast over the answer just put back
