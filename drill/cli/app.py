@@ -107,6 +107,7 @@ def top_parser() -> argparse.ArgumentParser:
         help="review without changing the schedule: with --topic/--weak every card of those topics, "
         "hardest first; logged as cram and left out of retention",
     )
+    options.add_today(parser, default=None)
     return parser
 
 
@@ -124,6 +125,7 @@ def no_arguments() -> argparse.Namespace:
             "topic",
             "weak",
             "focus_new",
+            "today",
         )
     )
     return argparse.Namespace(**defaults, cram=False, command=None)
@@ -150,4 +152,5 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()
     from drill.ui.app import run_app
 
+    args.clock = options.running_clock_for(args)
     return run_app(args)

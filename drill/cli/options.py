@@ -85,8 +85,19 @@ def iso_day(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"must be a date such as 2026-12-15 (got {text!r})") from None
 
 
-def add_today(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", help=TODAY_HELP)
+def add_today(parser: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
+    """--today; a command's copy leaves out its default, as --data-dir's does (`drill --today D stats` keeps D)."""
+    parser.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", default=default, help=TODAY_HELP)
+
+
+def running_clock_for(args: argparse.Namespace) -> Callable[[], dt.datetime]:
+    """The review app's clock: the system's, moved to --today's date when one is given, so that time still runs
+    (answer times, the mock's countdown) on the day the learner chose."""
+    day = getattr(args, "today", None)
+    if day is None:
+        return dt.datetime.now
+    shift = day - dt.date.today()
+    return lambda: dt.datetime.now() + shift
 
 
 def clock_for(args: argparse.Namespace) -> Callable[[], dt.datetime]:

@@ -292,6 +292,7 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         weak=getattr(args, "weak", None),
         focus_new=getattr(args, "focus_new", None),
         settings=getattr(args, "settings", None) or load_settings(),
+        clock=getattr(args, "clock", None) or dt.datetime.now,  # drill --today moves it to another day
         gpu_host=getattr(args, "gpu_host", None),
         mock=(
             {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
