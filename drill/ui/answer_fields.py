@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -21,6 +22,10 @@ NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 NOT_ON_THE_CHOICES = "the readings are chosen with ↑↓ and enter · tab goes to the next field"
 NOTHING_HIGHLIGHTED = "no reading highlighted: ↑↓ to one, then enter chooses it"
 NOT_ON_THE_PAGE = "you are reading the page: tab, enter or space goes into the answer"
+# For this long after a hold (Page.hold), with no field focused, a scroll from elsewhere is undone: a field's
+# focus asked the page, a moment before, to scroll it into view, and that scroll can land after the hold (the
+# check took the focus away since). Later, it is the learner's.
+HOLD_FIRM_S = 0.5
 
 
 def field_key(field: Widget, event: events.Key) -> bool:
@@ -224,6 +229,7 @@ class Page(VerticalScroll):
     _held: Widget | None = None  # the widget kept in view, or the page itself for its start
     _held_top = True  # the held widget at the top of the page; else just in view
     _held_at: float | None = None  # where the hold last scrolled to: a scroll from elsewhere lets go
+    _firm_until = 0.0  # until then (time.monotonic) a scroll from elsewhere is undone, not taken as the learner's
 
     def hold(self, widget: Widget | None, *, top: bool = True) -> None:
         """Keep `widget` (None: the page's start) at the top (`top`) or in view as the page is laid out, until
@@ -231,11 +237,27 @@ class Page(VerticalScroll):
         self._held = widget if widget is not None else self
         self._held_top = top
         self._held_at = None
-        self._keep_held()  # as laid out now, and again once what was just shown has its place
-        self.call_after_refresh(self._keep_held)
+        self._firm_until = time.monotonic() + HOLD_FIRM_S
+        if widget is None:
+            self.scroll_to(y=0, animate=False, immediate=True)  # the start is where it is before any layout
+        # After the scrolls asked for before it (a focused field is scrolled into view from the screen's queue, a
+        # moment later), and once what was just shown has its place: the hold has the last word.
+        self.screen.call_later(self.call_after_refresh, self._keep_held)
 
     def let_go(self) -> None:
         self._held = None
+
+    def on_mount(self) -> None:
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    def _firm(self) -> bool:
+        """Whether a scroll from elsewhere is undone now: just after the hold, while no field has the focus (a
+        focused field is scrolled into view for the learner typing into it)."""
+        return time.monotonic() < self._firm_until and self.screen.focused in (None, self)
+
+    def _scrolled(self) -> None:
+        if self._held is not None and self._firm():
+            self.call_after_refresh(self._keep_held)
 
     def watch_virtual_size(self) -> None:
         """What is on the page was laid out anew (an answer shown, a line added): once the layout is done,
@@ -251,7 +273,8 @@ class Page(VerticalScroll):
         held = self._held
         if held is None:
             return
-        if self._held_at is not None and self.scroll_y != self._held_at:
+        moved = self._held_at is not None and self.scroll_y != self._held_at
+        if moved and not self._firm():
             self._held = None  # the learner scrolled: the page is theirs
             return
         if held is self:
