@@ -372,3 +372,25 @@ async def test_a_half_typed_answer_not_submitted_is_kept_but_not_scored(tmp_path
     ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
     assert "(B, H" in answer  # what was typed is kept with the question
     assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]  # nothing graded, the schedule untouched
+
+
+async def test_a_concept_question_stays_in_view_while_its_points_are_ticked(tmp_path, write_deck):
+    answer = " ".join(f"Sentence {i} of a long expected answer." for i in range(60))
+    concepts = "cards:\n" + "".join(
+        f'  - {{id: q{i}, kind: concept, topic: gpu-arch, prompt: "Why does question {i} matter?",'
+        f' answer: "{answer}", rubric: [one, two, three], sources: [s]}}\n'
+        for i in range(4)
+    )
+    app = DrillApp(tmp_path / "d", [write_deck(concepts)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        screen.query(Input).first().focus()
+        await type_keys(pilot, *"because it bounds the step", "enter")
+        await settle(pilot)
+        body = screen.query_one("#mbody")
+        prompt = screen.query_one("#mprompt")
+        rubric = screen.query_one("#mrubric")
+        assert rubric.has_focus
+        # the question is still on screen above the points to tick (it once scrolled away under the verdict)
+        assert body.region.y <= prompt.region.y < rubric.region.y < body.region.bottom

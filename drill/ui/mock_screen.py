@@ -245,9 +245,12 @@ class MockScreen(PageScreen[dict[str, Any]]):
         else:
             hint = "[b]enter[/b] next question"
         self.query_one("#mbar", Static).update(hint)
-        # the verdict, the points to tick and the expected answer start at the top of the view
-        verdict = self.query_one("#mverdict", Static)
-        self.call_after_refresh(verdict.scroll_visible, animate=False, top=True)
+        if self.slot.kind not in SELF_CHECKED:
+            # the verdict and the expected answer start at the top of the view
+            verdict = self.query_one("#mverdict", Static)
+            self.call_after_refresh(verdict.scroll_visible, animate=False, top=True)
+        # a self-checked question keeps its place: the question stays in view and the focused points to tick
+        # are scrolled just into view beneath it (the verdict above them is empty for such a card)
 
     def on_selection_list_selected_changed(self, message: SelectionList.SelectedChanged[int]) -> None:
         message.stop()
