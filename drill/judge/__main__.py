@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from drill.judge.calibration import kept_for
-from drill.judge.judging import Emit, Fatal, Judge, describe_fault
-from drill.judge.runtime import KIT_CHOICE, Runtime, cuda_device_count, cupy_installed
+from drill.judge.devices import cuda_device_count
+from drill.judge.judging import Fatal, Judge, describe_fault
+from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed
 from drill.kernel import protocol
-from drill.kernel.protocol import CalibratedEvent, JudgeEvent
+from drill.kernel.protocol import CalibratedEvent, Emit, JudgeEvent
 
 
 def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:

@@ -22,11 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from drill.judge.judging import Emit
+from drill.judge.devices import cuda_device_count
 from drill.judge.ranks import RankFailure, RankGroup, RankSpec, run_folder
-from drill.judge.runtime import cuda_device_count
 from drill.kernel.collective_source import refused_calls
-from drill.kernel.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Job, TimingEvent
+from drill.kernel.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent
 
 CPU_WORLDS = (2, 3, 4)
 PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it

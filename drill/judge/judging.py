@@ -6,7 +6,6 @@ import itertools
 import sys
 import time
 import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,9 @@ from drill.judge.source_only import deck_imports, load_file
 from drill.judge.tamper import Fingerprint, tampered_words
 from drill.kernel.launch import LaunchError
 from drill.kernel.nvrtc import NvrtcUnavailable
-from drill.kernel.protocol import Job, JudgeEvent
+from drill.kernel.protocol import Emit, Job
 from drill.kernel.trust import NotTrusted, Pins
 
-Emit = Callable[[JudgeEvent], None]
 _harness_ids = itertools.count(1)
 
 

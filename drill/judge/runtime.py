@@ -6,7 +6,6 @@ that use it; CUDA kernels are loaded and launched through the driver API).
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import platform
@@ -20,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from drill.judge.calibration import Calibrated, installed
-from drill.judge.judging import Emit
+from drill.judge.devices import cuda_device_count
 from drill.kernel import nvrtc
+from drill.kernel.protocol import Emit
 from drill.words import KERNELS_INSTALL
 
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
@@ -32,22 +32,6 @@ def _quietly(fn: Callable[[], Any]) -> None:
         fn()
     except Exception:  # torch makes the context itself, and reports what went wrong
         pass
-
-
-def cuda_device_count() -> int:
-    """GPUs the driver sees, asked without importing torch (0 when there is no driver)."""
-    if os.environ.get("DRILL_JUDGE_CPU"):
-        return 0
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    if lib.cuInit(0) != 0:
-        return 0
-    count = ctypes.c_int()
-    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
 
 
 WORKDIR_PREFIX = "drill-judge-"

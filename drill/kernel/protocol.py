@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NotRequired, Required, TextIO, TypedDict, cast
 
 # A collective card's ranks (the job's `world`): at least two, at most one host's eight GPUs.
@@ -238,6 +238,9 @@ JudgeEvent = (
     | CalibratedEvent
     | FinishedEvent
 )
+# Where the judge sends each event as it happens (to the app over the pipe, or a test's list).
+Emit = Callable[[JudgeEvent], None]
+
 EVENTS = (
     "ready",
     "started",
