@@ -11,11 +11,9 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Input, OptionList
 
+from drill.ui.form_base import AnswerFormBase
 from drill.ui.markdown_view import scroll_code_sideways
 from drill.ui.screen_keys import PageScreen
-
-if TYPE_CHECKING:
-    from drill.ui.answering import AnswerForm
 
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 # What a key that goes nowhere is told (drill.ui.answering.AnswerForm.refuse)
@@ -76,15 +74,13 @@ class InOrderKeys(_FieldWidget):
     """
 
     @property
-    def form(self) -> "AnswerForm | None":
+    def form(self) -> AnswerFormBase | None:
         """The answer form this field belongs to, or None."""
-        from drill.ui.answering import AnswerForm  # which imports this module
-
-        return next((a for a in self.ancestors if isinstance(a, AnswerForm)), None)
+        return next((a for a in self.ancestors if isinstance(a, AnswerFormBase)), None)
 
     async def _on_key(self, event: events.Key) -> None:
         form = self.form
-        target = form.live_field() if form is not None else None
+        target = live_field_of(form)
         if not field_key(target if target is not None else self, event):
             return  # a screen command (ctrl+s, ctrl+z ...): let it bubble
         event.stop()
@@ -198,24 +194,19 @@ class ChoiceList(InOrderKeys, OptionList):
             form.refuse(NOT_ON_THE_CHOICES)
 
     async def field_done(self) -> None:
-        from drill.ui.answering import DiagnosisForm  # which imports this module
-
         form = self.form
         if form is None:
             return
         if self.highlighted is None:
             form.refuse(NOTHING_HIGHLIGHTED)
             return
-        if isinstance(form, DiagnosisForm):
-            form.choose(self.highlighted)
+        form.choose(self.highlighted)  # a form without readings takes nothing
         form.step(self, 1)
 
     def action_select(self) -> None:
         """A click on an option chooses it (enter is handled in order by `take_key`)."""
-        from drill.ui.answering import DiagnosisForm  # which imports this module
-
         form = self.form
-        if isinstance(form, DiagnosisForm) and self.highlighted is not None and not form.submitted:
+        if form is not None and self.highlighted is not None and not form.submitted:
             form.choose(self.highlighted)
 
 
@@ -305,7 +296,7 @@ class Page(VerticalScroll):
                 event.prevent_default()
                 form.refuse(NOT_ON_THE_PAGE)
                 return
-        target = form.live_field() if form is not None else None
+        target = live_field_of(form)
         if target is None or screen.focused is self or not field_key(target, event):
             return  # the page's own key (it has focus): scroll, or let it bubble
         event.stop()
@@ -321,3 +312,9 @@ class Page(VerticalScroll):
         """→ moves a wide evidence or code block sideways first, then the page."""
         if not scroll_code_sideways(self, 1):
             super().action_scroll_right()
+
+
+def live_field_of(form: AnswerFormBase | None) -> InOrderKeys | None:
+    """The field of `form` that takes keys now, when it is one of these fields."""
+    field = form.live_field() if form is not None else None
+    return field if isinstance(field, InOrderKeys) else None

@@ -15,7 +15,6 @@ from typing import Any
 
 from rich.markup import escape
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
@@ -23,6 +22,7 @@ from textual.widgets import Input, Label, Static
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
+from drill.ui.form_base import AnswerFormBase
 
 
 @dataclass
@@ -49,7 +49,7 @@ BACK_A_FIELD = " · [b]shift+tab[/b] back"
 LEAVE_FIELD = " · [b]esc[/b] scroll the page"
 
 
-class AnswerForm(Vertical):
+class AnswerForm(AnswerFormBase):
     """A form the learner fills in before the answer is shown."""
 
     DEFAULT_CSS = "AnswerForm { height: auto; }"
@@ -152,11 +152,11 @@ class AnswerForm(Vertical):
         self.screen.set_focus(None)
         self.post_message(self.Submitted())
 
-    def paste(self, field: "AnswerInput", text: str) -> None:
+    def paste(self, field: Input, text: str) -> None:
         """A paste: its first line goes into this field, further lines into the fields after it; lines beyond the
         last field join it, a space between them (a paragraph pasted into a concept answer keeps all its lines)."""
         lines = text.splitlines() or [""]
-        inputs = [f for f in self.fields() if isinstance(f, AnswerInput)]
+        inputs: list[Input] = [f for f in self.fields() if isinstance(f, AnswerInput)]
         start = inputs.index(field)
         room = len(inputs) - start
         if len(lines) > room:

@@ -3,7 +3,7 @@ footer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,10 +13,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from drill.study.sm2 import SHORT_MEANINGS
-
-if TYPE_CHECKING:
-    from drill.ui.answering import AnswerForm
-
+from drill.ui.form_base import AnswerFormBase
 
 # The digits that grade, once the answer is shown (the review and kernel screens)
 GRADE_KEYS = "  ".join(f"[b]{g}[/b] {m}" for g, m in SHORT_MEANINGS.items())
@@ -52,7 +49,7 @@ class PageScreen(Screen[ScreenResultType]):
     `scroll_bindings` scroll the page, those of `form_bindings` move through the form."""
 
     SCROLL_ID = "body"
-    form: "AnswerForm | None" = None
+    form: AnswerFormBase | None = None
 
     def action_scroll(self, lines: int) -> None:
         self.query_one(f"#{self.SCROLL_ID}", VerticalScroll).scroll_relative(y=lines, animate=False)
