@@ -375,3 +375,18 @@ async def test_ctrl_home_and_ctrl_end_go_to_the_start_and_the_end_of_the_file(tm
         assert editor.cursor_location == (0, 0)
         await type_keys(pilot, "ctrl+shift+end")  # with shift: the whole file selected
         assert editor.selected_text == editor.text
+
+
+async def test_keys_typed_after_esc_left_the_editor_go_back_into_the_code(tmp_path, cards, judge):
+    screen = KernelScreen(cards["reduce"], data_dir=tmp_path, judge=judge)
+    host = Host(screen)
+    async with host.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        editor = screen.editor
+        editor.move_cursor((0, 0))
+        await type_keys(pilot, "escape")  # the editor's esc moves the focus off it; the screen stays
+        assert not editor.has_focus and host.screen is screen
+        await type_keys(pilot, "space", "a", "1")
+        await settle(pilot)
+        assert editor.has_focus and editor.text.startswith(" a1")
+        assert host.grades == []  # a digit typed as code grades nothing

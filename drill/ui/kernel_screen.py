@@ -439,6 +439,17 @@ class KernelScreen(Screen[int | None]):
         if self.revealed and self.suggested is not None:
             self.leave(self.suggested)
 
+    def on_key(self, event: events.Key) -> None:
+        """Out of the editor before the answer is shown (esc moves the focus off it), a typed character goes back
+        into the code at the cursor instead of vanishing: space, letters and digits are code here, as in the
+        editor. Once the answer is shown, digits are grades and the bindings take them."""
+        if self.revealed or self.editor.has_focus or not event.is_printable or event.character is None:
+            return
+        event.stop()
+        event.prevent_default()
+        self.editor.focus()
+        self.editor.insert(event.character)
+
     def action_back(self) -> None:
         if self.running:
             self.action_cancel()
