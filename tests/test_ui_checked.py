@@ -265,3 +265,18 @@ async def test_enter_then_text_in_a_burst_goes_back_into_the_field(tmp_path, con
         await burst(app, ["enter", *" of 32"])
         await settle(pilot)
         assert app.screen.query_one(Input).value == "warps of 32" and not app.screen.revealed
+
+
+async def test_choosing_a_reading_takes_away_the_choose_first_words(tmp_path, write_deck):
+    deck = write_deck(DECK)
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app.session.queue = ["t-diag"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "tab", "tab", "enter")  # to the experiment, then a check with no reading
+        await refresh(pilot)
+        assert "choose a reading first" in str(app.screen.query_one("#verdict", Static).render())
+        await type_keys(pilot, "down", "enter")  # a reading chosen: the words no longer apply
+        await settle(pilot)
+        assert "choose a reading first" not in str(app.screen.query_one("#verdict", Static).render())
+        assert not app.screen.revealed

@@ -232,3 +232,16 @@ async def test_going_back_into_a_field_after_esc_adds_to_what_was_typed(tmp_path
         await type_keys(pilot, *"weights 16 GB", "escape", "down", "enter", *" and Adam")
         await settle(pilot)
         assert app.screen.query_one(Input).value == "weights 16 GB and Adam"  # not replaced by a select-all
+
+
+async def test_a_deck_refused_whole_is_named_as_drill_check_names_it(tmp_path, concept_deck):
+    from drill.cards.loader import MAX_DECK_BYTES
+
+    good = concept_deck(2)
+    big = good.parent / "big.yaml"
+    big.write_text("# " + "x" * MAX_DECK_BYTES + "\n", encoding="utf-8")
+    app = DrillApp(tmp_path / "data", [good.parent], clock=FixedClock(NOW))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        (said,) = [n.message for n in app._notifications if "big.yaml" in n.message]
+        assert said.startswith("big.yaml: is ") and ":0:" not in said

@@ -60,6 +60,10 @@ class AnswerForm(AnswerFormBase):
     class Submitted(Message):
         """The learner pressed enter on the last field: check the form."""
 
+    class Mended(Message):
+        """What kept the form from being checked is put right (a reading is chosen now): a word said about it
+        on the screen is stale."""
+
     def __init__(self, card: Card) -> None:
         super().__init__()
         self.card = card
@@ -445,6 +449,8 @@ class DiagnosisForm(AnswerForm):
         return CHOOSE_FIRST
 
     def choose(self, index: int) -> None:
+        if self.chosen is None:
+            self.post_message(self.Mended())
         self.chosen = index
         label = self.lettered(index)
         self.query_one("#choice-label", Label).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")

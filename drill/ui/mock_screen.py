@@ -218,6 +218,11 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.query_one("#mbody", VerticalScroll).scroll_home(animate=False)
         self.update_top()
 
+    def on_answer_form_mended(self, message: AnswerForm.Mended) -> None:
+        message.stop()
+        if self.verdict is None:  # "choose a reading first" no longer applies
+            self.query_one("#mverdict", Static).update("")
+
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
         if self.form is None or self.verdict is not None or self.slot is None:

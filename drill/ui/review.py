@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -172,9 +172,9 @@ class ReviewScreen(PageScreen[None]):
             first = problems[0]
             others = sorted({Path(p.path).name for p in problems[1:]})
             more = f"; {len(problems) - 1} more in {', '.join(others)}" if others else ""
+            where_and_what = str(replace(first, path=Path(first.path).name))  # as drill check prints it
             self.notify(
-                f"{Path(first.path).name}:{first.line}: {first.card_id}: {first.message}{more}. "
-                "The cards that loaded are here; `drill check` lists every problem.",
+                f"{where_and_what}{more}. The cards that loaded are here; `drill check` lists every problem.",
                 title="skipped what could not be read",
                 severity="warning",
                 timeout=12,
@@ -390,6 +390,11 @@ class ReviewScreen(PageScreen[None]):
         # the verdict at the top, the answer's start under it; with nothing checked, the question stays instead
         page = self.query_one("#body", Page)
         page.hold(self.query_one("#verdict", Static) if verdict.summary else None)
+
+    def on_answer_form_mended(self, message: AnswerForm.Mended) -> None:
+        message.stop()
+        if not self.revealed:  # "choose a reading first" no longer applies
+            self.query_one("#verdict", Static).update("")
 
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
