@@ -14,8 +14,8 @@ from drill.kernel.verdict import (
 )
 
 
-def verdict(compiled=True, correct=True, pct=None, errors=()):
-    v = Verdict(card="k", compiled=compiled, correct=correct, errors=list(errors))
+def verdict(compiled=True, correct=True, pct=None, errors=(), started=True):
+    v = Verdict(card="k", compiled=compiled, correct=correct, errors=list(errors), started=started)
     if pct is not None:
         v.timings.append(Timing(name="big", ms=1.0, gbps=pct * 40, pct_of_ceiling=pct, ceiling_gbps=4000.0))
     return v
@@ -35,6 +35,8 @@ def verdict(compiled=True, correct=True, pct=None, errors=()):
         (verdict(correct=True, pct=None), 90, 3),  # correct, but no GPU to time it
         (verdict(correct=None), 90, None),  # compiled only: nothing shows it works, the learner grades it
         (verdict(correct=None, errors=["timeout"]), 90, 2),
+        # the judge never took the job (it could not start, its host was unreachable): not the kernel's doing
+        (verdict(compiled=None, correct=None, errors=["the judge could not start: ssh"], started=False), 90, None),
     ],
 )
 def test_suggest_kernel_grade(v, target, grade):

@@ -146,6 +146,7 @@ class Verdict:
     cancelled: bool = False
     crashed: bool = False
     timed_out: bool = False
+    started: bool = False  # the judge took the job: an error before that is the judge's or the link's, not the kernel's
 
     # the first timed shape stands for the run
     @property
@@ -229,6 +230,7 @@ class VerdictBuilder:
     def feed(self, event: JudgeEvent) -> None:
         v = self.verdict
         if event["event"] == "started":
+            v.started = True
             v.device = str(event.get("device", ""))
             v.gpu = bool(event.get("gpu"))
             self.phase = "compiling"
@@ -356,13 +358,15 @@ def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     not be timed (no GPU) gets 3: nothing shows that it is fast. An impossible
     figure gets 1: a launch that cannot have done the work earns nothing. None
     when correctness could not be checked (a CUDA file only compiled, on a
-    machine without a GPU): nothing shows that it works, so the learner grades
-    it against the reference.
+    machine without a GPU), or when the judge never took the job (it could not
+    start, or its host could not be reached): nothing shows that it works, so the
+    learner grades it against the reference.
     """
     if verdict.compiled is False or verdict.correct is False or verdict.impossible:
         return 1
     if verdict.correct is None:
-        return 2 if verdict.errors else None
+        # an error in the learner's run (a crash, a hang) is a 2; a judge that never took the job suggests nothing
+        return 2 if verdict.errors and verdict.started else None
     pct = verdict.pct_of_ceiling
     if pct is None:
         return 3
