@@ -8,7 +8,8 @@
   (both start from byte-compiled modules, as installed ones do: see start_env);
 - grade -> next card, p50 and p95 (nearest rank), on a database of the given size;
 - on that database (10,000 cards, 1,000,000 reviews by default): `drill stats --json`
-  as a fresh process (time and peak memory), the stats screen's paint after ctrl+g,
+  as a fresh process (time and peak memory; its first run, which builds the deck cache and
+  replays the whole log for the calibration figures, is reported apart), the stats screen's paint after ctrl+g,
   a mock plan, and a browser search (bench/browse.py).
 Exits 1 when any goal is missed. `--only` runs some of the parts: start, grade, progress
 (stats, the stats screen and the mock plan) and browse.
@@ -263,7 +264,12 @@ def bench_progress(n_cards: int, n_reviews: int, runs: int) -> dict[str, Any]:
         write_bench_deck(deck, n_cards)
         env = {**os.environ, "DRILL_HOME": str(data)}
         command = [sys.executable, "-m", "drill", "--decks", str(deck), "stats", "--json"]
-        subprocess.run(command, env=env, check=True, capture_output=True)  # builds the deck cache once
+        # The first run builds the deck cache and replays the whole log through FSRS for the calibration
+        # figures (drill.store.replay_cache), as a learner's first `drill stats` after a million reviews
+        # would; it is timed apart. The runs after it are a learner's daily look: the replay is cached.
+        start = time.perf_counter()
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        out["first_stats_s"] = time.perf_counter() - start
         # GNU time reports the command's own peak (a forked child's ru_maxrss would count this process too)
         timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
         for _ in range(runs):
@@ -389,6 +395,10 @@ def report_progress(cards: int, reviews: int, runs: int) -> bool:
     print(
         f"drill stats --json ({cards} cards, {reviews} log rows): median {stats_s * 1000:.0f} ms "
         f"(goal <= 200 ms) {verdict(stats_s <= 0.2)}, peak {rss:.0f} MB (goal <= 100 MB) {verdict(rss <= 100)}"
+    )
+    print(
+        f"  first drill stats --json on that history (deck cache built, whole log replayed): "
+        f"{figures['first_stats_s']:.1f} s, not counted above"
     )
     screen = statistics.median(figures["screen_s"])
     print(f"stats screen after ctrl+g: median {screen * 1000:.0f} ms (goal <= 200 ms) {verdict(screen <= 0.2)}")

@@ -42,8 +42,9 @@ from drill.study.session import (
 if TYPE_CHECKING:
     from drill.cards.deck_summary import DeckSummary
     from drill.store.store import Store
-    from drill.study.forecast import MemoryModel
-    from drill.study.readiness import CalibrationFigures, Interview, ReadinessFigures
+    from drill.study.calibration import CalibrationFigures
+    from drill.study.forecast import DayReplay, MemoryModel
+    from drill.study.readiness import Interview, ReadinessFigures
     from drill.study.standing import TopicFigures
 
 
@@ -289,6 +290,7 @@ class Workspace:
 
             track = track_topics(interview.track)
         cards = [card for card in self.summary.cards.values() if track is None or card.topic in track]
+        model = self.memory_model()
         return readiness_figures(
             cards,
             self.review_log(),
@@ -296,8 +298,9 @@ class Workspace:
             today,
             interview,
             titles=topic_titles(),
-            model=self.memory_model(),
+            model=model,
             new_order=new_order,
+            replayed=self.replay_day(today, model),
         )
 
     def readiness_line(self, today: dt.date) -> str | None:
@@ -306,10 +309,25 @@ class Workspace:
         return figures.summary_line() if figures is not None else None
 
     def calibration(self) -> CalibrationFigures:
-        """Predicted recall against what happened, over the learner's whole record."""
-        from drill.study.readiness import calibration
+        """Predicted recall against what happened, over the learner's whole record.
 
-        return calibration(self.review_log(), self.memory_model())
+        The replay behind it is cached (drill.store.replay_cache): with nothing graded since the last
+        look this reads two numbers from the database, and after a day's reviews it replays those only.
+        """
+        from drill.store import replay_cache
+        from drill.study.calibration import CalibrationFigures
+        from drill.study.report import saved_rollover_hour
+
+        ensure_schema(self.data_dir)
+        today = study_day(self.clock(), saved_rollover_hour(self.saved_settings()))
+        tally = replay_cache.calibration_tally(self.data_dir, self.memory_model(), today)
+        return CalibrationFigures(tally.calibration())
+
+    def replay_day(self, today: dt.date, model: MemoryModel | None = None) -> DayReplay:
+        """The review log replayed through the memory model to the start of study day `today` and whole (cached)."""
+        from drill.store import replay_cache
+
+        return replay_cache.replay_day(self.data_dir, model or self.memory_model(), today)
 
     # -- today's session ---------------------------------------------------------------
     def review_session(

@@ -26,7 +26,6 @@ def run(args: argparse.Namespace) -> int:
     import datetime as dt
 
     from drill.config.settings import load_settings
-    from drill.study.readiness_text import render_block
     from drill.study.report import render_text
     from drill.workspace import Workspace
 
@@ -51,10 +50,12 @@ def run(args: argparse.Namespace) -> int:
     if workspace.summary.problems:
         print(f"drill stats: {workspace.summary.left_out()}", file=sys.stderr)
     today = dt.date.fromisoformat(report["today"])
-    states = workspace.states()
-    readiness = workspace.readiness(today, states=states, new_order=report["new_order"])
-    if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
-        report["new_today"] = len(workspace.planned_new(readiness, states, today))
+    readiness = None
+    if workspace.interview() is not None:  # the card states are read for readiness only: 10,000 take a while
+        states = workspace.states()
+        readiness = workspace.readiness(today, states=states, new_order=report["new_order"])
+        if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
+            report["new_today"] = len(workspace.planned_new(readiness, states, today))
     if args.json:
         report["readiness"] = readiness.as_json() if readiness is not None else None
         report["calibration"] = workspace.calibration().as_json()
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_text(report))
         if readiness is not None:
+            from drill.study.readiness_text import render_block  # with a date set only: the plan's modules are many
+
             print()
             print(render_block(readiness))
     return 0

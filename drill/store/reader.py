@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -203,10 +204,15 @@ def mock_report_json(data_dir: Path, mock_id: int) -> Any:
 
 # -- the whole review log: readiness, calibration and fitting replay it -------------------
 # a mock answer's score decides what it does to the schedule (scheduling.after_grade); no other mode reads its answer
-_LOG = (
-    "SELECT id, card_id, day, grade, mode, duration_ms, CASE WHEN mode = 'mock' THEN answer END AS answer"
-    " FROM review_log ORDER BY id"
+_LOG_COLUMNS = "id, card_id, day, grade, mode, duration_ms, CASE WHEN mode = 'mock' THEN answer END AS answer"
+_LOG = f"SELECT {_LOG_COLUMNS} FROM review_log ORDER BY id"
+_LOG_FROM = f"SELECT {_LOG_COLUMNS} FROM review_log WHERE day >= ? ORDER BY day, id"
+# The newest row (highest id) before a day: walked back from the newest, never through the day index
+_NEWEST_BEFORE = (
+    "SELECT id, card_id, day, grade, mode, reviewed_at, answer FROM review_log NOT INDEXED"
+    " WHERE day < ? ORDER BY id DESC LIMIT 1"
 )
+_END_OF_TIME = "9999-12-31~"  # sorts after every day: "before it" is the whole log
 
 
 def read_log(data_dir: Path) -> list[LoggedReview]:
@@ -218,6 +224,81 @@ def read_log(data_dir: Path) -> list[LoggedReview]:
         return [logged_review_from_row(dict(r)) for r in rows or []]
 
     return _read(database_path(data_dir), query, [])
+
+
+@dataclass(frozen=True)
+class LogMark:
+    """What tells one state of the log's rows before a day from another: how many there are, and the newest.
+
+    Rows are only ever added (a grade, an import) or removed (an undo): one more or one fewer changes
+    `rows`, and an undo followed by a grade, which SQLite may give the freed id, changes `newest`.
+    """
+
+    rows: int
+    newest: tuple[Any, ...] | None  # the newest row's id, card, day, grade, mode, time and answer; None: no row
+
+
+@dataclass(frozen=True)
+class LogFrom:
+    """The log's rows from a day on, in replay order, with the marks of the log read in the same snapshot."""
+
+    rows: list[LoggedReview]
+    since: LogMark  # the rows before the first day read
+    before: LogMark  # the rows before the day asked about
+    whole: LogMark  # every row
+
+
+def log_mark(data_dir: Path) -> LogMark:
+    """The mark of the whole log (two quick looks: a count and the newest row); LogMark(0, None) before the first run."""
+
+    def query(conn: sqlite3.Connection) -> LogMark:
+        return _mark(conn, _END_OF_TIME, _count(conn))
+
+    return _read(database_path(data_dir), query, _NO_ROWS)
+
+
+def read_log_from(data_dir: Path, since: dt.date | None, before: dt.date) -> LogFrom:
+    """The rows of study day `since` and later (every row when None) in replay order (day, then id),
+    with the marks of the log before `since`, before `before` and whole, all read in one snapshot:
+    a grade saved meanwhile is in both the rows and the marks, or in neither. A day that is not a date
+    raises ValueError."""
+
+    def query(conn: sqlite3.Connection) -> LogFrom:
+        conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
+        try:
+            total = _count(conn)
+            if total is None:  # a new or version-1 file: no log yet
+                return LogFrom([], _NO_ROWS, _NO_ROWS, _NO_ROWS)
+            first = "" if since is None else since.isoformat()  # "" sorts before every day
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute(_LOG_FROM, (first,)).fetchall()
+            conn.row_factory = None
+            log = [logged_review_from_row(dict(r)) for r in rows]
+            return LogFrom(
+                log, _mark(conn, first, total), _mark(conn, before.isoformat(), total), _mark(conn, _END_OF_TIME, total)
+            )
+        finally:
+            conn.rollback()
+
+    return _read(database_path(data_dir), query, LogFrom([], _NO_ROWS, _NO_ROWS, _NO_ROWS))
+
+
+_NO_ROWS = LogMark(0, None)
+
+
+def _count(conn: sqlite3.Connection) -> int | None:
+    """The log's rows (a count of its smallest index: quick), or None when there is no log table yet."""
+    total = _rows_or_none(conn, "SELECT COUNT(*) FROM review_log")
+    return None if total is None else int(total[0][0])
+
+
+def _mark(conn: sqlite3.Connection, day: str, total: int | None) -> LogMark:
+    """The mark of the rows before study day `day` (ISO text), of `total` rows in all."""
+    if total is None:
+        return _NO_ROWS
+    later = conn.execute("SELECT COUNT(*) FROM review_log WHERE day >= ?", (day,)).fetchone()[0]
+    newest = conn.execute(_NEWEST_BEFORE, (day,)).fetchone()
+    return LogMark(total - later, None if newest is None else tuple(newest))
 
 
 # -- the browser's looks at the review log -------------------------------------------

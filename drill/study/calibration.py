@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 BINS = 10
+ROUNDED = 3  # places of a recall (and of the figures) in the JSON drill shows
 LOG_LOSS_EPS = 1e-15  # the clip scikit-learn's log_loss applied before it switched to the dtype's epsilon
 
 
@@ -81,50 +82,162 @@ class Calibration:
         }
 
 
+@dataclass(frozen=True)
+class CalibrationFigures:
+    """Predicted recall against what happened over the learner's history, as drill shows it."""
+
+    result: Calibration
+
+    def as_json(self) -> dict[str, Any]:
+        """The shape `drill stats --json` carries under "calibration": the non-empty bins only."""
+        result = self.result
+        return {
+            "reviews": result.reviews,
+            "log_loss": None if result.log_loss is None else _rounded(result.log_loss),
+            "rmse_bins": None if result.rmse_bins is None else _rounded(result.rmse_bins),
+            "bins": [
+                {"predicted": _rounded(b.predicted), "actual": _rounded(b.actual), "count": b.reviews}
+                for b in result.bins
+                if b.reviews and b.predicted is not None and b.actual is not None
+            ],
+        }
+
+
 def calibrate(outcomes: Iterable[Outcome]) -> Calibration:
     """The ten value bins, log loss and RMSE(bins) of `outcomes`."""
-    rows = list(outcomes)
-    return Calibration(len(rows), value_bins(rows), log_loss(rows), rmse_bins(rows))
+    return Tally.of(outcomes).calibration()
 
 
 def value_bins(outcomes: Sequence[Outcome], bins: int = BINS) -> tuple[CalibrationBin, ...]:
     """`bins` equal-width bins of predicted recall, each with its mean prediction and pass rate."""
-    members: list[list[Outcome]] = [[] for _ in range(bins)]
-    for outcome in outcomes:
-        index = min(int(_probability(outcome.predicted) * bins), bins - 1)  # 1.0 belongs to the last bin
-        members[index].append(outcome)
-    out = []
-    for index, group in enumerate(members):
-        predicted = sum(o.predicted for o in group) / len(group) if group else None
-        actual = sum(o.recalled for o in group) / len(group) if group else None
-        out.append(CalibrationBin(index / bins, (index + 1) / bins, len(group), predicted, actual))
-    return tuple(out)
+    return Tally.of(outcomes, bins).value_bins()
 
 
 def log_loss(outcomes: Sequence[Outcome]) -> float | None:
     """Mean binary cross-entropy of the predictions, natural log; None without outcomes."""
-    if not outcomes:
-        return None
-    total = 0.0
-    for outcome in outcomes:
-        p = min(max(_probability(outcome.predicted), LOG_LOSS_EPS), 1 - LOG_LOSS_EPS)
-        total -= math.log(p) if outcome.recalled else math.log(1 - p)
-    return total / len(outcomes)
+    return Tally.of(outcomes).log_loss()
 
 
 def rmse_bins(outcomes: Sequence[Outcome]) -> float | None:
     """RMSE(bins) as srs-benchmark computes it (see the module docstring); None without outcomes."""
-    if not outcomes:
-        return None
-    groups: dict[tuple[float, float, float], list[Outcome]] = {}
-    for outcome in outcomes:
-        groups.setdefault(benchmark_bin(outcome), []).append(outcome)
-    squared = 0.0
-    for group in groups.values():
-        predicted = sum(o.predicted for o in group) / len(group)
-        actual = sum(o.recalled for o in group) / len(group)
-        squared += len(group) * (actual - predicted) ** 2
-    return math.sqrt(squared / len(outcomes))
+    return Tally.of(outcomes).rmse_bins()
+
+
+@dataclass
+class Sums:
+    """A group of outcomes as its count, the sum of its predictions and its passes."""
+
+    count: int = 0
+    predicted: float = 0.0
+    recalled: int = 0
+
+    def add(self, outcome: Outcome) -> None:
+        self.count += 1
+        self.predicted += outcome.predicted
+        self.recalled += outcome.recalled
+
+    def means(self) -> tuple[float, float]:
+        """The mean prediction and the pass rate (the group is not empty)."""
+        return self.predicted / self.count, self.recalled / self.count
+
+    def as_json(self) -> list[Any]:
+        return [self.count, self.predicted, self.recalled]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Sums":
+        count, predicted, recalled = data
+        if not (_is_int(count) and _is_int(recalled) and _is_number(predicted)):
+            raise ValueError("sums of the wrong shape")
+        return cls(count, float(predicted), recalled)
+
+
+@dataclass
+class Tally:
+    """Running sums over outcomes, in the order they came: every figure `calibrate` gives, no outcome kept.
+
+    A replay of the review log goes on from where an earlier one stopped (drill.study.forecast.ReplayState):
+    its tally goes on too. Each sum adds one outcome at a time in order, so a tally continued with later
+    outcomes holds the very numbers a tally of them all would.
+    """
+
+    reviews: int = 0
+    bins: list[Sums] = field(default_factory=lambda: [Sums() for _ in range(BINS)])
+    loss: float = 0.0  # the sum of each outcome's log loss
+    groups: dict[tuple[float, float, float], Sums] = field(default_factory=dict)  # by benchmark_bin, first seen first
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome], bins: int = BINS) -> "Tally":
+        tally = cls(bins=[Sums() for _ in range(bins)])
+        for outcome in outcomes:
+            tally.add(outcome)
+        return tally
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one more outcome (ValueError when its prediction is not a probability)."""
+        p = _probability(outcome.predicted)
+        count = len(self.bins)
+        self.bins[min(int(p * count), count - 1)].add(outcome)  # 1.0 belongs to the last bin
+        # a prediction of exactly 0 or 1 is moved LOG_LOSS_EPS inside: a confident miss is a large loss, not infinite
+        clipped = min(max(p, LOG_LOSS_EPS), 1 - LOG_LOSS_EPS)
+        self.loss -= math.log(clipped) if outcome.recalled else math.log(1 - clipped)
+        self.groups.setdefault(benchmark_bin(outcome), Sums()).add(outcome)
+        self.reviews += 1
+
+    def copy(self) -> "Tally":
+        return Tally(
+            self.reviews,
+            [Sums(b.count, b.predicted, b.recalled) for b in self.bins],
+            self.loss,
+            {key: Sums(g.count, g.predicted, g.recalled) for key, g in self.groups.items()},
+        )
+
+    def calibration(self) -> Calibration:
+        return Calibration(self.reviews, self.value_bins(), self.log_loss(), self.rmse_bins())
+
+    def value_bins(self) -> tuple[CalibrationBin, ...]:
+        count = len(self.bins)
+        out = []
+        for index, sums in enumerate(self.bins):
+            predicted, actual = sums.means() if sums.count else (None, None)
+            out.append(CalibrationBin(index / count, (index + 1) / count, sums.count, predicted, actual))
+        return tuple(out)
+
+    def log_loss(self) -> float | None:
+        if not self.reviews:
+            return None
+        return self.loss / self.reviews
+
+    def rmse_bins(self) -> float | None:
+        if not self.reviews:
+            return None
+        squared = 0.0
+        for group in self.groups.values():
+            predicted, actual = group.means()
+            squared += group.count * (actual - predicted) ** 2
+        return math.sqrt(squared / self.reviews)
+
+    def as_json(self) -> dict[str, Any]:
+        """Plain JSON that `from_json` reads back to the same numbers (JSON keeps a float's every digit)."""
+        return {
+            "reviews": self.reviews,
+            "bins": [b.as_json() for b in self.bins],
+            "loss": self.loss,
+            "groups": [[*key, *sums.as_json()] for key, sums in self.groups.items()],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Tally":
+        """The tally `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
+        reviews, loss, bins = data["reviews"], data["loss"], data["bins"]
+        if not (_is_int(reviews) and _is_number(loss) and type(bins) is list and len(bins) == BINS):
+            raise ValueError("a tally of the wrong shape")
+        groups: dict[tuple[float, float, float], Sums] = {}
+        for row in data["groups"]:
+            delta_t, number, lapses, *sums = row
+            if not all(_is_number(v) for v in (delta_t, number, lapses)):
+                raise ValueError("a benchmark bin of the wrong shape")
+            groups[(float(delta_t), float(number), float(lapses))] = Sums.from_json(sums)
+        return cls(reviews, [Sums.from_json(b) for b in bins], float(loss), groups)
 
 
 def benchmark_bin(outcome: Outcome) -> tuple[float, float, float]:
@@ -142,3 +255,15 @@ def _probability(value: float) -> float:
     if not 0.0 <= value <= 1.0:  # NaN fails both comparisons too
         raise ValueError(f"a predicted recall must be between 0 and 1, got {value!r}")
     return value
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _rounded(value: float) -> float:
+    return round(value, ROUNDED)

@@ -22,13 +22,13 @@ projection (drill.study.plan) is readiness if the plan is followed.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from drill.study import scheduling, sm2
-from drill.study.calibration import Outcome
+from drill.study.calibration import Outcome, Tally
 from drill.study.records import CardState, FSRSState, LoggedReview
 
 if TYPE_CHECKING:
@@ -100,33 +100,190 @@ def replay(log: Iterable[LoggedReview], model: MemoryModel | None = None) -> Rep
     the open spaced-repetition benchmark. A grade outside 0-5 raises ValueError naming
     the review.
     """
-    model = model or MemoryModel()
-    remembering = _MemoryOnly(model)
-    states: dict[str, CardState] = {}
     out = Replayed()
-    for row in sorted(log, key=lambda r: (r.day, r.id)):
-        before = states.get(row.card_id) or CardState(row.card_id)
-        try:
-            after = scheduling.after_grade(remembering, before, row.grade, row.day, row.mode, row.answer)
-        except ValueError as exc:
-            raise ValueError(f"review {row.id} ({row.card_id}): {exc}") from None
-        states[row.card_id] = after
-        if after.fsrs is before.fsrs or after.fsrs is None:  # this grade did not reach the scheduler
-            continue
+    state = ReplayState()
+    for row, outcome in state.steps(sorted(log, key=replay_order), model or MemoryModel()):
         out.scheduled.append(row)
-        known = out.cards.get(row.card_id)
-        failed = row.grade < sm2.PASSING
-        if known is None:
-            out.cards[row.card_id] = CardMemory(after.fsrs, reviews=1, lapses=0)
-            continue
-        elapsed = (row.day - known.memory.last_review).days
-        if elapsed > 0:
-            predicted = model.recall(known.memory, row.day)
-            out.outcomes.append(Outcome(predicted, not failed, elapsed, known.reviews + 1, known.lapses))
+        if outcome is not None:
+            out.outcomes.append(outcome)
             out.predicted.append(row)
-        lapses = known.lapses + (1 if failed and elapsed > 0 else 0)
-        out.cards[row.card_id] = CardMemory(after.fsrs, known.reviews + 1, lapses)
+    out.cards = state.cards
     return out
+
+
+def replay_order(row: LoggedReview) -> tuple[dt.date, int]:
+    """The order the schedulers replay the log in: study day, then log id."""
+    return row.day, row.id
+
+
+@dataclass
+class ReplayState:
+    """A replay of the log stopped after some rows, to go on with later ones to the same result as one replay.
+
+    It keeps what the replay carries from row to row (each card's state as scheduling.after_grade
+    leaves it, its FSRS memory with its reviews and lapses) and the calibration's running sums
+    instead of each outcome. `last` is the (day, id) of the last row replayed: a row may only come
+    after it.
+    """
+
+    states: dict[str, CardState] = field(default_factory=dict)
+    cards: dict[str, CardMemory] = field(default_factory=dict)
+    tally: Tally = field(default_factory=Tally)
+    last: tuple[dt.date, int] | None = None
+
+    def copy(self) -> "ReplayState":
+        """A state to go on from without changing this one (the per-card records are never changed in place)."""
+        return ReplayState(dict(self.states), dict(self.cards), self.tally.copy(), self.last)
+
+    def advance(self, rows: Iterable[LoggedReview], model: MemoryModel) -> None:
+        """Replay `rows` (in replay_order, each after `last`) on top of this state; ValueError as `replay` raises."""
+        for _, outcome in self.steps(rows, model):
+            if outcome is not None:
+                self.tally.add(outcome)
+
+    def steps(self, rows: Iterable[LoggedReview], model: MemoryModel) -> Iterator[tuple[LoggedReview, Outcome | None]]:
+        """Replay `rows` one by one, yielding each that reached FSRS with the outcome it was predicted (if any)."""
+        remembering = _MemoryOnly(model)
+        for row in rows:
+            if self.last is not None and replay_order(row) <= self.last:
+                raise ValueError(f"review {row.id} comes before the replay's last one, review {self.last[1]}")
+            self.last = replay_order(row)
+            before = self.states.get(row.card_id) or CardState(row.card_id)
+            try:
+                after = scheduling.after_grade(remembering, before, row.grade, row.day, row.mode, row.answer)
+            except ValueError as exc:
+                raise ValueError(f"review {row.id} ({row.card_id}): {exc}") from None
+            self.states[row.card_id] = after
+            if after.fsrs is before.fsrs or after.fsrs is None:  # this grade did not reach the scheduler
+                continue
+            known = self.cards.get(row.card_id)
+            if known is None:
+                self.cards[row.card_id] = CardMemory(after.fsrs, reviews=1, lapses=0)
+                yield row, None
+                continue
+            failed = row.grade < sm2.PASSING
+            elapsed = (row.day - known.memory.last_review).days
+            outcome = None
+            if elapsed > 0:
+                predicted = model.recall(known.memory, row.day)
+                outcome = Outcome(predicted, not failed, elapsed, known.reviews + 1, known.lapses)
+            lapses = known.lapses + (1 if failed and elapsed > 0 else 0)
+            self.cards[row.card_id] = CardMemory(after.fsrs, known.reviews + 1, lapses)
+            yield row, outcome
+
+    def as_json(self) -> dict[str, Any]:
+        """Plain JSON that `from_json` reads back to an equal state (days as ordinals, floats to the last digit).
+
+        A card is one row: [id, due, introduced_on, last_review_day, repeat_pending, memory, reviews, lapses],
+        the memory [stability, difficulty, state, last_review] or None. The replay moves no other field of a
+        card's state; one that holds more raises ValueError (such a state is not kept).
+        """
+        rows = []
+        for card_id, state in self.states.items():
+            left = replace(state, due=None, introduced_on=None, last_review_day=None, repeat_pending=False, fsrs=None)
+            if left != CardState(card_id):
+                raise ValueError(f"the replayed state of {card_id} holds more than a replay moves")
+            known = self.cards.get(card_id)
+            memory = None
+            reviews = 0
+            lapses = 0
+            if known is not None:
+                if known.memory != state.fsrs:
+                    raise ValueError(f"the memory of {card_id} is not its state's")
+                memory = [
+                    known.memory.stability,
+                    known.memory.difficulty,
+                    known.memory.state,
+                    known.memory.last_review.toordinal(),
+                ]
+                reviews = known.reviews
+                lapses = known.lapses
+            elif state.fsrs is not None:
+                raise ValueError(f"{card_id} has a memory without reviews")
+            days = [_ordinal(state.due), _ordinal(state.introduced_on), _ordinal(state.last_review_day)]
+            rows.append([card_id, *days, state.repeat_pending, memory, reviews, lapses])
+        last = None if self.last is None else [self.last[0].toordinal(), self.last[1]]
+        return {"cards": rows, "tally": self.tally.as_json(), "last": last}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ReplayState":
+        """The state `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
+        out = cls(tally=Tally.from_json(data["tally"]))
+        if data["last"] is not None:
+            day, last_id = data["last"]
+            out.last = (_date(day), _whole(last_id))
+        for card_id, due, introduced, last_review, pending, memory, reviews, lapses in data["cards"]:
+            if type(card_id) is not str or type(pending) is not bool:
+                raise ValueError("a card of the wrong shape")
+            fsrs_state = None
+            if memory is not None:
+                stability, difficulty, state, reviewed = memory
+                fsrs_state = FSRSState(_real(stability), _real(difficulty), _whole(state), _date(reviewed))
+                out.cards[card_id] = CardMemory(fsrs_state, _whole(reviews), _whole(lapses))
+            out.states[card_id] = CardState(
+                card_id,
+                due=_day(due),
+                introduced_on=_day(introduced),
+                last_review_day=_day(last_review),
+                repeat_pending=pending,
+                fsrs=fsrs_state,
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class DayReplay:
+    """The log replayed as it stood at the start of a study day (the rows of earlier days), and whole.
+
+    `replayed` counts the rows replayed to get them (a cache of the replay, drill.store.replay_cache,
+    replays only what it has not seen).
+    """
+
+    at_start: ReplayState
+    now: ReplayState
+    replayed: int
+
+
+def replay_day(log: Iterable[LoggedReview], today: dt.date, model: MemoryModel | None = None) -> DayReplay:
+    """The whole log replayed, stopping once at the start of `today`: `replay`'s memories and figures, both ways."""
+    return continue_day(ReplayState(), sorted(log, key=replay_order), today, model or MemoryModel())
+
+
+def continue_day(start: ReplayState, rows: Sequence[LoggedReview], today: dt.date, model: MemoryModel) -> DayReplay:
+    """`start` (changed in place) taken on with `rows`, in replay order: to the start of `today`, then to the end."""
+    earlier = [row for row in rows if row.day < today]
+    start.advance(earlier, model)
+    now = start.copy()
+    now.advance(rows[len(earlier) :], model)
+    return DayReplay(start, now, len(rows))
+
+
+def _ordinal(day: dt.date | None) -> int | None:
+    if day is None:
+        return None
+    return day.toordinal()
+
+
+def _day(ordinal: Any) -> dt.date | None:
+    if ordinal is None:
+        return None
+    return _date(ordinal)
+
+
+def _date(ordinal: Any) -> dt.date:
+    return dt.date.fromordinal(_whole(ordinal))
+
+
+def _whole(value: Any) -> int:
+    if type(value) is not int:
+        raise ValueError(f"not a whole number: {value!r}")
+    return value
+
+
+def _real(value: Any) -> float:
+    if type(value) not in (int, float):
+        raise ValueError(f"not a number: {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@
 - today's early reviews (drill.study.plan.early_reviews), from the same start-of-day record.
 
 `as_json()` gives the shape `drill stats --json` carries under "readiness", and
-`calibration_json` the one under "calibration". Pure: no clock, no I/O.
+`calibration` the one under "calibration" (drill.study.calibration.CalibrationFigures). Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.study.calibration import Calibration, calibrate
-from drill.study.forecast import CardMemory, MemoryModel, Readiness, TrackCard, replay, stop_now
+from drill.study.calibration import ROUNDED, CalibrationFigures, calibrate
+from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
 from drill.study.plan import StudyPlan, early_reviews, grade_mix, make_plan, seconds_per_card
 from drill.study.records import CardState, FSRSState, LoggedReview
 from drill.study.session import Dealt, new_card_order
 
 TIMED_MODES = ("review", "early", "repeat", "cram")  # views whose seconds say how long a card takes (a mock's do not)
-ROUNDED = 3  # places of a recall in the JSON
 TOPICS_IN_A_LINE = 3  # the topics with the largest gap a one-line summary names
 
 
@@ -164,10 +163,13 @@ def readiness_figures(
     titles: Mapping[str, str],
     model: MemoryModel | None = None,
     new_order: str = "lab",
+    replayed: DayReplay | None = None,
 ) -> ReadinessFigures:
     """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.
 
-    Suspended cards are left out: the queue never asks them. The date must not be before today (ValueError).
+    `replayed` is the log replayed to the start of today and whole (forecast.replay_day, or a cache of it);
+    None: it is replayed here. Suspended cards are left out: the queue never asks them. The date must not
+    be before today (ValueError).
     """
     if interview.date < today:
         raise ValueError(f"the interview date {interview.date.isoformat()} has passed")
@@ -175,15 +177,16 @@ def readiness_figures(
     chosen = [card for card in cards if not (states.get(card.id) and states[card.id].suspended)]
     topic_of = {card.id: card.topic for card in chosen}
     kind_of = {card.id: card.kind for card in chosen}
-    current = replay(log, model).cards
+    if replayed is None:
+        replayed = replay_day(log, today, model)
+    current = replayed.now.cards
     now = stop_now(
         [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of], interview.date, model
     )
     if interview.date == today:
         return ReadinessFigures(interview, today, now, None, titles, ())
 
-    before_today = [row for row in log if row.day < today]
-    at_start = replay(before_today, model).cards
+    at_start = replayed.at_start.cards
     seen = [card for card in chosen if card.id in at_start]
     unseen = [card for card in chosen if card.id not in at_start]
     # the plan deals new cards in the order the queue would introduce them
@@ -210,27 +213,6 @@ def readiness_figures(
     )
     early = early_reviews(track, today, interview.date, interview.target, model)
     return ReadinessFigures(interview, today, now, plan, titles, tuple(early))
-
-
-@dataclass(frozen=True)
-class CalibrationFigures:
-    """Predicted recall against what happened over the learner's history, as drill shows it."""
-
-    result: Calibration
-
-    def as_json(self) -> dict[str, Any]:
-        """The shape `drill stats --json` carries under "calibration": the non-empty bins only."""
-        result = self.result
-        return {
-            "reviews": result.reviews,
-            "log_loss": None if result.log_loss is None else _r(result.log_loss),
-            "rmse_bins": None if result.rmse_bins is None else _r(result.rmse_bins),
-            "bins": [
-                {"predicted": _r(b.predicted), "actual": _r(b.actual), "count": b.reviews}
-                for b in result.bins
-                if b.reviews and b.predicted is not None and b.actual is not None
-            ],
-        }
 
 
 def calibration(log: Iterable[LoggedReview], model: MemoryModel | None = None) -> CalibrationFigures:
