@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 from drill.config import keybindings
 from drill.config.template import TEMPLATE as TEMPLATE  # its home was here; tests and the README check it
 from drill.hosts import EXAMPLES, BadHost, parse_host
-from drill.study.plan import DEFAULT_MINUTES_PER_DAY, DEFAULT_TARGET
 from drill.study.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 from drill.study.sm2 import DEFAULT_MAX_INTERVAL
+from drill.study.targets import DEFAULT_MINUTES_PER_DAY, DEFAULT_TARGET
 
 if TYPE_CHECKING:
     import tomlkit

@@ -44,9 +44,8 @@ from typing import Any
 from drill.study import scheduling, sm2
 from drill.study.forecast import UNSEEN_RECALL, MemoryModel, Readiness, TrackCard, readiness, stop_now
 from drill.study.records import FSRSState, LoggedReview
+from drill.study.targets import DEFAULT_TARGET
 
-DEFAULT_TARGET = 0.9
-DEFAULT_MINUTES_PER_DAY = 60  # the minutes a day a plan is made for when the learner names none
 INTRO_LEAD_DAYS = 3  # every card is introduced at least this many days before the date
 EARLY_REVIEW_DAYS = 5  # the days before the date in which a card below target comes up early
 # Until its parameters are fitted to the learner, the model's recall can be a few points off
