@@ -43,6 +43,10 @@ REFUSAL_SECONDS = 3.0  # how long a refusal notice shows; the same refusal is no
 
 # The bar under the page says what the keys do where the focus is (`AnswerForm.hint`)
 ON_THE_PAGE = "reading the page: [b]↑↓[/b] scroll · [b]tab[/b] or [b]enter[/b] to answer"
+# A page with printed output (a diagnosis's evidence) shows it unwrapped: a line wider than the pane scrolls sideways
+ON_A_PAGE_WITH_OUTPUT = (
+    "reading the page: [b]↑↓[/b] scroll · [b]←→[/b] wide output · [b]tab[/b] or [b]enter[/b] to answer"
+)
 NEXT_FIELD = "[b]enter[/b] or [b]tab[/b] next field"
 CHECKS = "[b]enter[/b] checks your answers"
 BACK_A_FIELD = " · [b]shift+tab[/b] back"
@@ -113,7 +117,7 @@ class AnswerForm(AnswerFormBase):
         the page around the form."""
         fields = self.fields()
         if focused is None or focused not in fields:
-            return ON_THE_PAGE
+            return ON_A_PAGE_WITH_OUTPUT if "```" in self.prompt_markdown() else ON_THE_PAGE
         index = fields.index(focused)
         back = BACK_A_FIELD if index else ""
         if index == len(fields) - 1:
@@ -411,6 +415,7 @@ class DiagnosisForm(AnswerForm):
         rng.shuffle(choices)
         self.choices = choices
         self.chosen: int | None = None
+        self.told_to_choose = False  # "choose a reading first" was said: choosing one takes it back
 
     def compose(self) -> ComposeResult:
         yield Label(CHOICE_LABEL, classes="step-label", id="choice-label")
@@ -442,6 +447,7 @@ class DiagnosisForm(AnswerForm):
         """No reading chosen: back to the choices (scrolled into view) with the reason beside them."""
         if self.chosen is not None:
             return None
+        self.told_to_choose = True
         label = self.query_one("#choice-label", Label)
         label.update(NONE_CHOSEN_LABEL)
         self.screen.set_focus(self.query_one(ChoiceList))  # scrolled into view, as any focus
@@ -449,7 +455,8 @@ class DiagnosisForm(AnswerForm):
         return CHOOSE_FIRST
 
     def choose(self, index: int) -> None:
-        if self.chosen is None:
+        if self.told_to_choose:
+            self.told_to_choose = False
             self.post_message(self.Mended())
         self.chosen = index
         label = self.lettered(index)
