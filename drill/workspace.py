@@ -262,11 +262,11 @@ class Workspace:
 
     def interview(self) -> Interview | None:
         """The interview date and what goes with it in the settings file; None when no date is set."""
-        from drill.study.readiness import Interview
-
         date = self.settings.interview_date
         if date is None:
-            return None
+            return None  # before the import: without a date, `drill stats` needs none of the planner's modules
+        from drill.study.readiness import Interview
+
         track = self.settings.interview_track or None
         return Interview(date, track, self.settings.readiness_target, self.settings.minutes_per_day)
 
