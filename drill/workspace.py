@@ -154,7 +154,8 @@ class Workspace:
         self._decks: DeckSet | None = None
         self._summary: DeckSummary | None = None
         self._store: Store | None = None
-        self._store_lock = threading.Lock()
+        # held while the Store is opened, prepared or closed: a close at exit waits for a preparation under way
+        self._store_lock = threading.RLock()
 
     # -- decks and reads ---------------------------------------------------------------
     @property
@@ -435,6 +436,22 @@ class Workspace:
 
                 self._store = Store(self.data_dir)
             return self._store
+
+    def prepare_store(
+        self, settings_to_save: Mapping[str, str], content_hashes: Mapping[str, str], now: dt.datetime
+    ) -> tuple[Store, list[str]]:
+        """Open the Store for a review and bring it up to date, all under the store's lock (an app that quits
+        at once closes it only once this is done): the settings given on the command line saved, the cards
+        whose text changed marked (their ids returned), mocks cut off by a closed terminal closed, and whether
+        grades can be written checked (StoreError when they cannot)."""
+        with self._store_lock:
+            store = self.store()
+            for key, value in settings_to_save.items():
+                store.set_setting(key, value)
+            changed = store.sync_hashes(dict(content_hashes))
+            store.close_abandoned_mocks(now)
+            store.check_writable()
+            return store, changed
 
     def close(self) -> None:
         """Close the Store if it was opened."""

@@ -185,12 +185,12 @@ class ReviewScreen(PageScreen[None]):
     @work(thread=True, exclusive=True, group="store")
     def open_store(self) -> None:
         try:
-            store = self.context.workspace.store()
-            for key, value in self.context.settings_to_save.items():
-                store.set_setting(key, value)
-            changed = store.sync_hashes({c.id: c.content_hash for c in self.context.session.cards.values()})
-            store.close_abandoned_mocks(self.context.clock())  # a mock cut off by a closed terminal
-            store.check_writable()  # a read-only file or a full disk: said now, not after an answer is typed
+            # a read-only file or a full disk is said now, not after an answer is typed
+            store, changed = self.context.workspace.prepare_store(
+                self.context.settings_to_save,
+                {c.id: c.content_hash for c in self.context.session.cards.values()},
+                self.context.clock(),
+            )
         except Exception as exc:  # shown to the learner; nothing is graded without a store
             self._store_error = f"grades cannot be saved: {failure_text(exc)}"
             self.app.call_from_thread(self._store_ready.set)
