@@ -58,7 +58,21 @@ def save(data: Path, **values: str) -> None:
 def test_no_file_gives_the_defaults(config_file):
     settings = load_settings()
     assert settings == Settings(path=config_file)
-    assert [getattr(settings, k) for k in cfg.KEYS] == [10, 4, "sm2", 36500, "lab", "textual-dark", "", 60.0, None, "", 60, 0.9, {}]
+    assert [getattr(settings, k) for k in cfg.KEYS] == [
+        10,
+        4,
+        "sm2",
+        36500,
+        "lab",
+        "textual-dark",
+        "",
+        60.0,
+        None,
+        "",
+        60,
+        0.9,
+        {},
+    ]
     assert settings.in_file == frozenset() and settings.from_file("new_per_day") is None
 
 

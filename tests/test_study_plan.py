@@ -176,3 +176,16 @@ def test_grade_mix_from_the_log():
     assert mix.first == ((1, 0.5), (4, 0.5))
     assert mix.recalled == ((5, 1.0),)
     assert grade_mix(log[:10]).first == DEFAULT_FIRST_GRADES
+
+
+def test_a_days_new_cards_come_in_the_queues_order_kernel_cards_after_the_others():
+    # the queue's order: each topic's concepts, then its kernel card (dealing the slowest kinds first evens the
+    # minutes over the days, but a day still opens with the cards the queue would ask first)
+    cards = [*unseen(6, "serving"), *unseen(1, "serving", "kernel", "serving-k")]
+    cards += [*unseen(6, "moe"), *unseen(1, "moe", "kernel", "moe-k")]
+    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=500)
+    place = {card.card_id: n for n, card in enumerate(cards)}
+    for day in plan.days:
+        assert list(day.new_cards) == sorted(day.new_cards, key=place.__getitem__)
+    first_day = next(day for day in plan.days if day.new_cards)
+    assert not first_day.new_cards[0].endswith("-k-0")

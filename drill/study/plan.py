@@ -527,16 +527,17 @@ def _minutes_needed(schedule: _Schedule, planned: Readiness, target: float) -> i
 
 
 def _deal(cards: Sequence[TrackCard], days: int, seconds: Mapping[str, float]) -> list[list[TrackCard]]:
-    """The cards dealt over `days` days, as many a day give or take one, the slowest first in a snake.
-
-    Dealing the slowest kinds first, forward then back, evens out each day's minutes of
-    new cards; within a kind the cards keep their order.
-    """
-    order = sorted(cards, key=lambda card: -_seconds(seconds, card.kind))
-    blocks: list[list[TrackCard]] = [[] for _ in range(min(days, len(order)))]
-    for n, card in enumerate(order):
-        lap, place = divmod(n, len(blocks))
-        blocks[place if lap % 2 == 0 else len(blocks) - 1 - place].append(card)
+    """The cards dealt over `days` days in the queue's order (a day opens with the cards the queue asks first,
+    and a topic's kernel card comes after its other cards), each day taking an even share of the new cards'
+    expected seconds: a card goes to the day its middle second falls in."""
+    blocks: list[list[TrackCard]] = [[] for _ in range(min(days, len(cards)))]
+    costs = [_seconds(seconds, card.kind) for card in cards]
+    total = sum(costs)
+    spent = 0.0
+    for card, cost in zip(cards, costs):
+        day = int((spent + cost / 2) / total * len(blocks)) if total > 0 else 0
+        blocks[min(day, len(blocks) - 1)].append(card)
+        spent += cost
     return blocks
 
 

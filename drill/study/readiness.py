@@ -195,10 +195,13 @@ def readiness_figures(
         TrackCard(cid, topic_of[cid], kind_of[cid], _memory(at_start, cid), _due_at_start(states.get(cid), today))
         for cid in order
     ]
-    all_kinds = {row.card_id: kind_of.get(row.card_id) for row in log}
+    # the learner's pace and grades as they stood at the start of the day, as the memories are: the plan is the
+    # same all day, whatever is graded meanwhile
+    before_today = [row for row in log if row.day < today]
+    all_kinds = {row.card_id: kind_of.get(row.card_id) for row in before_today}
     timed = [
         (kind, row.duration_ms / 1000)
-        for row in log
+        for row in before_today
         if row.mode in TIMED_MODES and (kind := all_kinds.get(row.card_id)) is not None
     ]
     plan = make_plan(
@@ -209,7 +212,7 @@ def readiness_figures(
         target=interview.target,
         seconds_by_kind=seconds_per_card(timed),
         model=model,
-        grades=grade_mix(log),
+        grades=grade_mix(before_today),
     )
     early = early_reviews(track, today, interview.date, interview.target, model)
     return ReadinessFigures(interview, today, now, plan, titles, tuple(early))
