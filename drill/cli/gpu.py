@@ -31,10 +31,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from drill.kernel.client import JudgeClient
+    from drill.kernel.client import JudgeClient, JudgeError
 
-    with JudgeClient(data_dir=options.data_dir(args)) as client:
-        result = client.calibrate()
+    try:
+        with JudgeClient(data_dir=options.data_dir(args)) as client:
+            result = client.calibrate()
+    except JudgeError as exc:  # the judge could not start or stopped answering: said in one line
+        print(f"drill gpu calibrate: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:
         print(json.dumps(result, indent=2))
     elif result["event"] == "calibrated":

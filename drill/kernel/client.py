@@ -30,7 +30,7 @@ def default_command(calibration: Path | None = None) -> list[str]:
     python = os.environ.get("DRILL_JUDGE_PYTHON") or sys.executable
     cmd = [python, "-m", "drill.judge"]
     if calibration is not None:
-        cmd += ["--calibration", str(calibration)]
+        cmd.append(f"--calibration={calibration}")  # one word: a folder named like an option stays a value
     return cmd
 
 
