@@ -224,6 +224,8 @@ def line0_kind(message: str) -> str:
         return "cannot read the file (whole file; line 0 allowed)"
     if message.startswith("no such file"):
         return "no such file or folder (whole file; line 0 allowed)"
+    if "a deck file may be at most" in message:
+        return "deck file over the size limit, refused unread (whole file; line 0 allowed)"
     if "unacceptable character" in message or "control characters are not allowed" in message:
         return "YAML reader error: a control character (has a position, reported at line 0)"
     return "other line-0 problem: " + message[:60]

@@ -46,7 +46,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from drill.cards import kinds  # noqa: E402
-from drill.cards.loader import load_decks  # noqa: E402
+from drill.cards.loader import MAX_DECK_BYTES, load_decks  # noqa: E402
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 TOPICS = ["gpu-arch", "memory-accounting", "ddp", "transformer-shapes"]
@@ -380,8 +380,10 @@ def decks(draw: Any, bundled_ids: list[str]) -> Deck:
         data = data[:at] + draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x85"])) + data[at:]
     if change == "tabs" and b"\t" not in data:
         file_broken = False
+    if len(data) > MAX_DECK_BYTES:  # refused whole and unread, by design: its valid cards need not load
+        file_broken = True
     # A cut may end the file at a card boundary and leave a valid deck; everything else broken is certain.
-    definite = any(p != "valid" for p in parts[:-1]) or (file_broken and not truncated)
+    definite = any(p != "valid" for p in parts[:-1]) or (file_broken and not truncated) or len(data) > MAX_DECK_BYTES
     alone = any(p not in ("valid", "duplicate_bundled") for p in parts[:-1]) or (file_broken and not truncated)
     if change == "top_level":  # the whole text was replaced: only the replacement counts
         definite = alone = top_broken
