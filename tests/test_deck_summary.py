@@ -45,3 +45,13 @@ def test_a_damaged_summary_is_rebuilt(tmp_path, write_deck):
     first_line = file.read_text(encoding="utf-8").splitlines()[0]
     file.write_text(first_line + "\n{not json", encoding="utf-8")
     assert list(load_summary_cached([path], tmp_path / "data").cards) == ["a"]
+
+
+def test_a_deck_folder_named_in_bytes_that_are_not_utf8_is_summarised_each_time(tmp_path):
+    import os
+    from pathlib import Path
+
+    missing = Path(os.fsdecode(bytes(tmp_path) + b"/decks-\xff"))  # a lone surrogate in the name
+    summary = load_summary_cached([missing], tmp_path / "data")  # no UnicodeEncodeError from the file it keeps
+    assert [p.message for p in summary.problems] == ["no such file or folder"]
+    assert not (tmp_path / "data" / SUMMARY_FILE).exists()

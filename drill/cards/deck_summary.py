@@ -107,7 +107,8 @@ def _write(path: Path, line: str, summary: DeckSummary, topics: dict[str, dict[s
         text = line + "\n" + json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a value JSON cannot hold: no summary is kept
         return
-    with contextlib.suppress(OSError):
+    # a deck folder named in bytes that are not UTF-8 cannot be written as UTF-8: such decks are summarised each time
+    with contextlib.suppress(OSError, UnicodeEncodeError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".decks-summary.", suffix=".tmp")
         try:
