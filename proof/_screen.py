@@ -47,14 +47,20 @@ CTRL_T = b"\x14"
 CTRL_Z = b"\x1a"
 
 KINDS = ("concept", "shape trace", "memory ledger", "diagnosis", "kernel")
-TOP = re.compile(r"done (?P<done>\d+) · left (?P<left>\d+)(?: · (?P<saved>\d+) saved)? │ (?P<where>.*?)\s*$")
-# How the hint under a fresh card begins, by kind (the rest may be hidden under a notice).
-HINT_START = {
-    "concept": "answer in the field",
-    "shape trace": "type your answers",
-    "memory ledger": "type your answers",
-    "diagnosis": "read, then tab",
-    "kernel": "space ",
+# done D · left L[ · N grade(s) saved][ · 12 days to the interview][  again: …] │ kind · deck
+TOP = re.compile(
+    r"done (?P<done>\d+) · left (?P<left>\d+)(?: · (?P<saved>\d+) grades? saved)?(?: · [^│]*?)?"
+    r"(?:\s+again: [^│]*?)?\s*│ (?P<where>.*?)\s*$"
+)
+# How the hint under a fresh card begins, by kind (the rest may be hidden under a notice): it follows the focus,
+# which starts in the first field, or on the page for a diagnosis (its evidence comes first).
+TYPED_ANSWER_STARTS = ("enter or tab next field", "enter checks your answers")
+HINT_START: dict[str, tuple[str, ...]] = {
+    "concept": ("answer in the field",),
+    "shape trace": TYPED_ANSWER_STARTS,
+    "memory ledger": TYPED_ANSWER_STARTS,
+    "diagnosis": ("reading the page",),
+    "kernel": ("space ",),
 }
 REVEALED = re.compile(r"(suggested \d \(enter\) · )?0 blackout")
 # A notice that reports trouble, and screen text that only trouble puts there (card text
@@ -485,7 +491,7 @@ class App:
         for kind in ("concept", "diagnosis", "kernel"):
             if bar.startswith(HINT_START[kind]):
                 return kind
-        if bar.startswith(HINT_START["shape trace"]):
+        if bar.startswith(TYPED_ANSWER_STARTS):
             if empty_fields(self, "shape trace"):
                 return "shape trace"
             if empty_fields(self, "memory ledger"):
