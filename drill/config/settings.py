@@ -53,7 +53,8 @@ class ConfigError(Exception):
 
     def __init__(self, path: Path, problem: str, key: str | None = None) -> None:
         super().__init__(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
-        self.path, self.key = path, key
+        self.path = path
+        self.key = key
 
 
 class Invalid(ValueError):

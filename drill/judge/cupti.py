@@ -32,20 +32,33 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-MEMCPY, MEMSET, CONCURRENT_KERNEL = 1, 2, 10  # CUpti_ActivityKind: work on the GPU
-DRIVER, RUNTIME = 4, 5  # ... and the CUDA calls that ask for it (CUpti_ActivityAPI records)
+# CUpti_ActivityKind: work on the GPU
+MEMCPY = 1
+MEMSET = 2
+CONCURRENT_KERNEL = 10
+# ... and the CUDA calls that ask for it (CUpti_ActivityAPI records)
+DRIVER = 4
+RUNTIME = 5
 KINDS = (MEMCPY, MEMSET, CONCURRENT_KERNEL)
 AUDIT_KINDS = (*KINDS, DRIVER, RUNTIME)
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-START_OFFSET, END_OFFSET = 16, 24  # in the kernel, memcpy and memset records of CUDA 11 to 13 alike
-MEMSET_VALUE_OFFSET, MEMSET_BYTES_OFFSET = 4, 8  # uint32 value and uint64 byte count of a memset record
+# in the kernel, memcpy and memset records of CUDA 11 to 13 alike
+START_OFFSET = 16
+END_OFFSET = 24
+# the uint32 value and the uint64 byte count of a memset record
+MEMSET_VALUE_OFFSET = 4
+MEMSET_BYTES_OFFSET = 8
 # CUPTI's id of the stream the work ran on (uint32): CUpti_ActivityKernel4 to 10, Memcpy5/6, Memset4
 STREAM_OFFSET = {CONCURRENT_KERNEL: 48, MEMCPY: 40, MEMSET: 40}
 # the id that ties the work to the call that asked for it (uint32), in the same records
 CORRELATION_OFFSET = {CONCURRENT_KERNEL: 92, MEMCPY: 44, MEMSET: 44}
-API_THREAD_OFFSET, API_CORRELATION_OFFSET = 28, 32  # in a CUpti_ActivityAPI record
+# in a CUpti_ActivityAPI record
+API_THREAD_OFFSET = 28
+API_CORRELATION_OFFSET = 32
 MARK_BYTES = 13  # an odd size no launch's own memset is likely to have
-BEGIN, END, AUDIT = 0xB1, 0xE1, 0xA5
+BEGIN = 0xB1
+END = 0xE1
+AUDIT = 0xA5
 BUFFER_BYTES = 1 << 20
 
 # kind, start (ns), end (ns), memset value, memset bytes, stream id, correlation id

@@ -124,7 +124,12 @@ class RankKit:
         diff = (got64 - ref64).abs()
         bad = ~(diff <= tol64)
         finite = diff[torch.isfinite(diff)]
-        max_err = float(finite.max()) if finite.numel() else (float("inf") if diff.numel() else 0.0)
+        if finite.numel():
+            max_err = float(finite.max())
+        elif diff.numel():  # every difference is NaN or infinite
+            max_err = float("inf")
+        else:
+            max_err = 0.0
         top = float(tol64.max()) if tol64.numel() else 0.0
         if not bool(bad.any()):
             return Check(True, "", max_err, top)

@@ -228,7 +228,9 @@ class Tally:
     @classmethod
     def from_json(cls, data: Any) -> "Tally":
         """The tally `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
-        reviews, loss, bins = data["reviews"], data["loss"], data["bins"]
+        reviews = data["reviews"]
+        loss = data["loss"]
+        bins = data["bins"]
         if not (_is_int(reviews) and _is_number(loss) and type(bins) is list and len(bins) == BINS):
             raise ValueError("a tally of the wrong shape")
         groups: dict[tuple[float, float, float], Sums] = {}
