@@ -31,31 +31,8 @@ import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
 from drill.judge.rank_status import StatusSlot
+from drill.kernel.collective_source import MODULE_COLLECTIVES
 
-# The data-moving collectives: module functions of torch.distributed, refused for the learner.
-COLLECTIVE_FUNCTIONS = (
-    "all_reduce",
-    "all_reduce_coalesced",
-    "reduce",
-    "broadcast",
-    "all_gather",
-    "all_gather_coalesced",
-    "all_gather_into_tensor",
-    "all_gather_object",
-    "all_gather_single",
-    "_all_gather_base",
-    "reduce_scatter",
-    "reduce_scatter_tensor",
-    "reduce_scatter_single",
-    "_reduce_scatter_base",
-    "all_to_all",
-    "all_to_all_single",
-    "gather",
-    "gather_object",
-    "scatter",
-    "scatter_object_list",
-    "broadcast_object_list",
-)
 # The same, as methods of a process group or backend object.
 COLLECTIVE_METHODS = (
     "allreduce",
@@ -119,7 +96,7 @@ class Originals:
 
     def __init__(self) -> None:
         self.functions: dict[str, Callable[..., Any]] = {
-            name: getattr(c10d, name) for name in (*COLLECTIVE_FUNCTIONS, *P2P_FUNCTIONS) if hasattr(c10d, name)
+            name: getattr(c10d, name) for name in (*MODULE_COLLECTIVES, *P2P_FUNCTIONS) if hasattr(c10d, name)
         }
         self.allowed = False  # the process-group methods pass while the judge itself calls
 
@@ -179,7 +156,7 @@ def _guarded_method(name: str, original: Any, originals: Originals) -> Callable[
 
 def refuse_collectives(originals: Originals) -> None:
     """Replace every built-in collective the learner could reach with one that raises Refused."""
-    for name in COLLECTIVE_FUNCTIONS:
+    for name in MODULE_COLLECTIVES:
         if hasattr(c10d, name):
             stub = _refuser(f"torch.distributed.{name}", getattr(c10d, name), originals)
             setattr(c10d, name, stub)

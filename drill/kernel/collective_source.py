@@ -15,30 +15,34 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-# Functions of torch.distributed that move data between all ranks at once.
+# The data-moving collectives among torch.distributed's module functions (the judge replaces these in every rank).
+MODULE_COLLECTIVES = (
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_coalesced",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "all_gather_single",
+    "_all_gather_base",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "reduce_scatter_single",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "gather",
+    "gather_object",
+    "scatter",
+    "scatter_object_list",
+    "broadcast_object_list",
+)
+# Functions of torch.distributed (and its functional collectives) that move data between all ranks at once.
 COLLECTIVES = frozenset(
     {
-        "all_reduce",
-        "all_reduce_coalesced",
-        "reduce",
-        "broadcast",
-        "all_gather",
-        "all_gather_coalesced",
-        "all_gather_into_tensor",
-        "all_gather_object",
-        "all_gather_single",
-        "_all_gather_base",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "reduce_scatter_single",
-        "_reduce_scatter_base",
-        "all_to_all",
-        "all_to_all_single",
-        "gather",
-        "gather_object",
-        "scatter",
-        "scatter_object_list",
-        "broadcast_object_list",
+        *MODULE_COLLECTIVES,
         "all_gather_tensor",
         "all_reduce_inplace",
         "all_gather_tensor_inplace",
