@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
     from drill.study.readiness import Interview, ReadinessFigures
-    from drill.study.standing import TopicFigures
+    from drill.study.standing import CardFacts, TopicFigures
 
 
 def ensure_schema(data_dir: Path) -> None:
@@ -107,9 +107,22 @@ def collect(
     Settings left as None are read as the review app saved them. The database must
     be at the current schema (`ensure_schema` first).
     """
+    read = read_for_report(data_dir, rollover_hour, now)
+    return _report(cards, read, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
+
+
+def _report(
+    cards: Mapping[str, CardFacts],
+    read: tuple[dict[str, str], dt.date, ProgressRows],
+    *,
+    rollover_hour: int | None,
+    new_per_day: int | None,
+    new_order: str | None,
+) -> dict[str, Any]:
+    """The progress report built from what `read_for_report` read (drill.study.report builds it)."""
     from drill.study.report import build_report
 
-    saved, today, rows = read_for_report(data_dir, rollover_hour, now)
+    saved, today, rows = read
     return build_report(
         cards,
         saved,
@@ -203,23 +216,12 @@ class Workspace:
 
         The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
         """
-        from drill.study.report import build_report
-
         ensure_schema(self.data_dir)  # an older file: the Store migrates it once
         with ThreadPoolExecutor(max_workers=1) as pool:
             read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock())
             cards = self.summary.cards
-            saved, today, rows = read.result()
-        return build_report(
-            cards,
-            saved,
-            today,
-            rows,
-            topic_titles(),
-            rollover_hour=rollover_hour,
-            new_per_day=new_per_day,
-            new_order=new_order,
-        )
+            figures = read.result()
+        return _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
 
     def progress_rows(self, today: dt.date) -> ProgressRows:
         """The progress figures' rows of study day `today` (the database migrated first)."""
