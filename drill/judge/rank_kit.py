@@ -114,6 +114,14 @@ class RankKit:
         """
         return scale * (TOLERANCE_SLACK * self.world * UNIT_ROUNDOFF.get(dtype, 2.0**-8))
 
+    def exact_sum(self, fresh: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The sum over the ranks of each one's `fresh` (float64, by torch's own all-reduce) and its tolerance."""
+        total = fresh.double()
+        self.builtin.all_reduce(total)
+        scale = fresh.double().abs()
+        self.builtin.all_reduce(scale)
+        return {"sum": total, "tolerance": self.sum_tolerance(scale, fresh.dtype)}
+
     def within(self, got: torch.Tensor, ref: torch.Tensor, tol: torch.Tensor, label: str) -> CheckResult:
         """|got - ref| <= tol everywhere (ref and tol in float64); NaN never passes."""
         if got.numel() != ref.numel():

@@ -11,5 +11,6 @@ folds its events into a `verdict` (`bytecode`: where the judge's Python keeps
 torch's bytecode; `remote`: the ssh command of a judge on another host).
 `protocol` is the typed JSON-lines messages both processes import; `nvrtc`
 (compiling CUDA through ctypes) and `launch` (a kernel's declared launch
-shape) are pure modules that `drill check` uses here and the judge uses too.
+shape) are pure modules that `drill check` uses here and the judge uses too;
+`collective_sizes` holds the sizes the collective cards' harnesses share.
 """

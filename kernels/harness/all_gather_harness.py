@@ -13,31 +13,24 @@ Runs in the rank processes (drill/judge/rank.py) with drill/judge/rank_kit.py as
 bus_factor.
 """
 
+from drill.kernel import collective_sizes as sizes
+
 LANGUAGE = "collective"
 ENTRY = ("all_gather",)
-MIB = 2**20
 
 
 def cases(world, gpu):
-    sizes = [("float32", 1), ("float32", 3), ("float32", 7), ("float32", 1000), ("float32", 65537)]
-    sizes += [("bfloat16", 1), ("bfloat16", 1001), ("bfloat16", 65537)]
-    if gpu:
-        sizes += [("float32", 1000003), ("bfloat16", 1000003)]
-    return [{"name": f"{dtype} n={n:,}", "dtype": dtype, "numel": n} for dtype, n in sizes]
+    return sizes.cases(world, gpu)
 
 
 def timing_cases(world):
     """The output's size, cut to a multiple of the ranks: NCCL's all_gather_into_tensor needs equal parts."""
-    out = []
-    for mib, reps in ((256, 20), (16, 40), (1, 100)):
-        numel = mib * MIB // 4 // world * world
-        out.append({"name": f"{mib} MiB", "dtype": "float32", "numel": numel, "reps": reps, "warmup": 3})
-    return out
+    return sizes.timing_cases(world, equal_parts=True)
 
 
 def bytes_moved(case):
     """S of nccl-tests: the bytes of the whole array (sendcount × n × element size)."""
-    return case["numel"] * (2 if case["dtype"] == "bfloat16" else 4)
+    return sizes.bytes_moved(case)
 
 
 def bus_factor(world):

@@ -14,31 +14,23 @@ Runs in the rank processes (drill/judge/rank.py) with drill/judge/rank_kit.py as
 bus_factor.
 """
 
+from drill.kernel import collective_sizes as sizes
+
 LANGUAGE = "collective"
 ENTRY = ("all_reduce",)
-MIB = 2**20
 
 
 def cases(world, gpu):
-    """Sizes no world divides (1, 3, 7), a prime-ish length, bfloat16 with its looser tolerance."""
-    sizes = [("float32", 1), ("float32", 3), ("float32", 7), ("float32", 1000), ("float32", 65537)]
-    sizes += [("bfloat16", 1), ("bfloat16", 1001), ("bfloat16", 65537)]
-    if gpu:
-        sizes += [("float32", 1000003), ("bfloat16", 1000003)]
-    return [{"name": f"{dtype} n={n:,}", "dtype": dtype, "numel": n} for dtype, n in sizes]
+    return sizes.cases(world, gpu)
 
 
 def timing_cases(world):
-    """The scored size first (the verdict's headline), then the two smaller ones; float32."""
-    out = []
-    for mib, reps in ((256, 20), (16, 40), (1, 100)):
-        out.append({"name": f"{mib} MiB", "dtype": "float32", "numel": mib * MIB // 4, "reps": reps, "warmup": 3})
-    return out
+    return sizes.timing_cases(world)
 
 
 def bytes_moved(case):
     """S of nccl-tests: the bytes of the array being reduced."""
-    return case["numel"] * (2 if case["dtype"] == "bfloat16" else 4)
+    return sizes.bytes_moved(case)
 
 
 def bus_factor(world):
@@ -53,12 +45,7 @@ def make_inputs(case, kit):
 
 def reference(inputs, kit):
     """The exact sum over the ranks (float64, by torch's own all-reduce) and the sum of magnitudes for the tolerance."""
-    fresh = inputs["fresh"]
-    total = fresh.double()
-    kit.builtin.all_reduce(total)
-    scale = fresh.double().abs()
-    kit.builtin.all_reduce(scale)
-    return {"sum": total, "tolerance": kit.sum_tolerance(scale, fresh.dtype)}
+    return kit.exact_sum(inputs["fresh"])
 
 
 def launcher(program, inputs, kit):
