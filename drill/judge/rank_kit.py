@@ -12,8 +12,9 @@ from typing import Any
 
 import torch
 
-from drill.judge.kitbase import GUARD_ELEMENTS, OUTPUT_GUARD, POISON, Check, CheckResult, Launch, unravel
+from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch, unravel
 from drill.judge.rank_ops import Originals
+from drill.judge.torch_kit import guard_value, poison_output
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # The unit roundoff of each type: half the gap between 1 and the next number.
@@ -61,22 +62,17 @@ class RankKit:
         """An output of `n` elements, NaN until written, with a guard zone after it that is checked after every run."""
         buf = torch.empty(n + GUARD_ELEMENTS, dtype=dtype, device=self.device)
         self._outputs.append((buf, n))
-        self._poison(buf, n)
+        poison_output(buf, n)
         return buf[:n]
-
-    @staticmethod
-    def _poison(buf: torch.Tensor, n: int) -> None:
-        buf[:n].fill_(POISON)
-        buf[n:].fill_(_guard_value(buf.dtype))
 
     def poison_outputs(self) -> None:
         for buf, n in self._outputs:
-            self._poison(buf, n)
+            poison_output(buf, n)
 
     def check_guards(self) -> str | None:
         for buf, n in self._outputs:
             tail = buf[n:].cpu()
-            changed = (tail != _guard_value(buf.dtype)).nonzero()
+            changed = (tail != guard_value(buf.dtype)).nonzero()
             if changed.numel():
                 return (
                     f"wrote past the end of the output: element {n + int(changed[0, 0]):,} "
@@ -194,7 +190,3 @@ class RankKit:
             if start <= flat < start + length:
                 return f" (in part {r} of {self.world})"
         return ""
-
-
-def _guard_value(dtype: torch.dtype) -> float:
-    return max(OUTPUT_GUARD, float(torch.finfo(dtype).min))

@@ -102,7 +102,7 @@ class Kit(Clocked):
         n = math.prod(shape)
         buf = torch.empty(n + GUARD_ELEMENTS, dtype=dtype, device=self.device)
         self._outputs.append((buf, n))
-        self._poison(buf, n)
+        poison_output(buf, n)
         return buf[:n].view(*shape)
 
     def scratch(self, n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -137,20 +137,15 @@ class Kit(Clocked):
         """The inputs as the torch baseline takes them (they are torch's already)."""
         return inputs
 
-    @staticmethod
-    def _poison(buf: torch.Tensor, n: int) -> None:
-        buf[:n].fill_(POISON)
-        buf[n:].fill_(_guard_value(buf.dtype))
-
     def poison_outputs(self) -> None:
         for buf, n in self._outputs:
-            self._poison(buf, n)
+            poison_output(buf, n)
 
     def check_guards(self) -> str | None:
         """Words about the first output whose guard zone was written, or None."""
         for index, (buf, n) in enumerate(self._outputs):
             tail = buf[n:].cpu()  # a few kilobytes: see HOST_CHECK_ELEMENTS
-            changed = (tail != _guard_value(buf.dtype)).nonzero()
+            changed = (tail != guard_value(buf.dtype)).nonzero()
             if changed.numel():
                 first = int(changed[0, 0])
                 return (
@@ -294,9 +289,15 @@ class Kit(Clocked):
         return self._flush
 
 
-def _guard_value(dtype: torch.dtype) -> float:
+def guard_value(dtype: torch.dtype) -> float:
     """OUTPUT_GUARD, or the most negative finite value of a type too narrow to hold it (float16)."""
     return max(OUTPUT_GUARD, float(torch.finfo(dtype).min))
+
+
+def poison_output(buf: torch.Tensor, n: int) -> None:
+    """An output buffer of `n` elements and its guard zone set as a run must find them: NaN, then the guard."""
+    buf[:n].fill_(POISON)
+    buf[n:].fill_(guard_value(buf.dtype))
 
 
 def _as_float64(got: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
