@@ -56,6 +56,12 @@ PARSE_TABLE = [
     ("989 TFLOPS", "flop_per_second", 989e12, "flop_per_second"),  # TFLOPS read as a rate when a rate is expected
     ("1.2e15 FLOPs", "flops", 1.2e15, "flops"),
     ("1.2 PFLOP", "flops", 1.2e15, "flops"),
+    ("6.35 YFLOP", "flops", 6.35e24, "flops"),
+    ("3.1 ZFLOPs", "flops", 3.1e21, "flops"),
+    ("2 zettaflops", "flops", 2e21, "flops"),
+    ("1.5 ZB", "bytes", 1.5e21, "bytes"),
+    ("2 YiB", "bytes", 2 * 2.0**80, "bytes"),
+    ("1.20e27 FLOP", "flops", 1.2e27, "flops"),
     ("2^30", "bytes", GiB, None),
     ("2**30 B", "bytes", GiB, "bytes"),
     ("2.5 x 10^9", "bytes", 2.5e9, None),
@@ -260,6 +266,19 @@ FORMAT_TABLE = [
     (6.74e9, "count", "6.74 billion"),
     (1024, "count", "1,024"),
     (999_999_999, "count", "1.00 billion"),
+    # a count with a fraction keeps every digit of its integer part (never "3970" for 3,971.9)
+    (3971.9, "count", "3,972"),
+    (248.2, "count", "248"),
+    (12.345, "count", "12.3"),
+    (0.125, "count", "0.125"),
+    # FLOPs and bytes through yotta, then a power of ten (not "6350000 EFLOP")
+    (6.35e24, "flops", "6.35 YFLOP"),
+    (3.1e21, "flops", "3.10 ZFLOP"),
+    (1.2e27, "flops", "1.20e27 FLOP"),
+    (9.9996e26, "flops", "1.00e27 FLOP"),
+    (2e28, "flop_per_second", "2.00e28 FLOP/s"),
+    (1.5e21, "bytes", "1.50 ZB (1.27 ZiB)"),
+    (3e30, "bytes", "3.00e30 B"),
     (0, "bytes", "0 B"),
 ]
 
@@ -276,8 +295,8 @@ def test_format_quantity_without_the_binary_form():
 @settings(max_examples=150, deadline=None)
 @given(
     value=st.one_of(
-        st.floats(min_value=1e-9, max_value=1e18),
-        st.floats(min_value=-1e18, max_value=-1e-9),
+        st.floats(min_value=1e-9, max_value=1e30),
+        st.floats(min_value=-1e30, max_value=-1e-9),
         st.integers(min_value=0, max_value=10**15).map(float),
     ),
     unit=st.sampled_from(CARD_UNITS),

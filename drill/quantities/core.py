@@ -40,10 +40,10 @@ SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 
-# Symbols by prefix power: index 3 is giga.
-BYTE_SYMBOLS = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
-BINARY_SYMBOLS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-FLOP_SYMBOLS = ["FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"]
+# Symbols by prefix power: index 3 is giga, the last yotta (10^24; 2^80 for YiB).
+BYTE_SYMBOLS = ["B", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"]
+BINARY_SYMBOLS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
+FLOP_SYMBOLS = ["FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP", "ZFLOP", "YFLOP"]
 
 
 class QuantityError(ValueError):

@@ -18,11 +18,20 @@ def _sig(x: float, digits: int) -> str:
     return f"{rounded:.{decimals}f}"
 
 
+def _scientific(value: float, digits: int) -> str:
+    """`value` as a mantissa to `digits` significant digits and a power of ten: "6.35e27"."""
+    mantissa, _, exponent = f"{value:.{digits - 1}e}".partition("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def _scaled(value: float, base: float, symbols: list[str], digits: int, suffix: str = "") -> str:
+    """`value` with the largest prefix that keeps its mantissa below `base`; past the last prefix, a power of ten."""
     power = 0
     mag = abs(value)
     while power < len(symbols) - 1 and (mag >= base ** (power + 1) or float(f"{mag / base**power:.{digits}g}") >= base):
         power += 1
+    if float(f"{mag / base**power:.{digits}g}") >= base:  # beyond the largest prefix: "1.20e27 FLOP", not "1200 YFLOP"
+        return f"{_scientific(value, digits)} {symbols[0]}{suffix}"
     return f"{_sig(value / base**power, digits)} {symbols[power]}{suffix}"
 
 
@@ -35,12 +44,19 @@ def _seconds(value: float, digits: int) -> str:
 
 
 def _count(value: float, digits: int) -> str:
+    """A count: "6.74 billion" with a scale word; below a million every digit of the integer part ("3,972").
+
+    A count is never cut to fewer digits than its integer part has: 3,971.9 cut
+    to three significant digits would read as an exact "3970".
+    """
     mag = abs(value)
     for word, scale in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6)):
         if float(f"{mag / scale:.{digits}g}") >= 1:
             return f"{_sig(value / scale, digits)} {word}"
     if value == int(value):
         return f"{int(value):,}"
+    if mag >= 10 ** (digits - 1):  # the integer part has `digits` digits or more: keep them all
+        return f"{round(value):,}"
     return _sig(value, digits)
 
 
@@ -66,7 +82,8 @@ def format_quantity(value: float, unit: str, *, digits: int = 3, alternate: bool
         si = _scaled(value, SI_BASE, BYTE_SYMBOLS, digits)
         if abs(value) < SI_BASE or not alternate:
             return si
-        return f"{si} ({_scaled(value, BINARY_BASE, BINARY_SYMBOLS, digits)})"
+        binary = _scaled(value, BINARY_BASE, BINARY_SYMBOLS, digits)
+        return si if binary == si else f"{si} ({binary})"  # past both sets of prefixes both are "3.00e30 B"
     if unit == "bytes_per_second":
         return _scaled(value, SI_BASE, BYTE_SYMBOLS, digits, "/s")
     if unit == "flops":

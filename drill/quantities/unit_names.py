@@ -20,9 +20,9 @@ from drill.quantities.core import (
     Quantity,
 )
 
-_SI_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
-_PREFIX_WORDS = {"kilo": 1, "mega": 2, "giga": 3, "tera": 4, "peta": 5, "exa": 6}
-_BINARY_WORDS = {"kibi": 1, "mebi": 2, "gibi": 3, "tebi": 4, "pebi": 5, "exbi": 6}
+_SI_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6, "z": 7, "y": 8}
+_PREFIX_WORDS = {"kilo": 1, "mega": 2, "giga": 3, "tera": 4, "peta": 5, "exa": 6, "zetta": 7, "yotta": 8}
+_BINARY_WORDS = {"kibi": 1, "mebi": 2, "gibi": 3, "tebi": 4, "pebi": 5, "exbi": 6, "zebi": 7, "yobi": 8}
 _COUNT_SCALE = {
     "k": 1e3,
     "K": 1e3,
@@ -86,9 +86,9 @@ AMBIGUOUS = {
     "g": "write GB (10^9 bytes), GiB (2^30 bytes) or B for billions",
 }
 
-_BYTES_RE = re.compile(r"(?P<p>[kmgtpe]?)(?P<i>i?)(?:b|bytes?)", re.IGNORECASE)
+_BYTES_RE = re.compile(r"(?P<p>[kmgtpezy]?)(?P<i>i?)(?:b|bytes?)", re.IGNORECASE)
 _BYTES_WORD_RE = re.compile(r"(?P<w>[a-z]+?)bytes?", re.IGNORECASE)
-_FLOP_RE = re.compile(r"(?P<p>[kmgtpe]?)(?:flop|flops)", re.IGNORECASE)
+_FLOP_RE = re.compile(r"(?P<p>[kmgtpezy]?)(?:flop|flops)", re.IGNORECASE)
 _FLOP_WORD_RE = re.compile(r"(?P<w>[a-z]+?)flops?", re.IGNORECASE)
 
 
