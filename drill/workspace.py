@@ -15,13 +15,15 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.cards.deck_cache import load_decks_cached
 from drill.cards.loader import DeckSet
 from drill.cards.model import Card
-from drill.config.settings import Settings
+from drill.config.settings import Settings, rollover_hour
+from drill.config.study_day import study_day_of
 from drill.store import reader
 from drill.store.errors import StoreError
 from drill.study.focus import focused_queue
@@ -34,7 +36,6 @@ from drill.study.session import (
     ReviewSession,
     build_queue,
     out_of_queues,
-    study_day,
 )
 
 # The progress report, the weakness figures and the deck summary are imported where they are asked for:
@@ -81,15 +82,19 @@ def read_weakness(
 
 
 def read_for_report(
-    data_dir: Path, rollover_hour: int | None = None, now: dt.datetime | None = None
+    data_dir: Path,
+    rollover_hour: int | None = None,
+    now: dt.datetime | None = None,
+    chosen_day: dt.date | None = None,
 ) -> tuple[dict[str, str], dt.date, ProgressRows]:
-    """What the progress report reads: saved settings, the study day, and the progress rows."""
+    """What the progress report reads: saved settings, the study day (`chosen_day`, --today, when given), and
+    the progress rows."""
     from drill.study.report import saved_rollover_hour
 
     saved = reader.read_settings(data_dir)
     if rollover_hour is None:
         rollover_hour = saved_rollover_hour(saved)
-    today = study_day(now or dt.datetime.now(), rollover_hour)
+    today = study_day_of(now or dt.datetime.now(), rollover_hour, chosen_day)
     return saved, today, reader.read_progress(data_dir, today)
 
 
@@ -142,6 +147,41 @@ def failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@dataclass(frozen=True)
+class PlannedDay:
+    """The day's queue as the plan decides it, its early reviews, and the seconds of the budget still left."""
+
+    queue: list[str]
+    early: tuple[str, ...]
+    budget_left_seconds: float
+
+
+def planned_day(
+    figures: ReadinessFigures, cards: Mapping[str, object], states: Mapping[str, CardState], today: dt.date
+) -> PlannedDay:
+    """Today's repeats, then the plan's list for today less what is done or set aside (see Workspace.planned_queue)."""
+    assert figures.plan is not None
+    repeats = [
+        card_id
+        for card_id, state in states.items()
+        if state.repeat_pending and state.last_review_day == today and not out_of_queues(state, today)
+    ]
+    listed = figures.plan.today_cards
+    rest = []
+    for card_id in listed.cards:
+        state = states.get(card_id)
+        if card_id not in cards or card_id in repeats:
+            continue
+        if state is not None and (out_of_queues(state, today) or state.last_review_day == today):
+            continue
+        if card_id in listed.new and state is not None and not state.is_new:
+            continue
+        rest.append(card_id)
+    budget = figures.interview.minutes_per_day * 60 - figures.spent_today_seconds
+    early = tuple(card_id for card_id in listed.early if card_id in rest)
+    return PlannedDay([*(r for r in repeats if r in cards), *rest], early, max(0.0, budget))
+
+
 class Workspace:
     """A learner's data directory with its settings and decks: what the CLI and the UI read and write through.
 
@@ -156,7 +196,10 @@ class Workspace:
         *,
         settings: Settings | None = None,
         clock: Callable[[], dt.datetime] = dt.datetime.now,
+        today: dt.date | None = None,
+        day_starts_at: int | None = None,
     ) -> None:
+        """`today`: the study day --today chose (None: the clock's); `day_starts_at`: --day-starts-at, if given."""
         self.data_dir = Path(data_dir)
         self.deck_roots = deck_roots
         # the settings file, as the command line read it; None: the built-in defaults
@@ -164,6 +207,8 @@ class Workspace:
             settings = Settings()
         self.settings = settings
         self.clock = clock
+        self.chosen_day = today
+        self.day_starts_at = day_starts_at
         self._decks: DeckSet | None = None
         self._summary: DeckSummary | None = None
         self._store: Store | None = None
@@ -197,6 +242,14 @@ class Workspace:
         """The settings the review app saved in the database (flags given earlier), {} before the first run."""
         return reader.read_settings(self.data_dir)
 
+    def rollover_hour(self) -> int:
+        """The hour the study day starts: --day-starts-at, the settings file, the saved setting or the default."""
+        return rollover_hour(self.settings, self.saved_settings(), self.day_starts_at)
+
+    def study_day(self) -> dt.date:
+        """Today's study day, as the review app and every command take it (drill.config.study_day)."""
+        return study_day_of(self.clock(), self.rollover_hour(), self.chosen_day)
+
     def states(self) -> dict[str, CardState]:
         """Every card's state from the database, {} before the first run."""
         return reader.read_states(self.data_dir)
@@ -212,13 +265,16 @@ class Workspace:
         new_per_day: int | None = None,
         new_order: str | None = None,
     ) -> dict[str, Any]:
-        """The progress report (`drill stats`, the stats screen); a setting left None is the one saved.
+        """The progress report (`drill stats`, the stats screen) of `study_day()`; a setting left None is the one
+        in force (a flag the workspace was given, the settings file, the saved setting).
 
         The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
         """
         ensure_schema(self.data_dir)  # an older file: the Store migrates it once
+        if rollover_hour is None:
+            rollover_hour = self.rollover_hour()
         with ThreadPoolExecutor(max_workers=1) as pool:
-            read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock())
+            read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock(), self.chosen_day)
             cards = self.summary.cards
             figures = read.result()
         return _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
@@ -292,7 +348,9 @@ class Workspace:
             from drill.study.tracks import track_topics
 
             track = track_topics(interview.track)
-        cards = [card for card in self.summary.cards.values() if track is None or card.topic in track]
+        every = self.summary.cards.values()
+        cards = [card for card in every if track is None or card.topic in track]
+        others = [card for card in every if track is not None and card.topic not in track]
         model = self.memory_model()
         return readiness_figures(
             cards,
@@ -304,6 +362,7 @@ class Workspace:
             model=model,
             new_order=new_order,
             replayed=self.replay_day(today, model),
+            others=others,
         )
 
     def readiness_line(self, today: dt.date) -> str | None:
@@ -319,10 +378,9 @@ class Workspace:
         """
         from drill.store import replay_cache
         from drill.study.calibration import CalibrationFigures
-        from drill.study.report import saved_rollover_hour
 
         ensure_schema(self.data_dir)
-        today = study_day(self.clock(), saved_rollover_hour(self.saved_settings()))
+        today = self.study_day()
         tally = replay_cache.calibration_tally(self.data_dir, self.memory_model(), today)
         return CalibrationFigures(tally.calibration())
 
@@ -357,6 +415,7 @@ class Workspace:
         chosen = tuple(topics)
         seed = today.toordinal()
         early: list[str] = []
+        budget: float | None = None
         if card_id is not None:
             queue = [card_id]
         elif focused or cram:
@@ -371,7 +430,9 @@ class Workspace:
                 seed=seed,
             )
         elif (planned := self.planned_queue(today, states, new_order)) is not None:
-            queue, early = planned
+            queue = planned.queue
+            early = list(planned.early)
+            budget = planned.budget_left_seconds
         else:
             new_done = sum(1 for s in states.values() if s.introduced_on == today)
             queue = build_queue(
@@ -393,41 +454,29 @@ class Workspace:
             max_interval=self.settings.max_interval_days,
             focus_new=focus_new,
             early=frozenset(early),
+            budget_seconds=budget,
         )
 
-    def planned_queue(
-        self, today: dt.date, states: Mapping[str, CardState], new_order: str
-    ) -> tuple[list[str], list[str]] | None:
-        """The day's queue when it follows the plan to the interview date, and its early reviews; None without a plan.
+    def planned_queue(self, today: dt.date, states: Mapping[str, CardState], new_order: str) -> PlannedDay | None:
+        """The day's queue when it follows the plan to the interview date; None without a plan.
 
-        Same-day repeats and due cards as always, then the cards the plan brings up early
-        (below target on the date, in its last days), then the plan's new cards for today
-        that are still new: the plan is made from the record as it stood at the start of
-        the day, so a restart shows the same cards.
+        It is the plan's own list for today (drill.study.plan.day_cards: the track's due reviews, the
+        early ones, the new cards, the other decks' due reviews, as many as fit in the minutes given),
+        less what is done, after today's same-day repeats. The plan is made from the record as it stood
+        at the start of the day, so a restart shows the same cards; the minutes already spent today
+        are taken off the day's budget.
         """
         figures = self.readiness(today, states=states, new_order=new_order)
         if figures is None or figures.plan is None:
             return None
-        queue = build_queue(self.cards.values(), states, today, new_limit=0, new_order=new_order)
-        queued = set(queue)
-
-        def askable(card_id: str) -> bool:
-            state = states.get(card_id)
-            in_decks = card_id in self.cards and card_id not in queued
-            return in_decks and (state is None or not out_of_queues(state, today))
-
-        early = [cid for cid in figures.early_today if askable(cid)]
-        new = [cid for cid in self.planned_new(figures, states, today) if askable(cid)]
-        return queue + early + new, early
+        return planned_day(figures, self.cards, states, today)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:
-        """The plan's new cards for today that are still new (not introduced yet, not set aside)."""
-        out = []
-        for card_id in figures.new_today:
-            state = states.get(card_id)
-            if state is None or (state.is_new and not out_of_queues(state, today)):
-                out.append(card_id)
-        return out
+        """The new cards the day's queue still holds (the plan's for today, less those introduced or set aside)."""
+        if figures.plan is None:
+            return []
+        new = set(figures.plan.today_cards.new)
+        return [card_id for card_id in planned_day(figures, self.cards, states, today).queue if card_id in new]
 
     # -- writes --------------------------------------------------------------------------
     def store(self) -> Store:

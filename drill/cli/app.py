@@ -152,5 +152,4 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()
     from drill.ui.app import run_app
 
-    args.clock = options.running_clock_for(args)
-    return run_app(args)
+    return run_app(args)  # --today moves the app's clock to that study day (drill.config.study_day)

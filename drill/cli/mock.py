@@ -51,6 +51,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
     parser.add_argument("--json", action="store_true", help=f"{options.JSON_HELP} (--plan, --list)")
+    options.add_today(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,17 +87,20 @@ def _close_abandoned(workspace: Workspace) -> None:
 
 
 def _context(args: argparse.Namespace) -> tuple[Workspace, dt.date]:
-    """The learner's workspace (the decks loaded, their problems said) and the study day."""
-    from drill.study.report import saved_rollover_hour
-    from drill.study.session import study_day
+    """The learner's workspace (the decks loaded, their problems said) and the study day (drill.config.study_day)."""
     from drill.workspace import Workspace
 
-    workspace = Workspace(options.data_dir(args), options.deck_roots(args))
+    workspace = Workspace(
+        options.data_dir(args),
+        options.deck_roots(args),
+        settings=getattr(args, "settings", None),
+        today=getattr(args, "today", None),
+        day_starts_at=getattr(args, "day_starts_at", None),
+    )
     _close_abandoned(workspace)
     if workspace.decks.problems:
         print(f"drill mock: {workspace.decks.left_out()}", file=sys.stderr)
-    hour = saved_rollover_hour(workspace.saved_settings())
-    return workspace, study_day(dt.datetime.now(), hour)
+    return workspace, workspace.study_day()
 
 
 def _plan(args: argparse.Namespace) -> int:

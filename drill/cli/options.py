@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from drill import paths
 
@@ -74,7 +74,10 @@ def positive_count(text: str) -> int:
     return value
 
 
-TODAY_HELP = "take this day (YYYY-MM-DD) as today: to see a plan from another day, or to test one"
+TODAY_HELP = (
+    "take this day (YYYY-MM-DD) as the study day, at any hour (the app's clock runs on from it): "
+    "to see a plan from another day, or to test one"
+)
 
 
 def iso_day(text: str) -> dt.date:
@@ -88,23 +91,3 @@ def iso_day(text: str) -> dt.date:
 def add_today(parser: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
     """--today; a command's copy leaves out its default, as --data-dir's does (`drill --today D stats` keeps D)."""
     parser.add_argument("--today", type=iso_day, metavar="YYYY-MM-DD", default=default, help=TODAY_HELP)
-
-
-def running_clock_for(args: argparse.Namespace) -> Callable[[], dt.datetime]:
-    """The review app's clock: the system's, moved to --today's date when one is given, so that time still runs
-    (answer times, the mock's countdown) on the day the learner chose."""
-    day = getattr(args, "today", None)
-    if day is None:
-        return dt.datetime.now
-    shift = day - dt.date.today()
-    return lambda: dt.datetime.now() + shift
-
-
-def clock_for(args: argparse.Namespace) -> Callable[[], dt.datetime]:
-    """The clock a command reads: a fixed moment on --today's study day, else the system's."""
-    day = getattr(args, "today", None)
-    if day is None:
-        return dt.datetime.now
-    # 23:59 falls on that study day whatever hour the day starts at (0-23)
-    moment = dt.datetime.combine(day, dt.time(23, 59))
-    return lambda: moment

@@ -102,12 +102,15 @@ def _clear(path: Any) -> int:
 
 def _today(args: argparse.Namespace, settings: cfg.Settings) -> dt.date:
     """--today, else the study day now (the day's start hour from a flag, the file, the saved setting)."""
-    from drill.study.session import study_day
     from drill.workspace import Workspace
 
-    saved = Workspace(options.data_dir(args), settings=settings).saved_settings()
-    _, rollover, _ = cfg.study_settings(settings, saved, day_starts_at=getattr(args, "day_starts_at", None))
-    return study_day(options.clock_for(args)(), rollover)
+    workspace = Workspace(
+        options.data_dir(args),
+        settings=settings,
+        today=getattr(args, "today", None),
+        day_starts_at=getattr(args, "day_starts_at", None),
+    )
+    return workspace.study_day()
 
 
 def _show(args: argparse.Namespace, settings: cfg.Settings) -> int:

@@ -38,12 +38,16 @@ def run(args: argparse.Namespace) -> int:
             return flag
         return settings.from_file(key)
 
-    clock = options.clock_for(args)
-    workspace = Workspace(options.data_dir(args), options.deck_roots(args), settings=settings, clock=clock)
     # Flags given before `stats` (drill --day-starts-at 0 stats) shape this report
     # only; otherwise the settings file, then the settings the review app saved.
+    workspace = Workspace(
+        options.data_dir(args),
+        options.deck_roots(args),
+        settings=settings,
+        today=getattr(args, "today", None),
+        day_starts_at=getattr(args, "day_starts_at", None),
+    )
     report = workspace.report(
-        rollover_hour=chosen("day_starts_at"),
         new_per_day=chosen("new_per_day"),
         new_order=chosen("new_order"),
     )

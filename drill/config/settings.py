@@ -365,6 +365,12 @@ def study_settings(settings: Settings, saved: Mapping[str, str], **flags: int | 
     return cast(int, chosen["new_per_day"]), cast(int, chosen["day_starts_at"]), cast(str, chosen["new_order"])
 
 
+def rollover_hour(settings: Settings, saved: Mapping[str, str], day_starts_at: int | None = None) -> int:
+    """The local hour the study day starts at: --day-starts-at, else the settings file, else what the review app
+    saved, else the default. The app and every command take it from here (drill.config.study_day)."""
+    return study_settings(settings, saved, day_starts_at=day_starts_at)[1]
+
+
 @dataclass(frozen=True)
 class Assignment:
     """`drill config set KEY VALUE`, checked: a top-level key, or one binding in `keys` ("" removes it)."""

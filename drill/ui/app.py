@@ -15,10 +15,12 @@ from textual.screen import Screen
 
 from drill import paths
 from drill.config.settings import Settings, load_settings, study_settings
+from drill.config.study_day import clock_on
 from drill.study.session import DEFAULT_FOCUS_NEW, study_day
 from drill.ui.answer_fields import InOrderKeys, hand_key
 from drill.ui.press_again import AsksBeforeQuit, PressAgain
 from drill.ui.routes import KeepsItsWork, OffersCommands, Routes
+from drill.ui.screen_text import notice_text
 from drill.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -84,6 +86,7 @@ class DrillApp(Routes):
         judge_factory: "Callable[[Path], JudgeClient] | None" = None,
         settings: Settings | None = None,
         gpu_host: str | None = None,
+        chosen_day: dt.date | None = None,
     ) -> None:
         super().__init__()
         # The settings file, as make_app reads it; None: the built-in defaults, whatever the file says.
@@ -95,13 +98,19 @@ class DrillApp(Routes):
         if self.settings.keys:
             self.set_keymap(dict(self.settings.keys))
         self.data_dir = Path(data_dir)
-        self.clock = clock
         self.seed = seed
         self.judge_factory = judge_factory
         self._judge: JudgeClient | None = None
         self._quit_guard = PressAgain("ctrl+q", "quit")  # with work at stake, ctrl+q warns once first
         self._quit_notice: Notification | None = None  # its warning, while it stands
-        self.workspace = Workspace(self.data_dir, deck_roots, settings=self.settings, clock=clock)
+        self.workspace = Workspace(
+            self.data_dir,
+            deck_roots,
+            settings=self.settings,
+            clock=clock,
+            today=chosen_day,
+            day_starts_at=day_starts_at,
+        )
         decks = self.workspace.decks
         self.deck_problems = decks.problems
         saved = self.workspace.saved_settings()
@@ -112,7 +121,9 @@ class DrillApp(Routes):
             self.settings, saved, new_per_day=new_per_day, day_starts_at=day_starts_at, new_order=new_order
         )
         self.focus_new = DEFAULT_FOCUS_NEW if focus_new is None else focus_new  # --focus-new
-        today = study_day(clock(), self.rollover_hour)
+        # --today: the clock moved to that study day, time still running (drill.config.study_day)
+        self.clock = clock_on(chosen_day, self.rollover_hour, clock)
+        today = study_day(self.clock(), self.rollover_hour)
         if card_id is not None and card_id not in decks.cards:
             raise UnknownCard(card_id, decks.cards)
         focused = card_id is None and bool(topics or weak or cram)
@@ -233,7 +244,7 @@ class DrillApp(Routes):
     def warn_before_quit(self, message: str, *, severity: SeverityLevel, timeout: float) -> None:
         """The quit guard's warning, as a toast kept so that it can be taken back (`withdraw_quit_warning`)."""
         self._remove_quit_toast()
-        notice = Notification(message, severity=severity, timeout=timeout, markup=True)
+        notice = Notification(notice_text(message), severity=severity, timeout=timeout, markup=False)  # as `notify`
         self._quit_notice = notice
         self.post_message(Notify(notice))
 
@@ -292,7 +303,8 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         weak=getattr(args, "weak", None),
         focus_new=getattr(args, "focus_new", None),
         settings=getattr(args, "settings", None) or load_settings(),
-        clock=getattr(args, "clock", None) or dt.datetime.now,  # drill --today moves it to another day
+        clock=getattr(args, "clock", None) or dt.datetime.now,
+        chosen_day=getattr(args, "today", None),  # drill --today: the app's clock is moved to that study day
         gpu_host=getattr(args, "gpu_host", None),
         mock=(
             {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
