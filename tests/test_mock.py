@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 
 from drill.cards.model import Card
-from drill.mock.plan import MINUTES_BY_KIND, MockPlan, PlanError, PlannedQuestion, make_plan
+from drill.mock.grading import QuestionGrade
+from drill.mock.plan import MINUTES_BY_KIND, MockPlan, PlanError, PlannedQuestion, follow_up_reserve, make_plan
 from drill.mock.record import MockRecorder
 from drill.mock.run import ABANDONED, FINISHED, QUIT, TIME_UP, MockRun, schedule_after
 from drill.store.store import Store
@@ -30,6 +31,11 @@ def deck():
     return {c.id: c for c in cards}
 
 
+def graded(score, first_missed=None):
+    """A grade all of which drill checked."""
+    return QuestionGrade(score, score, first_missed=first_missed)
+
+
 class Clock:
     def __init__(self):
         self.t = 1000.0
@@ -42,10 +48,11 @@ class Clock:
 def test_a_plan_fits_its_minutes_and_holds_each_required_kind(seed):
     plan = make_plan(deck(), {}, minutes=45, seed=seed)
     kinds = [q.kind for q in plan.questions]
-    assert plan.planned_minutes <= 45
+    kept = follow_up_reserve(45)
+    assert kept == 11 and plan.planned_minutes <= 45 - kept  # a quarter kept for follow-ups
     assert {"memory_ledger", "diagnosis", "shape_trace"} <= set(kinds) and "kernel" not in kinds
     assert len({q.card_id for q in plan.questions}) == len(plan.questions)
-    assert 45 - plan.planned_minutes < min(MINUTES_BY_KIND.values())  # filled until nothing more fits
+    assert 45 - kept - plan.planned_minutes < min(MINUTES_BY_KIND.values())  # filled until nothing more fits
 
 
 def test_a_kernel_card_only_when_the_judge_can_run():
@@ -82,17 +89,17 @@ def test_skip_comes_back_after_the_others_and_time_adds_up():
     run.skip()
     assert run.begin().card_id == "serving-c1"
     clock.t += 100
-    run.submit(0.5, {"typed": "x"})
+    run.submit(graded(0.5), {"typed": "x"})
     assert run.begin().card_id == "moe-c0"
     clock.t += 10
-    run.submit(0.0, None)
+    run.submit(graded(0.0), None)
     slot = run.begin()
     assert slot.card_id == "serving-c0" and run.question_elapsed() == 30  # back to the skipped one
     clock.t += 20
-    run.submit(1.0, {"typed": "y"})
+    run.submit(graded(0.7), {"typed": "y"})  # middling, with no part named as missed: no follow-up
     assert run.begin() is None and run.status == FINISHED
     assert [s.spent_s for s in run.slots] == [50, 100, 10]
-    assert run.score() == 0.5
+    assert abs(run.score() - 0.4) < 1e-9
 
 
 def test_time_running_out_ends_the_mock_and_counts_the_rest_unanswered():
@@ -100,7 +107,7 @@ def test_time_running_out_ends_the_mock_and_counts_the_rest_unanswered():
     run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0", minutes=5), deck(), clock)
     run.begin()
     clock.t += 60
-    run.submit(1.0, None)
+    assert run.submit(graded(1.0), None) is None  # no time beside the plan for a follow-up
     run.begin()
     clock.t += 400  # past the 5-minute deadline
     assert run.tick() is False and run.status == TIME_UP
@@ -113,7 +120,7 @@ def test_quit_keeps_what_was_answered():
     clock = Clock()
     run = MockRun(plan_of("serving-c0", "serving-c1"), deck(), clock)
     run.begin()
-    run.submit(0.7, {"typed": "kept"})
+    run.submit(graded(0.7), {"typed": "kept"})
     run.begin()
     run.quit()
     assert run.status == QUIT and [s.status for s in run.slots] == ["answered", "unanswered"]
@@ -179,25 +186,59 @@ def test_the_report_shows_each_question_as_it_was_asked():
 
 
 def test_a_good_answer_brings_its_follow_up_next_in_addition_to_the_plan():
+    from drill.mock.follow_ups import FollowUpKind
+
     cards = deck()
     cards["serving-c0"] = card("serving-c0", "serving", follow_ups=["gemm-c5"])
-    run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0"), cards, Clock())
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0"), cards, clock)
     run.begin()
-    follow = run.submit(0.9, None)
-    assert follow is not None and follow.follow_up_of == "serving-c0"
+    follow = run.submit(graded(0.9), None)
+    assert follow is not None and follow.kind is FollowUpKind.DEEPER and follow.card.id == "gemm-c5"
     # 8 planned minutes left and 4 for the follow-up fit in the 20: every planned question is still asked
-    assert [s.card_id for s in run.slots] == ["serving-c0", "gemm-c5", "serving-c1", "moe-c0"]
-    assert [s.position for s in run.slots] == [1, 2, 3, 4]
-    assert run.begin().card_id == "gemm-c5"
+    assert [s.card_id for s in run.slots] == ["serving-c0", "serving-c1", "moe-c0"]
+    assert run.begin().card_id == "serving-c0" and run.asking_follow_up() is follow  # asked next
+    clock.t += 30
+    run.submit_follow_up(graded(1.0), {"typed": "deeper"})
+    assert follow.spent_s == 30 and run.slots[0].spent_s == 0  # its time is its own
+    assert abs(run.slots[0].score - (0.9 + 0.5) / 1.5) < 1e-9  # raised by the follow-up
+    assert run.begin().card_id == "serving-c1"
     clock = Clock()
     tight = MockRun(plan_of("serving-c0", "serving-c1", "moe-c0", minutes=12), cards, clock)
     tight.begin()
     clock.t += 60  # a minute on the first question: 11 left, 8 planned still to come, 4 for the follow-up
-    assert tight.submit(0.9, None) is None  # no time for it beside the plan: the planned topic is asked instead
-    assert [s.card_id for s in tight.slots] == ["serving-c0", "serving-c1", "moe-c0"]
-    weak = MockRun(plan_of("serving-c0", "serving-c1"), cards, Clock())
-    weak.begin()
-    assert weak.submit(0.5, None) is None  # no follow-up after a weak answer
+    assert tight.submit(graded(0.9), None) is None  # no time for it beside the plan: the planned topic is asked
+    assert tight.begin().card_id == "serving-c1"
+
+
+def test_a_weak_answer_brings_a_hint_and_a_narrower_question_on_the_same_card():
+    from drill.mock.follow_ups import FollowUpKind
+
+    cards = deck()
+    cards["serving-c0"] = Card(
+        id="serving-c0", kind="concept", topic="serving", prompt="p", answer="a", rubric=("one", "two", "three")
+    )
+    run = MockRun(plan_of("serving-c0", "serving-c1"), cards, Clock())
+    run.begin()
+    follow = run.submit(graded(1 / 3, first_missed=1), {"typed": "x"})
+    assert follow is not None and follow.kind is FollowUpKind.NARROWER
+    assert follow.card.id == "serving-c0" and follow.card.rubric == ("two",) and follow.hint == "two"
+    run.begin()
+    run.submit_follow_up(graded(0.0), {"typed": "no idea"})
+    assert abs(run.slots[0].score - 1 / 3) < 1e-9  # a failed follow-up costs nothing
+
+
+def test_a_follow_up_left_unanswered_when_its_minutes_run_out_changes_nothing():
+    clock = Clock()
+    run = MockRun(plan_of("serving-c0", "serving-c1"), deck(), clock)
+    run.begin()
+    follow = run.submit(graded(0.9), None)
+    run.begin()
+    clock.t += follow.budget_s
+    assert run.follow_up_over()
+    run.end_follow_up()
+    assert follow.status == "unanswered" and run.slots[0].score == 0.9
+    assert run.begin().card_id == "serving-c1"
 
 
 def test_schedule_after_a_mock():
@@ -223,7 +264,8 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
     )
     run.begin()
     clock.t += 50
-    rec.answered(run.submit(0.2, {"typed": "not sure"}) or run.slots[0])
+    run.submit(graded(0.2), {"typed": "not sure"})
+    rec.answered(run.slots[0])
     row, answers = store.mock(rec.mock_id)
     assert row.status == "running" and [a.status for a in answers] == ["answered", "pending", "pending"]
     assert store.states()["serving-c0"].due == TODAY + dt.timedelta(days=1)  # failed: due tomorrow
@@ -317,9 +359,11 @@ def test_study_next_skips_a_topic_the_mock_passed_and_reads_weakness_after_the_m
     after = {"serving": 0.1, "moe": 0.45, "gemm": 0.5, "ddp": 0.3}  # the mock's failed moe answer counted
     rec = MockRecorder(store, run, plan, cards, lambda: now, lambda: TODAY, {}, before, lambda: after)
     run.begin()
-    rec.answered(run.submit(1.0, {"typed": "all of it"}) or run.slots[0])  # serving: passed
+    run.submit(graded(0.7), {"typed": "all of it"})  # serving: passed
+    rec.answered(run.slots[0])
     run.begin()
-    rec.answered(run.submit(0.2, {"typed": "not sure"}) or run.slots[1])  # moe: failed
+    run.submit(graded(0.2), {"typed": "not sure"})  # moe: failed
+    rec.answered(run.slots[1])
     report = rec.finish()
     store.close()
     study = [(t["topic"], t["why"]) for t in report["study_next"]]

@@ -88,7 +88,7 @@ def test_fixture_follows_the_contract(report: dict[str, Any]) -> None:
     assert (report["answered"], report["skipped"], report["unanswered"]) == (7, 1, 2)
     assert report["score"] == pytest.approx(sum(q["score"] for q in questions) / len(questions), abs=1e-3)
     assert sum(q["spent_s"] > q["budget_s"] for q in questions) == 1
-    assert sum(q["follow_up_of"] is not None for q in questions) == 1
+    assert sum(q.get("follow_up") is not None for q in questions) == 1
     assert any("<script>alert(1)</script>" in q["prompt"] and "&" in q["prompt"] for q in questions)
     for t in report["topics"]:
         scores = [q["score"] for q in questions if q["topic"] == t["topic"]]
@@ -138,7 +138,10 @@ def test_markdown_has_every_question(report: dict[str, Any]) -> None:
     assert md.count("#### Missed") == sum(1 for q in report["questions"] if q["missed"])
     assert md.count("(no answer)") == 3
     assert "> Little's law: L = lambda * W, so lambda = 64 / 8 = 8 requests per second.\n> Above" in md
-    assert "follow-up to question 1 (serving-littles-law)" in md
+    assert "#### Follow-up: a deeper question · 100% · 2:30 of 4:00" in md
+    assert "> queueing delay grows like rho/(1-rho)" in md
+    assert "Score 50% (graded 0%)" in md and "1 of 3 rubric points" in md
+    assert "#### Ticked by your override (not graded)" in md and "your reason: I said ring is bandwidth optimal" in md
 
 
 def test_markdown_study_next(report: dict[str, Any]) -> None:
@@ -233,11 +236,25 @@ def test_html_long_text_is_wrapped(report: dict[str, Any]) -> None:
     assert "pre-wrap" in css
 
 
-def test_html_follow_up_links_in_page(report: dict[str, Any]) -> None:
-    page = parse(render_html(report))
-    links = [a["href"] for a in page.all("a")]
-    assert links == ["#q1"]
+def test_html_shows_the_follow_up_and_the_overrides_with_their_question(report: dict[str, Any]) -> None:
+    html = render_html(report)
+    page = parse(html)
     assert {"q1", "q10"} <= {a.get("id", "") for _, a in page.tags}
+    first, rest = html.split('id="q2"', 1)
+    assert "Follow-up: a deeper question · 100%" in first and "a deeper question" not in rest
+    assert "your reason: I said ring is bandwidth optimal" in rest and "graded 0%" in rest
+
+
+def test_a_mock_finished_far_under_its_minutes_says_how_much_was_answered(report: dict[str, Any]) -> None:
+    report["status"] = "finished"
+    report["ended_at"] = report["started_at"]  # in no time at all
+    report["answered"] = 9
+    report["said"] = 2
+    report["total"] = 9
+    md = render_markdown(report)
+    assert "finished far under time: 2 of 9 questions answered with something, 7 blank answers among them" in md
+    report["ended_at"] = None  # the time from the questions' own clocks: 45 minutes and more
+    assert "far under time" not in render_markdown(report)
 
 
 # ---------------------------------------------------------------------------

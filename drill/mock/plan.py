@@ -4,19 +4,24 @@ A plan holds at least one numeric card (memory_ledger), one diagnosis and one
 shape trace when the chosen topics have them and the minutes allow, and one
 kernel card when the judge can run. The rest are drawn topic by topic with
 probability proportional to the topic's weakness (plus a floor, so a strong
-topic still comes up), never repeating a card. The minutes of the planned
-questions add up to at most the mock's length.
+topic still comes up), never repeating a card; within a topic, a card not
+reviewed in the last RECENT_DAYS days is preferred. The minutes of the planned
+questions add up to at most the mock's length less FOLLOW_UP_SHARE of it, kept
+for follow-ups (from FOLLOW_UPS_FROM_MINUTES minutes up: a shorter mock has no
+room for one).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from drill.cards.model import Card
+from drill.study.records import CardState
 from drill.study.standing import UNSEEN_WEAKNESS
 from drill.study.tracks import load_tracks as load_tracks  # its home was here; the mock screens read it from here
 
@@ -30,6 +35,11 @@ COLLECTIVE_MIN_GPUS = 2
 # let a 45-minute plan miss both of them.
 WEAKEST_ASKED_FROM_MINUTES = 30
 WEAKEST_ASKED = 2
+# The share of a mock's minutes kept for follow-ups (a plan answered at its budgets' pace still gets them).
+FOLLOW_UP_SHARE = 0.25
+FOLLOW_UPS_FROM_MINUTES = 10
+# A card reviewed this recently is asked in a mock only when its topic has no other.
+RECENT_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,24 @@ def minutes_for(card: Card) -> int:
     return MINUTES_BY_KIND.get(card.kind, 5)
 
 
+def follow_up_reserve(minutes: int) -> int:
+    """Minutes of a mock of `minutes` kept for follow-ups: none are planned into them."""
+    if minutes < FOLLOW_UPS_FROM_MINUTES:
+        return 0
+    return int(minutes * FOLLOW_UP_SHARE)
+
+
+def reviewed_within(states: Iterable[CardState], today: dt.date, days: int = RECENT_DAYS) -> frozenset[str]:
+    """The cards reviewed in the last `days` days, today included."""
+    since = today - dt.timedelta(days=days - 1)
+    return frozenset(s.card_id for s in states if s.last_review_day is not None and s.last_review_day >= since)
+
+
+def _fresh_first(options: list[Card], recent: Collection[str]) -> list[Card]:
+    """The cards of `options` not reviewed lately, or all of them when every one was."""
+    return [c for c in options if c.id not in recent] or options
+
+
 def make_plan(
     cards: Mapping[str, Card],
     weakness: Mapping[str, float],
@@ -91,6 +119,7 @@ def make_plan(
     seed: int | None = None,
     exclude: Iterable[str] = (),
     gpus: int | None = None,
+    recent: Collection[str] = (),
 ) -> MockPlan:
     """A plan for a mock of `minutes` minutes over `topics` (all topics when empty).
 
@@ -98,6 +127,7 @@ def make_plan(
     from it counts as unseen (the prior). `questions` caps the count.
     `exclude` names cards to leave out (suspended ones, say). `gpus`: the GPUs the
     judge has (None: count this machine's); a collective card needs two.
+    `recent`: cards reviewed lately (`reviewed_within`), asked only where their topic has no other.
     """
     if minutes < 1:
         raise PlanError("a mock needs at least 1 minute")
@@ -124,7 +154,7 @@ def make_plan(
         by_topic_all.setdefault(c.topic, []).append(c)
     chosen: list[Card] = []
     chosen_ids: set[str] = set()
-    budget = minutes
+    budget = minutes - follow_up_reserve(minutes)
     limit = questions if questions is not None else len(pool)
 
     def weight(topic: str) -> float:
@@ -148,7 +178,7 @@ def make_plan(
             return False
         names = sorted(options)
         topic = rng.choices(names, weights=[weight(t) for t in names])[0]
-        card = rng.choice(options[topic])
+        card = rng.choice(_fresh_first(options[topic], recent))
         chosen.append(card)
         chosen_ids.add(card.id)
         budget -= minutes_for(card)
@@ -161,7 +191,7 @@ def make_plan(
         fitting = [c for c in by_topic_all[topic] if c.id not in chosen_ids and minutes_for(c) <= budget]
         preferred = [c for c in fitting if c.kind in missing] or fitting
         if preferred and len(chosen) < limit:
-            card = rng.choice(preferred)
+            card = rng.choice(_fresh_first(preferred, recent))
             chosen.append(card)
             chosen_ids.add(card.id)
             budget -= minutes_for(card)
@@ -176,7 +206,9 @@ def make_plan(
     while take(None):
         pass
     if not chosen:
-        raise PlanError(f"no question fits in {minutes} minute(s)")
+        kept = follow_up_reserve(minutes)
+        room = f" ({kept} of them kept for follow-ups)" if kept else ""
+        raise PlanError(f"no question fits in {minutes} minute(s){room}")
     rng.shuffle(chosen)
     return MockPlan(minutes, tuple(PlannedQuestion(c.id, c.topic, c.kind, minutes_for(c)) for c in chosen))
 

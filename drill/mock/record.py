@@ -1,4 +1,10 @@
-"""Saving a mock as it runs: every change is written at once, answers go into the review history."""
+"""Saving a mock as it runs: every change is written at once, answers go into the review history.
+
+What a mock tells the weakness figures and the schedule is its graded evidence only (drill.mock.grading):
+each question's row keeps, as its score, the part of the answer drill checked (numbers, shapes, a reading,
+rubric points ticked for an answer that names them), its follow-up counted; the score the mock reports, with
+the points the learner ticked by override, is kept with the answer. The review log's grade is the evidence's.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from drill.cards.model import Card
+from drill.mock.follow_ups import FollowUpKind
 from drill.mock.plan import MockPlan
 from drill.mock.report import build_report
 from drill.mock.run import ANSWERED, MockRun, Slot, grade_for, schedule_after
@@ -52,22 +59,37 @@ class MockRecorder:
         self.run.changed.clear()
 
     def answered(self, slot: Slot) -> None:
-        """After `run.submit`: log the answer in the review history and feed the schedule."""
+        """After `run.submit`: log the answer in the review history and feed the schedule, by its evidence."""
         self.save()
-        if slot.status != ANSWERED or slot.score is None:
+        if slot.status != ANSWERED or slot.grade is None:
             return
-        before = self.store.states().get(slot.card_id) or CardState(slot.card_id)
-        after = schedule_after(CardState(**before.__dict__), slot.score, self.today())
+        grade = slot.grade
+        self._log(slot.card_id, slot.topic, grade.evidence, slot.spent_s, {"score": grade.score, "answer": slot.answer})
+
+    def follow_up_answered(self, slot: Slot) -> None:
+        """After `run.submit_follow_up`: save the question; a deeper follow-up (another card) is logged in the
+        review history as that card's answer (a narrower one asked the same card again: logged once)."""
+        self.save()
+        follow = slot.follow_up
+        if follow is None or follow.grade is None or follow.kind is not FollowUpKind.DEEPER:
+            return
+        grade = follow.grade
+        record = {"score": grade.score, "answer": follow.answer, "follow_up_to": slot.card_id}
+        self._log(follow.card.id, follow.card.topic, grade.evidence, follow.spent_s, record)
+
+    def _log(self, card_id: str, topic: str, evidence: float, spent_s: float, record: dict[str, Any]) -> None:
+        before = self.store.states().get(card_id) or CardState(card_id)
+        after = schedule_after(CardState(**before.__dict__), evidence, self.today())
         self.store.record_review(
             before,
             after,
-            grade=grade_for(slot.score),
+            grade=grade_for(evidence),
             at=self.now(),
             day=self.today(),
-            duration_ms=int(slot.spent_s * 1000),
+            duration_ms=int(spent_s * 1000),
             mode="mock",
-            answer={"mock": self.mock_id, "score": slot.score, "answer": slot.answer},
-            topic=slot.topic,
+            answer={"mock": self.mock_id, "evidence": evidence, **record},
+            topic=topic,
         )
 
     def finish(self) -> dict[str, Any]:
@@ -100,7 +122,18 @@ class MockRecorder:
 
 
 def _row(slot: Slot) -> dict[str, Any]:
+    """The question's row: its score column holds the graded evidence (what the weakness figures read); the
+    answer keeps what was given with its grade, its follow-up and the score the mock reports."""
     data = slot.as_json()
     data.pop("card_id")
+    evidence = data.pop("evidence")
+    given = {
+        "given": data["answer"],
+        "score": data["score"],
+        "grade": data.pop("grade"),
+        "follow_up": data.pop("follow_up"),
+    }
+    data["answer"] = given if slot.status == ANSWERED or slot.answer is not None else None
+    data["score"] = evidence
     data["position"] = slot.position
     return data

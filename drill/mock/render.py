@@ -239,7 +239,14 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         "answer": str(q.get("answer") or "").strip(),
         "expected": str(q.get("expected") or ""),
         "missed": [str(m) for m in q.get("missed") or [] if str(m).strip()],
-        "follow_up_of": q.get("follow_up_of") or None,
+        "graded": [str(p) for p in q.get("graded") or []],
+        # the part of the score drill checked, said only where the learner's overrides made it differ
+        "evidence": percent(as_number(q.get("evidence"))) if answered and _differs(q) else "",
+        "overrides": [
+            {"point": str(o.get("point") or ""), "reason": str(o.get("reason") or "")} for o in q.get("overrides") or []
+        ],
+        "hints": [str(h) for h in q.get("hints") or []],
+        "follow_up": _follow_up(q.get("follow_up")),
         "status": status,
         "result": result,
         "badge": passed if answered else status,  # the badge's colour: a pass, a fail, or how it went unanswered
@@ -248,6 +255,55 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         "verdict": verdict,
         "over": gap > 0,
     }
+
+
+def _differs(q: Mapping[str, Any]) -> bool:
+    return abs(as_number(q.get("score")) - as_number(q.get("evidence"))) > 0.005
+
+
+FOLLOW_UP_WORDS = {"deeper": "a deeper question", "narrower": "a hint and a narrower question"}
+
+
+def _follow_up(follow: Any) -> dict[str, Any] | None:
+    if not isinstance(follow, Mapping):
+        return None
+    status = str(follow.get("status") or "")
+    score = follow.get("score")
+    if status == "answered" and score is not None:
+        result = percent(as_number(score))
+    elif status == "answered":
+        result = "answered"
+    else:
+        result = "not answered"
+    return {
+        "what": FOLLOW_UP_WORDS.get(str(follow.get("kind")), "a follow-up"),
+        "prompt": str(follow.get("prompt") or ""),
+        "hint": str(follow.get("hint") or ""),
+        "answer": str(follow.get("answer") or "").strip(),
+        "result": result,
+        "spent": clock(max(0.0, as_number(follow.get("spent_s")))),
+        "budget": clock(max(0.0, as_number(follow.get("budget_s")))),
+        "missed": [str(m) for m in follow.get("missed") or [] if str(m).strip()],
+    }
+
+
+# A finished mock that used less than this share of its minutes is said to be far under time, with how much of it
+# was answered with something (a mock of blank answers submitted in seconds is no finished mock).
+FAR_UNDER_SHARE = 0.25
+
+
+def status_words(report: Mapping[str, Any], used_s: float) -> str:
+    """How the mock ended, in words; a finished mock far under its minutes says how much was answered."""
+    status = str(report.get("status") or "finished")
+    words = STATUS_WORDS.get(status, status.replace("_", " "))
+    minutes = as_number(report.get("minutes"))
+    if status != "finished" or used_s >= FAR_UNDER_SHARE * minutes * SECONDS_PER_MINUTE:
+        return words
+    total = int(as_number(report.get("total")))
+    said = int(as_number(report.get("said", report.get("answered"))))
+    blank = int(as_number(report.get("answered"))) - said
+    blanks = f", {counted(blank, 'blank answer')} among them" if blank > 0 else ""
+    return f"finished far under time: {said} of {counted(total, 'question')} answered with something{blanks}"
 
 
 def _time_used(seconds: float) -> str:
@@ -261,9 +317,6 @@ def _time_used(seconds: float) -> str:
 
 def _context(report: Mapping[str, Any]) -> dict[str, Any]:
     questions = [_question(q, i) for i, q in enumerate(report.get("questions") or [])]
-    positions = {q["card_id"]: q["position"] for q in questions}
-    for q in questions:
-        q["follow_up_position"] = positions.get(q["follow_up_of"]) if q["follow_up_of"] else None
     topics = [
         {
             "topic": str(t.get("topic") or ""),
@@ -279,19 +332,22 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         used_s = (ended - started).total_seconds()
     else:
         used_s = sum(max(0.0, as_number(q.get("spent_s"))) for q in report.get("questions") or [])
-    status = str(report.get("status") or "finished")
+    evidence = report.get("evidence")
+    score = report.get("score")
+    differs = evidence is not None and score is not None and abs(as_number(score) - as_number(evidence)) > 0.005
     return {
         "id": report.get("id"),
         "date": _date_text(started),
         "scored": report.get("score") is not None,  # an abandoned mock (no question answered) is not scored
         "score": percent(as_number(report.get("score"))),
+        "evidence": percent(as_number(evidence)) if differs else "",
         "answered": int(as_number(report.get("answered"))),
         "skipped": int(as_number(report.get("skipped"))),
         "unanswered": int(as_number(report.get("unanswered"))),
         "total": int(as_number(report.get("total"))) or len(questions),
         "used": _time_used(used_s),
         "minutes": int(as_number(report.get("minutes"))),
-        "status_words": STATUS_WORDS.get(status, status.replace("_", " ")),
+        "status_words": status_words(report, used_s),
         # readiness on the interview date when the mock ended (drill.study.readiness's summary line); "" without a date
         "readiness": str(report.get("readiness") or ""),
         "topics": topics,

@@ -7,8 +7,10 @@ from typing import Any
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
+from drill.mock.grading import grade_from_json
 from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
 from drill.study.scheduling import MOCK_PASS
+from drill.study.standing import ranked_topics
 
 NOT_SUBMITTED = "(typed, never submitted: not scored)"  # under an answer the mock ended before it was submitted
 
@@ -31,6 +33,7 @@ def build_report(
     for s in slots:
         card = cards.get(s["card_id"])
         score = float(s.get("score") or 0.0)
+        grade = grade_from_json(s.get("grade"))
         if card is None:
             prompt = "(this card is no longer in the decks)"
             expected = ""
@@ -49,10 +52,15 @@ def build_report(
                 "spent_s": s.get("spent_s") or 0.0,
                 "status": s["status"],
                 "score": score,
+                "evidence": float(s.get("evidence") or 0.0),
                 "answer": answer_text(s.get("answer")),
+                "said": gave_something(s.get("answer")),
                 "expected": expected,
                 "missed": list(s.get("missed") or []),
-                "follow_up_of": s.get("follow_up_of"),
+                "graded": list(grade.parts) if grade else [],
+                "overrides": [dict(o) for o in grade.overrides] if grade else [],
+                "hints": list(grade.hints) if grade else [],
+                "follow_up": follow_up_report(s.get("follow_up")),
             }
         )
     answered = sum(q["status"] == ANSWERED for q in questions)
@@ -75,12 +83,13 @@ def build_report(
         for t in ranked[:3]
     ]
     asked = {q["topic"] for q in questions}
-    if len(study_next) < 3:  # a short mock: add the weakest topics it did not score
-        for topic, w in sorted(weakness.items(), key=lambda kv: (-kv[1], kv[0])):
+    if len(study_next) < 3:  # a short mock: add the weakest topics it did not score, in the stats' ranking
+        for topic in ranked_topics({c.topic for c in cards.values()}, weakness):
             if len(study_next) >= 3:
                 break
             if topic not in scored:
-                why = f"weakness {w:.2f}" + ("" if topic in asked else "; not asked")
+                measured = f"weakness {weakness[topic]:.2f}" if topic in weakness else "not practised yet"
+                why = measured + ("" if topic in asked else "; not asked")
                 study_next.append({"topic": topic, "title": titles.get(topic, topic), "why": why})
     total = len(questions)
     return {
@@ -90,7 +99,9 @@ def build_report(
         "minutes": mock["minutes"],
         "status": mock["status"],
         "score": sum(q["score"] for q in questions) / total if answered else None,
+        "evidence": sum(q["evidence"] for q in questions) / total if answered else None,
         "answered": answered,
+        "said": sum(q["status"] == ANSWERED and q["said"] for q in questions),
         "skipped": sum(q["status"] == SKIPPED for q in questions),
         "unanswered": sum(q["status"] == UNANSWERED for q in questions),
         "total": total,
@@ -125,6 +136,40 @@ def sides(card: Card, answer: Any) -> tuple[str, str]:
     return question_markdown(card, shown.prompt) + note, f"{expected}\n\n{shown.answer}"
 
 
+def follow_up_report(follow: Any) -> dict[str, Any] | None:
+    """A question's follow-up as the report shows it: what was asked, its hint, the answer and its score."""
+    if not isinstance(follow, Mapping):
+        return None
+    grade = grade_from_json(follow.get("grade"))
+    return {
+        "kind": str(follow.get("kind") or ""),
+        "card_id": str(follow.get("card_id") or ""),
+        "prompt": str(follow.get("prompt") or ""),
+        "hint": str(follow.get("hint") or ""),
+        "status": str(follow.get("status") or ""),
+        "spent_s": float(follow.get("spent_s") or 0.0),
+        "budget_s": float(follow.get("budget_s") or 0.0),
+        "answer": answer_text(follow.get("answer")),
+        "score": None if grade is None else grade.score,
+        "missed": list(grade.missed) if grade else [],
+    }
+
+
+def gave_something(answer: Any) -> bool:
+    """Whether a submitted answer holds anything: text, a shape, a number or a reading (not all blank)."""
+    if not isinstance(answer, Mapping):
+        return bool(answer)
+    if answer.get("choice") or str(answer.get("reading") or "").strip():
+        return True
+    for key in ("typed", "experiment"):
+        if str(answer.get(key) or "").strip():
+            return True
+    for key in ("steps", "given"):
+        if any(str(x).strip() for x in answer.get(key) or []):
+            return True
+    return "verdict" in answer
+
+
 def answer_text(answer: Any) -> str:
     """What the learner gave, as one readable line (typed text, shapes, numbers, a choice); an answer typed but
     never submitted says so, as it was not scored."""
@@ -142,12 +187,19 @@ def _given_text(answer: Any) -> str:
     if isinstance(answer, Mapping):
         if "typed" in answer:
             return str(answer["typed"])
+        if "reading" in answer:  # a mock's diagnosis: the reading in the learner's words, or chosen after the list
+            text = f"reading: {answer.get('reading') or '(none typed)'}"
+            if answer.get("choice"):
+                text += f"; chose {answer['choice']} from the list"
+            return text + (f"; next: {answer['experiment']}" if answer.get("experiment") else "")
         if "choice" in answer:
             text = f"chose {answer.get('choice') or '(nothing)'}"
             return text + (f"; next: {answer['experiment']}" if answer.get("experiment") else "")
         for key in ("steps", "given"):  # shape steps, ledger numbers, as typed
             if key in answer:
-                return " | ".join(str(x) or "(blank)" for x in answer[key])
+                text = " | ".join(str(x) or "(blank)" for x in answer[key])
+                working = str(answer.get("working") or "").strip()
+                return text + (f"\nworking: {working}" if working else "")
         if "verdict" in answer:
             return str(answer["verdict"])
     return str(answer)

@@ -1,8 +1,15 @@
 """A mock interview in progress: a countdown, a clock per question, skip and come back, follow-ups.
 
 The state machine knows nothing of screens or the database: the screen calls
-`begin`, `submit`, `skip`, `tick` and `quit`, and saves what `Slot.as_json`
-gives after each. Time is read from an injected clock (seconds, monotonic).
+`begin`, `submit`, `submit_follow_up`, `skip`, `tick` and `quit`, and saves
+what `Slot.as_json` gives after each. Time is read from an injected clock
+(seconds, monotonic).
+
+A follow-up belongs to the question it follows (drill.mock.follow_ups): it is
+offered only while the time left holds every planned question not yet answered
+and the follow-up too, it ends when its own minutes are spent, and its score
+can only raise the question's (drill.mock.grading.with_follow_up). The mock's
+score is the mean over the planned questions.
 
 How a mock feeds the schedule (see `schedule_after`): a question failed in a
 mock (score below MOCK_PASS) makes its card due tomorrow, unless it is due sooner
@@ -13,17 +20,17 @@ the review history with mode "mock".
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from drill.cards.model import Card
-from drill.mock.plan import MockPlan, minutes_for
+from drill.mock.follow_ups import FollowUpKind, follow_up_for
+from drill.mock.grading import QuestionGrade, with_follow_up
+from drill.mock.plan import MockPlan
 from drill.quantities import SECONDS_PER_MINUTE
 from drill.study.records import CardState
 from drill.study.scheduling import MOCK_PASS
-
-FOLLOW_UP_AT = 0.8  # a score at or above this earns a follow-up question
 
 # Where a question stands.
 PENDING = "pending"
@@ -42,7 +49,39 @@ STATUS_WORDS = {FINISHED: "finished", TIME_UP: "time ran out", QUIT: "ended earl
 
 
 @dataclass
+class FollowUpSlot:
+    """A follow-up put to the learner after a question: `card` is what is asked (for a narrower follow-up, a
+    card built from the one answered), `hint` what it gives away ('' for a deeper one)."""
+
+    kind: FollowUpKind
+    card: Card
+    hint: str
+    budget_s: float
+    status: str = PENDING  # pending, answered, or unanswered (declined, or its time ran out)
+    spent_s: float = 0.0
+    grade: QuestionGrade | None = None
+    answer: Any = None
+    shown: str = ""  # the question as the screen showed it (its numbers drawn), for the report
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "card_id": self.card.id,
+            "prompt": self.shown or self.card.prompt,
+            "hint": self.hint,
+            "budget_s": self.budget_s,
+            "spent_s": round(self.spent_s, 1),
+            "status": self.status,
+            "grade": None if self.grade is None else self.grade.as_json(),
+            "answer": self.answer,
+        }
+
+
+@dataclass
 class Slot:
+    """A planned question. `score` is its score as the mock reports it and `evidence` the part drill checked,
+    each with its follow-up counted; `grade` is the answer's own grade."""
+
     position: int
     card_id: str
     topic: str
@@ -51,9 +90,11 @@ class Slot:
     status: str = PENDING
     spent_s: float = 0.0
     score: float | None = None
+    evidence: float | None = None
     answer: Any = None
     missed: list[str] = field(default_factory=list)
-    follow_up_of: str | None = None
+    grade: QuestionGrade | None = None
+    follow_up: FollowUpSlot | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,18 +105,23 @@ class Slot:
             "spent_s": round(self.spent_s, 1),
             "status": self.status,
             "score": self.score,
+            "evidence": self.evidence,
             "answer": self.answer,
             "missed": list(self.missed),
-            "follow_up_of": self.follow_up_of,
+            "grade": None if self.grade is None else self.grade.as_json(),
+            "follow_up": None if self.follow_up is None else self.follow_up.as_json(),
         }
 
 
 class MockRun:
     """One mock: `plan`'s questions asked in order, skipped ones asked again at the end."""
 
-    def __init__(self, plan: MockPlan, cards: Mapping[str, Card], clock: Callable[[], float]) -> None:
+    def __init__(
+        self, plan: MockPlan, cards: Mapping[str, Card], clock: Callable[[], float], recent: Collection[str] = ()
+    ) -> None:
         self.cards = cards
         self.clock = clock
+        self.recent = frozenset(recent)  # cards reviewed lately: a deeper follow-up prefers others
         self.minutes = plan.minutes
         self.slots = [
             Slot(i + 1, q.card_id, q.topic, q.kind, q.minutes * SECONDS_PER_MINUTE)
@@ -85,6 +131,7 @@ class MockRun:
         self.status = RUNNING
         self.current: Slot | None = None
         self._since: float | None = None
+        self._follow_up_due: Slot | None = None  # a question whose follow-up is asked next
         self.changed: list[Slot] = []  # slots changed since the caller last saved (it clears this)
 
     # -- time ------------------------------------------------------------------
@@ -96,11 +143,24 @@ class MockRun:
         return max(0.0, self.deadline - self.clock())
 
     def question_elapsed(self) -> float:
-        """Seconds spent on the current question, earlier visits included."""
+        """Seconds spent on the current question (or its follow-up, when that is asked), earlier visits included."""
         if self.current is None:
             return 0.0
         extra = self.clock() - self._since if self._since is not None else 0.0
-        return self.current.spent_s + extra
+        follow = self.asking_follow_up()
+        return (follow.spent_s if follow is not None else self.current.spent_s) + extra
+
+    def asking_follow_up(self) -> FollowUpSlot | None:
+        """The follow-up being asked now, if the current question is at its follow-up."""
+        slot = self.current
+        if slot is None or slot.status != ANSWERED or slot.follow_up is None or slot.follow_up.status != PENDING:
+            return None
+        return slot.follow_up
+
+    def follow_up_over(self) -> bool:
+        """Whether the follow-up being asked has used its minutes (the screen then moves on)."""
+        follow = self.asking_follow_up()
+        return follow is not None and self.question_elapsed() >= follow.budget_s
 
     def tick(self) -> bool:
         """Check the countdown; ends the mock as time_up when it has run out. True while it runs."""
@@ -110,7 +170,9 @@ class MockRun:
 
     # -- moving through the questions ---------------------------------------------
     def next_slot(self) -> Slot | None:
-        """The next question to ask: the first pending one, then the first skipped one."""
+        """The next question to ask: a follow-up just earned, the first pending one, then the first skipped one."""
+        if self._follow_up_due is not None:
+            return self._follow_up_due
         for wanted in (PENDING, SKIPPED):
             for slot in self.slots:
                 if slot.status == wanted and slot is not self.current:
@@ -125,6 +187,7 @@ class MockRun:
         if slot is None:
             self._stop(FINISHED)
             return None
+        self._follow_up_due = None
         self.current = slot
         self._since = self.clock()
         return slot
@@ -133,51 +196,79 @@ class MockRun:
         slot = self.current
         assert slot is not None, "no question is being asked"
         now = min(self.clock(), self.deadline)
+        follow = self.asking_follow_up()
         if self._since is not None:
-            slot.spent_s += max(0.0, now - self._since)
+            spent = max(0.0, now - self._since)
+            if follow is not None:
+                follow.spent_s += spent
+            else:
+                slot.spent_s += spent
         self.current = None
         self._since = None
         return slot
 
     def skip(self) -> None:
-        """Leave the current question unanswered for now; it comes back after the others."""
+        """Leave the current question unanswered for now (it comes back after the others); at a follow-up,
+        decline it (the question keeps its score)."""
+        follow = self.asking_follow_up()
         slot = self._leave()
-        slot.status = SKIPPED
+        if follow is not None:
+            follow.status = UNANSWERED
+        else:
+            slot.status = SKIPPED
         self.changed.append(slot)
 
-    def submit(self, score: float, answer: Any, missed: Sequence[str] = ()) -> Slot | None:
-        """Record the current question's result; returns a follow-up slot when a good answer earned one."""
+    def submit(self, grade: QuestionGrade, answer: Any) -> FollowUpSlot | None:
+        """Record the current question's grade; returns the follow-up it earned when there is time for one
+        (asked next, by `begin`)."""
         slot = self._leave()
         slot.status = ANSWERED
-        slot.score = max(0.0, min(1.0, score))
+        slot.grade = grade
+        slot.score = _unit(grade.score)
+        slot.evidence = _unit(grade.evidence)
         slot.answer = answer
-        slot.missed = list(missed)
+        slot.missed = list(grade.missed)
         self.changed.append(slot)
-        if slot.score >= FOLLOW_UP_AT:
-            return self._add_follow_up(slot)
-        return None
+        return self._offer_follow_up(slot, grade)
 
-    def _add_follow_up(self, after: Slot) -> Slot | None:
-        """Put one of the card's follow-ups next, in addition to the plan: only when the time left still holds
-        every planned question not yet answered and the follow-up too. A planned question is never dropped for
-        one (the setup screen showed the plan as the mock to sit)."""
+    def _offer_follow_up(self, after: Slot, grade: QuestionGrade) -> FollowUpSlot | None:
+        """A follow-up to the answer, in addition to the plan: only when the time left still holds every planned
+        question not yet answered and the follow-up too. A planned question is never dropped for one (the setup
+        screen showed the plan as the mock to sit)."""
         card = self.cards.get(after.card_id)
         if card is None:  # no longer in the decks
             return None
-        asked = {s.card_id for s in self.slots}
-        options = [cid for cid in card.follow_ups if cid in self.cards and cid not in asked]
-        if not options:
+        asked = {s.card_id for s in self.slots} | {s.follow_up.card.id for s in self.slots if s.follow_up}
+        offer = follow_up_for(card, grade.score, grade.first_missed, self.cards, asked, self.recent)
+        if offer is None:
             return None
-        follow = self.cards[options[0]]
-        budget_s = minutes_for(follow) * SECONDS_PER_MINUTE
+        budget_s = offer.minutes * SECONDS_PER_MINUTE
         still_to_ask_s = sum(s.budget_s for s in self.slots if s.status in (PENDING, SKIPPED))
         if still_to_ask_s + budget_s > self.time_left():
             return None
-        slot = Slot(0, follow.id, follow.topic, follow.kind, budget_s, follow_up_of=after.card_id)
-        self.slots.insert(self.slots.index(after) + 1, slot)
-        for i, s in enumerate(self.slots):
-            s.position = i + 1
-        return slot
+        after.follow_up = FollowUpSlot(offer.kind, offer.card, offer.hint, budget_s)
+        self._follow_up_due = after
+        return after.follow_up
+
+    def submit_follow_up(self, grade: QuestionGrade, answer: Any) -> None:
+        """Record the follow-up's grade; the question's score and evidence take it in, never lower for it."""
+        follow = self.asking_follow_up()
+        assert follow is not None, "no follow-up is being asked"
+        slot = self._leave()
+        follow.status = ANSWERED
+        follow.grade = grade
+        follow.answer = answer
+        own = slot.grade
+        assert own is not None
+        hinted = bool(follow.hint)
+        slot.score = _unit(with_follow_up(own.score, grade.score, hinted))
+        slot.evidence = _unit(with_follow_up(own.evidence, grade.evidence, hinted))
+        self.changed.append(slot)
+
+    def end_follow_up(self) -> None:
+        """The follow-up being asked ran out of its minutes unanswered: the question keeps its score."""
+        if self.asking_follow_up() is not None:
+            self.skip()
 
     def quit(self) -> None:
         """End the mock now; what was answered stays answered."""
@@ -187,9 +278,16 @@ class MockRun:
     def _stop(self, status: str) -> None:
         if self.current is not None:
             self._leave()
+        due = self._follow_up_due
+        if due is not None and due.follow_up is not None and due.follow_up.spent_s == 0:
+            due.follow_up = None  # offered as the mock ended, never put to the learner
+        self._follow_up_due = None
         for slot in self.slots:
             if slot.status in (PENDING, SKIPPED):
                 slot.status = UNANSWERED
+                self.changed.append(slot)
+            if slot.follow_up is not None and slot.follow_up.status == PENDING:
+                slot.follow_up.status = UNANSWERED
                 self.changed.append(slot)
         self.status = status if self.answered() else ABANDONED
 
@@ -199,8 +297,8 @@ class MockRun:
 
     # -- results -----------------------------------------------------------------
     def score(self) -> float | None:
-        """Mean score over every question in the mock, unanswered and skipped ones counting 0; None (not
-        scored) while no question is answered."""
+        """Mean score over every planned question in the mock (each with its follow-up), unanswered and skipped
+        ones counting 0; None (not scored) while no question is answered."""
         if not self.answered():
             return None
         return sum(s.score or 0.0 for s in self.slots) / len(self.slots)
@@ -210,6 +308,10 @@ class MockRun:
         for s in self.slots:
             out[s.status] += 1
         return out
+
+
+def _unit(value: float) -> float:
+    return max(0.0, min(1.0, value))
 
 
 def schedule_after(state: CardState, score: float, today: dt.date) -> CardState:

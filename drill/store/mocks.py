@@ -65,6 +65,8 @@ class MockRecords:
         """Close, as ended early, every mock still running past its time plus `grace`: its app was closed or
         killed mid-mock. The answers given stay; questions not answered count as unanswered (0) in its score.
         One with no answered question is closed as abandoned, with no score (drill.mock.run.ABANDONED).
+        Its score is the one the mock reports (`reported_score`); each question's score column, the graded
+        evidence the weakness figures read, is left as it was.
         Writes nothing when there is none (the usual case: it runs at every start)."""
         with self._reading():
             running = self._session.exec(select(MockRow).where(MockRow.status == "running")).all()
@@ -82,7 +84,7 @@ class MockRecords:
                     if answer.status != "answered":
                         answer.status = "unanswered"
                         self._session.add(answer)
-                scores = [(a.score or 0.0) if a.status == "answered" else 0.0 for a in answers]
+                scores = [reported_score(a) if a.status == "answered" else 0.0 for a in answers]
                 answered = any(a.status == "answered" for a in answers)
                 row.status = "quit" if answered else "abandoned"
                 row.ended_at = now.isoformat(timespec="seconds")
@@ -104,3 +106,15 @@ class MockRecords:
                 return None
             stmt = select(MockAnswerRow).where(MockAnswerRow.mock_id == mock_id).order_by(col(MockAnswerRow.position))
             return row, list(self._session.exec(stmt.execution_options(populate_existing=True)).all())
+
+
+def reported_score(answer: MockAnswerRow) -> float:
+    """The score a mock reports for one answered question: the one kept with its answer (the rubric points
+    ticked by override counted), else its score column, which holds the graded evidence."""
+    try:
+        kept = json.loads(answer.answer) if answer.answer else None
+    except ValueError:
+        kept = None
+    if isinstance(kept, dict) and isinstance(kept.get("score"), (int, float)):
+        return float(kept["score"])
+    return answer.score or 0.0

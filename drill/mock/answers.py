@@ -1,0 +1,82 @@
+"""A card's answer in a mock graded by its kind: what the learner wrote, the points they ticked, the checks.
+
+The card kinds meet drill.mock.grading here: a concept by its rubric, a diagnosis by its reading and its
+rubric, a shape trace by its steps, a memory ledger by its answers and the working's steps. `record` is what
+the answer form gave (drill.ui.answering / drill.ui.mock_forms): typed text, a reading, shapes, numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.cards.model import Card
+from drill.mock.grading import (
+    PointCheck,
+    QuestionGrade,
+    RubricGrade,
+    Tick,
+    check_point,
+    grade_diagnosis,
+    grade_rubric,
+    grade_steps,
+)
+
+# The one point of a card with no rubric; its key terms are the expected answer's.
+NO_RUBRIC = "my answer covered what the expected answer says"
+RUBRIC_KINDS = ("concept", "diagnosis")
+
+
+def rubric_points(card: Card) -> tuple[str, ...]:
+    """The points a learner ticks for `card`: its rubric, or one point standing for the whole answer."""
+    return card.rubric or (NO_RUBRIC,)
+
+
+def said(card: Card, record: Mapping[str, Any]) -> str:
+    """All the learner wrote for a rubric card: the typed answer, or a diagnosis's reading and experiment."""
+    if card.kind == "diagnosis":
+        return f"{record.get('reading') or record.get('choice') or ''} {record.get('experiment') or ''}".strip()
+    return str(record.get("typed") or "")
+
+
+def check_tick(card: Card, point: int, record: Mapping[str, Any]) -> PointCheck:
+    """Whether the answer in `record` says enough for rubric point `point` of `card` to be ticked."""
+    points = rubric_points(card)
+    source = card.answer if points[point] == NO_RUBRIC else points[point]
+    check = check_point(said(card, record), source, card.prompt)
+    return PointCheck(points[point], check.terms, check.named, check.word_count)
+
+
+def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = ()) -> QuestionGrade:
+    """The grade of `card`'s answer `record`, with the rubric points `ticks` (rubric kinds only)."""
+    if card.kind in RUBRIC_KINDS:
+        rubric = RubricGrade(rubric_points(card), tuple(ticks))
+        if card.kind == "diagnosis":
+            return grade_diagnosis(
+                bool(record.get("correct")), bool(record.get("choices_shown")), rubric, str(card.fields["correct"])
+            )
+        return grade_rubric(rubric)
+    if card.kind == "shape_trace":
+        from drill.cards.checking import check_shape_steps
+
+        results = check_shape_steps(card, list(record.get("steps") or []))
+        return grade_steps([r.ok for r in results], [f"{r.label}: {r.expected}" for r in results])
+    if card.kind == "memory_ledger":
+        return _ledger(card, record)
+    return QuestionGrade(0.0, 0.0)
+
+
+def _ledger(card: Card, record: Mapping[str, Any]) -> QuestionGrade:
+    from drill.cards.templating import render
+    from drill.mock.working import grade_ledger
+
+    rendered = render(card, record.get("draw") or {})
+    given = [str(g) for g in record.get("given") or []]
+    graded = grade_ledger(rendered.answers, given, rendered.ledger, str(record.get("working") or ""), rendered.prompt)
+    return graded.grade()
+
+
+def kernel_grade(grade: int) -> QuestionGrade:
+    """A kernel card's grade out of 5, as its judge's screen gave it (the judge checked and timed it)."""
+    share = max(0, min(5, grade)) / 5
+    return QuestionGrade(share, share, parts=(f"kernel graded {grade}/5",))
