@@ -9,11 +9,12 @@ from textual import events
 from textual._context import active_message_pump  # textual is pinned (pyproject.toml)
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
 
 from drill.ui.form_base import AnswerFormBase
 from drill.ui.markdown_view import scroll_code_sideways
 from drill.ui.screen_keys import PageScreen
+from drill.ui.screen_text import SafeInput, SafeOptionList
 
 NAVIGATION_KEYS = ("tab", "shift+tab", "escape")
 # What a key that goes nowhere is told (drill.ui.answering.AnswerForm.refuse)
@@ -112,7 +113,7 @@ class InOrderKeys(_FieldWidget):
         raise NotImplementedError
 
 
-class InOrderInput(Input):
+class InOrderInput(SafeInput):
     """A text box outside an answer form (the mock's length, the browser's search): its own bindings (backspace,
     ctrl+u, the arrows, enter) run as its keys arrive. Textual runs them only once the key has bubbled up to the
     app, after the characters typed behind it: backspace then 5 in one burst lost the 5."""
@@ -132,7 +133,7 @@ class InOrderInput(Input):
         await super()._on_key(event)
 
 
-class AnswerInput(InOrderKeys, Input):
+class AnswerInput(InOrderKeys, SafeInput):
     """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
 
     _mending = False
@@ -184,7 +185,7 @@ class AnswerInput(InOrderKeys, Input):
             form.paste(target, event.text)
 
 
-class ChoiceList(InOrderKeys, OptionList):
+class ChoiceList(InOrderKeys, SafeOptionList):
     """The diagnosis choices: arrows move, enter chooses and moves to the next field. Text typed here goes
     nowhere, and a notice says so: it is never taken as a choice."""
 

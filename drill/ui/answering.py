@@ -17,12 +17,13 @@ from rich.markup import escape
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 from drill.ui.form_base import AnswerFormBase
+from drill.ui.screen_text import SafeLabel, SafeStatic
 
 
 @dataclass
@@ -204,7 +205,7 @@ class AnswerForm(AnswerFormBase):
 
     def compose(self) -> ComposeResult:
         for label, placeholder, field_id in self.field_specs():
-            yield Label(label, classes="step-label")
+            yield SafeLabel(label, classes="step-label")
             yield AnswerInput(placeholder=placeholder, id=field_id, compact=True)
 
     def same_fields(self, other: "AnswerForm") -> bool:
@@ -216,7 +217,7 @@ class AnswerForm(AnswerFormBase):
         """Show `other`'s card (and what it drew) in these widgets, as `other` would show it: every field empty."""
         self.card = other.card
         self.submitted = False
-        labels = self.query(".step-label").results(Label)
+        labels = self.query(".step-label").results(SafeLabel)
         for (label, placeholder, field_id), shown in zip(self.field_specs(), labels):
             shown.update(label)
             box = self.query_one(f"#{field_id}", Input)
@@ -242,12 +243,12 @@ class ConceptForm(AnswerForm):
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        whole = Static("", id="typed-whole")
+        whole = SafeStatic("", id="typed-whole")
         whole.display = False
         yield whole
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        whole = self.query_one("#typed-whole", Static)
+        whole = self.query_one("#typed-whole", SafeStatic)
         long = len(event.value) >= max(10, event.input.content_size.width - 1)
         whole.update(escape(event.value) if long else "")
         whole.display = long
@@ -259,7 +260,7 @@ class ConceptForm(AnswerForm):
 
     def take_card(self, other: AnswerForm) -> None:
         super().take_card(other)
-        whole = self.query_one("#typed-whole", Static)
+        whole = self.query_one("#typed-whole", SafeStatic)
         whole.update("")
         whole.display = False
         self.query_one("#typed", Input).display = True
@@ -274,9 +275,9 @@ class ConceptForm(AnswerForm):
         if not typed:
             self.display = False
             return
-        self.query_one(".step-label", Label).update(YOU_WROTE)
+        self.query_one(".step-label", SafeLabel).update(YOU_WROTE)
         box.display = False
-        whole = self.query_one("#typed-whole", Static)
+        whole = self.query_one("#typed-whole", SafeStatic)
         whole.update(escape(typed))
         whole.display = True
 
@@ -334,7 +335,11 @@ class LedgerForm(AnswerForm):
 
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
-            (f"{escape(expected.label)} ({expected.unit})", PLACEHOLDERS.get(expected.unit, "a number"), f"ans{i}")
+            (
+                f"{escape(expected.label)} ({escape(expected.unit)})",
+                PLACEHOLDERS.get(expected.unit, "a number"),
+                f"ans{i}",
+            )
             for i, expected in enumerate(self.rendered.answers, 1)
         ]
 
@@ -418,9 +423,9 @@ class DiagnosisForm(AnswerForm):
         self.told_to_choose = False  # "choose a reading first" was said: choosing one takes it back
 
     def compose(self) -> ComposeResult:
-        yield Label(CHOICE_LABEL, classes="step-label", id="choice-label")
+        yield SafeLabel(CHOICE_LABEL, classes="step-label", id="choice-label")
         yield ChoiceList(*[self.lettered(i) for i in range(len(self.choices))], id="choices")
-        yield Label("Your next experiment (one line; compared with the rubric):", classes="step-label")
+        yield SafeLabel("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
 
     def kept(self) -> dict[str, Any]:
@@ -448,7 +453,7 @@ class DiagnosisForm(AnswerForm):
         if self.chosen is not None:
             return None
         self.told_to_choose = True
-        label = self.query_one("#choice-label", Label)
+        label = self.query_one("#choice-label", SafeLabel)
         label.update(NONE_CHOSEN_LABEL)
         self.screen.set_focus(self.query_one(ChoiceList))  # scrolled into view, as any focus
         self.call_after_refresh(label.scroll_visible, animate=False)  # and the words above it
@@ -460,7 +465,7 @@ class DiagnosisForm(AnswerForm):
             self.post_message(self.Mended())
         self.chosen = index
         label = self.lettered(index)
-        self.query_one("#choice-label", Label).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")
+        self.query_one("#choice-label", SafeLabel).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")
 
     def lettered(self, index: int) -> str:
         """A reading as it is listed: its letter (a, b, c ...) and its words."""

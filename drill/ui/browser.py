@@ -22,13 +22,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Footer, Input
 
 from drill.browse import IS_LABELS, SHORT_KINDS, CardIndex, matches, preview_prompt
 from drill.study.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import PracticeAsked, UnsuspendAsked
 from drill.ui.review import ReviewScreen
+from drill.ui.screen_text import SafeDataTable, SafeStatic
 from drill.words import counted
 
 if TYPE_CHECKING:
@@ -109,13 +110,13 @@ class BrowserScreen(Screen[None]):
         self.id_width = 30
 
     def compose(self) -> ComposeResult:
-        yield Static(id="btop")
+        yield SafeStatic(id="btop")
         yield InOrderInput(placeholder=PLACEHOLDER, id="query", compact=True)
-        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield SafeDataTable(id="results", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="detail"):
-            yield Static(id="dinfo")
-            yield Static(id="dhist")
-        yield Static(
+            yield SafeStatic(id="dinfo")
+            yield SafeStatic(id="dhist")
+        yield SafeStatic(
             "[b]tab[/b] search ↔ list · [b]↑↓[/b] move · [b]enter[/b] in the list: practise now · "
             "[b]ctrl+r[/b] unsuspend · [b]esc[/b] close",
             id="bbar",
@@ -138,7 +139,7 @@ class BrowserScreen(Screen[None]):
         return max(12, screen_width - fixed)
 
     def fit_columns(self, screen_width: int) -> None:
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         keep = self.highlighted()
         self.id_width = self.id_width_for(screen_width)
         table.clear(columns=True)
@@ -151,7 +152,7 @@ class BrowserScreen(Screen[None]):
     def refresh_results(self, query: str, keep: str | None = None) -> None:
         """Search again and list what is found; the highlight goes to the first card (or stays on `keep`)."""
         found = matches(self.index, query)
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         if found and found == self.found and table.row_count == min(len(found), ROW_LIMIT) and keep is None:
             return  # a space or a filter not yet spelled out: the list stands (filling it is the costly part)
         self.found = found
@@ -170,15 +171,15 @@ class BrowserScreen(Screen[None]):
             # wrapped, not cut at the pane's edge: the names a filter takes are the point of the line
             said = ["No card matches. Each word and filter must hold.", *unknown_filters(self.index, query)]
             lines = [line for words in said for line in self.wrapped(words)]
-            self.query_one("#dinfo", Static).update("\n".join(escape(line) for line in lines))
-            self.query_one("#dhist", Static).update("")
+            self.query_one("#dinfo", SafeStatic).update("\n".join(escape(line) for line in lines))
+            self.query_one("#dhist", SafeStatic).update("")
 
     def update_top(self) -> None:
         total = len(self.found)
         shown = min(total, ROW_LIMIT)
         more = f" · {total - shown} more: narrow the search to see them" if total > shown else ""
         due = len(self.index.by["is"].get("due", ()))
-        self.query_one("#btop", Static).update(
+        self.query_one("#btop", SafeStatic).update(
             f"[b]find cards[/b] │ found {total} of {counted(len(self.index), 'card')}{more} │ {due} due today"
         )
 
@@ -199,7 +200,7 @@ class BrowserScreen(Screen[None]):
         ]
 
     def highlighted(self) -> str | None:
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         if not self.found or table.row_count == 0:
             return None
         return self.found[min(table.cursor_row, table.row_count - 1)]
@@ -209,8 +210,8 @@ class BrowserScreen(Screen[None]):
         if card_id == self.shown and not again:
             return
         self.shown = card_id
-        self.query_one("#dinfo", Static).update(self.detail_text(card_id))
-        self.query_one("#dhist", Static).update(self.history_text(card_id))
+        self.query_one("#dinfo", SafeStatic).update(self.detail_text(card_id))
+        self.query_one("#dhist", SafeStatic).update(self.history_text(card_id))
         if card_id not in self.histories:
             self.read_history(card_id)
 
@@ -260,7 +261,8 @@ class BrowserScreen(Screen[None]):
         head = f"[b]history[/b] last {len(rows)} of {len(read.rows)}" if earlier else f"[b]history[/b] ({len(rows)})"
         head += ", newest last"
         body = [
-            f"{r['day']} {r['grade']} {SHORT_MEANINGS.get(r['grade'], ''):<7} {escape(str(r['mode']))}" for r in rows
+            f"{escape(str(r['day']))} {escape(str(r['grade']))} {SHORT_MEANINGS.get(r['grade'], ''):<7} {escape(str(r['mode']))}"
+            for r in rows
         ]
         return "\n".join([head, *body])
 
@@ -291,7 +293,7 @@ class BrowserScreen(Screen[None]):
         self.index.mark_studied(message.card_ids)
         self.refresh_results(self.query_one("#query", Input).value)  # the list stands unless is: changes it
         if self.shown is not None:
-            self.query_one("#dinfo", Static).update(self.detail_text(self.shown))  # its labels: `today` too
+            self.query_one("#dinfo", SafeStatic).update(self.detail_text(self.shown))  # its labels: `today` too
 
     # -- events and actions ---------------------------------------------------------
     def on_input_changed(self, message: Input.Changed) -> None:
@@ -300,7 +302,7 @@ class BrowserScreen(Screen[None]):
     def on_input_submitted(self, message: Input.Submitted) -> None:
         message.stop()
         if self.found:
-            self.query_one("#results", DataTable).focus()
+            self.query_one("#results", SafeDataTable).focus()
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
         # one queued while an earlier search filled the list may arrive after a search that found nothing
@@ -325,14 +327,14 @@ class BrowserScreen(Screen[None]):
         self.refresh_results(self.query_one("#query", Input).value, keep=card_id)
 
     def action_switch_focus(self) -> None:
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         if self.focused is table:
             self.query_one("#query", Input).focus()
         else:
             table.focus()
 
     def action_move(self, rows: int) -> None:
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         if table.row_count:
             table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + rows)))
 
@@ -346,7 +348,7 @@ class BrowserScreen(Screen[None]):
             return
         self.post_message(UnsuspendAsked(card_id))
         self.index.update_state(dataclasses.replace(state, suspended=False))
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", SafeDataTable)
         table.update_cell(card_id, "state", Text(table_state(self.index.labels[card_id])))
         self.update_top()
         self.show_detail(card_id, again=True)

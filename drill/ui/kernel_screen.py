@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Footer, TextArea
 
 from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
 from drill.kernel import drafts
@@ -24,6 +24,7 @@ from drill.kernel.verdict import Verdict, suggest_kernel_grade
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.messages import JudgeReported, KernelFinished
 from drill.ui.screen_keys import GRADE_KEYS, suggested_grade_hint
+from drill.ui.screen_text import SafeStatic, SafeTextArea, markup_text
 from drill.ui.verdict_view import one_line, render_verdict
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ DRAFT_KEPT = (
 )
 
 
-class DraftEditor(TextArea):
+class DraftEditor(SafeTextArea):
     """The kernel editor. Its undo (ctrl+z) goes one step past the edits typed since a start-over from the
     starter: back to the draft the start-over replaced. ctrl+home and ctrl+end go to the start and the end of
     the file, as in other editors (Textual's TextArea has home and end for the line only); with shift, selecting."""
@@ -135,18 +136,18 @@ class KernelScreen(Screen[int | None]):
         self.set_class(event.size.width < self.NARROW_BELOW, "narrow")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="ktop")
+        yield SafeStatic(id="ktop")
         with Horizontal(id="kmain"):
             with Vertical(id="kleft"):
                 with VerticalScroll(id="kprompt-box"):
                     yield MarkdownView(self.card.prompt, id="kprompt")
                 yield self._make_editor()
             with VerticalScroll(id="kside"):
-                yield Static(id="kstatus")
-                yield Static(id="kverdict")
+                yield SafeStatic(id="kstatus")
+                yield SafeStatic(id="kverdict")
         with VerticalScroll(id="kanswer"):
             yield MarkdownView(id="kanswer-md")
-        yield Static(id="kbar")
+        yield SafeStatic(id="kbar")
         yield Footer(compact=True)
 
     def _make_editor(self) -> TextArea:
@@ -180,7 +181,7 @@ class KernelScreen(Screen[int | None]):
         self.judge.start()  # warm up while the learner reads the prompt
         self.update_top()
         self.set_bar()
-        self.query_one("#kstatus", Static).update(self._not_run_words())
+        self.query_one("#kstatus", SafeStatic).update(self._not_run_words())
         draft = drafts.load_draft(self.data_dir, self.card.id, self.ext)
         if draft is not None and draft != self.starter:
             self.load_text(draft)
@@ -195,19 +196,20 @@ class KernelScreen(Screen[int | None]):
 
     def update_top(self) -> None:
         draft = "draft saved" if drafts.has_draft(self.data_dir, self.card.id, self.ext) else "starter"
-        self.query_one("#ktop", Static).update(
-            f"[b]{self.card.id}[/b] · {self.card.topic} · {self.language} · {self.files.starter.name}"
+        self.query_one("#ktop", SafeStatic).update(
+            f"[b]{markup_text(self.card.id)}[/b] · {markup_text(self.card.topic)} · {markup_text(self.language)}"
+            f" · {markup_text(self.files.starter.name)}"
             f" · target {self.target_pct:g} % · {draft}"
         )
 
     def set_bar(self) -> None:
         if self.revealed:
             hint = suggested_grade_hint(self.suggested)
-            self.query_one("#kbar", Static).update(hint + GRADE_KEYS + " · [b]F9[/b] editor")
+            self.query_one("#kbar", SafeStatic).update(hint + GRADE_KEYS + " · [b]F9[/b] editor")
         elif self.running:
-            self.query_one("#kbar", Static).update("running… [b]F4[/b] cancel · keep editing meanwhile")
+            self.query_one("#kbar", SafeStatic).update("running… [b]F4[/b] cancel · keep editing meanwhile")
         else:
-            self.query_one("#kbar", Static).update(
+            self.query_one("#kbar", SafeStatic).update(
                 "[b]F5[/b] run · [b]F8[/b] reset · [b]F9[/b] answer · [b]Esc[/b] back"
             )
 
@@ -259,7 +261,7 @@ class KernelScreen(Screen[int | None]):
         self.save_now()
         self.running = True
         self.progress = []
-        self.query_one("#kstatus", Static).update("starting the judge…")
+        self.query_one("#kstatus", SafeStatic).update("starting the judge…")
         self.set_bar()
         self.run_judge(self.editor.text)
 
@@ -280,19 +282,21 @@ class KernelScreen(Screen[int | None]):
         event = message.event
         kind = event.get("event")
         if kind == "started":
-            self.progress.append(f"judging on {event.get('device')}")
+            self.progress.append(f"judging on {markup_text(event.get('device'))}")
         elif kind == "compiled":
             ok = event.get("ok")
             secs = event.get("seconds")
             took = f" in {secs * 1000:.0f} ms" if isinstance(secs, (int, float)) else ""
             self.progress.append(("compiled" + took) if ok else "did not compile")
         elif kind == "case_started":
-            self._end_step(f"{event.get('name')} …", replace=False)  # a step with no case of its own is done
+            self._end_step(
+                f"{markup_text(event.get('name'))} …", replace=False
+            )  # a step with no case of its own is done
         elif kind == "case":
-            self._end_step(("✓ " if event.get("ok") else "✗ ") + str(event.get("name")))
+            self._end_step(("✓ " if event.get("ok") else "✗ ") + markup_text(event.get("name")))
         elif kind == "timing":
-            self._end_step(f"timed {event.get('name')}")
-        self.query_one("#kstatus", Static).update("\n".join(self.progress[-12:]))
+            self._end_step(f"timed {markup_text(event.get('name'))}")
+        self.query_one("#kstatus", SafeStatic).update("\n".join(self.progress[-12:]))
 
     def _end_step(self, line: str, replace: bool = True) -> None:
         """Add `line`; the step shown as running (" …") before it is replaced by it, or kept as done."""
@@ -308,8 +312,8 @@ class KernelScreen(Screen[int | None]):
         verdict = message.verdict
         self.verdict = verdict
         self.suggested = suggest_kernel_grade(verdict, self.target_pct)
-        self.query_one("#kstatus", Static).update("")
-        self.query_one("#kverdict", Static).update(
+        self.query_one("#kstatus", SafeStatic).update("")
+        self.query_one("#kverdict", SafeStatic).update(
             render_verdict(verdict, message.source, self.target_pct, self.suggested)
         )
         self.query_one("#kside", VerticalScroll).scroll_home(animate=False)  # the outcome is its first line
@@ -329,7 +333,7 @@ class KernelScreen(Screen[int | None]):
     def action_cancel(self) -> None:
         if not self.running:
             return
-        self.query_one("#kstatus", Static).update("cancelling…")
+        self.query_one("#kstatus", SafeStatic).update("cancelling…")
         self.run_worker(self.judge.cancel, thread=True, group="kernel-cancel")
 
     def action_reset(self) -> None:

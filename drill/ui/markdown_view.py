@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.widget import Widget
-from textual.widgets import Static
+
+from drill.ui.screen_text import SafeStatic, screen_text
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -121,7 +122,7 @@ def code_renderable(block: Block) -> RenderableType:
     return Syntax(block.text, block.lexer or "text", theme=CODE_THEME, word_wrap=False, padding=1)
 
 
-class Prose(Static):
+class Prose(SafeStatic):
     """Markdown prose, wrapped to the view's width."""
 
     DEFAULT_CSS = "Prose { height: auto; }"
@@ -133,7 +134,7 @@ class Prose(Static):
         self.update(markdown(block.text) if block.text else "")
 
 
-class CodeLines(Static):
+class CodeLines(SafeStatic):
     """A code block at the width of its longest line (at least the strip's): nothing wraps."""
 
     DEFAULT_CSS = "CodeLines { width: auto; min-width: 100%; height: auto; }"
@@ -162,6 +163,9 @@ class CodeStrip(Container):
 class MarkdownView(Widget):
     """Shows Markdown text; keeps the source so tests and callers can read it back.
 
+    The source passes the screen's filter before Markdown parses it (drill.ui.screen_text), and `source` is what
+    was shown: the filtered text.
+
     Its children follow the source's blocks: a `Prose` for each run of prose and a `CodeStrip`
     for each top-level code block, a blank line between them as Rich's Markdown leaves one.
     """
@@ -174,16 +178,16 @@ class MarkdownView(Widget):
 
     def __init__(self, source: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.source = source
+        self.source = screen_text(source)
 
     def compose(self) -> ComposeResult:
         yield from (_widget(part) for part in _parts(self.source))
 
     def show(self, source: str) -> None:
-        self.source = source
+        self.source = screen_text(source)
         if not self.is_mounted:
             return  # compose() draws it
-        parts = _parts(source)
+        parts = _parts(self.source)
         shown = list(self.children)
         same_shape = len(shown) == len(parts) and all(
             isinstance(widget, CodeStrip) == (part.lexer is not None) for widget, part in zip(shown, parts)

@@ -13,9 +13,9 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
-from textual.widgets import Static
 
 from drill.study.readiness import days_left_words
+from drill.ui.screen_text import DrawnStatic
 from drill.ui.stats_widgets import percent, spark
 from drill.words import counted
 
@@ -143,7 +143,7 @@ def _bar_width(room: int) -> int:
 
 
 # -- widgets --------------------------------------------------------------------------------
-class ResizingChart(Static):
+class ResizingChart(DrawnStatic):
     """A chart whose bars take the width it is given: drawn again when that changes."""
 
     def on_resize(self, _event: events.Resize) -> None:
@@ -160,7 +160,7 @@ class ReadinessChart(ResizingChart):
         self.titles = titles
         self.today = today
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         r = self.readiness
         target = float(r["target"])
         width = _bar_width(self.size.width)
@@ -229,7 +229,7 @@ class CalibrationChart(ResizingChart):
         super().__init__(**kwargs)
         self.calibration = calibration
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         c = self.calibration
         reviews = int(c.get("reviews") or 0)
         text = Text()  # the bars are drawn to fit; a sentence longer than the screen wraps

@@ -16,7 +16,6 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Static
 
 from drill.study.focus import nothing_to_show
 from drill.study.sm2 import GRADE_MEANINGS, SAME_DAY_REPEAT_BELOW
@@ -31,6 +30,7 @@ from drill.ui.screen_keys import (
     scroll_bindings,
     suggested_grade_hint,
 )
+from drill.ui.screen_text import SafeStatic, markup_text
 from drill.words import counted
 from drill.workspace import failure_text
 
@@ -148,15 +148,15 @@ class ReviewScreen(PageScreen[None]):
             # Focus the form's first field as the screen opens, rather than the page (Textual's choice) and then
             # the field: each move of the focus restyles the page.
             self.AUTO_FOCUS = "AnswerInput"  # type: ignore[misc]
-        yield Static(id="top")
+        yield SafeStatic(id="top")
         with Page(id="body"):
             yield MarkdownView(id="prompt")
             with Vertical(id="work"):
                 if self.form is not None:
                     yield self.form
-            yield Static(id="verdict")
+            yield SafeStatic(id="verdict")
             yield MarkdownView(id="answer")
-        yield Static(id="gradebar")
+        yield SafeStatic(id="gradebar")
         yield KeysFooter(compact=True)
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
@@ -236,7 +236,7 @@ class ReviewScreen(PageScreen[None]):
         mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
         mode += f"  [i]topics: {escape(', '.join(session.topics))}[/i]" if session.topics else ""
         again = self.again_flag()  # before the card's place, which a narrow terminal cuts
-        self.query_one("#top", Static).update(
+        self.query_one("#top", SafeStatic).update(
             f"[b]{progress}[/b]{saved}{countdown}{again} │ {escape(where)}{flags}{mode}"
         )
 
@@ -269,12 +269,12 @@ class ReviewScreen(PageScreen[None]):
         self.update_top()
         card = self.card
         form = self.form if composed else await self.place_form(card)
-        self.query_one("#verdict", Static).update("")
+        self.query_one("#verdict", SafeStatic).update("")
         answer = self.query_one("#answer", MarkdownView)
         answer.display = False  # an inline style: no stylesheet pass, as a class would need
         answer.show("")
         prompt = self.query_one("#prompt", MarkdownView)
-        gradebar = self.query_one("#gradebar", Static)
+        gradebar = self.query_one("#gradebar", SafeStatic)
         if card is None:
             prompt.show(done_text(self.context.session))
             gradebar.update("[b]q[/b] quit", layout=False)
@@ -289,7 +289,7 @@ class ReviewScreen(PageScreen[None]):
         elif card.kind == "kernel":
             self.locked = self.kernel_lock(card)
             if self.locked:
-                self.query_one("#verdict", Static).update(f"[b]locked:[/b] {escape(self.locked)}")
+                self.query_one("#verdict", SafeStatic).update(f"[b]locked:[/b] {escape(self.locked)}")
                 gradebar.update("[b]space[/b] reveal the answer (the editor is locked)", layout=False)
             else:
                 gradebar.update("[b]space[/b] open the editor / reveal", layout=False)
@@ -301,7 +301,7 @@ class ReviewScreen(PageScreen[None]):
         """While the form takes answers, the bar says what the keys do in the focused field (or on the page)."""
         if self.form is None or self.form.submitted or self.revealed:
             return
-        self.query_one("#gradebar", Static).update(self.form.hint(self.focused), layout=False)
+        self.query_one("#gradebar", SafeStatic).update(self.form.hint(self.focused), layout=False)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.show_field_hint()
@@ -343,7 +343,7 @@ class ReviewScreen(PageScreen[None]):
         answer = self.query_one("#answer", MarkdownView)
         answer.show(body)
         answer.display = True
-        self.query_one("#gradebar", Static).update(suggested_grade_hint(self.suggested) + GRADE_KEYS)
+        self.query_one("#gradebar", SafeStatic).update(suggested_grade_hint(self.suggested) + GRADE_KEYS)
 
     # -- actions -----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -377,24 +377,24 @@ class ReviewScreen(PageScreen[None]):
             return
         problem = self.form.unreadable()
         if problem is not None:  # nothing is checked or shown yet: the learner mends the field
-            self.query_one("#verdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
+            self.query_one("#verdict", SafeStatic).update(f"[yellow]{escape(problem)}[/yellow]")
             return
         seconds = time.monotonic() - self.shown_at
         verdict = self.form.check(seconds)
         self.suggested = verdict.suggested_grade
         self.answer_record = verdict.record or None
-        self.query_one("#verdict", Static).update(verdict.summary)
+        self.query_one("#verdict", SafeStatic).update(verdict.summary)
         self.form.freeze()
         self.set_focus(None)
         await self.reveal_answer()
         # the verdict at the top, the answer's start under it; with nothing checked, the question stays instead
         page = self.query_one("#body", Page)
-        page.hold(self.query_one("#verdict", Static) if verdict.summary else None)
+        page.hold(self.query_one("#verdict", SafeStatic) if verdict.summary else None)
 
     def on_answer_form_mended(self, message: AnswerForm.Mended) -> None:
         message.stop()
         if not self.revealed:  # "choose a reading first" no longer applies
-            self.query_one("#verdict", Static).update("")
+            self.query_one("#verdict", SafeStatic).update("")
 
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
@@ -464,7 +464,7 @@ class ReviewScreen(PageScreen[None]):
         if self.locked:
             said += f"\n[b]locked:[/b] {escape(self.locked)}"
         # said under the card, where the verdict was, not in a toast over the answer just put back
-        verdict = self.query_one("#verdict", Static)
+        verdict = self.query_one("#verdict", SafeStatic)
         verdict.update(said)
         self.query_one("#body", Page).hold(verdict, top=False)
 
@@ -526,7 +526,7 @@ class ReviewScreen(PageScreen[None]):
         if self.card is not None:
             topic = self.card.topic
             yield SystemCommand(
-                f"Practise this topic ({topic})",
+                f"Practise this topic ({markup_text(topic)})",  # the palette reads a title as markup
                 "Today's cards of this card's topic",
                 lambda: self.ask_for_practice((topic,)),
             )

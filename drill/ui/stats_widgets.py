@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Static
 
 from drill.mock.run import STATUS_WORDS
 from drill.study.standing import PRIOR_RETENTION
+from drill.ui.screen_text import DrawnStatic
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = "·░▒▓█"
@@ -138,7 +138,7 @@ def month_labels(start: dt.date, weeks: int = HEAT_WEEKS) -> str:
 
 
 # -- widgets --------------------------------------------------------------------------------
-class HeatmapChart(Static):
+class HeatmapChart(DrawnStatic):
     """Reviews a day over the last 26 weeks, a column per week and a row per weekday."""
 
     def __init__(self, heatmap: Mapping[str, int], today: dt.date, **kwargs: Any) -> None:
@@ -146,7 +146,7 @@ class HeatmapChart(Static):
         self.heatmap = dict(heatmap)
         self.today = today
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         start = heatmap_start(self.today)
         cells = heatmap_cells(self.heatmap, self.today)
         window = [n for d, n in self.heatmap.items() if start.isoformat() <= d <= self.today.isoformat()]
@@ -173,7 +173,7 @@ class HeatmapChart(Static):
         return text
 
 
-class ForecastChart(Static):
+class ForecastChart(DrawnStatic):
     """Cards due on each of the next 30 days as bars, with the date under every seventh."""
 
     HEIGHT = 6
@@ -182,7 +182,7 @@ class ForecastChart(Static):
         super().__init__(**kwargs)
         self.forecast = list(forecast)
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         dues = [int(d["due"]) for d in self.forecast]
         text = Text(no_wrap=True, overflow="crop")
         text.append(f"Due in the next {len(dues)} days", style="bold")
@@ -208,7 +208,7 @@ class ForecastChart(Static):
         return text
 
 
-class RetentionChart(Static):
+class RetentionChart(DrawnStatic):
     """Share of reviews passed (grade 3 or more) in each of the last 12 weeks; weeks without reviews are gaps."""
 
     HEIGHT = 6
@@ -217,7 +217,7 @@ class RetentionChart(Static):
         super().__init__(**kwargs)
         self.trend = list(trend)
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         values: list[float | None] = [w["retention"] for w in self.trend]
         text = Text(no_wrap=True, overflow="crop")
         text.append(f"Retention, {len(values)} weeks", style="bold")
@@ -245,7 +245,7 @@ class RetentionChart(Static):
         return text
 
 
-class MockHistory(Static):
+class MockHistory(DrawnStatic):
     """The newest mock interviews: when, how long, how they ended and their score."""
 
     SHOWN = 8
@@ -255,7 +255,7 @@ class MockHistory(Static):
         self.history = list(history or ())
         self.count = count
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         text = Text(no_wrap=True, overflow="crop")
         text.append(f"Mock interviews ({self.count})", style="bold")
         if not self.history:
@@ -277,7 +277,7 @@ class MockHistory(Static):
         return text
 
 
-class KernelProgress(Static):
+class KernelProgress(DrawnStatic):
     """Each kernel card's attempts as a percentage of its ceiling (copy bandwidth, or the matmul rate for compute-bound cards): count, best, last and a sparkline."""
 
     SHOWN_ATTEMPTS = 12
@@ -289,7 +289,7 @@ class KernelProgress(Static):
         self.kernels = {cid: list(pcts) for cid, pcts in kernels.items() if pcts}
         self.untimed = {cid: n for cid, n in (untimed or {}).items() if n}  # runs with no figure
 
-    def render(self) -> Text:
+    def draw(self) -> Text:
         text = Text(no_wrap=True, overflow="crop")
         text.append("Kernels, % of the ceiling (copy or matmul)", style="bold")
         if not self.kernels and not self.untimed:
