@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+
+from drill.ui.screen_text import notice_text
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -56,6 +59,19 @@ class Routes(App[int]):
     mock_options: "MockOptions"
     kernel_judge: Callable[[], "JudgeClient"]
     review_screen: Callable[[], Screen[None]]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notice, from any screen (a widget's `notify` is the app's): its words pass the screen's filter
+        and are shown as text, never read as markup, since most carry data (a card id, a path, an error)."""
+        super().notify(notice_text(message), title=notice_text(title), severity=severity, timeout=timeout, markup=False)
 
     def today(self) -> dt.date:
         from drill.study.session import study_day

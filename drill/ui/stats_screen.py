@@ -15,9 +15,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import HorizontalGroup, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer
 
 from drill.ui.readiness_view import CalibrationChart, ReadinessChart
+from drill.ui.screen_text import SafeDataTable, SafeStatic
 from drill.ui.stats_widgets import (
     ForecastChart,
     HeatmapChart,
@@ -170,12 +171,12 @@ class StatsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         report = self.report
         today = dt.date.fromisoformat(report["today"])
-        yield Static(self.header_line(), id="sttop")
+        yield SafeStatic(self.header_line(), id="sttop")
         with VerticalScroll(id="stbody"):
             if self.readiness is not None:  # the question that brought the learner here, when a date is set
                 yield ReadinessChart(self.readiness, self.titles, today, id="stready")
-            yield Static(id="stsort")
-            yield DataTable(id="sttopics", cursor_type="row", zebra_stripes=True)
+            yield SafeStatic(id="stsort")
+            yield SafeDataTable(id="sttopics", cursor_type="row", zebra_stripes=True)
             with HorizontalGroup():
                 yield HeatmapChart(report.get("heatmap", {}), today, id="stheat")
                 yield RetentionChart(report.get("retention_trend", []), id="stretention")
@@ -194,7 +195,7 @@ class StatsScreen(Screen[None]):
         # below this width the charts that sit side by side no longer fit: stack them
         self.set_class(event.size.width < NARROW, "-narrow")
         if event.size.width != self.filled_for_width:  # the columns that fit are chosen anew
-            self.query_one("#sttop", Static).update(self.header_line())
+            self.query_one("#sttop", SafeStatic).update(self.header_line())
             self.fill_table()
 
     def header_line(self) -> Text:
@@ -224,7 +225,7 @@ class StatsScreen(Screen[None]):
 
         While the table has focus the highlighted topic stays highlighted, wherever it moves.
         """
-        table = self.query_one("#sttopics", DataTable)
+        table = self.query_one("#sttopics", SafeDataTable)
         keep = None
         if table.row_count and table.has_focus:
             keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
@@ -247,7 +248,7 @@ class StatsScreen(Screen[None]):
             table.move_cursor(row=table.get_row_index(keep), animate=False)
         else:
             table.scroll_home(animate=False)
-        self.query_one("#stsort", Static).update(self.sort_line())
+        self.query_one("#stsort", SafeStatic).update(self.sort_line())
 
     def sort_line(self) -> str:
         where = f"{BY_KEY[self.sort_key].label}, {direction_words(self.sort_key, self.sort_reverse)}"
