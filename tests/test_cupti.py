@@ -47,7 +47,7 @@ def test_work_belongs_to_the_markers_it_starts_between_and_the_flush_between_the
     assert cupti.between_marks(spans) == pytest.approx([35e-6, 20e-6, None])
 
 
-RECORD_BYTES = 96
+RECORD_BYTES = 112  # up to a kernel record's name (a null pointer here) at 104
 
 
 class FakeCupti:
@@ -93,9 +93,9 @@ class FakeCupti:
     @staticmethod
     def _record(kind: int, start: int, end: int, value: int, nbytes: int, stream: int, correlation: int) -> bytes:
         if kind in (cupti.DRIVER, cupti.RUNTIME):  # CUpti_ActivityAPI: thread at 28, correlation id at 32
-            return struct.pack("<IIQQIIII56x", kind, 0, start, end, 0, stream, correlation, 0)
+            return struct.pack("<IIQQIIII72x", kind, 0, start, end, 0, stream, correlation, 0)
         # a memset or copy keeps its stream at 40 and correlation id at 44; a kernel at 48 and 92
-        return struct.pack("<IIQQQ8xIII40xI", kind, value, nbytes, start, end, stream, correlation, stream, correlation)
+        return struct.pack("<IIQQQ8xIII40xI16x", kind, value, nbytes, start, end, stream, correlation, stream, correlation)
 
     def _cuptiActivityGetNextRecord(self, buffer: int, valid: int, record) -> int:
         current = record._obj

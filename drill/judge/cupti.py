@@ -25,12 +25,15 @@ the audit queues first).
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import glob
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from drill.judge.evidence import Work, WorkKind
 
 # CUpti_ActivityKind: work on the GPU
 MEMCPY = 1
@@ -53,8 +56,12 @@ STREAM_OFFSET = {CONCURRENT_KERNEL: 48, MEMCPY: 40, MEMSET: 40}
 # the id that ties the work to the call that asked for it (uint32), in the same records
 CORRELATION_OFFSET = {CONCURRENT_KERNEL: 92, MEMCPY: 44, MEMSET: 44}
 # in a CUpti_ActivityAPI record
+API_START_OFFSET = 8
 API_THREAD_OFFSET = 28
 API_CORRELATION_OFFSET = 32
+# the kernel's name (const char*) in CUpti_ActivityKernel4 to 10, and a copy's kind (uint8) in a memcpy record
+KERNEL_NAME_OFFSET = 104
+MEMCPY_KIND_OFFSET = 4
 MARK_BYTES = 13  # an odd size no launch's own memset is likely to have
 BEGIN = 0xB1
 END = 0xE1
@@ -104,6 +111,8 @@ class Recorder:
         self._depth = 0  # recordings open: a launch's timing may run inside a stream audit
         self._spans: list[Span] = []  # what the outermost recording has read so far
         self.threads: dict[int, int] = {}  # correlation id -> the thread that made the call (AUDIT_KINDS only)
+        self.called_at: dict[int, int] = {}  # correlation id -> when the call was made (CUPTI's clock, ns)
+        self.work: list[tuple[int, Work]] = []  # (correlation id, what ran) since the outermost `start`
         self._enabled: tuple[int, ...] = ()
         self._requested = _Requested(self._on_requested)  # kept: CUPTI holds only the function pointers
         self._completed = _Completed(self._on_completed)
@@ -134,6 +143,8 @@ class Recorder:
             self._call("cuptiActivityRegisterCallbacks", self._requested, self._completed)
             self._spans = []
             self.threads = {}
+            self.called_at = {}
+            self.work = []
             self._enabled = tuple(kinds)
             for kind in self._enabled:
                 self._call("cuptiActivityEnable", kind)
@@ -171,11 +182,33 @@ class Recorder:
                         value = ctypes.c_uint32.from_address(at + MEMSET_VALUE_OFFSET).value
                         nbytes = ctypes.c_uint64.from_address(at + MEMSET_BYTES_OFFSET).value
                     self._spans.append((kind, start, end, value, nbytes, stream, correlation))
+                    self.work.append((correlation, _work(kind, at)))
                 elif kind in (DRIVER, RUNTIME):
                     correlation = ctypes.c_uint32.from_address(at + API_CORRELATION_OFFSET).value
                     self.threads[correlation] = ctypes.c_uint32.from_address(at + API_THREAD_OFFSET).value
+                    self.called_at[correlation] = ctypes.c_uint64.from_address(at + API_START_OFFSET).value
             self._buffers.pop(buffer, None)
         self._full.clear()
+
+    def now(self) -> int:
+        """CUPTI's clock now (ns): the clock its records of CUDA calls are stamped with."""
+        stamp = ctypes.c_uint64()
+        self._call("cuptiGetTimestamp", ctypes.byref(stamp))
+        return stamp.value
+
+    def work_of_calls(self, windows: Sequence[tuple[int, int]]) -> list[list[Work]]:
+        """Per window of CUPTI's clock (a call of the learner's code), the GPU work asked for by a CUDA call made
+        inside it, from the records read so far."""
+        found: list[list[Work]] = [[] for _ in windows]
+        starts = [w[0] for w in windows]
+        for correlation, item in self.work:
+            at = self.called_at.get(correlation)
+            if at is None:
+                continue
+            index = bisect.bisect_right(starts, at) - 1
+            if index >= 0 and at <= windows[index][1]:
+                found[index].append(item)
+        return found
 
     def launch_times(
         self,
@@ -204,6 +237,17 @@ class Recorder:
             spans = self.stop()
         found = between_marks(spans[first:])
         return found + [None] * (reps - len(found))
+
+
+def _work(kind: int, at: int) -> Work:
+    """The kernel, memset or copy of the record at address `at`."""
+    if kind == CONCURRENT_KERNEL:
+        pointer = ctypes.c_void_p.from_address(at + KERNEL_NAME_OFFSET).value
+        name = ctypes.string_at(pointer).decode(errors="replace") if pointer else "?"
+        return Work(WorkKind.KERNEL, name)
+    if kind == MEMSET:
+        return Work(WorkKind.MEMSET)
+    return Work(WorkKind.MEMCPY, copy_kind=ctypes.c_uint8.from_address(at + MEMCPY_KIND_OFFSET).value)
 
 
 def _is_mark(span: Span, value: int) -> bool:
@@ -265,10 +309,14 @@ class StreamAudit:
     work on any stream but the judge's or from any thread but the judge's.
 
     `mark(value)` queues a memset of MARK_BYTES bytes to `value` on the judge's stream, from its thread.
+    `enter` and `leave` bracket each call of the learner's code (host time only, no GPU work): `calls` then
+    gives the GPU work each call asked for.
     """
 
     def __init__(self, recorder: Recorder, mark: Callable[[int], Any]) -> None:
         self.recorder = recorder
+        self.windows: list[tuple[int, int]] = []
+        self._entered = 0
         recorder.start(AUDIT_KINDS)
         try:
             mark(AUDIT)
@@ -283,6 +331,16 @@ class StreamAudit:
         finally:
             spans = self.recorder.stop()
         return stray_work(spans, self.recorder.threads)
+
+    def enter(self) -> None:
+        self._entered = self.recorder.now()
+
+    def leave(self) -> None:
+        self.windows.append((self._entered, self.recorder.now()))
+
+    def calls(self) -> list[list[Work]]:
+        """After `finish`: per call of the learner's code, the GPU work it asked for."""
+        return self.recorder.work_of_calls(self.windows)
 
 
 _recorder: Recorder | None = None

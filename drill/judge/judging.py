@@ -9,6 +9,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from drill.judge.evidence import Allowance, Seen, learner_kernel_names, parse_allowed
+from drill.judge.evidence_gpu import GpuWatch, sort_calls
 from drill.judge.figures import laps, timing_event
 from drill.judge.kitbase import Check
 from drill.judge.programs import BuildError, build_cuda, build_triton, learner_line
@@ -201,6 +203,11 @@ class Judge:
             rt.kit("triton")
             import drill.judge.measure  # noqa: F401 - loaded now, so the fingerprint covers it
 
+            if not rt.gpu:
+                from drill.judge.evidence_cpu import install_launch_hook
+
+                install_launch_hook()  # before the learner's Python runs, and in the fingerprint
+
             self.watch = Fingerprint()  # of the judge as it is before any of the learner's Python runs
             t0 = time.perf_counter()
             try:
@@ -228,7 +235,13 @@ class Judge:
             return
 
         kit = rt.kit(language)
-        if not self._check_cases(harness, program, kit, emit, filename):
+        try:
+            allowed = parse_allowed(getattr(harness, "ALLOWED", None))
+        except ValueError as exc:
+            emit({"event": "error", "kind": "harness", "fatal": False, "message": f"the card's ALLOWED: {exc}"})
+            return
+        watch = self._watch(language, program, source, filename, allowed, kit)
+        if not self._check_cases(harness, program, kit, emit, filename, watch):
             return
         if not rt.gpu:
             emit(
@@ -238,7 +251,22 @@ class Judge:
                 }
             )
         elif timing != "none":
-            self._time(card, harness, program, kit, emit, timing, bool(job.get("fresh_baseline")))
+            self._time(card, harness, program, kit, emit, timing, bool(job.get("fresh_baseline")), watch)
+
+    def _watch(
+        self, language: str, program: Any, source: str, filename: str, allowed: tuple[Allowance, ...], kit: Any
+    ) -> Any:
+        """What watches the learner's calls: the ATen ops and Triton launches under the interpreter on a CPU,
+        the GPU's activity records on a GPU (a CUDA file's kernels are those of its module)."""
+        if not self.rt.gpu:
+            from drill.judge.evidence_cpu import CpuWatch
+
+            return CpuWatch(program.path, allowed)
+        if language == "cuda":
+            learner = frozenset(program.kernel_names) | frozenset(r.name for r in nvrtc_kernels(program.compiled.cubin))
+        else:
+            learner = learner_kernel_names(source, str(program.path))
+        return GpuWatch(learner, allowed, kit.synchronize)
 
     @staticmethod
     def _compiled(
@@ -274,7 +302,16 @@ class Judge:
             raise Fatal(words)
         return True
 
-    def _check_cases(self, harness: Any, program: Any, kit: Any, emit: Emit, filename: str) -> bool:
+    def _check_cases(self, harness: Any, program: Any, kit: Any, emit: Emit, filename: str, watch: Any) -> bool:
+        """Every case, twice; each call watched (`watch.call`): work that was not the learner's fails the case."""
+        seen = Seen(watch.where)
+        try:
+            return self._check_each(harness, program, kit, emit, watch, seen)
+        finally:
+            if seen.calls:
+                emit(seen.event("check", watch.allowed))
+
+    def _check_each(self, harness: Any, program: Any, kit: Any, emit: Emit, watch: Any, seen: Seen) -> bool:
         all_ok = True
         for case in harness.cases(kit):
             name = str(case["name"])
@@ -291,13 +328,17 @@ class Judge:
                     if hasattr(harness, "poison"):
                         harness.poison(inputs, kit)
                     launch.prepare()
-                    launch.run()
+                    ran = watch.call(launch.run)
+                    seen.add(ran)
                     kit.synchronize()
                     guard = kit.check_guards()
                     if guard:
                         check = Check(False, guard)
                     else:
                         check = harness.compare(launch.result(), ref, inputs, kit)
+                    if check.ok and ran.ok is False:
+                        check = Check(False, ran.refusal())
+                        break
                     if not check.ok:
                         if attempt == 2:
                             check.message = (
@@ -328,8 +369,30 @@ class Judge:
         self.rt.release_memory()
         return all_ok
 
-    def _time(self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str, fresh: bool) -> None:
-        """Time each timing case, then check what the timed launches wrote against the reference."""
+    def _time(
+        self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str, fresh: bool, watch: Any
+    ) -> None:
+        """Time each timing case, then check what the timed launches wrote against the reference, and that every
+        timed call's GPU work was the learner's (`watch`)."""
+        seen = Seen("gpu")
+        try:
+            self._time_each(card, harness, program, kit, emit, timing, fresh, watch, seen)
+        finally:
+            if seen.calls or seen.unseen:
+                emit(seen.event("timing", watch.allowed))
+
+    def _time_each(
+        self,
+        card: str,
+        harness: Any,
+        program: Any,
+        kit: Any,
+        emit: Emit,
+        timing: str,
+        fresh: bool,
+        watch: Any,
+        seen: Seen,
+    ) -> None:
         cases = list(harness.timing_cases(kit))
         if timing == "first":
             cases = cases[:1]
@@ -355,6 +418,11 @@ class Judge:
                 lap("measure")
                 phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
+                ran = timed_work(mine, watch)
+                seen.add(ran)
+                refused = ran.refusal() if ran.ok is False else ""
+                if check.ok and refused:
+                    check = Check(False, refused)
                 lap("verify")
                 self.check_untouched(emit)  # before any figure is sent
                 key = (card, name)
@@ -374,7 +442,7 @@ class Judge:
                     "name": f"timing {name}",
                     "ok": check.ok,
                     "message": check.message
-                    if check.ok
+                    if check.ok or refused
                     else f"wrong at the timed size {name}, though the small cases passed: {check.message}",
                     "max_error": check.max_error,
                     "tolerance": check.tolerance,
@@ -409,3 +477,17 @@ class Judge:
             return Check(False, guard)
         ref = harness.reference(inputs, kit)
         return harness.compare(launch.result(), ref, inputs, kit)
+
+
+def timed_work(mine: Any, watch: Any) -> Seen:
+    """The GPU work of the timed calls (the measurement's record of each call), sorted as `watch` sorts."""
+    calls = getattr(mine, "calls", None)
+    if calls is None:
+        return Seen("gpu", calls=1, unseen=getattr(watch, "why_not", "") or "the timed calls were not recorded")
+    return sort_calls(calls, watch.learner, watch.allowed)
+
+
+def nvrtc_kernels(cubin: bytes) -> list[Any]:
+    from drill.kernel.nvrtc import cubin_kernels
+
+    return cubin_kernels(cubin)

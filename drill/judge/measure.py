@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from drill.judge import cupti
+from drill.judge.evidence import Work
 from drill.judge.profiled import enough_launches, profiler_times
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class Measured:
     less_us: float = 0.0  # the event pair's own cost on this GPU, taken off each event-timed figure
     # with `audit`: in words, GPU work the launch put on another stream or started from another thread
     stray_work: str = ""
+    # with `audit`: per call of `fn` (the untimed ones too), the GPU work it asked for (drill.judge.evidence)
+    calls: list[list[Work]] | None = None
 
 
 def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
@@ -96,7 +99,7 @@ def measure(
     if session is None:
         return _measure(kit, fn, prepare, **options)
     try:
-        found = _measure(kit, fn, prepare, **options)
+        found = _measure(kit, fn, prepare, calls=session, **options)
     except BaseException:
         try:
             session.finish(kit.synchronize)
@@ -104,6 +107,7 @@ def measure(
             pass
         raise
     found.stray_work = session.finish(kit.synchronize)
+    found.calls = session.calls()
     return found
 
 
@@ -117,7 +121,12 @@ def _measure(
     min_reps: int = 5,
     max_reps: int = 100,
     slow_ms: float = SLOW_MS,
+    calls: cupti.StreamAudit | None = None,
 ) -> Measured:
+    """`calls`: its `enter` and `leave` bracket every call of `fn`, on the host only and outside the host's
+    timing of the launch (CUPTI's clock read twice; the GPU is held back or timed by its own stamps meanwhile)."""
+    enter = calls.enter if calls is not None else _nothing
+    leave = calls.leave if calls is not None else _nothing
 
     def setup() -> None:
         if prepare is not None:
@@ -139,9 +148,11 @@ def _measure(
         if held:
             kit.spin(ESTIMATE_HOLD_CYCLES)
         start.record()
+        enter()
         t1 = time.perf_counter()
         fn()
         t2 = time.perf_counter()
+        leave()
         end.record()
         t3 = time.perf_counter()
         end.synchronize()
@@ -164,22 +175,36 @@ def _measure(
     gpu_rep_ms = est_ms + kit.flush_ms()
     reps = int(min(max_reps, max(min_reps, budget_s * 1e3 / max(gpu_rep_ms, 1e-3))))
     if est_ms < EXACT_BELOW_MS:
-        times, whole, why = _kernel_times(kit, fn, setup, reps)
+
+        def bracketed() -> None:  # timed by the kernels' own stamps: the host's time is not in the figure
+            enter()
+            fn()
+            leave()
+
+        times, whole, why = _kernel_times(kit, bracketed if calls is not None else fn, setup, reps)
         # From the CPU side only, and far below the event pair's figure (which also holds the host's launch
         # time): kernels CUPTI could not tie to the launch. Trust the events then.
         if times is not None and (whole or statistics.median(times) >= 0.5 * est_ms):
             # the host figure comes from the plain launch above: recording slows the host
             return Measured(statistics.median(times), reps, host_s * 1e6, times, method="records")
     hold_s = min(SLEEP_CAP_S, reps * max(0.0, rep_s - gpu_rep_ms * 1e-3) * 1.5 + 5e-4)
-    times, hosts = _event_times(kit, fn, setup, reps, hold_s)
+    times, hosts = _event_times(kit, fn, setup, reps, hold_s, enter, leave)
     return by_events(times, reps, statistics.median(hosts) * 1e6, hold_s, why)
 
 
 def _event_times(
-    kit: Any, fn: Callable[[], Any], setup: Callable[[], None], reps: int, hold_s: float
+    kit: Any,
+    fn: Callable[[], Any],
+    setup: Callable[[], None],
+    reps: int,
+    hold_s: float,
+    enter: Callable[[], None] | None = None,
+    leave: Callable[[], None] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Per repetition, the event pair's milliseconds, all queued behind a spin of `hold_s`; and the host's
-    seconds to issue each launch."""
+    seconds to issue each launch. `enter` and `leave` bracket each call, outside the host's timing of it."""
+    enter = enter or _nothing
+    leave = leave or _nothing
     starts = [kit.event() for _ in range(reps)]
     ends = [kit.event() for _ in range(reps)]
     hosts = []
@@ -187,12 +212,18 @@ def _event_times(
     for s, e in zip(starts, ends):
         setup()
         s.record()
+        enter()
         t = time.perf_counter()
         fn()
         hosts.append(time.perf_counter() - t)
+        leave()
         e.record()
     kit.synchronize()
     return [s.elapsed_time(e) for s, e in zip(starts, ends)], hosts
+
+
+def _nothing() -> None:
+    pass
 
 
 MAX_EVENT_OVERHEAD_MS = 0.01  # more than 10 µs would be a broken reading, not the pair's cost

@@ -18,6 +18,8 @@ Events, in the order a run sends them:
     case         a case's outcome
     timing       the figures of one timed shape (sent after its timed output was checked)
     note         something that was not checked, and why
+    evidence     what ran during the checked (phase "check") or timed ("timing") calls, and whether it was the
+                 learner's own work (drill.judge.evidence)
     error        what went wrong; fatal: the judge exits after it
     calibrated   the GPU's ceilings, measured again
     finished     the run is over
@@ -186,6 +188,22 @@ class TimingEvent(Reply):
     bus_factor: NotRequired[float]
 
 
+class EvidenceEvent(Reply):
+    """What ran during the learner's calls (drill.judge.evidence.Seen.event): ok False names what was not theirs."""
+
+    event: Literal["evidence"]
+    phase: str  # "check": the correctness cases; "timing": the timed launches
+    where: str  # "gpu": kernels from the judge's activity records; "cpu": ATen ops and Triton launches
+    ok: bool | None  # None: what ran could not be seen here
+    words: str  # "kernels seen in 12 calls: 12 kernels from your file (softmax_kernel ×12), nothing else"
+    refused: str  # "not your kernel: at::native::cunn_SoftMaxForward ran"; "" when ok
+    allows: str  # what the card allows besides the learner's kernels, in words
+    calls: int
+    mine: dict[str, int]  # the learner's kernels, by name
+    allowed: dict[str, int]  # allowed work, by what it was
+    foreign: dict[str, int]  # what was not the learner's, by name
+
+
 class NoteEvent(Reply):
     event: Literal["note"]
     text: str
@@ -234,6 +252,7 @@ JudgeEvent = (
     | CaseEvent
     | TimingEvent
     | NoteEvent
+    | EvidenceEvent
     | ErrorEvent
     | CalibratedEvent
     | FinishedEvent
@@ -249,6 +268,7 @@ EVENTS = (
     "case",
     "timing",
     "note",
+    "evidence",
     "error",
     "calibrated",
     "finished",

@@ -8,6 +8,7 @@ from typing import Any
 from drill.kernel.protocol import (
     CompilerMessageFields,
     ErrorEvent,
+    EvidenceEvent,
     JudgeEvent,
     KernelResourceFields,
     TimingEvent,
@@ -23,6 +24,34 @@ class CaseResult:
     max_error: float | None = None
     tolerance: float | None = None
     seconds: float | None = None
+
+
+@dataclass
+class Evidence:
+    """What the judge saw run during the learner's calls (drill.judge.evidence): the ground for "correct"."""
+
+    phase: str  # "check": the correctness cases; "timing": the timed launches
+    where: str  # "gpu": kernels from the judge's activity records; "cpu": ATen ops and Triton launches
+    ok: bool | None  # True: only the learner's kernels and allowed work; False: something else ran; None: not seen
+    words: str  # "kernels seen in 14 calls: 14 kernels from your file (softmax_kernel ×14), nothing else"
+    refused: str = ""  # "not your kernel: at::native::cunn_SoftMaxForward ran"
+    allows: str = ""  # what the card allows besides the learner's kernels
+
+    @classmethod
+    def from_event(cls, event: EvidenceEvent) -> Evidence:
+        ok = event.get("ok")
+        return cls(
+            phase=str(event.get("phase") or ""),
+            where=str(event.get("where") or ""),
+            ok=None if ok is None else bool(ok),
+            words=str(event.get("words") or ""),
+            refused=str(event.get("refused") or ""),
+            allows=str(event.get("allows") or ""),
+        )
+
+    def line(self) -> str:
+        """One line for the verdict: what was seen, and what the card allows besides the learner's kernels."""
+        return f"{self.words} (the card also allows {self.allows})" if self.allows else self.words
 
 
 BOUND_SLACK = 0.05  # a figure more than this far above the measured ceiling is not a measurement
@@ -141,6 +170,7 @@ class Verdict:
     compile_seconds: float | None = None
     resources: list[KernelResourceFields] = field(default_factory=list)  # registers, shared memory, spills
     timings: list[Timing] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)  # what ran, as the judge saw it
     not_checked: list[str] = field(default_factory=list)
     seconds: float = 0.0
     cancelled: bool = False
@@ -202,6 +232,7 @@ class Verdict:
             "vs_torch": self.vs_torch,
             "timings": [asdict(x) for x in self.timings],
             "impossible": self.impossible,
+            "evidence": [asdict(e) for e in self.evidence],
             "host_launch_us": self.host_us,
             "compiler": {
                 "seconds": self.compile_seconds,
@@ -262,6 +293,8 @@ class VerdictBuilder:
             self._timed(event)
         elif event["event"] == "note":
             v.not_checked.append(str(event.get("text")))
+        elif event["event"] == "evidence":
+            v.evidence.append(Evidence.from_event(event))
         elif event["event"] == "error":
             self._failed(event)
         elif event["event"] == "finished":
@@ -346,6 +379,13 @@ class VerdictBuilder:
             v.correct = True
         else:
             v.correct = None
+        if any(e.ok is False for e in v.evidence):  # the learner's code did not do the work
+            v.correct = False
+        elif v.correct and any(e.ok is None for e in v.evidence):
+            v.correct = None  # right results, but what produced them was not seen
+            v.not_checked.extend(
+                f"whose work it was: {e.words}" for e in v.evidence if e.ok is None and e.words not in v.not_checked
+            )
         if self.tampered:
             v.correct = False
         return v
@@ -437,6 +477,8 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
         if t.host_us is not None:
             line += f"; host launch overhead {t.host_us:.1f} µs per call, not in the time"
         out.append(line)
+    for ev in v.evidence:
+        out.append(ev.line() if ev.ok is not False else f"{ev.line()}: {ev.refused}")
     for e in v.errors:
         out.append(f"error: {e}")
     for n in v.not_checked:

@@ -82,6 +82,9 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
         if t.vs_torch is not None:
             out.append(f" · {t.vs_torch:.2f}× PyTorch")
         out.append("\n")
+    for ev in v.evidence:
+        style = {True: "dim", False: "bold red", None: "yellow"}[ev.ok]
+        out.append(ev.line() + (f": {ev.refused}" if ev.ok is False and ev.refused else "") + "\n", style=style)
     for e in v.errors:
         out.append(f"error: {e}\n", style="red")
     for n in notes:

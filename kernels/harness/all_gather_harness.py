@@ -8,9 +8,10 @@ torch.tensor_split(output, world)[r] cuts it (the first L % world parts one
 element longer), and is read-only. Fill `output` with every rank's part in rank
 order, as torch.distributed.all_gather_into_tensor does for equal parts.
 
-Runs in the rank processes (drill/judge/rank.py) with drill/judge/rank_kit.py as
-`kit`; the judge process itself calls only cases, timing_cases, bytes_moved and
-bus_factor.
+make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+as `kit`), drawing its part from a seed only that rank is given, and again in
+the judge for every rank; reference and compare run only in the judge
+(drill/judge/collective_check.py), so no rank ever holds the other parts.
 """
 
 from drill.kernel import collective_sizes as sizes
@@ -45,17 +46,11 @@ def make_inputs(case, kit):
     return {"x": x, "fresh": x.clone(), "out": kit.output(case["numel"], dtype), "numel": case["numel"]}
 
 
-def reference(inputs, kit):
-    """Every rank's part in rank order (exact: nothing is added), gathered by torch's own all-gather."""
+def reference(everyone, kit):
+    """In the judge: every rank's part in rank order (exact: nothing is added), the same for every rank."""
     torch = kit.torch
-    shards = kit.shards(inputs["numel"])
-    widest = max(length for _, length in shards)
-    mine = torch.zeros(widest, dtype=torch.float64, device=kit.device)
-    mine[: inputs["fresh"].numel()] = inputs["fresh"].double()
-    everyone = torch.empty(widest * kit.world, dtype=torch.float64, device=kit.device)
-    kit.builtin.all_gather_into_tensor(everyone, mine)
-    parts = [everyone[r * widest : r * widest + length] for r, (_, length) in enumerate(shards)]
-    return torch.cat(parts)
+    whole = torch.cat([inputs["fresh"].double() for inputs in everyone])
+    return [{"expected": whole, "tolerance": torch.zeros_like(whole)}] * kit.world
 
 
 def launcher(program, inputs, kit):
@@ -64,12 +59,20 @@ def launcher(program, inputs, kit):
 
 
 def compare(result, ref, inputs, kit):
-    changed = kit.unchanged(inputs["x"], inputs["fresh"], "input")
-    if changed is not None:
-        return changed
-    return kit.exact(result, ref, label="output")
+    return kit.within(result, ref["expected"], ref["tolerance"], label="output")
+
+
+def read_only(inputs, kit):
+    """In the rank, after each run: the input is the learner's to read, not to write."""
+    return kit.unchanged(inputs["x"], inputs["fresh"], "input")
+
+
+def traffic_floor(case, world):
+    """Each rank sends its part at the least and receives every other part."""
+    return sizes.all_gather_floor(case, world)
 
 
 def baseline(inputs, kit):
+    """NCCL's own all-gather, timed in the ranks before the learner's file is read."""
     x, out = inputs["x"], inputs["out"]
     return lambda: kit.builtin.all_gather_into_tensor(out, x)

@@ -16,6 +16,7 @@ from drill.kernel.launch import block_dims, grid_size, smem_bytes
 LANGUAGE = "cuda"
 ENTRY = ("reduce_sum",)
 LAUNCH_KEYS = ("block", "grid", "smem")
+ALLOWED = ()  # the launches are the file's kernels and nothing else (drill.judge.evidence.Allowance)
 MAX_PASSES = 4
 
 

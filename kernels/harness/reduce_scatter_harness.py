@@ -8,9 +8,10 @@ part of it, as torch.tensor_split(input, world)[r] cuts it (the first L % world
 parts one element longer): fill it with the sum over the ranks of that part of
 their inputs, as torch.distributed.reduce_scatter_tensor does for equal parts.
 
-Runs in the rank processes (drill/judge/rank.py) with drill/judge/rank_kit.py as
-`kit`; the judge process itself calls only cases, timing_cases, bytes_moved and
-bus_factor.
+make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+as `kit`), drawing its inputs from a seed only that rank is given, and again in
+the judge for every rank; reference and compare run only in the judge
+(drill/judge/collective_check.py), so no rank ever holds the expected sum.
 """
 
 from drill.kernel import collective_sizes as sizes
@@ -45,10 +46,14 @@ def make_inputs(case, kit):
     return {"x": x, "fresh": x.clone(), "out": kit.output(length, dtype), "start": start, "length": length}
 
 
-def reference(inputs, kit):
-    whole = kit.exact_sum(inputs["fresh"])
-    part = slice(inputs["start"], inputs["start"] + inputs["length"])
-    return {"sum": whole["sum"][part], "tolerance": whole["tolerance"][part]}
+def reference(everyone, kit):
+    """In the judge: each rank's part of the exact sum over the ranks (float64) and its tolerance."""
+    whole = kit.exact_sum([inputs["fresh"] for inputs in everyone])
+    parts = []
+    for start, length in kit.shards(whole["expected"].numel()):
+        part = slice(start, start + length)
+        parts.append({"expected": whole["expected"][part], "tolerance": whole["tolerance"][part]})
+    return parts
 
 
 def launcher(program, inputs, kit):
@@ -57,12 +62,20 @@ def launcher(program, inputs, kit):
 
 
 def compare(result, ref, inputs, kit):
-    changed = kit.unchanged(inputs["x"], inputs["fresh"], "input")
-    if changed is not None:
-        return changed
-    return kit.within(result, ref["sum"], ref["tolerance"], label="output")
+    return kit.within(result, ref["expected"], ref["tolerance"], label="output")
+
+
+def read_only(inputs, kit):
+    """In the rank, after each run: the input is the learner's to read, not to write."""
+    return kit.unchanged(inputs["x"], inputs["fresh"], "input")
+
+
+def traffic_floor(case, world):
+    """Each rank sends every element outside its part at the least and receives every element of its part."""
+    return sizes.reduce_scatter_floor(case, world)
 
 
 def baseline(inputs, kit):
+    """NCCL's own reduce-scatter, timed in the ranks before the learner's file is read."""
     x, out = inputs["x"], inputs["out"]
     return lambda: kit.builtin.reduce_scatter_tensor(out, x)

@@ -9,9 +9,10 @@ it. The process group is initialised; torch.distributed's point-to-point
 operations (send, recv, isend, irecv, batch_isend_irecv with P2POp) are yours,
 its collectives are not.
 
-Runs in the rank processes (drill/judge/rank.py) with drill/judge/rank_kit.py as
-`kit`; the judge process itself calls only cases, timing_cases, bytes_moved and
-bus_factor.
+make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+as `kit`), drawing its inputs from a seed only that rank is given, and again in
+the judge for every rank; reference and compare run only in the judge
+(drill/judge/collective_check.py), so no rank ever holds the expected sum.
 """
 
 from drill.kernel import collective_sizes as sizes
@@ -43,9 +44,10 @@ def make_inputs(case, kit):
     return {"x": x, "fresh": x.clone()}
 
 
-def reference(inputs, kit):
-    """The exact sum over the ranks (float64, by torch's own all-reduce) and the sum of magnitudes for the tolerance."""
-    return kit.exact_sum(inputs["fresh"])
+def reference(everyone, kit):
+    """In the judge: the exact sum of every rank's input (float64) and its tolerance, the same for every rank."""
+    total = kit.exact_sum([inputs["fresh"] for inputs in everyone])
+    return [total] * kit.world
 
 
 def launcher(program, inputs, kit):
@@ -54,9 +56,15 @@ def launcher(program, inputs, kit):
 
 
 def compare(result, ref, inputs, kit):
-    return kit.within(result, ref["sum"], ref["tolerance"], label="tensor")
+    return kit.within(result, ref["expected"], ref["tolerance"], label="tensor")
+
+
+def traffic_floor(case, world):
+    """Each rank sends and receives its whole tensor at the least; the ranks together 2(n-1) tensors."""
+    return sizes.all_reduce_floor(case, world)
 
 
 def baseline(inputs, kit):
+    """NCCL's own all-reduce, timed in the ranks before the learner's file is read."""
     x = inputs["x"]
     return lambda: kit.builtin.all_reduce(x)
