@@ -41,7 +41,9 @@ def test_stats_json_counts(tmp_path, concept_deck, capsys):
     assert report["new_available"] == bundled + 2  # c04 (its bury is over) and c05
     topic = next(t for t in report["topics"] if t["topic"] == "gpu-arch")
     assert topic["reviews"] == 5 and abs(topic["retention"] - 4 / 5) < 1e-9
-    assert report["weak_topics"] == ["gpu-arch"]
+    # --weak's three: the one topic practised, then the first topics not practised yet, by id
+    assert report["weak_topics"] == ["gpu-arch", *sorted(t for t in report["weakest_first"] if t != "gpu-arch")[:2]]
+    assert [t["topic"] for t in report["topics"] if t["practised"]] == ["gpu-arch"]
 
 
 # 02:00 on 10 May: still 9 May under the default 04:00 rollover, already 10 May under a 00:00 one.
@@ -153,11 +155,13 @@ def test_stats_text_reports_what_the_reviews_left(tmp_path):
     row = next(line for line in lines if line.startswith("gpu-arch")).split()
     # 3 reviews in 30 days, 2 passed: retention pulled toward 0.85 by 10 prior reviews -> weakness 0.15
     assert row == ["gpu-arch", "5", "3", "67%", "0", "3", "0.15"]
-    assert lines[-1] == "weakest: gpu-arch"
+    assert lines[-2] == "weakest: gpu-arch"  # the only topic; no other is left to name
+    assert lines[-1] == "ranking: the topics practised, weakest first; then those not practised yet, by id (weakness -)"
 
 
 def test_stats_text_with_no_reviews(tmp_path, concept_deck, capsys):
     assert main(["stats", "--data-dir", str(tmp_path), "--decks", str(concept_deck(2))]) == 0
     out = capsys.readouterr().out
-    assert "0 reviews logged" in out and "weakest: not enough reviews yet" in out
+    assert "0 reviews logged" in out
+    assert "weakest: no topic practised yet (--weak starts with capacity-cost, collectives, compilers)" in out
     assert "set aside" not in out and "next 7 days" not in out

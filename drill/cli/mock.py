@@ -105,11 +105,12 @@ def _context(args: argparse.Namespace) -> tuple[Workspace, dt.date]:
 
 def _plan(args: argparse.Namespace) -> int:
     from drill.mock.plan import DEFAULT_MINUTES, chosen_topics, judge_can_run, make_plan
+    from drill.study.standing import measured_weakness
 
     workspace, today = _context(args)
     cards = workspace.cards
     topics = chosen_topics(args.topics, args.track, {c.topic for c in cards.values()})
-    weakness = {t.topic: t.weakness for t in workspace.weakness(today)}
+    weakness = measured_weakness(workspace.weakness(today))  # a topic not practised yet draws at the prior
     suspended = [cid for cid, s in workspace.states().items() if s.suspended]
     plan = make_plan(
         cards,

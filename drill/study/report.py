@@ -11,7 +11,20 @@ from typing import Any, Mapping
 from drill.study.records import ProgressRows
 from drill.study.scheduling import saved_scheduler
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
-from drill.study.standing import CardFacts, forecast, heatmap, queue_counts, retention_trend, streak, topic_figures
+from drill.study.standing import (
+    RANKING_RULE,
+    CardFacts,
+    forecast,
+    heatmap,
+    queue_counts,
+    retention_trend,
+    streak,
+    topic_figures,
+    weakest,
+)
+
+# how many of the weakest topics `drill stats` names (as `drill --weak` practises by default)
+WEAK_TOPICS_SHOWN = 3
 
 _REPORT = """\
 drill: {{ cards }} cards, {{ reviews }} reviews logged{% if streak %}, a {{ streak }}-day streak{% endif %}{% if mocks %}, {{ mocks }} mock{{ "s" if mocks != 1 }}{% endif %}
@@ -23,9 +36,11 @@ due today: {{ due_today }}, plus {{ new_today }} new ({{ new_available }} not ye
 {% if forecast_text %}next 7 days: {{ forecast_text }}
 {% endif %}
 {{ "%-22s %5s %7s %9s %6s %6s %8s"|format("topic", "cards", "reviews", "ret. 30d", "lapses", "due 7d", "weakness") }}
-{% for t in topics %}{{ "%-22s %5d %7d %9s %6d %6d %8.2f"|format(t.topic, t.cards, t.reviews, t.retention_text, t.lapses, t.due_7d, t.weakness) }}
+{% for t in topics %}{{ "%-22s %5d %7d %9s %6d %6d %8s"|format(t.topic, t.cards, t.reviews, t.retention_text, t.lapses, t.due_7d, t.weakness_text) }}
 {% endfor %}
-{% if weak_topics %}weakest: {{ weak_topics|join(", ") }}{% else %}weakest: not enough reviews yet{% endif %}
+{% if weak_practised %}weakest: {{ weak_practised|join(", ") }}{% if weak_new %}; then, not practised yet: {{ weak_new|join(", ") }}{% endif %}{% else %}weakest: no topic practised yet{% if weak_new %} (--weak starts with {{ weak_new|join(", ") }}){% endif %}{% endif %}
+
+ranking: {{ ranking_rule }} (weakness -)
 
 """
 
@@ -51,7 +66,6 @@ def build_report(
     counts = queue_counts(cards, rows, today)
     figures = topic_figures(cards, rows, today, titles)
     topics = sorted((t.as_json() for t in figures), key=lambda t: t["topic"])
-    evidenced = [t for t in figures if t.reviews_30d or t.last_mock is not None]
     days30 = forecast(rows, today, 30, card_ids=cards)
     week = {d["date"]: d["due"] for d in days30[1:8] if d["due"]}
     return {
@@ -70,7 +84,9 @@ def build_report(
         "buried": counts["buried"],
         "leeches": counts["leeches"],
         "topics": topics,
-        "weak_topics": [t.topic for t in evidenced[:3]],
+        "weak_topics": weakest(figures, WEAK_TOPICS_SHOWN),
+        "weakest_first": [t.topic for t in figures],  # every topic in the weakest-topics ranking
+        "ranking_rule": RANKING_RULE,
         "forecast": days30,
         "forecast_7d": week,
         "heatmap": heatmap(rows),
@@ -115,10 +131,23 @@ def saved_whole_number(saved: Mapping[str, str], key: str, default: int, low: in
 def render_text(report: dict[str, Any]) -> str:
     from jinja2 import Environment
 
+    place = {topic: i for i, topic in enumerate(report["weakest_first"])}
     topics = [
-        {**t, "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}"}
-        for t in sorted(report["topics"], key=lambda t: (-t["weakness"], t["topic"]))
+        {
+            **t,
+            "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}",
+            "weakness_text": f"{t['weakness']:.2f}" if t["practised"] else "-",
+        }
+        for t in sorted(report["topics"], key=lambda t: place[t["topic"]])
     ]
+    practised = {t["topic"] for t in topics if t["practised"]}
     env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
     forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast_7d"].items())
-    return env.from_string(_REPORT).render({**report, "topics": topics, "forecast_text": forecast_text}).rstrip()
+    shown = {
+        **report,
+        "topics": topics,
+        "forecast_text": forecast_text,
+        "weak_practised": [t for t in report["weak_topics"] if t in practised],
+        "weak_new": [t for t in report["weak_topics"] if t not in practised],
+    }
+    return env.from_string(_REPORT).render(shown).rstrip()

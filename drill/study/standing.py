@@ -13,6 +13,13 @@ P = 0.85 is the retention a learner aims at: a topic with no evidence scores
 0.13. Two failed reviews move retention_s only from 0.85 to 0.71 (weakness
 0.21); forty reviews at 60 % move it to 0.65 (weakness 0.25), so the topic with
 more evidence ranks weaker. Reviews in cram mode are left out of retention.
+
+The weakest-topics ranking (RANKING_RULE, `ranked_topics`) is the one order that `drill stats`, `--weak`,
+the mock's setup and the mock's report all use. A topic is practised once its score measures something: a
+scheduled review in the last 30 days, a card of it ever reviewed, or a mock answer. Practised topics come
+first, weakest first; the topics not practised yet follow, by id. Their 0.13 is only the prior: a topic
+nobody has asked about is new rather than weak, and ranking it above a practised topic at 0.12 named
+topics the learner had never seen as their weakest.
 """
 
 from __future__ import annotations
@@ -60,6 +67,9 @@ def weakness(
 # The weakness of a topic with no evidence at all (no review, no mock, no card reviewed).
 UNSEEN_WEAKNESS = weakness(0, 0, None, 0)
 
+# The weakest-topics ranking in words, as `drill stats` and the README state it.
+RANKING_RULE = "the topics practised, weakest first; then those not practised yet, by id"
+
 
 class CardFacts(Protocol):
     """What progress figures read of a card: a Card, or the deck summary's CardSummary (drill.cards.deck_summary)."""
@@ -88,6 +98,7 @@ class TopicFigures:
     last_mock: float | None = None
     kernel_best_pct_of_target: float | None = None
     weakness: float = 0.0
+    practised: bool = False  # the weakness measures something (see the module docstring); else it is the prior
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +110,7 @@ def topic_figures(
     today: dt.date,
     titles: Mapping[str, str] | None = None,
 ) -> list[TopicFigures]:
-    """Per-topic figures, weakest first (ties by topic id)."""
+    """Per-topic figures, in the weakest-topics ranking (`ranked_topics`)."""
     titles = titles or {}
     horizon = (today + dt.timedelta(days=7)).isoformat()
     topics: dict[str, TopicFigures] = {}
@@ -147,17 +158,30 @@ def topic_figures(
             t.last_mock,
             mock[2] if mock else 0,
         )
+        t.practised = bool(t.reviews_30d or ef_list or mock)
         out.append(t)
-    out.sort(key=lambda t: (-t.weakness, t.topic))
+    order = {name: i for i, name in enumerate(ranked_topics(topics, measured_weakness(out)))}
+    out.sort(key=lambda t: order[t.topic])
     return out
 
 
+def ranked_topics(topics: Iterable[str], measured: Mapping[str, float]) -> list[str]:
+    """The weakest-topics ranking (RANKING_RULE): the topics with a measured weakness, highest first (ties by
+    id), then the others, by id. `measured` holds the practised topics' scores (`measured_weakness`)."""
+    names = sorted(set(topics))
+    practised = sorted((t for t in names if t in measured), key=lambda t: (-measured[t], t))
+    return practised + [t for t in names if t not in measured]
+
+
+def measured_weakness(figures: Iterable[TopicFigures]) -> dict[str, float]:
+    """The weakness of each practised topic; a topic not practised yet is left out (its score is the prior)."""
+    return {t.topic: t.weakness for t in figures if t.practised}
+
+
 def weakest(figures: Iterable[TopicFigures], n: int) -> list[str]:
-    """The `n` weakest topics with cards: those with evidence (reviews in 30 days, a mock) first, then unseen ones."""
-    ranked = [t for t in figures if t.cards]
-    evidenced = [t.topic for t in ranked if t.reviews_30d or t.last_mock is not None]
-    rest = [t.topic for t in ranked if t.topic not in evidenced]
-    return (evidenced + rest)[:n]
+    """The `n` first topics with cards in the weakest-topics ranking (`--weak N`, `drill stats`)."""
+    listed = list(figures)
+    return ranked_topics([t.topic for t in listed if t.cards], measured_weakness(listed))[:n]
 
 
 def forecast(

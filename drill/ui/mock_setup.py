@@ -17,6 +17,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill.mock.plan import DEFAULT_MINUTES
+from drill.study.standing import ranked_topics
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.screen_keys import PageScreen, scroll_bindings
@@ -119,9 +120,9 @@ class MockSetupScreen(Screen[MockRequest | None]):
             topics = tuple(t for t in track.get("topics", ()) if t in known)
             if topics:
                 mixes.append((f"track {track_id}: {track.get('title', track_id)}", topics))
-        ranked = sorted(known, key=lambda t: (-self.weakness.get(t, 0.0), t))
-        for topic in ranked:
-            label = f"{self.titles.get(topic, topic)} ({topic}) · weakness {self.weakness.get(topic, 0.0):.2f}"
+        for topic in ranked_topics(known, self.weakness):  # the stats' weakest-topics ranking
+            measured = f"weakness {self.weakness[topic]:.2f}" if topic in self.weakness else "not practised yet"
+            label = f"{self.titles.get(topic, topic)} ({topic}) · {measured}"
             mixes.append((label, (topic,)))
         self.mixes = mixes
         options = self.query_one("#mix", OptionList)

@@ -89,11 +89,12 @@ class Routes(App[int]):
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
         from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks
+        from drill.study.standing import measured_weakness
         from drill.ui.mock_setup import MockSetupScreen
 
         cards = self.session.cards
         figures = await asyncio.to_thread(self.workspace.weakness, self.today())
-        weakness = {t.topic: t.weakness for t in figures}
+        weakness = measured_weakness(figures)  # the practised topics' scores: the ranking's input
         suspended = [cid for cid, s in self.session.states.items() if s.suspended]
         options = self.mock_options
 
@@ -125,6 +126,7 @@ class Routes(App[int]):
 
         from drill.mock.record import MockRecorder
         from drill.mock.run import MockRun
+        from drill.study.standing import measured_weakness
         from drill.ui.mock_screen import MockScreen
         from drill.ui.mock_setup import MockReportScreen
 
@@ -137,7 +139,7 @@ class Routes(App[int]):
         run = MockRun(plan, cards, time.monotonic)
 
         def weakness_now() -> Mapping[str, float]:
-            return {t.topic: t.weakness for t in self.workspace.weakness(self.today())}
+            return measured_weakness(self.workspace.weakness(self.today()))
 
         def readiness_now() -> str | None:  # the report's line on the interview date, the mock's answers counted
             figures = self.workspace.readiness(self.today(), new_order=self.new_order)

@@ -57,7 +57,7 @@ def _title(value: Any) -> str:
 
 COLUMNS = (
     Column("topic", "topic", _title, False),  # the id that --topic, --weak and the browser take
-    Column("weakness", "weakness", lambda v: f"{v:.2f}", True),
+    Column("weakness", "weakness", lambda v: "-" if v is None else f"{v:.2f}", True),
     Column("cards", "cards", str, True),
     Column("reviews", "reviews", str, True),
     Column("retention", "ret 30d", percent, False),
@@ -97,19 +97,27 @@ def columns_that_fit(widths: Mapping[str, int], room: int, keep: str) -> tuple[l
 def sort_topics(topics: Sequence[Mapping[str, Any]], key: str, reverse: bool = False) -> list[Mapping[str, Any]]:
     """Topics ordered by one column (its usual direction, or the other with `reverse`); missing values go last.
 
-    Ties keep the weakest topic first, then topic id order.
+    Ties keep the weakest topic first, then topic id order. A topic not practised yet has no weakness: sorted
+    by weakness, the table is the weakest-topics ranking of `drill stats` and `--weak`.
     """
     column = BY_KEY[key]
     base = sorted(topics, key=lambda t: (-t["weakness"], t["topic"]))
-    present = [t for t in base if t.get(key) is not None]
-    missing = [t for t in base if t.get(key) is None]
+    present = [t for t in base if shown_value(t, key) is not None]
+    missing = [t for t in base if shown_value(t, key) is None]
 
     def value(t: Mapping[str, Any]) -> Any:
-        v = t[key]
+        v = shown_value(t, key)
         return v.casefold() if isinstance(v, str) else v
 
     # sorted() is stable (reverse=True too), so equal values keep the weakest-first order either way
     return sorted(present, key=value, reverse=column.high_first != reverse) + missing
+
+
+def shown_value(topic: Mapping[str, Any], key: str) -> Any:
+    """A topic's value in a column: its weakness is none until the topic is practised (its score is the prior)."""
+    if key == "weakness" and not topic.get("practised", True):
+        return None
+    return topic.get(key)
 
 
 def direction_words(key: str, reverse: bool) -> str:
@@ -260,7 +268,7 @@ class StatsScreen(Screen[None]):
 
     @staticmethod
     def cell(column: Column, topic: Mapping[str, Any]) -> Text:
-        value = topic.get(column.key)
+        value = shown_value(topic, column.key)
         if column.key == "topic":
             return Text(_title(value))
         style = ""
