@@ -199,7 +199,7 @@ def short_kernel_name(name: str, most: int = 90) -> str:
             depth += 1
         elif char == ">":
             depth = max(0, depth - 1)
-        elif char == "(" and depth == 0 and index > 0 and not text[:index].endswith(("anonymous namespace", "{lambda")):
+        elif char == "(" and depth == 0 and index > 0 and not text.startswith("(anonymous namespace)", index):
             text = text[:index]
             break
     text = text.removeprefix("void ")
@@ -242,26 +242,21 @@ class Seen:
 
     def refusal(self) -> str:
         """Why the work was not the learner's, in words; "" when it was."""
-        if self.foreign:
-            name, _ = next(iter(self.foreign.items()))
-            place = self.places.get(name, "")
-            what = "torch ran" if self.where == "cpu" else ""
-            first = f"{what} {name}".strip() + f"{f' ({place})' if place else ''}"
-            others = [n for n in self.foreign if n != name]
-            more = (
-                f", and {len(others)} more: {', '.join(others[:3])}" + ("…" if len(others) > 3 else "")
-                if others
-                else ""
-            )
-            verb = "" if self.where == "cpu" else " ran"
-            return f"not your kernel: {first}{verb}{more}"
+        parts = []
         if self.idle_calls:
             kind = "Triton kernel" if self.where == "cpu" else "kernel"
-            return (
-                f"no {kind} from your file ran in {self.idle_calls} of {self.calls} calls: "
-                "the work must be done by your file's kernels"
-            )
-        return ""
+            parts.append(f"no {kind} from your file ran in {self.idle_calls} of {self.calls} calls")
+        if self.foreign:
+            name = next(iter(self.foreign))
+            place = self.places.get(name, "")
+            text = f"not your kernel: {'torch ran ' * (self.where == 'cpu')}{name}"
+            text += f" ({place})" if place else ""
+            text += " ran" * (self.where == "gpu")
+            others = [n for n in self.foreign if n != name]
+            if others:
+                text += f", and {len(others)} more: {', '.join(others[:3])}" + ("…" if len(others) > 3 else "")
+            parts.append(text)
+        return "; ".join(parts)
 
     def words(self, phase: str = "checked") -> str:
         """The evidence the verdict rests on, in one line: what ran in the `phase` ("checked", "timed") calls."""
