@@ -236,9 +236,9 @@ class Seen:
     @property
     def ok(self) -> bool | None:
         """True: every call ran a kernel of the learner's and nothing but allowed work; None: not seen."""
-        if self.unseen:
+        if self.unseen or not self.calls:
             return None
-        return not self.foreign and not self.idle_calls and self.calls > 0
+        return not self.foreign and not self.idle_calls
 
     def refusal(self) -> str:
         """Why the work was not the learner's, in words; "" when it was."""
