@@ -16,14 +16,28 @@ call's time is the slowest rank's, and the figure the median over the calls.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from drill.judge.collective_check import compare, compare_sampled, expected
 from drill.judge.devices import cuda_device_count
-from drill.judge.ranks import RankFailure, RankGroup, RankSpec, run_folder
+from drill.judge.kitbase import Check, CheckResult
+from drill.judge.rank_kit import DTYPES
+from drill.judge.rank_traffic import (
+    GlooConnections,
+    NcclLogs,
+    Reading,
+    TrafficUnavailable,
+    shortfall,
+    traffic_words,
+)
+from drill.judge.ranks import START_STALL_SECONDS, RankFailure, RankGroup, RankSpec, run_folder
+from drill.kernel.collective_sizes import TrafficFloor
 from drill.kernel.collective_source import refused_calls
 from drill.kernel.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent
 
@@ -31,6 +45,7 @@ CPU_WORLDS = (2, 3, 4)
 PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it
 START_SHARE = 0.85  # of the app's timeout: the judge gives its words before the app stops it
 BASELINE = "NCCL"
+SAMPLES = 256  # places of each rank's output checked after every timed call
 
 
 def _budget(job: Job) -> float:
@@ -126,6 +141,7 @@ def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, 
             entry=entry,
             pins={k: v for k, v in job.items() if k in ("deck_folder", "trusted")},
             pg_timeout_s=PG_TIMEOUT_S,
+            baseline_cases=list(harness.timing_cases(world)) if backend == "nccl" and timing != "none" else [],
         )
         run = _WorldRun(harness, spec, launch, deadline, emit, len(worlds) > 1)
         try:
@@ -146,7 +162,8 @@ def _import_torch_before_forking() -> None:
 
 
 class _WorldRun:
-    """The cases and timings of one world size."""
+    """The cases and timings of one world size. The expected results are computed here, from each rank's seed; the
+    ranks send back their outputs, and their traffic is read from the judge's own counters."""
 
     def __init__(self, harness: Any, spec: RankSpec, folder: Path, deadline: float, emit: Emit, prefix: bool) -> None:
         self.harness = harness
@@ -156,6 +173,10 @@ class _WorldRun:
         self.emit = emit
         self.prefix = f"{spec.world} ranks: " if prefix else ""
         self.group: RankGroup | None = None
+        self.traffic: GlooConnections | NcclLogs | None = None
+        self.unseen = ""  # why the traffic could not be counted
+        self.baseline: dict[str, list[list[float]]] = {}  # NCCL's own times, per timing case, per rank
+        self.heaviest: tuple[int, str, Any, list[Reading]] | None = None  # the traffic shown in the verdict
 
     def check(self, gpu: bool) -> bool:
         """Start the ranks and check every case; False when the run must stop (a fault, or a wrong case)."""
@@ -165,70 +186,241 @@ class _WorldRun:
         starting = f"{self.prefix}starting {world} ranks ({self.spec.backend})"
         self.emit({"event": "case_started", "name": starting})
         try:
+            self.group.collect("joined", self.deadline, f"the start of {world} ranks", stall_s=START_STALL_SECONDS)
+            self._hold_traffic()
+            self.group.send({"op": "counted"})
+            if self.spec.baseline_cases:
+                replies = self.group.collect("baseline", self.deadline, "the timing of NCCL's own collective")
+                for case in self.spec.baseline_cases:
+                    self.baseline[str(case["name"])] = [list(r["times"][str(case["name"])]) for r in replies]
             self.group.collect("ready", self.deadline, f"the start of {world} ranks")
         except RankFailure as exc:
             self._failed(exc, starting)
             return False
         all_ok = True
         for case in self.harness.cases(world, gpu):
-            name = f"{self.prefix}{case['name']}"
-            self.emit({"event": "case_started", "name": name})
-            t0 = time.perf_counter()
-            self.group.send({"op": "case", "case": case})
             try:
-                replies = self.group.collect("case", self.deadline, f"case {name}")
+                ok = self._case(case)
             except RankFailure as exc:
-                self._failed(exc, name)
+                self._failed(exc, f"{self.prefix}{case['name']}")
                 return False
-            bad = [r for r in replies if not r.get("ok")]
-            first = bad[0] if bad else replies[0]
-            self.emit(
-                {
-                    "event": "case",
-                    "name": name,
-                    "ok": not bad,
-                    "message": str(first.get("message") or ""),
-                    "max_error": _most(replies, "max_error"),
-                    "tolerance": _most(replies, "tolerance"),
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
-            all_ok = all_ok and not bad
+            all_ok = all_ok and ok
+        self._evidence(all_ok)
         return all_ok
+
+    def _hold_traffic(self) -> None:
+        assert self.group is not None
+        try:
+            if self.spec.backend == "nccl":
+                self.traffic = NcclLogs(self.folder, self.spec.world)
+            else:
+                self.traffic = GlooConnections(self.group.pids())
+        except TrafficUnavailable as exc:
+            self.unseen = str(exc)
+
+    def _read_traffic(self) -> list[Reading] | None:
+        if self.traffic is None:
+            return None
+        try:
+            return self.traffic.read()
+        except TrafficUnavailable as exc:
+            self.unseen = str(exc)
+            self.traffic = None
+            return None
+
+    def _case(self, case: dict[str, Any]) -> bool:
+        """Both runs of one case on every rank: outputs compared here, each run's traffic counted."""
+        assert self.group is not None
+        world = self.spec.world
+        name = f"{self.prefix}{case['name']}"
+        self.emit({"event": "case_started", "name": name})
+        t0 = time.perf_counter()
+        seeds = [secrets.randbits(62) for _ in range(world)]
+        for rank, seed in enumerate(seeds):  # each rank its own seed, and no other
+            self.group.send_to(rank, {"op": "case", "case": case, "seed": seed})
+        want = expected(self.harness, case, seeds)
+        floor: TrafficFloor = self.harness.traffic_floor(case, world)
+        verdict: CheckResult | None = None
+        last: CheckResult | None = None
+        moved_in_case: list[Reading] = [Reading() for _ in range(world)]
+        for attempt in (1, 2):
+            self.group.collect("at_start", self.deadline, f"case {name}, run {attempt}")
+            before = self._read_traffic()
+            self.group.send({"op": "go"})
+            ran = self.group.collect("ran", self.deadline, f"case {name}")
+            after = self._read_traffic()
+            check = self._outputs(want, ran)
+            if before is not None and after is not None:
+                moved = [a.since(b) for a, b in zip(after, before, strict=True)]
+                moved_in_case = [total.plus(m) for total, m in zip(moved_in_case, moved, strict=True)]
+                short = None if self._per_case() else shortfall(floor, moved, self._how())
+                if check.ok and short:
+                    check = Check(False, short)
+            if verdict is None and not check.ok:
+                verdict = check
+                if attempt == 2:
+                    check.message = "first run right, second run wrong (state left by the first run?): " + check.message
+            last = check
+        if self._per_case() and self.traffic is not None and verdict is None:
+            short = shortfall(floor, moved_in_case, self._how(), runs=2)
+            if short:
+                verdict = Check(False, short)
+        self.group.collect("case", self.deadline, f"case {name}")
+        final = verdict or last
+        assert final is not None
+        self._note_traffic(floor, moved_in_case)
+        self.emit(
+            {
+                "event": "case",
+                "name": name,
+                "ok": final.ok,
+                "message": final.message,
+                "max_error": final.max_error,
+                "tolerance": final.tolerance,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+        return final.ok
+
+    def _per_case(self) -> bool:
+        return bool(self.traffic is not None and self.traffic.per_case)
+
+    def _how(self) -> str:
+        return self.traffic.how if self.traffic is not None else ""
+
+    def _outputs(self, want: Any, ran: list[dict[str, Any]]) -> CheckResult:
+        """Every rank's output, read back from its result file, against what the judge expects of it."""
+        assert self.group is not None
+        worst: CheckResult | None = None
+        for rank, reply in enumerate(ran):
+            if reply.get("problem"):
+                return Check(False, str(reply["problem"]))
+            check = self._output(want, rank, reply)
+            if not check.ok:
+                return check
+            if worst is None or (check.max_error or 0.0) > (worst.max_error or 0.0):
+                worst = check
+        assert worst is not None
+        return worst
+
+    def _output(self, want: Any, rank: int, reply: dict[str, Any]) -> CheckResult:
+        assert self.group is not None
+        import torch
+
+        dtype = DTYPES.get(str(reply.get("dtype")))
+        data = self.group.result_path(rank).read_bytes()
+        numel = int(reply.get("numel") or 0)
+        if dtype is None or len(data) != numel * torch.empty(0, dtype=dtype).element_size():
+            return Check(False, f"rank {rank}: its output did not come back whole")
+        result = torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
+        return compare(self.harness, want, rank, result)
+
+    def _note_traffic(self, floor: TrafficFloor, moved: list[Reading]) -> None:
+        """Keep the traffic of the heaviest case for the verdict's evidence."""
+        if self.traffic is None:
+            return
+        runs = 2
+        per_run = [Reading(m.sent // runs, m.received // runs, m.collectives) for m in moved]
+        weight = sum(floor.sent)
+        if self.heaviest is None or weight > self.heaviest[0]:
+            self.heaviest = (weight, "", floor, per_run)
+
+    def _evidence(self, ok: bool) -> None:
+        where = "gpu" if self.spec.backend == "nccl" else "cpu"
+        ranks = f"{self.spec.world} ranks over {self.spec.backend}"
+        if self.heaviest is None:
+            words = f"{ranks}: the traffic of each rank could not be counted ({self.unseen or 'no case ran'})"
+            self._emit_evidence(where, None, words, "")
+            return
+        _, _, floor, moved = self.heaviest
+        words = f"{ranks}: {traffic_words(floor, moved, self._how())}"
+        self._emit_evidence(where, True, words, "")
+
+    def _emit_evidence(self, where: str, ok: bool | None, words: str, refused: str) -> None:
+        self.emit(
+            {
+                "event": "evidence",
+                "phase": "check",
+                "where": where,
+                "ok": ok,
+                "words": words,
+                "refused": refused,
+                "allows": "",
+                "calls": 0,
+                "mine": {},
+                "allowed": {},
+                "foreign": {},
+            }
+        )
 
     def time(self) -> bool:
         """Time every timing case against NCCL's collective; False at a fault or a wrong timed output."""
         assert self.group is not None
-        for case in self.harness.timing_cases(self.spec.world):
+        world = self.spec.world
+        for case in self.harness.timing_cases(world):
             name = str(case["name"])
             label = f"timing {name}"
             self.emit({"event": "case_started", "name": label})
             t0 = time.perf_counter()
-            self.group.send({"op": "time", "case": case})
-            try:
-                replies = self.group.collect("timed", self.deadline, label)
-            except RankFailure as exc:
-                self._failed(exc, label)
-                return False
-            bad = [r for r in replies if not r.get("ok")]
-            message = str(bad[0].get("message")) if bad else ""
+            seeds = [secrets.randbits(62) for _ in range(world)]
+            for rank in range(world):
+                self.group.send_to(rank, {"op": "time", "case": case, "seed": seeds[rank]})
+            with ThreadPoolExecutor(max_workers=1) as pool:  # the expected result, while the ranks warm up
+                future = pool.submit(expected, self.harness, case, seeds)
+                try:
+                    asked = self._timed_calls(label, int(case.get("reps", 20)))
+                    replies = self.group.collect("timed", self.deadline, label)
+                except RankFailure as exc:
+                    self._failed(exc, label)
+                    return False
+                want = future.result()
+            wrong = self._sampled(want, replies, asked, name)
             self.emit(
                 {
                     "event": "case",
                     "name": label,
-                    "ok": not bad,
-                    "message": f"wrong at the timed size {name}, though the small cases passed: {message}"
-                    if bad
+                    "ok": wrong is None,
+                    "message": f"wrong at the timed size {name}, though the small cases passed: {wrong}"
+                    if wrong
                     else "",
                     "max_error": None,
                     "tolerance": None,
                     "seconds": time.perf_counter() - t0,
                 }
             )
-            if bad:
+            if wrong:
                 return False
-            self.emit(collective_timing(self.harness, case, self.spec.world, replies))
+            for rank, reply in enumerate(replies):
+                reply["base_ms"] = self.baseline.get(name, [[]] * world)[rank]
+            self.emit(collective_timing(self.harness, case, world, replies))
         return True
+
+    def _timed_calls(self, label: str, reps: int) -> list[list[list[int]]]:
+        """Start each timed call on every rank together; once it is over, ask each rank for its output at SAMPLES
+        places drawn then. Returns the places asked, per rank, per call."""
+        assert self.group is not None
+        asked: list[list[list[int]]] = [[] for _ in range(self.spec.world)]
+        for _ in range(reps):
+            self.group.collect("at_start", self.deadline, label)
+            self.group.send({"op": "go"})
+            called = self.group.collect("called", self.deadline, label)
+            for rank, reply in enumerate(called):
+                numel = int(reply.get("numel") or 0)
+                index = sorted({secrets.randbelow(numel) for _ in range(SAMPLES)}) if numel > 0 else []
+                asked[rank].append(index)
+                self.group.send_to(rank, {"op": "sample", "index": index})
+        return asked
+
+    def _sampled(self, want: Any, replies: list[dict[str, Any]], asked: list[list[list[int]]], name: str) -> str | None:
+        import torch
+
+        for rank, reply in enumerate(replies):
+            for rep, values in enumerate(reply.get("samples") or []):
+                index = torch.tensor(asked[rank][rep], dtype=torch.int64)
+                check = compare_sampled(want, rank, index, torch.tensor(values, dtype=torch.float64))
+                if not check.ok:
+                    return f"timed call {rep + 1} at {name}: {check.message}"
+        return None
 
     def _failed(self, exc: RankFailure, case: str) -> None:
         self.stop()
@@ -236,6 +428,9 @@ class _WorldRun:
 
     def stop(self) -> None:
         """Every rank gone (killed: a rank blocked in a receive would not read `quit`), and the launch's folder."""
+        if self.traffic is not None:
+            self.traffic.close()
+            self.traffic = None
         if self.group is not None:
             self.group.kill()
             self.group = None

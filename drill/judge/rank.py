@@ -1,10 +1,13 @@
 """One rank of a collective card: joins the process group, loads the harness and the learner's file, runs what the
 judge asks. `python -m drill.judge.rank SPEC` (a fresh process, on GPUs) or `serve(spec)` in a forked judge (CPU).
 
-The judge (drill.judge.ranks) sends one JSON line per command on the command pipe; the rank answers on the report
-pipe. Commands: `case` (check one case: two runs, the second exposing what the first left), `time` (time the
-learner's function and NCCL's collective at one size, every timed output checked), `quit`. Replies: `ready`,
-`case`, `timed`, `fault` (an exception: the rank exits after it). What the learner prints goes to the judge's stderr.
+The judge (drill.judge.ranks) sends one JSON line per command on the rank's own command pipe; the rank answers on
+its report pipe. At the start: `joined` (the process group is up; the judge takes hold of its connections and says
+`counted`), `baseline` (on GPUs, NCCL's own collective timed before the learner's file is read), `ready`. Then
+`case` (a seed of this rank's alone; two runs, the second exposing what the first left: before each the rank says
+`at_start` and waits for `go`, after each it writes its output to its result file and says `ran`), `time` (the
+learner's function timed at one size, each call started by `go`; its output sampled where the judge asked),
+`quit`. `fault`: an exception, after which the rank exits. What the learner prints goes to the rank's log.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from drill.judge.rank_ops import Refused
 from drill.kernel.protocol import DeckPins
 
 FAULT_EXIT = 3  # the exit code of a rank that reported a fault
@@ -60,10 +62,14 @@ def _serve(spec: dict[str, Any]) -> int:
     reports = os.fdopen(int(spec["reports_fd"]), "w", encoding="utf-8", buffering=1)
     rank = int(spec["rank"])
     world = int(spec["world"])
+    backend = str(spec["backend"])
+    if backend == "nccl":  # NCCL's own record of every operation, in a file of the judge's (read for the traffic)
+        os.environ["NCCL_DEBUG"] = "INFO"
+        os.environ["NCCL_DEBUG_SUBSYS"] = "COLL"
+        os.environ["NCCL_DEBUG_FILE"] = str(spec["nccl_log"])
     import torch
     import torch.distributed as dist
 
-    backend = str(spec["backend"])
     if backend == "nccl":
         torch.cuda.set_device(rank)
         device = torch.device("cuda", rank)
@@ -75,23 +81,32 @@ def _serve(spec: dict[str, Any]) -> int:
     if backend == "nccl":
         options["device_id"] = device  # the communicator now, not in the first timed call
     dist.init_process_group(backend, init_method=f"file://{spec['store']}", rank=rank, world_size=world, **options)
+    # The judge takes hold of the ranks' connections now, before any of the learner's code runs.
+    status.set("waiting for the judge to count the ranks' connections")
+    _send(reports, {"event": "joined", "pid": os.getpid()})
+    if _command(commands).get("op") != "counted":
+        return 0
 
     from drill.judge.rank_kit import RankKit
-    from drill.judge.rank_ops import Originals, Watch, refuse_collectives
+    from drill.judge.rank_ops import PointToPoint, Watch, refuse_collectives
     from drill.judge.source_only import deck_imports, load_file, run_source
     from drill.judge.tamper import Fingerprint, tampered_words
     from drill.kernel.trust import Pins
 
-    status.set("setting up the judge's side of the rank")
-    originals = Originals()
-    refuse_collectives(originals)
-    learner_file = str(spec["learner_path"])
-    watch = Watch(originals, status, learner_file)
-    watch.install()
-    kit = RankKit(rank, world, device, originals)
+    kit = RankKit(rank, world, device)
     pins = Pins.from_job(cast(DeckPins, spec.get("pins") or {}))
+    learner_file = str(spec["learner_path"])
     with deck_imports(pins):
         harness = load_file(f"drill_collective_harness_{rank}", Path(spec["harness"]), pins)
+        baseline_cases = list(spec.get("baseline_cases") or [])
+        if baseline_cases:
+            status.set("timing NCCL's own collective, before your file is read")
+            _send(reports, {"event": "baseline", "times": _time_baseline(kit, harness, baseline_cases, status)})
+        status.set("setting up the judge's side of the rank")
+        kit.builtin = None
+        refuse_collectives()
+        watch = Watch(PointToPoint(), status, learner_file)
+        watch.install()
         fingerprint = Fingerprint()  # the judge's code as it is before any of the learner's Python runs
         status.set(f"running the top of {spec['filename']}")
         try:
@@ -105,15 +120,20 @@ def _serve(spec: dict[str, Any]) -> int:
             _send(reports, {"event": "fault", "message": f"{spec['filename']} must define `{entry}`", "line": 0})
             return FAULT_EXIT
         _send(reports, {"event": "ready", "pid": os.getpid()})
-        runner = _Runner(kit, harness, function, watch, entry)
-        for line in commands:
-            command = json.loads(line)
+        runner = _Runner(kit, harness, function, watch, entry, _Starts(reports, commands), Path(spec["result_path"]))
+        while True:
+            command = _command(commands)
             op = command.get("op")
-            if op == "quit":
+            if op not in ("case", "time"):
                 break
-            case = command["case"]
             try:
-                reply = runner.check(case) if op == "case" else runner.time(case)
+                if op == "case":
+                    runner.check(command["case"], int(command["seed"]))
+                    reply: dict[str, Any] = {"event": "case"}
+                else:
+                    reply = runner.time(command["case"], int(command["seed"]))
+            except _Stopped:
+                break
             except Exception as exc:
                 return _fault(reports, status, exc, learner_file, status.get())
             changed = fingerprint.changed()
@@ -123,6 +143,132 @@ def _serve(spec: dict[str, Any]) -> int:
             _send(reports, reply)
     status.set("finished")
     return 0
+
+
+class _Stopped(Exception):
+    """The judge said `quit` (or went) while a rank waited for its word to start a call."""
+
+
+def _command(commands: TextIO) -> dict[str, Any]:
+    line = commands.readline()
+    if not line:
+        return {"op": "quit"}
+    command: dict[str, Any] = json.loads(line)
+    return command
+
+
+class _Starts:
+    """Every rank's calls start together: each says it is ready, and the judge says `go` once all are (the judge
+    reads its traffic counters in between)."""
+
+    def __init__(self, reports: TextIO, commands: TextIO) -> None:
+        self.reports = reports
+        self.commands = commands
+
+    def wait(self) -> None:
+        _send(self.reports, {"event": "at_start"})
+        if _command(self.commands).get("op") != "go":
+            raise _Stopped
+
+    def sampled(self, result: Any) -> list[float]:
+        """A timed call's output at the places the judge names once the call is over (the learner's code cannot know
+        them while it runs)."""
+        import torch
+
+        flat = result.reshape(-1)
+        _send(self.reports, {"event": "called", "numel": int(flat.numel())})
+        command = _command(self.commands)
+        if command.get("op") != "sample":
+            raise _Stopped
+        index = torch.tensor(list(command["index"]), dtype=torch.int64, device=flat.device)
+        values: list[float] = flat[index].double().cpu().tolist()
+        return values
+
+
+class _TorchCollectives:
+    """torch.distributed's own collectives, for NCCL's timed baseline before the learner's file is read (every name is
+    looked up in torch.distributed at the call: once the judge has refused them, this reaches nothing)."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+
+    def all_reduce(self, tensor: Any) -> None:
+        import torch.distributed as dist
+
+        dist.all_reduce(tensor)
+
+    def reduce_scatter_tensor(self, output: Any, input: Any) -> None:
+        import torch.distributed as dist
+
+        dist.reduce_scatter_tensor(output, input)
+
+    def all_gather_into_tensor(self, output: Any, input: Any) -> None:
+        import torch.distributed as dist
+
+        dist.all_gather_into_tensor(output, input)
+
+    def barrier(self) -> None:
+        import torch
+
+        token = torch.ones(1, device=self.device)
+        self.all_reduce(token)
+        torch.cuda.synchronize()
+
+
+def _time_baseline(kit: Any, harness: Any, cases: list[dict[str, Any]], status: Any) -> dict[str, list[float]]:
+    """NCCL's own collective at every timing size: per call, the GPU time of this rank (ms)."""
+    builtin = _TorchCollectives(kit.device)
+    kit.builtin = builtin
+    times = {}
+    try:
+        for case in cases:
+            kit.begin_case(int.from_bytes(os.urandom(7), "little"))
+            inputs = harness.make_inputs(case, kit)
+            prepare = harness.launcher(_Program(None), inputs, kit).prepare
+            run = harness.baseline(inputs, kit)
+            name = str(case["name"])
+            times[name] = _timed(
+                kit,
+                run,
+                prepare,
+                builtin.barrier,
+                int(case.get("reps", 20)),
+                int(case.get("warmup", 3)),
+                lambda doing: status.set(f"timing {name}: NCCL's own collective, {doing}"),
+                None,
+            )[0]
+    finally:
+        kit.builtin = None
+    return times
+
+
+def _timed(
+    kit: Any, run: Any, prepare: Any, start_together: Any, reps: int, warmup: int, say: Any, after: Any
+) -> tuple[list[float], list[Any]]:
+    """Each call between CUDA events, every rank started together; `after(rep)` is read after each call."""
+    for i in range(warmup):
+        prepare()
+        say(f"warm-up call {i + 1}")
+        run()
+    kit.synchronize()
+    times: list[float] = []
+    read: list[Any] = []
+    for rep in range(reps):
+        kit.poison_outputs()
+        prepare()
+        kit.synchronize()
+        start_together()
+        say(f"timed call {rep + 1} of {reps}")
+        start = kit.event()
+        end = kit.event()
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(float(start.elapsed_time(end)))
+        if after is not None:
+            read.append(after(rep))
+    return times, read
 
 
 def _send(reports: TextIO, message: dict[str, Any]) -> None:
@@ -136,6 +282,8 @@ def _fault(reports: TextIO, status: Any, exc: BaseException, learner_file: str, 
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == learner_file:
             line = frame.lineno or 0
+    from drill.judge.rank_ops import Refused
+
     text = _plain_words(str(exc))
     words = text if isinstance(exc, Refused) else f"{type(exc).__name__}: {text}".rstrip(": ")
     traceback.print_exc()
@@ -152,115 +300,100 @@ def _plain_words(text: str) -> str:
 
 
 class _Runner:
-    """The harness's cases and timings, in one rank."""
+    """The harness's cases and timings, in one rank. The rank holds no expected result: it sends its output back
+    (all of it for a case, to a file of the judge's; samples of it for a timed call) and the judge compares."""
 
-    def __init__(self, kit: Any, harness: Any, function: Any, watch: Any, entry: str) -> None:
+    def __init__(
+        self, kit: Any, harness: Any, function: Any, watch: Any, entry: str, starts: _Starts, result_path: Path
+    ) -> None:
         self.kit = kit
         self.harness = harness
         self.function = function
         self.watch = watch
         self.entry = entry
+        self.starts = starts
+        self.result_path = result_path
         self.program = _Program(function)
 
-    def check(self, case: dict[str, Any]) -> dict[str, Any]:
+    def check(self, case: dict[str, Any], seed: int) -> None:
+        """Both runs of one case; after each, the output goes to the judge and the rank says `ran`."""
         kit = self.kit
         name = str(case["name"])
-        self.watch.status.set(f"case {name}: the judge draws the inputs and computes the reference")
-        kit.begin_case()
+        self.watch.status.set(f"case {name}: the judge draws the inputs")
+        kit.begin_case(seed)
         inputs = self.harness.make_inputs(case, kit)
-        ref = self.harness.reference(inputs, kit)
         launch = self.harness.launcher(self.program, inputs, kit)
-        verdict: Any = None
         for attempt in (1, 2):  # every rank runs both, whatever its first gave: a rank left out would hang the rest
             kit.poison_outputs()
             launch.prepare()
-            kit.builtin.barrier(kit.device)
+            kit.synchronize()
+            self.watch.status.set(f"case {name}, run {attempt}: waiting for the other ranks to start")
+            self.starts.wait()
             self.watch.begin(f"case {name}, run {attempt}", poison=True)
             launch.run()
             last = f" (its last operation: {self.watch.last})" if self.watch.last else ""
             self.watch.say(f"returned from your {self.entry}{last}; waiting for its GPU work to finish")
             kit.synchronize()
             self.watch.say(f"returned from your {self.entry}; the judge checks the result")
-            check = self._check(launch, ref, inputs)
-            if verdict is None and not check.ok:
-                verdict = check
-                if attempt == 2:
-                    check.message = "first run right, second run wrong (state left by the first run?): " + check.message
-        final = verdict or check
-        return {
-            "event": "case",
-            "ok": final.ok,
-            "message": final.message,
-            "max_error": final.max_error,
-            "tolerance": final.tolerance,
-        }
+            result = launch.result()
+            problem = self._problem(inputs)
+            self.result_path.write_bytes(_raw(result))
+            _send(
+                self.starts.reports,
+                {
+                    "event": "ran",
+                    "attempt": attempt,
+                    "dtype": str(result.dtype).removeprefix("torch."),
+                    "numel": int(result.numel()),
+                    "problem": problem or "",
+                },
+            )
 
-    def _check(self, launch: Any, ref: Any, inputs: Any) -> Any:
+    def _problem(self, inputs: Any) -> str | None:
+        """What the rank itself sees wrong: a write past the output, or a change to a read-only input."""
         guard = self.kit.check_guards()
         if guard:
-            return self.kit.Check(False, f"rank {self.kit.rank}: {guard}")
-        return self.harness.compare(launch.result(), ref, inputs, self.kit)
+            return f"rank {self.kit.rank}: {guard}"
+        read_only = getattr(self.harness, "read_only", None)
+        if read_only is not None:
+            changed = read_only(inputs, self.kit)
+            if changed is not None:
+                return str(changed.message)
+        return None
 
-    def time(self, case: dict[str, Any]) -> dict[str, Any]:
-        """The learner's function and NCCL's collective at one size: per call, the GPU time of this rank."""
+    def time(self, case: dict[str, Any], seed: int) -> dict[str, Any]:
+        """The learner's function at one size: per call, the GPU time of this rank, and its output where the judge
+        asks after the call."""
         kit = self.kit
         name = str(case["name"])
-        reps = int(case.get("reps", 20))
-        warmup = int(case.get("warmup", 3))
-        self.watch.status.set(f"timing {name}: the judge draws the inputs and computes the reference")
-        kit.begin_case()
+        self.watch.status.set(f"timing {name}: the judge draws the inputs")
+        kit.begin_case(seed)
         inputs = self.harness.make_inputs(case, kit)
-        ref = self.harness.reference(inputs, kit)
         launch = self.harness.launcher(self.program, inputs, kit)
-        base = self.harness.baseline(inputs, kit)
         self.watch.uninstall()  # torch's own operations for the timed calls
         try:
-            mine, wrong = self._timed(
+            mine, read = _timed(
+                kit,
                 launch.run,
                 launch.prepare,
-                reps,
-                warmup,
-                f"timing {name}: your {self.entry}",
-                lambda rep: self._verify(launch, ref, inputs, name, rep),
+                self.starts.wait,
+                int(case.get("reps", 20)),
+                int(case.get("warmup", 3)),
+                lambda doing: self.watch.status.set(f"timing {name}: your {self.entry}, {doing}"),
+                lambda rep: self.starts.sampled(launch.result()),
             )
         finally:
             self.watch.install()
-        nccl, _ = self._timed(base, launch.prepare, reps, warmup, f"timing {name}: NCCL's own collective", None)
-        return {"event": "timed", "mine_ms": mine, "base_ms": nccl, "ok": wrong is None, "message": wrong or ""}
+        return {"event": "timed", "mine_ms": mine, "samples": read}
 
-    def _verify(self, launch: Any, ref: Any, inputs: Any, name: str, rep: int) -> str | None:
-        check = self._check(launch, ref, inputs)
-        if check.ok:
-            return None
-        return f"timed call {rep + 1} at {name}: {check.message}"
 
-    def _timed(
-        self, run: Any, prepare: Any, reps: int, warmup: int, doing: str, verify: Any
-    ) -> tuple[list[float], Any]:
-        kit = self.kit
-        status = self.watch.status
-        wrong = None
-        for i in range(warmup):
-            prepare()
-            status.set(f"{doing}, warm-up call {i + 1}")
-            run()
-        kit.synchronize()
-        times: list[float] = []
-        for rep in range(reps):
-            kit.poison_outputs()
-            prepare()
-            kit.builtin.barrier(kit.device)  # every rank starts its call together
-            status.set(f"{doing}, timed call {rep + 1} of {reps}")
-            start = kit.event()
-            end = kit.event()
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            times.append(float(start.elapsed_time(end)))
-            if verify is not None and wrong is None:
-                wrong = verify(rep)
-        return times, wrong
+def _raw(result: Any) -> bytes:
+    """A tensor's bytes as the judge reads them back (its element type said beside them)."""
+    import torch
+
+    flat = result.detach().reshape(-1).contiguous().cpu()
+    data: bytes = flat.view(torch.uint8).numpy().tobytes()
+    return data
 
 
 class _Program:

@@ -5,9 +5,10 @@ torch.distributed and of its functional collectives, the methods of process
 groups and backends, the c10d operators) is replaced by one that raises
 `Refused`, so a call through an alias or a `getattr` is caught as surely as
 `dist.all_reduce(x)` (the source is also read for them before anything runs:
-drill.kernel.collective_source). The judge's own calls, the reference and
-NCCL's timed collective, go through `Originals`, saved before the change, and
-pass the process-group methods while `Originals.allowed` says so.
+drill.kernel.collective_source). Nothing of torch's collectives is kept: the
+judge needs none once the learner's file is loaded (the expected result is
+computed in the judge's own process, NCCL's collective is timed before the
+learner's file is read), so no closure, attribute or frame leads back to one.
 
 Point-to-point operations stay, and each says what the rank is doing in its
 status slot (drill.judge.rank_status), so a hang or a death is reported as
@@ -21,6 +22,7 @@ operations: no copy is billed to the learner.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -91,88 +93,111 @@ def refusal_words(name: str) -> str:
     )
 
 
-class Originals:
-    """torch's own functions, saved before the learner's file is loaded: the judge's reference and NCCL's time."""
+class PointToPoint:
+    """torch's own point-to-point operations, saved before the learner's file is loaded: what the watched ones call."""
 
     def __init__(self) -> None:
         self.functions: dict[str, Callable[..., Any]] = {
-            name: getattr(c10d, name) for name in (*MODULE_COLLECTIVES, *P2P_FUNCTIONS) if hasattr(c10d, name)
+            name: getattr(c10d, name) for name in P2P_FUNCTIONS if hasattr(c10d, name)
         }
-        self.allowed = False  # the process-group methods pass while the judge itself calls
-
-    @contextmanager
-    def calling(self) -> Iterator[None]:
-        self.allowed = True
-        try:
-            yield
-        finally:
-            self.allowed = False
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        with self.calling():
-            return self.functions[name](*args, **kwargs)
-
-    def all_reduce(self, tensor: torch.Tensor) -> None:
-        self.call("all_reduce", tensor)
-
-    def reduce_scatter_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
-        self.call("reduce_scatter_tensor", output, input)
-
-    def all_gather_into_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
-        self.call("all_gather_into_tensor", output, input)
-
-    def barrier(self, device: torch.device) -> None:
-        """Every rank here before any goes on (a one-element all-reduce, then the device drained)."""
-        token = torch.ones(1, device=device)
-        self.all_reduce(token)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
 
 
-def _refuser(
-    name: str, original: Callable[..., Any] | None = None, originals: Originals | None = None
-) -> Callable[..., Any]:
-    """A stand-in that raises Refused; torch's own function passes through it while the judge itself calls (torch's
-    collectives call one another through the module's names)."""
+def _refuser(name: str) -> Callable[..., Any]:
+    """A stand-in that raises Refused. It holds nothing but its name: no closure, default or attribute leads back to
+    torch's function (which is dropped, so no walk of the heap finds it)."""
 
     def refused(*args: Any, **kwargs: Any) -> Any:
-        if original is not None and originals is not None and originals.allowed:
-            return original(*args, **kwargs)
         raise Refused(refusal_words(name))
 
     refused.__name__ = name.rsplit(".", 1)[-1]
+    refused.__qualname__ = refused.__name__
     return refused
 
 
-def _guarded_method(name: str, original: Any, originals: Originals) -> Callable[..., Any]:
+def _refused_method(name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not originals.allowed:
-            raise Refused(refusal_words(f"ProcessGroup.{name}"))
-        return original(self, *args, **kwargs)
+        raise Refused(refusal_words(f"ProcessGroup.{name}"))
 
     method.__name__ = name
+    method.__qualname__ = name
     return method
 
 
-def refuse_collectives(originals: Originals) -> None:
-    """Replace every built-in collective the learner could reach with one that raises Refused."""
-    for name in MODULE_COLLECTIVES:
-        if hasattr(c10d, name):
-            stub = _refuser(f"torch.distributed.{name}", getattr(c10d, name), originals)
-            setattr(c10d, name, stub)
-            if hasattr(dist, name):
-                setattr(dist, name, stub)
+def _replace_everywhere(replacements: dict[int, Callable[..., Any]]) -> None:
+    """Every module-level name bound to one of the replaced functions (by identity) bound to its stand-in instead, so
+    no module that imported torch's function keeps it alive."""
+    for module in list(sys.modules.values()):
+        space = getattr(module, "__dict__", None)
+        if not isinstance(space, dict):
+            continue
+        for attr, value in list(space.items()):
+            stand_in = replacements.get(id(value))
+            if stand_in is not None:
+                space[attr] = stand_in
+
+
+def _process_group_classes() -> list[type]:
+    """ProcessGroup, Backend and every backend class torch's C++ module defines (Gloo, NCCL, MPI, UCC, ...)."""
     import torch._C._distributed_c10d as cpp
 
-    classes = [getattr(cpp, n, None) for n in ("ProcessGroup", "Backend", "ProcessGroupGloo", "ProcessGroupNCCL")]
-    for cls in (c for c in classes if c is not None):
-        for name in COLLECTIVE_METHODS:
-            original = getattr(cls, name, None)
-            if original is not None:
-                try:
-                    setattr(cls, name, _guarded_method(name, original, originals))
-                except (AttributeError, TypeError):  # a class that takes no new attributes: nothing reaches it
-                    pass
+    bases = tuple(c for c in (getattr(cpp, "ProcessGroup", None), getattr(cpp, "Backend", None)) if c is not None)
+    classes = []
+    for value in vars(cpp).values():
+        if isinstance(value, type) and bases and issubclass(value, bases):
+            classes.append(value)
+    return classes
+
+
+# The c10d operators that move data between the ranks (every collective of a process group goes through one of them
+# in C++, whichever Python route called it); send, recv and barrier are left alone.
+POINT_TO_POINT_OPERATORS = frozenset({"send", "recv_", "recv_any_source_", "barrier", "monitored_barrier_"})
+BACKEND_KEYS = ("CPU", "CUDA", "PrivateUse1", "SparseCPU", "SparseCUDA")
+_held: list[int] = []  # addresses only: the registration itself is kept alive outside Python's reach
+
+
+def _refuse_operators() -> None:
+    """Each c10d collective operator's kernels replaced, in the dispatcher, by one that raises.
+
+    The registration lives as long as its library handle; the handle is kept
+    alive by one extra reference and dropped from every Python name, so no
+    walk of the heap can find it and undo the registration (the handle is not
+    an object the garbage collector lists). Deleting the operator's attribute
+    from torch.ops, or looking it up afresh, reaches the same dispatcher entry.
+    """
+    import ctypes
+    import warnings
+
+    import torch._C as cpp
+
+    names = [n.split("::", 1)[1] for n in cpp._dispatch_get_all_op_names() if n.startswith("c10d::")]
+    library = cpp._dispatch_library("IMPL", "c10d", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+        for name in names:
+            if name in POINT_TO_POINT_OPERATORS or name == "check_for_nan":
+                continue
+            table = cpp._dispatch_dump(f"c10d::{name}")
+            for key in BACKEND_KEYS:
+                if f"\n{key}: registered" in "\n" + table:
+                    library.impl(name, key, _refuser(f"torch.ops.c10d.{name}"))
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
+    _held.append(id(library))
+    del library
+
+
+def refuse_collectives() -> None:
+    """Replace every built-in collective the learner could reach with one that raises Refused, keeping none of them.
+
+    Four layers, each enough for the routes above it: torch.distributed's module
+    functions (and every other module's name for them), its functional
+    collectives, the collective methods of every process-group and backend
+    class, and, under all of them, the c10d operators in the dispatcher.
+    """
+    replaced: dict[int, Callable[..., Any]] = {}
+    for name in MODULE_COLLECTIVES:
+        original = getattr(c10d, name, None)
+        if original is not None:
+            replaced[id(original)] = _refuser(f"torch.distributed.{name}")
     functional: Any = None
     try:
         import torch.distributed._functional_collectives as functional
@@ -180,15 +205,24 @@ def refuse_collectives(originals: Originals) -> None:
         pass
     if functional is not None:
         for name in FUNCTIONAL_COLLECTIVES:
-            if hasattr(functional, name):
-                setattr(functional, name, _refuser(f"torch.distributed._functional_collectives.{name}"))
-    for space in OPERATOR_NAMESPACES:
+            original = getattr(functional, name, None)
+            if original is not None:
+                replaced[id(original)] = _refuser(f"torch.distributed._functional_collectives.{name}")
+    _replace_everywhere(replaced)
+    for cls in _process_group_classes():
+        for name in COLLECTIVE_METHODS:
+            if name in vars(cls):
+                try:
+                    setattr(cls, name, _refused_method(name))
+                except (AttributeError, TypeError):  # a class that takes no new attributes
+                    pass
+    _refuse_operators()
+    for space in OPERATOR_NAMESPACES:  # the Python objects torch.ops has cached already: fresh look-ups from now on
         namespace = getattr(torch.ops, space)
-        for name in COLLECTIVE_METHODS + FUNCTIONAL_COLLECTIVES + ("allreduce_", "broadcast_", "allgather_"):
-            try:
-                setattr(namespace, name, _refuser(f"torch.ops.{space}.{name}"))
-            except (AttributeError, TypeError):
-                pass
+        for name, value in list(vars(namespace).items()):
+            if isinstance(value, torch._ops.OpOverloadPacket) and name not in POINT_TO_POINT_OPERATORS:
+                delattr(namespace, name)
+    gc.collect()
 
 
 def _describe(tensor: torch.Tensor) -> str:
@@ -198,7 +232,7 @@ def _describe(tensor: torch.Tensor) -> str:
 class Watch:
     """The learner's point-to-point calls: counted, named in the status slot, receives poisoned when asked."""
 
-    def __init__(self, originals: Originals, status: StatusSlot, learner_file: str) -> None:
+    def __init__(self, originals: PointToPoint, status: StatusSlot, learner_file: str) -> None:
         self.originals = originals
         self.status = status
         self.learner_file = learner_file

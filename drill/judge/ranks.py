@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from drill.judge.rank_status import StatusSlot
+from drill.judge.rank_traffic import nccl_log_path
 
 SPAWN_ENV = "DRILL_RANKS_SPAWN"  # set: fresh processes even where forking would do (tests of that path)
 STALL_SECONDS = 8.0  # no rank answers and none changes its status for this long: a hang
+START_STALL_SECONDS = 60.0  # the same while a rank imports torch and joins the group (none of the learner's code yet)
 FAULT_GRACE_S = 0.3  # after one rank's fault, how long the others may take to report theirs
 
 
@@ -68,6 +70,7 @@ class RankSpec:
     entry: str
     pins: dict[str, Any]
     pg_timeout_s: float
+    baseline_cases: list[dict[str, Any]] = field(default_factory=list)  # NCCL's own collective, timed at these first
 
 
 class RankGroup:
@@ -110,6 +113,9 @@ class RankGroup:
             "entry": self.spec.entry,
             "pins": self.spec.pins,
             "pg_timeout_s": self.spec.pg_timeout_s,
+            "baseline_cases": self.spec.baseline_cases,
+            "result_path": str(self.result_path(rank)),
+            "nccl_log": str(nccl_log_path(self.folder, rank)),
             "commands_fd": commands_r,
             "reports_fd": reports_w,
             "parent": os.getpid(),
@@ -159,8 +165,10 @@ class RankGroup:
         return pid
 
     def _spawn(self, spec: dict[str, Any], keep: tuple[int, int], log: int) -> int:
+        from drill.kernel import judge_python
+
         proc = subprocess.Popen(
-            [sys.executable, "-m", "drill.judge.rank", json.dumps(spec)],
+            judge_python.command("drill.judge.rank", json.dumps(spec), python=sys.executable),  # isolated imports
             pass_fds=keep,
             stdin=subprocess.DEVNULL,
             stdout=log,  # what the learner prints, and what a crashing library says: read back at a death
@@ -204,24 +212,40 @@ class RankGroup:
             if not block or time.monotonic() > deadline:
                 return
 
+    def result_path(self, rank: int) -> Path:
+        """Where rank `rank` writes its output after each checked run, for the judge to read and compare."""
+        return self.folder / f"result{rank}.bin"
+
+    def pids(self) -> list[int]:
+        return [r.pid for r in self.ranks]
+
     # -- talking to them -------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
-        text = json.dumps(message) + "\n"
+        """The same command to every rank."""
         for r in self.ranks:
-            try:
-                r.commands.write(text)
-                r.commands.flush()
-            except OSError:  # a dead rank: seen when its answer does not come
-                pass
+            self.send_to(r.rank, message)
 
-    def collect(self, event: str, deadline: float, what: str) -> list[dict[str, Any]]:
-        """Every rank's reply `event`, in rank order; RankFailure when a rank faults, dies or the ranks hang."""
-        for r in self.ranks:
-            r.replies = [m for m in r.replies if m.get("event") != event]
+    def send_to(self, rank: int, message: dict[str, Any]) -> None:
+        """A command to one rank only (what only it may know: its own seed)."""
+        r = self.ranks[rank]
+        try:
+            r.commands.write(json.dumps(message) + "\n")
+            r.commands.flush()
+        except OSError:  # a dead rank: seen when its answer does not come
+            pass
+
+    def collect(self, event: str, deadline: float, what: str, *, stall_s: float | None = None) -> list[dict[str, Any]]:
+        """Every rank's next reply `event` (taken off what it sent), in rank order; RankFailure when a rank faults, dies
+        or the ranks hang. A rank may be a reply ahead of the others: it is kept for the next collect."""
+        stall = self.stall_s if stall_s is None else stall_s
         last_change = time.monotonic()
         seen = [r.status.get() for r in self.ranks]
         while True:
-            got = {r.rank: m for r in self.ranks for m in r.replies if m.get("event") == event}
+            got = {}
+            for r in self.ranks:
+                first = next((m for m in r.replies if m.get("event") == event), None)
+                if first is not None:
+                    got[r.rank] = first
             faults = [(r, m) for r in self.ranks for m in r.replies if m.get("event") == "fault"]
             if faults:
                 time.sleep(FAULT_GRACE_S)  # the others' own faults, if any, come in too
@@ -234,6 +258,8 @@ class RankGroup:
                 faults.sort(key=lambda fault: int(fault[1].get("seq", 0)))  # the first to fail caused the rest
                 raise RankFailure(self._fault_words(faults, what), faults[0][1].get("kind", "runtime"))
             if len(got) == len(self.ranks):
+                for r in self.ranks:
+                    r.replies.remove(got[r.rank])
                 return [got[r.rank] for r in self.ranks]
             dead = [r for r in self.ranks if r.exit_code is not None and r.rank not in got]
             if dead:
@@ -252,10 +278,8 @@ class RankGroup:
             if current != seen:
                 seen = current
                 last_change = time.monotonic()
-            elif time.monotonic() - last_change >= self.stall_s:
-                raise RankFailure(
-                    self._hang_words(got, what, f"made no progress for {self.stall_s:g} s (a hang)"), "timeout"
-                )
+            elif time.monotonic() - last_change >= stall:
+                raise RankFailure(self._hang_words(got, what, f"made no progress for {stall:g} s (a hang)"), "timeout")
 
     def _read(self, timeout: float) -> bool:
         """Read what the ranks sent; True when anything came."""

@@ -1,4 +1,5 @@
-"""The sizes every collective card is checked and timed on, and the bytes its figure counts (no torch).
+"""The sizes every collective card is checked and timed on, the bytes its figure counts, and the fewest bytes each
+rank must move for it (no torch).
 
 The all-gather, reduce-scatter and ring all-reduce harnesses share them; each
 keeps its own reference, check and bus-bandwidth factor.
@@ -6,6 +7,7 @@ keeps its own reference, check and bus-bandwidth factor.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 MIB = 2**20
@@ -37,4 +39,83 @@ def timing_cases(world: int, *, equal_parts: bool = False) -> list[dict[str, Any
 
 def bytes_moved(case: dict[str, Any]) -> int:
     """S of nccl-tests: the bytes of the whole array (count × element size; for the halves, count per rank × n)."""
-    return int(case["numel"]) * (2 if case["dtype"] == "bfloat16" else 4)
+    return int(case["numel"]) * element_bytes(str(case["dtype"]))
+
+
+def element_bytes(dtype: str) -> int:
+    return 2 if dtype in ("bfloat16", "float16") else 4
+
+
+def shards(n: int, world: int) -> list[tuple[int, int]]:
+    """(start, length) of each rank's part of `n` elements, as torch.tensor_split cuts them: the first n % world
+    parts one element longer."""
+    base, extra = divmod(n, world)
+    out = []
+    start = 0
+    for r in range(world):
+        length = base + (1 if r < extra else 0)
+        out.append((start, length))
+        start += length
+    return out
+
+
+@dataclass(frozen=True)
+class TrafficFloor:
+    """The fewest bytes a collective of one size can move, per rank each way and over all ranks together.
+
+    Each element of a rank's contribution must leave it at least once (alone or
+    added into others), and each element of its result must reach it at least
+    once. An all-reduce sends every element 2(n-1) times over the n ranks at
+    the least (n-1 to add it up in one place, n-1 to hand the sum to the
+    others): 2(n-1)/n of the array per rank on average, which a ring meets on
+    every rank and a star through rank 0 meets in all.
+    """
+
+    what: str  # "an all-reduce of 256 KiB over 3 ranks"
+    sent: tuple[int, ...]  # per rank
+    received: tuple[int, ...]  # per rank
+    total: int  # sent by all ranks together
+
+
+def all_reduce_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+    size = int(case["numel"]) * element_bytes(str(case["dtype"]))
+    return TrafficFloor(
+        f"an all-reduce of {size_words(size)} over {world} ranks",
+        (size,) * world,
+        (size,) * world,
+        2 * (world - 1) * size,
+    )
+
+
+def all_gather_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+    """Each rank sends its own part at least once and receives every other part."""
+    size = element_bytes(str(case["dtype"]))
+    numel = int(case["numel"])
+    parts = [length * size for _, length in shards(numel, world)]
+    return TrafficFloor(
+        f"an all-gather of {size_words(numel * size)} over {world} ranks",
+        tuple(parts),
+        tuple(numel * size - part for part in parts),
+        (world - 1) * numel * size,
+    )
+
+
+def reduce_scatter_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+    """Each rank sends every element outside its part at least once and receives every element of its part."""
+    size = element_bytes(str(case["dtype"]))
+    numel = int(case["numel"])
+    parts = [length * size for _, length in shards(numel, world)]
+    return TrafficFloor(
+        f"a reduce-scatter of {size_words(numel * size)} over {world} ranks",
+        tuple(numel * size - part for part in parts),
+        tuple(parts),
+        (world - 1) * numel * size,
+    )
+
+
+def size_words(size: float) -> str:
+    """'1.5 MiB', '256 KiB', '12 B'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", MIB), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{int(size)} B"
