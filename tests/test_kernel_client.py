@@ -6,13 +6,14 @@ import time
 
 import pytest
 
+from drill.kernel import judge_python
 from drill.kernel.client import JudgeClient
 
 JOB = {"card": "reduce", "language": "cuda", "harness": "unused", "filename": "reduce.cu"}
 
 
 def fake(*flags: str) -> list[str]:
-    return [sys.executable, "-m", "drill.judge.fake", *flags]
+    return judge_python.command("drill.judge.fake", *flags)  # started as every judge is: isolated
 
 
 @pytest.fixture

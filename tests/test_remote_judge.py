@@ -46,7 +46,7 @@ async def _pump(reader, writer, close: bool = True) -> None:
 
 async def _run_command(process: asyncssh.SSHServerProcess) -> None:
     command = process.command or ""
-    command = command.replace("python3 -m", f"{sys.executable} -m", 1)  # the "remote" python is this venv's
+    command = command.replace(" python3 -P -m", f" {sys.executable} -P -m", 1)  # the "remote" python is this venv's
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DRILL_JUDGE_CPU": "1"}
     child = await asyncio.create_subprocess_shell(
         command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env

@@ -59,7 +59,7 @@ def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
         elif request["op"] == "quit":
             return 0
         elif request["op"] == "run":
-            runtime.open_workdir()
+            os.chdir(runtime.open_workdir())  # what the learner's code writes by a relative name lands there
             try:
                 judge.run(request["job"], request["source"], request["timing"], emit)
             except Fatal:
@@ -94,7 +94,16 @@ def calibrate(runtime: Runtime, emit: Emit) -> None:
     emit({"event": "finished"})
 
 
+def forget_start_folder() -> None:
+    """Take the start folder off the import path when this judge was started without `-P` (by hand, say, as
+    `python -m drill.judge`): numpy, torch and the rest are then found where they are installed, never in the
+    folder it was started from. The app starts it isolated from the outset (drill.kernel.judge_python)."""
+    if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+
+
 def main(argv: list[str] | None = None) -> int:
+    forget_start_folder()
     parser = argparse.ArgumentParser(prog="python -m drill.judge")
     parser.add_argument("--calibration", type=Path, help="JSON file where each GPU's copy bandwidth is kept")
     parser.add_argument(

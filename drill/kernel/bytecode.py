@@ -14,7 +14,7 @@ from pathlib import Path
 def pycache_dir() -> Path:
     """Where the judge (and `drill kernel run`) keep compiled bytecode: DRILL_PYCACHE, else the user cache."""
     if os.environ.get("DRILL_PYCACHE"):
-        return Path(os.environ["DRILL_PYCACHE"]).expanduser()
+        return Path(os.environ["DRILL_PYCACHE"]).expanduser().absolute()  # the judge starts in another folder
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("drill", appauthor=False)) / "pycache"

@@ -8,7 +8,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
-from drill.kernel import protocol
+from drill.kernel import judge_python, protocol
 from drill.kernel.bytecode import python_env
 from drill.kernel.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, ReadyEvent, Request, RunRequest
 from drill.kernel.verdict import Verdict, VerdictBuilder
@@ -27,11 +26,11 @@ START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while 
 
 
 def default_command(calibration: Path | None = None) -> list[str]:
-    python = os.environ.get("DRILL_JUDGE_PYTHON") or sys.executable
-    cmd = [python, "-m", "drill.judge"]
-    if calibration is not None:
-        cmd.append(f"--calibration={calibration}")  # one word: a folder named like an option stays a value
-    return cmd
+    """The judge's command line: `python -m drill.judge` with the isolated import path (drill.kernel.judge_python)."""
+    if calibration is None:
+        return judge_python.command("drill.judge")
+    # one word: a folder named like an option stays a value; absolute: the judge starts in another folder
+    return judge_python.command("drill.judge", f"--calibration={calibration.absolute()}")
 
 
 class JudgeError(RuntimeError):
@@ -44,6 +43,7 @@ class _Child:
     def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
         self.proc = subprocess.Popen(
             list(command),
+            cwd=judge_python.neutral_folder(),  # never the learner's folder (see drill.kernel.judge_python)
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -184,11 +184,9 @@ class JudgeClient:
     @staticmethod
     def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
         env = python_env()
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
         env.update(extra or {})
-        return env
+        return judge_python.environment(env)  # drill itself is found by the command line, not by PYTHONPATH
 
     def start(self) -> None:
         """Start the child now (it warms up in the background)."""
@@ -276,6 +274,7 @@ class JudgeClient:
             started = time.monotonic()
             request_id = next(self._ids)
             sent = job.copy()
+            sent["harness"] = os.path.abspath(job["harness"])  # the judge works in a folder of its own
             sent.setdefault("timeout_s", timeout)  # a collective card's judge reports a hang well inside it
             request: RunRequest = {"op": "run", "id": request_id, "job": sent, "source": source, "timing": timing}
             with suppress(JudgeError):  # none yet: one starts now and reads this at once (a CUDA source compiles)

@@ -2,7 +2,8 @@
 
 The judge child speaks JSON lines on stdin and stdout, which SSH carries as they
 are; so a remote judge is the ordinary JudgeClient whose child command is
-`ssh HOST python3 -m drill.judge --remote`. The source travels in the run
+`ssh HOST python3 -m drill.judge --remote`, started from `/`, without PYTHONPATH and with
+`-P` as every judge is (drill.kernel.judge_python). The source travels in the run
 request, events stream back as they happen, and when the connection fails or
 drops the client reports ssh's own words ("Connection refused", "Broken pipe")
 while the learner's draft stays saved on this machine.
@@ -14,10 +15,10 @@ name (see drill.judge.remote_requests).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
 from drill.hosts import BadHost, parse_host
+from drill.kernel import judge_python
 from drill.words import shortened
 
 # Fail fast on a dead host, notice a dropped link within ~15 s, never prompt for a password.
@@ -63,5 +64,5 @@ def ssh_command(
     if chosen is not None:
         command += ["-p", str(chosen)]
     # "--" ends ssh's options: whatever follows is the destination and the command, never an option
-    command += [*options, "--", parsed.destination, f"{shlex.quote(python)} -m drill.judge --remote"]
+    command += [*options, "--", parsed.destination, judge_python.remote_command(python, "drill.judge", "--remote")]
     return command
