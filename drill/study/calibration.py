@@ -269,3 +269,59 @@ def _is_number(value: Any) -> bool:
 
 def _rounded(value: float) -> float:
     return round(value, ROUNDED)
+
+
+# -- forecast against what happened, week by week --------------------------------------------------
+WEEK_DAYS = 7
+MIN_WEEK_REVIEWS = 20  # fewer predicted reviews in a week say too little to judge the model by
+WEEK_SLACK = 0.02  # a gap this small is no news, however many reviews
+
+
+@dataclass(frozen=True)
+class WeekCheck:
+    """The last WEEK_DAYS days' predicted reviews: the mean recall the model predicted and the share recalled."""
+
+    reviews: int
+    predicted: float | None
+    recalled: float | None
+
+    @property
+    def outside(self) -> bool:
+        """Whether the recalls fall outside what the forecast allows (two binomial standard errors, plus slack)."""
+        if self.reviews < MIN_WEEK_REVIEWS or self.predicted is None or self.recalled is None:
+            return False
+        spread = 2 * math.sqrt(max(self.predicted * (1 - self.predicted), 0.0) / self.reviews) + WEEK_SLACK
+        return abs(self.recalled - self.predicted) > spread
+
+    def line(self) -> str:
+        """One line for `drill stats`, the stats screen and `drill plan`."""
+        if self.predicted is None or self.recalled is None:
+            return "Forecast vs what happened (7 days): no predicted review yet"
+        head = (
+            f"Forecast vs what happened (7 days): predicted {self.predicted:.0%} recall, "
+            f"you recalled {self.recalled:.0%} of {self.reviews} reviews"
+        )
+        if self.reviews < MIN_WEEK_REVIEWS:
+            return f"{head}; too few to judge"
+        if self.outside:
+            return f"{head}: outside the forecast, the model does not fit you yet; drill fsrs fit fits it to your log"
+        return f"{head}: within the forecast"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "reviews": self.reviews,
+            "predicted": None if self.predicted is None else _rounded(self.predicted),
+            "recalled": None if self.recalled is None else _rounded(self.recalled),
+            "outside": self.outside,
+        }
+
+
+def week_check(outcomes: Iterable[Outcome]) -> WeekCheck:
+    """The check over the week's outcomes (the caller picks the reviews of the last WEEK_DAYS days)."""
+    sums = Sums()
+    for outcome in outcomes:
+        sums.add(outcome)
+    if not sums.count:
+        return WeekCheck(0, None, None)
+    predicted, recalled = sums.means()
+    return WeekCheck(sums.count, predicted, recalled)

@@ -1,31 +1,28 @@
-"""The plan to an interview date: new cards a day, expected review minutes, early reviews at the end, mocks.
+"""The plan to an interview date, made for the minutes a day the learner gives, and the day's cards it asks.
 
-Given the track's cards (seen ones with their FSRS memory and the day the queue asks
-them next, unseen ones), today, the interview date, the minutes the learner gives each
-day and a target recall, the plan
+One function decides a day's cards, `day_cards`: same-day repeats, then the track's due reviews
+(oldest due first), then the early reviews of the last EARLY_REVIEW_DAYS days (cards whose predicted
+recall on the date is below the target plus EARLY_REVIEW_MARGIN, lowest first), then the new cards
+the plan's policy deals that day (in the queue's order), then the other decks' due reviews; each card
+is taken while its expected seconds (the learner's pace times the views it is expected to need:
+a review, and a same-day repeat when graded below 4) still fit in the minutes left. The plan's
+"Today" line and the app's queue are that one list (drill.workspace.planned_queue), and the session
+stops serving once the minutes given are spent (drill.study.session.ReviewSession.budget_seconds).
 
-- introduces every unseen card by INTRO_LEAD_DAYS before the date, as many each day
-  (give or take one, the slowest kinds dealt first so each day's minutes are even) over
-  as many days as fit the minutes: over all the days up to then when they fit, over fewer
-  (more a day, finishing sooner) when the last days would be too busy;
-- counts the reviews the queue would ask for: each card's due day (the active
-  scheduler's for a seen card, then the intervals drill's FSRS scheduler gives), with
-  the learner's answers drawn SAMPLES times -- recalled with the model's predicted recall,
-  graded by the learner's own mix of grades (`grade_mix`), a forgotten card due the
-  next day -- and averaged, so that "if you follow the plan" includes what is forgotten;
-- in the last EARLY_REVIEW_DAYS days before the date, brings up a card whose predicted
-  recall on the date is below the target (plus EARLY_REVIEW_MARGIN) even if it is not due (`early_reviews`: the
-  queue's rule, the same one the plan counts), each card from its own one of those days
-  on (`early_review_day`), so the extra reviews spread over them;
-- costs each view at the learner's own seconds per card of its kind
-  (`seconds_per_card`): a review, and its same-day repeat when graded below 4;
-- suggests a mock interview every MOCK_EVERY_DAYS days, the last one LAST_MOCK_DAYS_BEFORE
-  days before the date.
+The plan is chosen, not fixed: each candidate policy (new cards a day: an even deal over the days
+to INTRO_LEAD_DAYS before the date, a ladder of caps, as many as the minutes hold, and the fixed
+BASELINE_NEW_PER_DAY with no early reviews) is followed day by day through SAMPLES simulated runs,
+each with the same random draws: the learner's answers (recalled with the model's predicted recall,
+its stabilities times a factor drawn from drill.study.uncertainty; graded by their mix of grades),
+their seconds per view (drill.study.pace), skipped days at their skip rate, the queue served to the
+minutes given. The policy with the most cards expected at the target on the date wins (fewer
+minutes break a tie), so a plan does no worse in its own model than the fixed baseline.
 
-It fits when no day needs more than the minutes given, every card is introduced in time
-and readiness on the date (mean predicted recall if the plan is followed) reaches the
-target. When it does not, it says what would: the minutes a day that would fit, and the
-topics to leave out, the one that saves the most minutes first.
+It says what the minutes reach (the expected share of cards at the target, the mean recall with a
+10-90 % interval over the runs), and what the target needs: the even deal without a limit on minutes,
+the 90th percentile of its busiest day. It "fits" when the target is reached, every card
+is introduced in time and, on the 90th percentile of the simulated days, the reviews the plan asks
+fit in the minutes given.
 
 Pure: no clock, no I/O; today is an argument.
 """
@@ -37,61 +34,41 @@ import math
 import random
 import statistics
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from drill.study import scheduling, sm2
 from drill.study.forecast import UNSEEN_RECALL, MemoryModel, Readiness, TrackCard, readiness, stop_now
-from drill.study.records import FSRSState, LoggedReview
+from drill.study.memory_law import MemoryLaw, memory_law
+from drill.study.pace import Pace
+from drill.study.records import LoggedReview
 from drill.study.targets import DEFAULT_TARGET
+from drill.study.uncertainty import Uncertainty
 
-INTRO_LEAD_DAYS = 3  # every card is introduced at least this many days before the date
+INTRO_LEAD_DAYS = 3  # the even deal introduces every card at least this many days before the date
 EARLY_REVIEW_DAYS = 5  # the days before the date in which a card below target comes up early
 # Until its parameters are fitted to the learner, the model's recall can be a few points off
-# for one learner (bench/readiness.py's learners, whose memory is not the defaults, show it):
-# a card comes up early when its predicted recall on the date is below the target plus this.
+# for one learner: a card comes up early when its predicted recall on the date is below the target plus this.
 EARLY_REVIEW_MARGIN = 0.03
 MOCK_EVERY_DAYS = 7
 LAST_MOCK_DAYS_BEFORE = 2  # the last mock leaves a day to review what it showed, and a rested day
-SAMPLES = 32  # runs of each card's answers the plan averages (seeded: the same inputs give the same plan)
+SAMPLES = 16  # simulated runs the chosen plan's figures average (seeded: the same inputs give the same plan)
+CHOICE_SAMPLES = 4  # runs each candidate is judged on (the same draws for every candidate)
 FORGOTTEN_GRADE = 1  # a forgotten review's grade: "wrong, familiar", FSRS's Again
+BASELINE_NEW_PER_DAY = 10  # the fixed policy every plan is compared with
+NEW_CAPS = (5, 10, 20, 40)  # the caps on new cards a day the planner tries beside the even deal and "all that fit"
+FITS_QUANTILE = 0.9  # a day fits when its reviews fit on this quantile of the simulated days
+INTERVAL = (0.1, 0.9)  # the forecast's interval: these quantiles of the runs' mean recall on the date
+UNLIMITED_MINUTES = 24 * 60.0
+
+Card_ = TypeVar("Card_")  # a card as the caller names it: its id in the app, its index in the simulation
 
 # How the learner grades, until their log holds MIN_GRADED of each: the first answer to a
 # new card (often missed: drill asks before it shows), and a recalled review (mostly good).
 DEFAULT_FIRST_GRADES: tuple[tuple[int, float], ...] = ((1, 0.3), (3, 0.2), (4, 0.4), (5, 0.1))
 DEFAULT_RECALLED_GRADES: tuple[tuple[int, float], ...] = ((3, 0.15), (4, 0.75), (5, 0.1))
 MIN_GRADED = 30
-
-# Seconds one review of a card takes, by kind, until the learner's own log has MIN_TIMED of
-# that kind: reading and answering a concept out loud, filling a shape trace, working a
-# ledger's numbers, reading profiler evidence; a kernel card is an edit-and-run loop (the
-# mock gives it 15 minutes, drill.mock.plan.MINUTES_BY_KIND).
-DEFAULT_SECONDS_BY_KIND: dict[str, float] = {
-    "concept": 60.0,
-    "shape_trace": 90.0,
-    "memory_ledger": 150.0,
-    "diagnosis": 120.0,
-    "kernel": 900.0,
-}
-DEFAULT_SECONDS = 90.0  # a kind not listed above
-MIN_TIMED = 5  # timed reviews of a kind before the learner's median replaces the default
-
-
-def seconds_per_card(timed: Iterable[tuple[str, float]]) -> dict[str, float]:
-    """Seconds per review by kind: the median of the learner's own (kind, seconds) timings, else the default.
-
-    Timings of zero or less (a review logged without a duration) are left out.
-    """
-    by_kind: dict[str, list[float]] = {}
-    for kind, seconds in timed:
-        if seconds > 0:
-            by_kind.setdefault(kind, []).append(seconds)
-    out = dict(DEFAULT_SECONDS_BY_KIND)
-    for kind, values in by_kind.items():
-        if len(values) >= MIN_TIMED:
-            out[kind] = statistics.median(values)
-    return out
 
 
 @dataclass(frozen=True)
@@ -100,6 +77,13 @@ class GradeMix:
 
     first: tuple[tuple[int, float], ...] = DEFAULT_FIRST_GRADES
     recalled: tuple[tuple[int, float], ...] = DEFAULT_RECALLED_GRADES
+
+    def first_repeat_share(self) -> float:
+        """The share of first answers graded below 4: they take a same-day repeat."""
+        return sum(share for grade, share in self.first if grade < sm2.SAME_DAY_REPEAT_BELOW)
+
+    def recalled_repeat_share(self) -> float:
+        return sum(share for grade, share in self.recalled if grade < sm2.SAME_DAY_REPEAT_BELOW)
 
 
 def grade_mix(log: Iterable[LoggedReview]) -> GradeMix:
@@ -123,14 +107,89 @@ def grade_mix(log: Iterable[LoggedReview]) -> GradeMix:
     return mix
 
 
+# -- the day's cards ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DayCards(Generic[Card_]):
+    """A day's cards in the order the queue asks them, each group taken while it fits in the minutes."""
+
+    due: tuple[Card_, ...]  # the track's due reviews, oldest due first
+    early: tuple[Card_, ...]  # brought up before they are due, lowest recall on the date first
+    new: tuple[Card_, ...]  # new cards, in the queue's order
+    other_due: tuple[Card_, ...]  # due reviews of cards outside the track
+    left_over: tuple[Card_, ...]  # due reviews that do not fit today (they wait for tomorrow)
+    seconds: float  # expected seconds of what is taken
+
+    @property
+    def cards(self) -> tuple[Card_, ...]:
+        return self.due + self.early + self.new + self.other_due
+
+    @property
+    def reviews(self) -> int:
+        return len(self.due) + len(self.early) + len(self.other_due)
+
+
+def day_cards(
+    due: Sequence[Card_],
+    early: Sequence[Card_],
+    new: Sequence[Card_],
+    other_due: Sequence[Card_],
+    cost: Callable[[Card_], float],
+    budget_seconds: float,
+) -> DayCards[Card_]:
+    """The day's cards: each group in turn, each card taken while its expected seconds fit in what is left.
+
+    The first card of the day is taken even when it alone is longer than the minutes (a long
+    card would otherwise never come up); once one card does not fit, the day is full.
+    """
+    spent = 0.0
+    taken: list[list[Card_]] = [[], [], [], []]
+    left_over: list[Card_] = []
+    full = False
+    for group, cards in enumerate((due, early, new, other_due)):
+        for card in cards:
+            seconds = cost(card)
+            if not full and (not any(taken) or spent + seconds <= budget_seconds):
+                taken[group].append(card)
+                spent += seconds
+                continue
+            full = True
+            if group in (0, 3):
+                left_over.append(card)
+    return DayCards(tuple(taken[0]), tuple(taken[1]), tuple(taken[2]), tuple(taken[3]), tuple(left_over), spent)
+
+
+def expected_views(recall: float | None, grades: GradeMix) -> float:
+    """Views a card is expected to need today: a new card (`recall` None) or a review, with its same-day repeat."""
+    if recall is None:
+        return 1 + grades.first_repeat_share()
+    return 1 + (1 - recall) + recall * grades.recalled_repeat_share()
+
+
+# -- the plan's records ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Policy:
+    """How many new cards a day, whether cards come up early in the last days, and the days before the date with none."""
+
+    name: str
+    new_per_day: int | None  # None: as many as the minutes hold
+    early: bool
+    lead_days: int
+
+    def new_on(self, day: int, span: int) -> int:
+        if day >= span - self.lead_days:
+            return 0
+        return self.new_per_day if self.new_per_day is not None else 1_000_000
+
+
 @dataclass(frozen=True)
 class PlanDay:
     day: dt.date
-    new_cards: tuple[str, ...]  # the ids of the cards to introduce that day
+    new_cards: tuple[str, ...]  # the ids of the cards to introduce that day (today's exactly; later days expected)
     reviews: float  # expected reviews of cards already introduced, early ones included
     early_reviews: float  # of those, cards brought up before they are due
-    minutes: float  # expected, same-day repeats included
+    minutes: float  # expected minutes served, same-day repeats included
     mock: bool
+    minutes_p90: float = 0.0  # the reviews the day asks, in minutes, on the 90th percentile of the runs
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -156,6 +215,26 @@ class TopicCut:
 
 
 @dataclass(frozen=True)
+class Forecast:
+    """Mean predicted recall of the track on the date if the plan is followed, with its interval over the runs."""
+
+    mean: float
+    low: float
+    high: float
+    ready_share: float  # expected share of the track's cards at the target or above on the date
+    ready_low: float  # the 10th percentile of that share over the runs
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mean": round(self.mean, 3),
+            "low": round(self.low, 3),
+            "high": round(self.high, 3),
+            "ready_share": round(self.ready_share, 3),
+            "ready_low": round(self.ready_low, 3),
+        }
+
+
+@dataclass(frozen=True)
 class StudyPlan:
     today: dt.date
     date: dt.date
@@ -165,12 +244,17 @@ class StudyPlan:
     days: tuple[PlanDay, ...]
     fits: bool
     reasons: tuple[str, ...]  # why it does not fit; empty when it does
-    minutes_needed: int | None  # the minutes a day that would fit (None when no minutes would)
+    minutes_needed: int | None  # the minutes a day the target needs (None when no minutes would)
     leave_out: tuple[TopicCut, ...]  # topics whose leaving out makes it fit, the largest saving first
     mocks: tuple[dt.date, ...]
     now: Readiness  # if the learner stops now
     planned: Readiness  # if the plan is followed
     projected: Mapping[str, float] = field(default_factory=dict)  # each card's predicted recall on the date, planned
+    today_cards: DayCards[str] = field(default_factory=lambda: DayCards[str]((), (), (), (), (), 0.0))
+    forecast: Forecast = field(default_factory=lambda: Forecast(0.0, 0.0, 0.0, 0.0, 0.0))
+    policy: str = ""
+    needed_reaches: float | None = None  # the ready share the minutes_needed reach
+    uncertainty: Uncertainty = field(default_factory=Uncertainty)
 
     @property
     def peak_minutes(self) -> float:
@@ -183,6 +267,7 @@ class StudyPlan:
             "minutes_per_day": self.minutes_per_day,
             "target": self.target,
             "new_per_day": self.new_per_day,
+            "policy": self.policy,
             "fits": self.fits,
             "reasons": list(self.reasons),
             "minutes_needed": self.minutes_needed,
@@ -190,6 +275,7 @@ class StudyPlan:
             "mocks": [d.isoformat() for d in self.mocks],
             "readiness_now": self.now.as_json(),
             "readiness_planned": self.planned.as_json(),
+            "forecast": self.forecast.as_json(),
             "days": [d.as_json() for d in self.days],
         }
 
@@ -204,9 +290,8 @@ def early_reviews(
     """Cards to review today although not due: in the last EARLY_REVIEW_DAYS before the date, those below target.
 
     A card counts when its predicted recall on the date is below `target` plus
-    EARLY_REVIEW_MARGIN, from its own
-    first day in those days on (`early_review_day`); the lowest come first. Before then,
-    for cards never seen and for cards due anyway, nothing.
+    EARLY_REVIEW_MARGIN, from its own first day in those days on (`early_review_day`); the
+    lowest come first. Before then, for cards never seen and for cards due anyway, nothing.
     """
     model = model or MemoryModel()
     if not today < date:
@@ -230,13 +315,17 @@ def make_plan(
     date: dt.date,
     minutes_per_day: float,
     target: float = DEFAULT_TARGET,
-    seconds_by_kind: Mapping[str, float] | None = None,
+    pace: Pace | None = None,
     model: MemoryModel | None = None,
     grades: GradeMix | None = None,
+    uncertainty: Uncertainty | None = None,
+    others: Sequence[TrackCard] = (),
     suggest: bool = True,
 ) -> StudyPlan:
     """The plan from `today` to the interview on `date` (see the module docstring).
 
+    `cards` are the track's, seen ones first and unseen ones in the order the queue introduces
+    them; `others` the seen cards outside the track, which the queue also serves when due.
     `suggest` False skips the topics-to-leave-out search when the plan does not fit.
     ValueError (one line) when the date is not after today, the minutes are not positive
     or the target is not between 0 and 1.
@@ -249,34 +338,47 @@ def make_plan(
         raise ValueError(f"the target recall must be between 0 and 1, got {target!r}")
     model = model or MemoryModel()
     grades = grades or GradeMix()
-    seconds = dict(seconds_by_kind) if seconds_by_kind is not None else dict(DEFAULT_SECONDS_BY_KIND)
-    planner = _Planner(model, today, date, target, minutes_per_day, seconds, grades)
-    schedule, planned, reasons = planner.verdict(cards)
+    pace = pace or Pace()
+    uncertainty = uncertainty or Uncertainty()
+    world = _World(cards, others, today, date, target, pace, model, grades, uncertainty)
+    budget = minutes_per_day * 60
+    candidates = world.candidates()
+    chosen = _best(world, candidates, budget)
+    run = world.run(chosen, budget, SAMPLES)
+    # what the target needs: the even deal (the gentlest busiest day) with no limit on the minutes
+    full = world.run(candidates[0], UNLIMITED_MINUTES * 60, SAMPLES)
+    introduced_all = run.introduced_all
+    reasons = _reasons(run, introduced_all, minutes_per_day, target, world)
     minutes_needed = None
+    if reasons and full.introduced_all and full.forecast.mean >= target:
+        minutes_needed = math.ceil(max(full.demand_p90, default=0.0) / 60)
     leave_out: tuple[TopicCut, ...] = ()
-    if reasons:
-        minutes_needed = _minutes_needed(schedule, planned, target)
-        if suggest:
-            leave_out = planner.topics_to_leave_out(cards, schedule)
+    if reasons and suggest:
+        leave_out = _topics_to_leave_out(world, cards, others, chosen, budget, run, today, date, target)
     mocks = mock_days(today, date)
-    days = tuple(
-        PlanDay(
-            day=today + dt.timedelta(days=i),
-            new_cards=tuple(schedule.new_ids[i]),
-            reviews=schedule.reviews[i],
-            early_reviews=schedule.early[i],
-            minutes=schedule.minutes[i],
-            mock=today + dt.timedelta(days=i) in mocks,
-        )
-        for i in range(len(schedule.minutes))
-    )
+    first = world.first_day(chosen, budget)
+    new_ids = world.new_ids_by_day(run, first)
+    days = []
+    for i in range(world.span):
+        day = today + dt.timedelta(days=i)
+        if i == 0:
+            reviews = float(first.reviews)
+            early = float(len(first.early))
+            minutes = first.seconds / 60
+        else:
+            reviews = run.reviews[i]
+            early = run.early[i]
+            minutes = run.minutes[i]
+        days.append(PlanDay(day, new_ids[i], reviews, early, minutes, day in mocks, minutes_p90=run.demand_p90[i] / 60))
+    projected = dict(run.projected)
+    planned = readiness(projected, {c.card_id: c.topic for c in cards}, date)
     return StudyPlan(
         today=today,
         date=date,
         minutes_per_day=minutes_per_day,
         target=target,
-        new_per_day=max((len(ids) for ids in schedule.new_ids), default=0),
-        days=days,
+        new_per_day=max((len(ids) for ids in new_ids), default=0),
+        days=tuple(days),
         fits=not reasons,
         reasons=tuple(reasons),
         minutes_needed=minutes_needed,
@@ -284,7 +386,12 @@ def make_plan(
         mocks=tuple(sorted(mocks)),
         now=stop_now(cards, date, model),
         planned=planned,
-        projected=schedule.projected,
+        projected=projected,
+        today_cards=first,
+        forecast=run.forecast,
+        policy=chosen.name,
+        needed_reaches=full.forecast.ready_share if minutes_needed is not None else None,
+        uncertainty=uncertainty,
     )
 
 
@@ -298,249 +405,6 @@ def mock_days(today: dt.date, date: dt.date) -> set[dt.date]:
     return out
 
 
-@dataclass
-class _Path:
-    """One card followed through the plan's days, averaged over SAMPLES: each day's expected cost and reviews."""
-
-    views: list[float]  # expected views per day: a review plus its same-day repeat when forgotten
-    reviews: list[float]  # expected reviews per day (not the day it is introduced)
-    early: list[float]  # expected reviews per day before the card is due
-    recall: float  # expected predicted recall on the date
-
-
-@dataclass
-class _Schedule:
-    new_ids: list[list[str]]
-    reviews: list[float]
-    early: list[float]
-    minutes: list[float]
-    projected: dict[str, float]
-    introduced_all: bool
-    unseen: int
-
-
-class _Planner:
-    """Follows cards through the days from today to the day before the date; each card's path is worked out once.
-
-    Reviews and predictions are remembered by their inputs: the sampled runs of many cards
-    pass through the same memories, and the topics-to-leave-out search plans the same
-    cards again.
-    """
-
-    def __init__(
-        self,
-        model: MemoryModel,
-        today: dt.date,
-        date: dt.date,
-        target: float,
-        budget: float,
-        seconds: Mapping[str, float],
-        grades: GradeMix,
-    ) -> None:
-        self.model = model
-        self.today = today
-        self.date = date
-        self.span = (date - today).days
-        self.target = target
-        self.early_below = target + EARLY_REVIEW_MARGIN
-        self.budget = budget
-        self.seconds = seconds
-        self.grades = grades
-        self._paths: dict[tuple[str, int | None, dt.date], _Path] = {}
-        self._reviews: dict[tuple[FSRSState | None, int, dt.date], tuple[FSRSState, dt.date]] = {}
-        self._recalls: dict[tuple[FSRSState, dt.date], float] = {}
-
-    def minutes_each(self, card: TrackCard) -> float:
-        return self.seconds.get(card.kind, DEFAULT_SECONDS) / 60
-
-    def path(self, card: TrackCard, intro: int | None) -> _Path:
-        """A seen card from its memory (`intro` None), or an unseen one introduced on day `intro`."""
-        early_from = early_review_day(card.card_id, self.date)
-        if card.memory is None:
-            # an unseen card's path depends only on its first day and its first day for early reviews
-            key: tuple[str, int | None, dt.date] = ("", intro, early_from)
-            seed = intro or 0
-        else:
-            key = (card.card_id, None, early_from)
-            seed = zlib.crc32(card.card_id.encode())
-        if key not in self._paths:
-            self._paths[key] = self._follow(card.memory, card.due, intro, early_from, seed)
-        return self._paths[key]
-
-    def _follow(
-        self, memory: FSRSState | None, due: dt.date | None, intro: int | None, early_from: dt.date, seed: int
-    ) -> _Path:
-        """Each of SAMPLES runs draws the learner's answers: recalled with the model's predicted recall, graded by their mix."""
-        path = _Path([0.0] * self.span, [0.0] * self.span, [0.0] * self.span, 0.0)
-        rng = random.Random(seed)
-        start = (memory, due)
-        for _ in range(SAMPLES):
-            memory, due = start
-            for i in range(self.span):
-                day = self.today + dt.timedelta(days=i)
-                if memory is None:
-                    if i != intro:
-                        continue
-                    grade = _draw(rng, self.grades.first)
-                else:
-                    is_due = due is not None and due <= day
-                    early = not is_due and day >= early_from and self._recall(memory, self.date) < self.early_below
-                    if not (is_due or early):
-                        continue
-                    recalled = rng.random() < self._recall(memory, day)
-                    grade = _draw(rng, self.grades.recalled) if recalled else FORGOTTEN_GRADE
-                    path.reviews[i] += 1 / SAMPLES
-                    path.early[i] += int(early) / SAMPLES
-                path.views[i] += (1 if grade >= sm2.SAME_DAY_REPEAT_BELOW else 2) / SAMPLES
-                memory, due = self._review(memory, grade, day)
-            path.recall += (UNSEEN_RECALL if memory is None else self._recall(memory, self.date)) / SAMPLES
-        return path
-
-    def _review(self, memory: FSRSState | None, grade: int, day: dt.date) -> tuple[FSRSState, dt.date]:
-        key = (memory, grade, day)
-        if key not in self._reviews:
-            self._reviews[key] = self.model.review(memory, grade, day)
-        return self._reviews[key]
-
-    def _recall(self, memory: FSRSState, day: dt.date) -> float:
-        key = (memory, day)
-        if key not in self._recalls:
-            self._recalls[key] = self.model.recall(memory, day)
-        return self._recalls[key]
-
-    def schedule(self, cards: Sequence[TrackCard]) -> _Schedule:
-        """The gentlest even introduction that fits the budget (or, when none does, the one with the lightest busiest day)."""
-        base_minutes = [0.0] * self.span
-        base_reviews = [0.0] * self.span
-        base_early = [0.0] * self.span
-        projected: dict[str, float] = {}
-        unseen: list[TrackCard] = []
-        for card in cards:
-            if card.memory is None:
-                unseen.append(card)
-                continue
-            path = self.path(card, None)
-            cost = self.minutes_each(card)
-            for i in range(self.span):
-                base_minutes[i] += path.views[i] * cost
-                base_reviews[i] += path.reviews[i]
-                base_early[i] += path.early[i]
-            projected[card.card_id] = path.recall
-
-        intro_days = max(0, self.span - INTRO_LEAD_DAYS + 1)
-        if not unseen or intro_days == 0:
-            for card in unseen:
-                projected[card.card_id] = UNSEEN_RECALL
-            no_new: list[list[str]] = [[] for _ in range(self.span)]
-            return _Schedule(no_new, base_reviews, base_early, base_minutes, projected, not unseen, len(unseen))
-
-        best: tuple[float, list[list[TrackCard]], list[float]] | None = None
-        for spread in range(intro_days, 0, -1):  # introducing over fewer days front-loads the new cards
-            blocks = _deal(unseen, spread, self.seconds)
-            minutes = list(base_minutes)
-            for block, members in enumerate(blocks):
-                # the cards of a day that share a path share its views: add their minutes once
-                cost_by_path: dict[int, tuple[_Path, float]] = {}
-                for card in members:
-                    path = self.path(card, block)
-                    _, cost = cost_by_path.get(id(path), (path, 0.0))
-                    cost_by_path[id(path)] = (path, cost + self.minutes_each(card))
-                for path, cost in cost_by_path.values():
-                    for i in range(self.span):
-                        minutes[i] += path.views[i] * cost
-            peak = max(minutes)
-            if best is None or peak < best[0] or peak <= self.budget:
-                best = (peak, blocks, minutes)
-            if peak <= self.budget:
-                break
-        assert best is not None
-        _, blocks, minutes = best
-        new_ids: list[list[str]] = [[] for _ in range(self.span)]
-        reviews = list(base_reviews)
-        early = list(base_early)
-        for block, members in enumerate(blocks):
-            new_ids[block] = [card.card_id for card in members]
-            for card in members:
-                path = self.path(card, block)
-                for i in range(self.span):
-                    reviews[i] += path.reviews[i]
-                    early[i] += path.early[i]
-                projected[card.card_id] = path.recall
-        return _Schedule(new_ids, reviews, early, minutes, projected, True, len(unseen))
-
-    def verdict(self, cards: Sequence[TrackCard]) -> tuple[_Schedule, Readiness, list[str]]:
-        """The schedule, readiness on the date if it is followed, and why it does not fit (empty when it does)."""
-        schedule = self.schedule(cards)
-        planned = readiness(schedule.projected, {c.card_id: c.topic for c in cards}, self.date)
-        return schedule, planned, _reasons(schedule, planned, self.budget, self.target, self.date, self.today)
-
-    def topics_to_leave_out(self, cards: Sequence[TrackCard], full: _Schedule) -> tuple[TopicCut, ...]:
-        """The topics whose leaving out makes the plan fit, the one saving the most minutes on the busiest day first.
-
-        Each topic's saving is measured alone; they are then left out in that order until
-        the plan fits. Empty when leaving out topics does not make it fit.
-        """
-        topics: dict[str, list[TrackCard]] = {}
-        for card in cards:
-            topics.setdefault(card.topic, []).append(card)
-        if len(topics) < 2:
-            return ()
-        peak = max(full.minutes, default=0.0)
-        cuts = []
-        for topic, members in topics.items():
-            without = self.schedule([c for c in cards if c.topic != topic])
-            cuts.append(TopicCut(topic, len(members), peak - max(without.minutes, default=0.0)))
-        cuts.sort(key=lambda c: (-c.minutes_saved, c.topic))
-        left_out: list[TopicCut] = []
-        for cut in cuts[:-1]:  # leaving every topic out is no plan
-            left_out.append(cut)
-            dropped = {c.topic for c in left_out}
-            _, _, reasons = self.verdict([c for c in cards if c.topic not in dropped])
-            if not reasons:
-                return tuple(left_out)
-        return ()
-
-
-def _reasons(
-    schedule: _Schedule, planned: Readiness, budget: float, target: float, date: dt.date, today: dt.date
-) -> list[str]:
-    reasons = []
-    if not schedule.introduced_all:
-        span = (date - today).days
-        reasons.append(
-            f"{schedule.unseen} new cards cannot be introduced {INTRO_LEAD_DAYS} days before the date: "
-            f"{span} day{'s' if span != 1 else ''} left"
-        )
-    peak = max(schedule.minutes, default=0.0)
-    if peak > budget:
-        reasons.append(f"the busiest day needs {math.ceil(peak)} minutes, more than the {budget:g} given")
-    if planned.overall < target:
-        reasons.append(f"readiness on the date would be {planned.overall:.0%}, below the target {target:.0%}")
-    return reasons
-
-
-def _minutes_needed(schedule: _Schedule, planned: Readiness, target: float) -> int | None:
-    """The minutes a day that fit the gentlest plan that exists; None when minutes are not what is missing."""
-    if not schedule.introduced_all or planned.overall < target:
-        return None
-    return math.ceil(max(schedule.minutes, default=0.0))
-
-
-def _deal(cards: Sequence[TrackCard], days: int, seconds: Mapping[str, float]) -> list[list[TrackCard]]:
-    """The cards dealt over `days` days in the queue's order (a day opens with the cards the queue asks first,
-    and a topic's kernel card comes after its other cards), each day taking an even share of the new cards'
-    expected seconds: a card goes to the day its middle second falls in."""
-    blocks: list[list[TrackCard]] = [[] for _ in range(min(days, len(cards)))]
-    costs = [_seconds(seconds, card.kind) for card in cards]
-    total = sum(costs)
-    spent = 0.0
-    for card, cost in zip(cards, costs):
-        day = int((spent + cost / 2) / total * len(blocks)) if total > 0 else 0
-        blocks[min(day, len(blocks) - 1)].append(card)
-        spent += cost
-    return blocks
-
-
 def early_review_day(card_id: str, date: dt.date) -> dt.date:
     """The first day a card below target may come up early: one of the last EARLY_REVIEW_DAYS days, by its id.
 
@@ -551,14 +415,312 @@ def early_review_day(card_id: str, date: dt.date) -> dt.date:
     return date - dt.timedelta(days=EARLY_REVIEW_DAYS - zlib.crc32(card_id.encode()) % EARLY_REVIEW_DAYS)
 
 
+# -- the simulation ---------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    """A policy followed through some runs: per day means, the 90th percentile of the reviews asked, the forecast."""
+
+    minutes: list[float]
+    reviews: list[float]
+    early: list[float]
+    new: list[float]
+    demand_p90: list[float]  # seconds
+    projected: dict[str, float]
+    forecast: Forecast
+    ready: float  # expected cards at the target on the date
+    introduced_all: bool
+
+
+class _World:
+    """The track as the simulation holds it: parallel lists by card index, the track's cards first."""
+
+    def __init__(
+        self,
+        cards: Sequence[TrackCard],
+        others: Sequence[TrackCard],
+        today: dt.date,
+        date: dt.date,
+        target: float,
+        pace: Pace,
+        model: MemoryModel,
+        grades: GradeMix,
+        uncertainty: Uncertainty,
+    ) -> None:
+        seen_others = [c for c in others if c.memory is not None]
+        every = [*cards, *seen_others]
+        self.cards = every
+        self.track = len(cards)
+        self.today = today
+        self.date = date
+        self.span = (date - today).days
+        self.target = target
+        self.early_below = target + EARLY_REVIEW_MARGIN
+        self.model = model
+        self.grades = grades
+        self.uncertainty = uncertainty
+        self.pace = pace
+        self.law: MemoryLaw = memory_law(model.parameters, model.max_interval)
+        self.seconds = [pace.seconds(c.card_id, c.kind) for c in every]
+        self.log_mean = [math.log(s) - pace.log_sd(c.kind) ** 2 / 2 for s, c in zip(self.seconds, every)]
+        self.log_sd = [pace.log_sd(c.kind) for c in every]
+        self.early_from = [(early_review_day(c.card_id, date) - today).days for c in every]
+        self.unseen = [i for i in range(self.track) if every[i].memory is None]
+        self.first_cost_new = 1 + grades.first_repeat_share()
+        self.recalled_repeat = grades.recalled_repeat_share()
+
+    def candidates(self) -> list[Policy]:
+        intro_days = max(1, self.span - INTRO_LEAD_DAYS)
+        even = math.ceil(len(self.unseen) / intro_days) if self.unseen else 0
+        out = [Policy("even", even, True, INTRO_LEAD_DAYS), Policy("as many as fit", None, True, INTRO_LEAD_DAYS)]
+        out += [Policy(f"{cap} new a day", cap, True, INTRO_LEAD_DAYS) for cap in NEW_CAPS if cap != even]
+        out.append(Policy(f"baseline {BASELINE_NEW_PER_DAY} new a day", BASELINE_NEW_PER_DAY, False, 0))
+        return out
+
+    def _initial(self) -> tuple[list[float], list[float], list[int], list[int], list[int]]:
+        stability = [0.0] * len(self.cards)
+        difficulty = [0.0] * len(self.cards)
+        state = [0] * len(self.cards)
+        last = [0] * len(self.cards)
+        due = [-1] * len(self.cards)  # -1: unseen
+        for i, card in enumerate(self.cards):
+            if card.memory is None:
+                continue
+            stability[i] = card.memory.stability
+            difficulty[i] = card.memory.difficulty
+            state[i] = card.memory.state
+            last[i] = (card.memory.last_review - self.today).days
+            due[i] = max(0, (card.due - self.today).days) if card.due is not None else 0
+        return stability, difficulty, state, last, due
+
+    def first_day(self, policy: Policy, budget: float) -> DayCards[str]:
+        """Today's cards under `policy`: what the simulation's first day takes in every run, and the queue serves."""
+        stability, _, _, last, due = self._initial()
+        picked = self._fill(0, policy, budget, stability, last, due, self.unseen)
+        name = self.cards
+
+        def named(indices: tuple[int, ...]) -> tuple[str, ...]:
+            return tuple(name[i].card_id for i in indices)
+
+        return DayCards(
+            named(picked.due),
+            named(picked.early),
+            named(picked.new),
+            named(picked.other_due),
+            named(picked.left_over),
+            picked.seconds,
+        )
+
+    def _fill(
+        self,
+        day: int,
+        policy: Policy,
+        budget: float,
+        stability: list[float],
+        last: list[int],
+        due: list[int],
+        unseen: Sequence[int],
+    ) -> DayCards[int]:
+        law = self.law
+        due_track = [i for _, i in sorted((due[i], i) for i in range(self.track) if 0 <= due[i] <= day)]
+        due_other = [
+            i for _, i in sorted((due[i], i) for i in range(self.track, len(self.cards)) if 0 <= due[i] <= day)
+        ]
+        early: list[tuple[float, int]] = []
+        if policy.early and day >= self.span - EARLY_REVIEW_DAYS:
+            for i in range(self.track):
+                if due[i] > day and day >= self.early_from[i]:
+                    recall = law.recall(stability[i], self.span - last[i])
+                    if recall < self.early_below:
+                        early.append((recall, i))
+            early.sort()
+
+        def cost(i: int) -> float:
+            if due[i] < 0:
+                return self.seconds[i] * self.first_cost_new
+            recall = law.recall(stability[i], day - last[i])
+            return self.seconds[i] * (1 + (1 - recall) + recall * self.recalled_repeat)
+
+        new = unseen[: policy.new_on(day, self.span)]
+        return day_cards(due_track, [i for _, i in early], new, due_other, cost, budget)
+
+    def run(self, policy: Policy, budget: float, samples: int) -> _Run:
+        law = self.law
+        span = self.span
+        minutes = [[0.0] * samples for _ in range(span)]
+        demand = [[0.0] * samples for _ in range(span)]
+        reviews = [0.0] * span
+        early_count = [0.0] * span
+        new_count = [0.0] * span
+        projected = [0.0] * self.track
+        means: list[float] = []
+        readies: list[float] = []
+        introduced_all = True
+        first_grades = self.grades.first
+        recalled_grades = self.grades.recalled
+        for sample in range(samples):
+            rng = random.Random(1_000_003 * (sample + 1))
+            scale = math.exp(rng.gauss(self.uncertainty.log_scale_mean, self.uncertainty.log_scale_sd))
+            stability, difficulty, state, last, due = self._initial()
+            unseen = list(self.unseen)
+            for day in range(span):
+                skipped = day > 0 and rng.random() < self.uncertainty.skip_rate
+                picked = self._fill(day, policy, budget, stability, last, due, unseen)
+                asked = (*picked.due, *picked.early, *picked.left_over)
+                demand[day][sample] = sum(self.seconds[i] for i in asked)
+                if skipped:
+                    continue
+                spent = 0.0
+                early_set = set(picked.early)
+                served_new = 0
+                for i in picked.cards:
+                    if spent >= budget:
+                        break
+                    view = rng.lognormvariate(self.log_mean[i], self.log_sd[i])
+                    if due[i] < 0:
+                        grade = _draw(rng, first_grades)
+                        memory = law.first(grade)
+                        served_new += 1
+                        new_count[day] += 1 / samples
+                    else:
+                        elapsed = day - last[i]
+                        recalled = rng.random() < law.recall(stability[i] * scale, elapsed)
+                        grade = _draw(rng, recalled_grades) if recalled else FORGOTTEN_GRADE
+                        memory = law.review(stability[i], difficulty[i], state[i], elapsed, grade)
+                        reviews[day] += 1 / samples
+                        if i in early_set:
+                            early_count[day] += 1 / samples
+                    if grade < sm2.SAME_DAY_REPEAT_BELOW:
+                        view += rng.lognormvariate(self.log_mean[i], self.log_sd[i])
+                    spent += view
+                    stability[i] = memory.stability
+                    difficulty[i] = memory.difficulty
+                    state[i] = memory.state
+                    last[i] = day
+                    due[i] = day + memory.interval
+                unseen = unseen[served_new:]
+                minutes[day][sample] = spent / 60
+            total = 0.0
+            ready = 0
+            for i in range(self.track):
+                recall = UNSEEN_RECALL if due[i] < 0 else law.recall(stability[i] * scale, span - last[i])
+                projected[i] += recall / samples
+                total += recall
+                ready += recall >= self.target
+            if unseen:
+                introduced_all = False
+            means.append(total / self.track if self.track else UNSEEN_RECALL)
+            readies.append(ready / self.track if self.track else 0.0)
+        forecast = Forecast(
+            statistics.fmean(means),
+            _quantile(means, INTERVAL[0]),
+            _quantile(means, INTERVAL[1]),
+            statistics.fmean(readies),
+            _quantile(readies, INTERVAL[0]),
+        )
+        return _Run(
+            minutes=[statistics.fmean(m) for m in minutes],
+            reviews=reviews,
+            early=early_count,
+            new=new_count,
+            demand_p90=[_quantile(d, FITS_QUANTILE) for d in demand],
+            projected={self.cards[i].card_id: projected[i] for i in range(self.track)},
+            forecast=forecast,
+            ready=forecast.ready_share * self.track,
+            introduced_all=introduced_all,
+        )
+
+    def new_ids_by_day(self, run: _Run, first: DayCards[str]) -> list[tuple[str, ...]]:
+        """Today's new cards as taken; later days' in the queue's order, as many as the runs introduce on average."""
+        out: list[tuple[str, ...]] = [first.new]
+        order = [self.cards[i].card_id for i in self.unseen if self.cards[i].card_id not in set(first.new)]
+        dealt = 0.0
+        taken = 0
+        for day in range(1, self.span):
+            dealt += run.new[day]
+            upto = min(len(order), round(dealt))
+            out.append(tuple(order[taken:upto]))
+            taken = upto
+        return out
+
+
+def _best(world: _World, candidates: Sequence[Policy], budget: float) -> Policy:
+    """The candidate with the most cards expected at the target on the date (then the fewest minutes)."""
+    best: tuple[float, float, int] | None = None
+    chosen = candidates[0]
+    for order, policy in enumerate(candidates):
+        run = world.run(policy, budget, CHOICE_SAMPLES)
+        score = (run.ready, -sum(run.minutes), -order)
+        if best is None or score > best:
+            best = score
+            chosen = policy
+    return chosen
+
+
+def _reasons(run: _Run, introduced_all: bool, minutes_per_day: float, target: float, world: _World) -> list[str]:
+    reasons = []
+    if not introduced_all:
+        reasons.append(
+            f"{len(world.unseen)} new cards are not all introduced by the date in {minutes_per_day:g} minutes a day"
+        )
+    peak = max(run.demand_p90, default=0.0) / 60
+    if peak > minutes_per_day:
+        reasons.append(
+            f"on a busy day the reviews need {math.ceil(peak)} minutes, more than the {minutes_per_day:g} given"
+        )
+    if run.forecast.mean < target:
+        reasons.append(f"readiness on the date would be {run.forecast.mean:.0%}, below the target {target:.0%}")
+    return reasons
+
+
+def _topics_to_leave_out(
+    world: _World,
+    cards: Sequence[TrackCard],
+    others: Sequence[TrackCard],
+    policy: Policy,
+    budget: float,
+    run: _Run,
+    today: dt.date,
+    date: dt.date,
+    target: float,
+) -> tuple[TopicCut, ...]:
+    """Topics whose leaving out lets the rest reach the target in the minutes given, the slowest topic first."""
+    topics: dict[str, list[TrackCard]] = {}
+    for card in cards:
+        topics.setdefault(card.topic, []).append(card)
+    if len(topics) < 2:
+        return ()
+    minutes_of = {
+        topic: sum(world.seconds[i] for i, card in enumerate(cards) if card.topic == topic) / 60 for topic in topics
+    }
+    ranked = sorted(topics, key=lambda t: (-minutes_of[t], t))
+    left_out: list[TopicCut] = []
+    for topic in ranked[:-1]:  # leaving every topic out is no plan
+        left_out.append(TopicCut(topic, len(topics[topic]), minutes_of[topic]))
+        dropped = {cut.topic for cut in left_out}
+        rest = [c for c in cards if c.topic not in dropped]
+        smaller = _World(rest, others, today, date, target, world.pace, world.model, world.grades, world.uncertainty)
+        trial = smaller.run(_best(smaller, smaller.candidates(), budget), budget, CHOICE_SAMPLES)
+        if trial.introduced_all and trial.forecast.mean >= target:
+            return tuple(left_out)
+    return ()
+
+
 def _draw(rng: random.Random, mix: tuple[tuple[int, float], ...]) -> int:
-    return rng.choices([grade for grade, _ in mix], weights=[share for _, share in mix])[0]
+    pick = rng.random()
+    for grade, share in mix:
+        pick -= share
+        if pick < 0:
+            return grade
+    return mix[-1][0]
+
+
+def _quantile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
 def _shares(counts: Mapping[int, int]) -> tuple[tuple[int, float], ...]:
     total = sum(counts.values())
     return tuple((grade, count / total) for grade, count in sorted(counts.items()))
-
-
-def _seconds(seconds: Mapping[str, float], kind: str) -> float:
-    return seconds.get(kind, DEFAULT_SECONDS)

@@ -4,11 +4,14 @@
 
 - predicted recall on the date if the learner stops now (drill.study.forecast.stop_now),
   from FSRS memory replayed from the whole review log, today's reviews included;
-- the plan to the date (drill.study.plan.make_plan) with the learner's own seconds per
-  card of each kind and grade mix, made from the record as it stood at the start of the
-  day (the log before today, each card's due day before today's review): today's new
-  cards and early reviews stay the same all day, however often the queue is rebuilt;
-- today's early reviews (drill.study.plan.early_reviews), from the same start-of-day record.
+- the plan to the date (drill.study.plan.make_plan) for the minutes a day given, with the
+  learner's own pace (drill.study.pace), grade mix, stability factor and skip rate
+  (drill.study.uncertainty), made from the record as it stood at the start of the day (the
+  log before today, each card's due day before today's review): today's cards
+  (`plan.today_cards`, the very list the queue serves) stay the same all day, however often
+  the queue is rebuilt;
+- the seconds already spent today, which the day's budget counts;
+- the forecast against what happened over the last seven days (drill.study.calibration.WeekCheck).
 
 `as_json()` gives the shape `drill stats --json` carries under "readiness", and
 `calibration` the one under "calibration" (drill.study.calibration.CalibrationFigures). Pure: no clock, no I/O.
@@ -21,13 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.study.calibration import ROUNDED, CalibrationFigures, calibrate
+from drill.study.calibration import ROUNDED, WEEK_DAYS, CalibrationFigures, WeekCheck, calibrate, week_check
 from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
-from drill.study.plan import StudyPlan, early_reviews, grade_mix, make_plan, seconds_per_card
+from drill.study.pace import TIMED_MODES, learned_pace
+from drill.study.plan import StudyPlan, grade_mix, make_plan
 from drill.study.records import CardState, FSRSState, LoggedReview
 from drill.study.session import Dealt, new_card_order
+from drill.study.uncertainty import learner_uncertainty
 
-TIMED_MODES = ("review", "early", "repeat", "cram")  # views whose seconds say how long a card takes (a mock's do not)
 TOPICS_IN_A_LINE = 3  # the topics with the largest gap a one-line summary names
 
 
@@ -66,7 +70,15 @@ class ReadinessFigures:
     now: Readiness  # if the learner stops now, today's reviews included
     plan: StudyPlan | None
     titles: Mapping[str, str]
-    early_today: tuple[str, ...]  # cards to review today although not due, lowest predicted recall first
+    week: WeekCheck = WeekCheck(0, None, None)  # the forecast against the last seven days' recalls
+    spent_today_seconds: float = 0.0  # timed views logged today: the day's budget counts them
+
+    @property
+    def early_today(self) -> tuple[str, ...]:
+        """Cards to review today although not due, lowest predicted recall on the date first."""
+        if self.plan is None:
+            return ()
+        return self.plan.today_cards.early
 
     @property
     def days_left(self) -> int:
@@ -79,9 +91,9 @@ class ReadinessFigures:
     @property
     def new_today(self) -> tuple[str, ...]:
         """The plan's new cards for today, in the order the queue shows them."""
-        if self.plan is None or not self.plan.days:
+        if self.plan is None:
             return ()
-        return self.plan.days[0].new_cards
+        return self.plan.today_cards.new
 
     def topics(self) -> list[TopicLine]:
         """Each topic's readiness, the largest gap to the target first."""
@@ -127,6 +139,7 @@ class ReadinessFigures:
                 for line in self.topics()
             ],
             "plan": _plan_json(self.plan) if self.plan is not None else None,
+            "week": self.week.as_json(),
         }
 
 
@@ -143,6 +156,9 @@ def _plan_json(plan: StudyPlan) -> dict[str, Any]:
         for day in plan.days
     ]
     return {
+        "policy": plan.policy,
+        "forecast": plan.forecast.as_json(),
+        "needs_reaches": None if plan.needed_reaches is None else _r(plan.needed_reaches),
         "fits": plan.fits,
         "why_not": "; ".join(plan.reasons) or None,
         "needs_minutes": plan.minutes_needed,
@@ -164,17 +180,19 @@ def readiness_figures(
     model: MemoryModel | None = None,
     new_order: str = "lab",
     replayed: DayReplay | None = None,
+    others: Sequence[Dealt] = (),
 ) -> ReadinessFigures:
     """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.
 
-    `replayed` is the log replayed to the start of today and whole (forecast.replay_day, or a cache of it);
-    None: it is replayed here. Suspended cards are left out: the queue never asks them. The date must not
-    be before today (ValueError).
+    `others` are the cards outside the track: the queue serves them when due, so the day's minutes
+    count them. `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
+    or a cache of it); None: it is replayed here. Suspended cards are left out: the queue never asks
+    them. The date must not be before today (ValueError).
     """
     if interview.date < today:
         raise ValueError(f"the interview date {interview.date.isoformat()} has passed")
     model = model or MemoryModel()
-    chosen = [card for card in cards if not (states.get(card.id) and states[card.id].suspended)]
+    chosen = [card for card in cards if not _suspended(states, card.id)]
     topic_of = {card.id: card.topic for card in chosen}
     kind_of = {card.id: card.kind for card in chosen}
     if replayed is None:
@@ -183,8 +201,12 @@ def readiness_figures(
     now = stop_now(
         [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of], interview.date, model
     )
+    before_today = [row for row in log if row.day < today]
+    every_kind = {card.id: card.kind for card in (*cards, *others)}
+    spent = sum(row.duration_ms for row in log if row.day == today and row.mode in TIMED_MODES) / 1000
+    week = _week(log, today, model)
     if interview.date == today:
-        return ReadinessFigures(interview, today, now, None, titles, ())
+        return ReadinessFigures(interview, today, now, None, titles, week, spent)
 
     at_start = replayed.at_start.cards
     seen = [card for card in chosen if card.id in at_start]
@@ -195,27 +217,57 @@ def readiness_figures(
         TrackCard(cid, topic_of[cid], kind_of[cid], _memory(at_start, cid), _due_at_start(states.get(cid), today))
         for cid in order
     ]
-    # the learner's pace and grades as they stood at the start of the day, as the memories are: the plan is the
-    # same all day, whatever is graded meanwhile
-    before_today = [row for row in log if row.day < today]
-    all_kinds = {row.card_id: kind_of.get(row.card_id) for row in before_today}
-    timed = [
-        (kind, row.duration_ms / 1000)
-        for row in before_today
-        if row.mode in TIMED_MODES and (kind := all_kinds.get(row.card_id)) is not None
+    in_track = set(topic_of)
+    outside = [
+        TrackCard(card.id, card.topic, card.kind, _memory(at_start, card.id), _due_at_start(states.get(card.id), today))
+        for card in others
+        if card.id not in in_track and card.id in at_start and not _suspended(states, card.id)
     ]
+    # the learner's pace, grades and habits as they stood at the start of the day, as the memories are: the plan
+    # is the same all day, whatever is graded meanwhile
+    uncertainty = learner_uncertainty(
+        replayed.at_start.tally,
+        _decay(model),
+        (row.day for row in before_today),
+        today,
+        fitted=model.parameters is not None,
+    )
     plan = make_plan(
         track,
         today=today,
         date=interview.date,
         minutes_per_day=interview.minutes_per_day,
         target=interview.target,
-        seconds_by_kind=seconds_per_card(timed),
+        pace=learned_pace(before_today, every_kind),
         model=model,
         grades=grade_mix(before_today),
+        uncertainty=uncertainty,
+        others=outside,
     )
-    early = early_reviews(track, today, interview.date, interview.target, model)
-    return ReadinessFigures(interview, today, now, plan, titles, tuple(early))
+    return ReadinessFigures(interview, today, now, plan, titles, week, spent)
+
+
+def _suspended(states: Mapping[str, CardState], card_id: str) -> bool:
+    state = states.get(card_id)
+    return state is not None and state.suspended
+
+
+def _decay(model: MemoryModel) -> float:
+    """FSRS's decay exponent (negative) of the model's parameters."""
+    if model.parameters is not None:
+        return -model.parameters[20]
+    from fsrs.scheduler import DEFAULT_PARAMETERS
+
+    return -DEFAULT_PARAMETERS[20]
+
+
+def _week(log: Sequence[LoggedReview], today: dt.date, model: MemoryModel) -> WeekCheck:
+    """The forecast against the last WEEK_DAYS days: only the cards reviewed then are replayed (each card's memory
+    depends on its own reviews alone)."""
+    start = today - dt.timedelta(days=WEEK_DAYS)
+    recent = {row.card_id for row in log if start <= row.day < today}
+    replayed = replay([row for row in log if row.card_id in recent], model)
+    return week_check(o for o, row in zip(replayed.outcomes, replayed.predicted) if start <= row.day < today)
 
 
 def calibration(log: Iterable[LoggedReview], model: MemoryModel | None = None) -> CalibrationFigures:

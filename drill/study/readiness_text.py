@@ -20,6 +20,7 @@ def render_plan(figures: ReadinessFigures, cards: int) -> str:
     if plan is None:
         lines += ["", "The interview is today: nothing is left to plan. Good luck."]
         return "\n".join(lines)
+    lines += ["", *reach_lines(figures)]
     lines += ["", f"Today {_day(plan.days[0].day)}: {_day_figures(plan.days[0])}"]
     rest = plan.days[1:]
     if rest:
@@ -29,8 +30,31 @@ def render_plan(figures: ReadinessFigures, cards: int) -> str:
             lines.append(f"  ... {len(rest) - NEXT_DAYS} more days to the interview (drill plan --json lists them all)")
     if plan.mocks:
         lines.append(f"Mock interviews (drill mock): {', '.join(_day(day) for day in plan.mocks)}")
-    lines += ["", *_verdict(figures)]
+    lines += ["", *_verdict(figures), figures.week.line()]
     return "\n".join(lines)
+
+
+def reach_lines(figures: ReadinessFigures) -> list[str]:
+    """What the minutes reach and what the target needs, and the forecast with its interval."""
+    plan = figures.plan
+    if plan is None:
+        return []
+    interview = figures.interview
+    what = f"the {interview.track} track" if interview.track else "the cards"
+    forecast = plan.forecast
+    line = (
+        f"{plan.minutes_per_day:g} min/day: {forecast.ready_share:.0%} of {what} ready by "
+        f"{interview.date.isoformat()} (recall at least {plan.target:.0%})"
+    )
+    if plan.needed_reaches is not None and plan.minutes_needed is not None:
+        line += f"; {plan.needed_reaches:.0%} needs about {plan.minutes_needed} min/day"
+    skip = plan.uncertainty.skip_rate
+    return [
+        line,
+        f"Forecast mean recall on the day: {forecast.mean:.0%}, likely between {forecast.low:.0%} and "
+        f"{forecast.high:.0%} (how fast you forget is known from {counted(plan.uncertainty.reviews, 'review')}; "
+        f"days skipped so far {skip:.0%})",
+    ]
 
 
 def render_block(figures: ReadinessFigures) -> str:
@@ -46,7 +70,9 @@ def render_block(figures: ReadinessFigures) -> str:
     if figures.plan is not None:
         today = figures.plan.days[0]
         fits = "" if figures.plan.fits else " (the plan does not fit: drill plan says what would)"
+        lines += [f"  {line}" for line in reach_lines(figures)]
         lines.append(f"  today: {_day_figures(today)}{fits}")
+    lines.append(f"  {figures.week.line()}")
     return "\n".join(lines)
 
 

@@ -196,6 +196,7 @@ class Graded:
     position: int
     repeat_scheduled: bool
     mode: str
+    duration_ms: int = 0
 
 
 @dataclass
@@ -243,6 +244,15 @@ class ReviewSession:
     early: frozenset[str] = frozenset()
     # FSRS's parameters fitted to the learner; None: the defaults (read from the store with the scheduler)
     fsrs_parameters: tuple[float, ...] | None = None
+    # the seconds of the day's minutes still left when the session began (a plan to an interview date sets
+    # it); once the graded views have taken them, the rest of the queue waits for tomorrow (`held_back`)
+    budget_seconds: float | None = None
+    spent_seconds: float = 0.0
+    held_back: list[str] = field(default_factory=list)
+
+    @property
+    def budget_reached(self) -> bool:
+        return self.budget_seconds is not None and self.spent_seconds >= self.budget_seconds
 
     @property
     def current(self) -> Card | None:
@@ -304,8 +314,12 @@ class ReviewSession:
             self.queue.insert(position, card_id)
         else:
             self.done += 1
-        graded = Graded(card_id, log_id, before, after, position, again, mode)
+        graded = Graded(card_id, log_id, before, after, position, again, mode, duration_ms)
         self.history.append(graded)
+        self.spent_seconds += duration_ms / 1000
+        if self.budget_reached and self.queue:
+            self.held_back = self.queue + self.held_back
+            self.queue = []
         return graded
 
     def active_scheduler(self, store: object) -> Scheduler:
@@ -335,6 +349,10 @@ class ReviewSession:
         restored = store.undo_review(last.log_id)
         self.states[last.card_id] = restored
         self.saved -= 1
+        self.spent_seconds -= last.duration_ms / 1000
+        if self.held_back and not self.budget_reached:
+            self.queue.extend(self.held_back)
+            self.held_back = []
         if last.repeat_scheduled:
             if last.card_id in self.queue:
                 self.queue.remove(last.card_id)
