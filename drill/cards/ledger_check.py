@@ -6,6 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from drill.cards.draw_prose import draw_prose_problems
 from drill.cards.evaluation import expression_problems, template_problems
 from drill.cards.model import Card
 from drill.cards.param_specs import MAX_PARAMS, draw_params, options, spec_problem
@@ -139,6 +140,8 @@ def check_ledger_card(
     show template text ({{, {% or {#), every number an answer is computed
     from must be stated in the prompt (drill.cards.stated_numbers), and each
     expression must give a finite number (answers: non-zero and not negative).
+    Last, no claim of the fixed prose may be contradicted by a draw
+    (drill.cards.draw_prose).
     """
     try:
         cat = load_catalogue(functions, models, gpus)
@@ -202,4 +205,6 @@ def check_ledger_card(
                     f"{where}: tolerance 0 asks for an exact answer, but the expr gives {a.value!r} (with {shown})"
                 )
                 seen.add(where)
+    if not problems:
+        problems += draw_prose_problems(card, cat)
     return problems
