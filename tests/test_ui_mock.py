@@ -3,9 +3,11 @@
 import datetime as dt
 import json
 
+import pytest
 from textual.widgets import Input, OptionList
 
 from drill.ui.app import DrillApp
+from drill.ui.mock_screen import END_KEY as END_KEY_PRESS
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
 from tests.conftest import FixedClock, refresh, rows, type_keys
@@ -30,12 +32,13 @@ async def settle(pilot):
     await settle_app(pilot, pauses=2)
 
 
-async def open_mock(pilot, app, minutes="30"):
+async def open_mock(pilot, app, minutes="30", questions=""):
     await type_keys(pilot, "ctrl+o")
     await settle(pilot)
     assert isinstance(app.screen, MockSetupScreen)
     box = app.screen.query_one("#minutes", Input)
     box.value = minutes
+    app.screen.query_one("#questions", Input).value = questions
     await refresh(pilot)
     app.screen.query_one("#mix", OptionList).focus()
     await type_keys(pilot, "enter")
@@ -44,23 +47,26 @@ async def open_mock(pilot, app, minutes="30"):
     return app.screen
 
 
+CONCEPT_ANSWER = "the weights are read once per token, so memory bandwidth bounds decode"
+
+
 async def answer_current(pilot, screen):
-    """Answer the question on screen, submit it and go on to the next."""
-    slot = screen.slot
-    if slot.kind == "concept":
-        await type_keys(pilot, *"weights are read once per token", "enter")
-        await type_keys(pilot, "space", "enter")  # tick the first rubric point, go on
-    elif slot.kind == "shape_trace":
-        for box in screen.query(Input):
+    """Answer the question on screen (a follow-up too), submit it and go on to the next: in a mock the verdict
+    and the expected answer are held until it ends, so a checked answer goes straight on."""
+    card = screen.card
+    if card.kind == "concept":
+        await type_keys(pilot, *CONCEPT_ANSWER, "enter")
+        await type_keys(pilot, "space", "enter")  # tick the first rubric point (if the answer names it), go on
+    elif card.kind == "shape_trace":
+        for box in screen.form.inputs():
             box.value = "(B, S, D)"
-        screen.query(Input).last().focus()
+        screen.form.inputs()[-1].focus()
         await type_keys(pilot, "enter")
-        await type_keys(pilot, "enter")
-    elif slot.kind == "memory_ledger":
-        await type_keys(pilot, *"1.5625 GiB", "enter", "enter")
-    elif slot.kind == "diagnosis":
-        await type_keys(pilot, "tab", *["down"] * screen.form.choices.index("memory-bound"), "enter")
-        await type_keys(pilot, *"fuse it", "enter")
+    elif card.kind == "memory_ledger":
+        await type_keys(pilot, "enter", *"1.5625 GiB", "enter")  # no working: on to the answer
+    elif card.kind == "diagnosis":
+        await type_keys(pilot, "tab", *"memory-bound: DRAM near peak while SMs idle", "enter")
+        await type_keys(pilot, *"fuse the neighbouring elementwise op and re-measure DRAM bytes", "enter")
         await type_keys(pilot, "space", "enter")
     await settle(pilot)
 
@@ -75,24 +81,32 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         kinds = [s.kind for s in screen.run.slots]
         assert {"memory_ledger", "diagnosis", "shape_trace"} <= set(kinds)
         answered = 0
+        follow_ups = 0
         while isinstance(app.screen, MockScreen) and answered < 10:
+            assert not screen.query_one("#manswer").has_class("shown")  # held until the mock ends
+            follow_ups += screen.follow is not None
             await answer_current(pilot, screen)
             answered += 1
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report
-        assert report["status"] == "finished" and report["answered"] == report["total"] == answered
+        planned = answered - follow_ups
+        assert report["status"] == "finished" and report["answered"] == report["total"] == planned == 4
         by_kind = {q["kind"]: q for q in report["questions"]}
         assert by_kind["memory_ledger"]["score"] == 1.0 and by_kind["diagnosis"]["score"] == 1.0
         assert by_kind["shape_trace"]["score"] == 1 / 3 and by_kind["shape_trace"]["missed"]
         assert by_kind["concept"]["score"] == 0.5 and by_kind["concept"]["missed"] == ["batch raises reuse"]
-        assert by_kind["concept"]["answer"] == "weights are read once per token"
+        assert by_kind["concept"]["answer"] == CONCEPT_ANSWER
+        # the two weak answers each got a hint and a narrower question, answered no better: their scores stand
+        assert follow_ups == 2
+        assert by_kind["concept"]["follow_up"]["kind"] == "narrower"
+        assert by_kind["shape_trace"]["follow_up"]["hint"] == "the step before it is `(B, S, D)`"
         await type_keys(pilot, "ctrl+w")
         await refresh(pilot)
         assert (data / "reports" / f"mock-{report['id']}.html").exists()
     ((status, stored),) = rows(data, "SELECT status, report FROM mock")
-    assert status == "finished" and json.loads(stored)["total"] == answered
+    assert status == "finished" and json.loads(stored)["total"] == planned
     logged = rows(data, "SELECT card_id, mode FROM review_log")
-    assert len(logged) == answered and {m for _, m in logged} == {"mock"}
+    assert len(logged) == planned and {m for _, m in logged} == {"mock"}  # a narrower question: the same card
     # the shape trace (1/3) and the concept (1 of 2 points) failed: due tomorrow; the passes stay new
     due = dict(rows(data, "SELECT card_id, due FROM card_state WHERE due IS NOT NULL"))
     assert due == {"t-shape": "2026-05-11", "t-concept": "2026-05-11"}
@@ -140,6 +154,10 @@ async def test_an_answer_typed_when_time_runs_out_is_kept_not_scored(tmp_path, w
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
         await answer_current(pilot, screen)
+        if screen.follow is not None:  # a follow-up earned: declined (ctrl+n), the question keeps its score
+            await type_keys(pilot, "ctrl+n")
+            await settle(pilot)
+        assert screen.follow is None
         second = screen.slot.card_id
         screen.query(Input).first().value = "typed, never submitted"
         await run_out_of_time(pilot, screen)
@@ -265,11 +283,10 @@ async def test_a_burst_from_the_evidence_into_a_mock_diagnosis_loses_nothing(tmp
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
         assert screen.slot.kind == "diagnosis" and screen.focused is screen.query_one("#mbody")
-        down = ["down"] * screen.form.choices.index("memory-bound")
-        for key in ["tab", *down, "enter", *"fuse it"]:  # all queued at once
+        for key in ["tab", *"memory-bound", "enter", *"fuse it"]:  # all queued at once
             app.post_message(events.Key({" ": "space"}.get(key, key), key if len(key) == 1 else None))
         await settle(pilot)
-        assert screen.form.choices[screen.form.chosen] == "memory-bound"
+        assert screen.query_one("#reading", Input).value == "memory-bound"
         assert screen.query_one("#experiment", Input).value == "fuse it"
 
 
@@ -394,3 +411,205 @@ async def test_a_concept_question_stays_in_view_while_its_points_are_ticked(tmp_
         assert rubric.has_focus
         # the question is still on screen above the points to tick (it once scrolled away under the verdict)
         assert body.region.y <= prompt.region.y < rubric.region.y < body.region.bottom
+
+
+COST_DECK = """\
+cards:
+  - id: cost
+    kind: concept
+    topic: capacity-cost
+    prompt: What sets the cost of serving a model, and how would you lower it?
+    answer: Realised tokens per GPU-hour set it; utilisation is the lever.
+    rubric:
+      - Realised tokens per GPU-hour, not benchmark peak, sets cost
+      - Utilisation / autoscaling as the dominant lever
+      - Batch at SLO, bytes per token (quantisation), prefix caching
+      - TP degree and its all-reduce cost
+    sources: [FACTS.md]
+"""
+
+
+COST_POINTS = [
+    "Realised tokens per GPU-hour, not benchmark peak, sets cost",
+    "Utilisation / autoscaling as the dominant lever",
+    "Batch at SLO, bytes per token (quantisation), prefix caching",
+    "TP degree and its all-reduce cost",
+]
+
+
+def cost_deck(write_deck, copies=3):
+    body = COST_DECK[len("cards:\n") :]
+    return write_deck("cards:\n" + "".join(body.replace("id: cost", f"id: cost{i}") for i in range(copies)))
+
+
+async def tick_every_point(pilot, screen):
+    points = screen.query_one("#mrubric").option_count
+    for i in range(points):
+        await type_keys(pilot, "space", *(["down"] if i < points - 1 else []))
+    await refresh(pilot)
+
+
+async def test_the_one_word_answer_cost_ticks_no_point_and_scores_none(tmp_path, write_deck):
+    data = tmp_path / "d"
+    app = DrillApp(data, [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        first = screen.slot.card_id
+        await type_keys(pilot, *"cost", "enter")
+        await settle(pilot)
+        rubric = screen.query_one("#mrubric")
+        assert rubric.has_focus and not screen.query_one("#manswer").has_class("shown")  # titles only
+        await tick_every_point(pilot, screen)
+        assert list(rubric.selected) == []  # not one point takes a tick
+        assert warnings_with(app, "your answer has 1 of the 8 words a point needs")
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        await type_keys(pilot, END_KEY_PRESS, END_KEY_PRESS)
+        await settle(pilot)
+        report = app.screen.report
+    [asked] = [q for q in report["questions"] if q["card_id"] == first]
+    assert asked["status"] == "answered" and asked["score"] == 0.0 and len(asked["missed"]) == 4
+
+
+async def test_a_point_is_ticked_for_the_terms_it_names_or_by_an_override_with_a_reason(tmp_path, write_deck):
+    data = tmp_path / "d"
+    app = DrillApp(data, [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        first = screen.slot.card_id
+        await type_keys(pilot, *"keep the fleet busy with autoscaling on traffic, and batch what you can", "enter")
+        await settle(pilot)
+        rubric = screen.query_one("#mrubric")
+        await tick_every_point(pilot, screen)
+        assert sorted(rubric.selected) == [1, 2]  # autoscaling, batch: the points the answer names
+        await type_keys(pilot, "up", "up", "up")  # to the first point, which it does not name
+        await type_keys(pilot, "o", *"busy GPUs are realised tokens", "enter")
+        await settle(pilot)
+        assert sorted(rubric.selected) == [0, 1, 2] and rubric.has_focus
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        await type_keys(pilot, END_KEY_PRESS, END_KEY_PRESS)
+        await settle(pilot)
+        report = app.screen.report
+    [asked] = [q for q in report["questions"] if q["card_id"] == first]
+    assert asked["score"] == 0.75 and asked["evidence"] == 0.5
+    assert asked["overrides"] == [
+        {"point": COST_POINTS[0], "basis": "overridden", "reason": "busy GPUs are realised tokens"}
+    ]
+    # the weakness figures read the graded evidence: the overridden point is not in it
+    ((score, answer),) = rows(data, "SELECT score, answer FROM mock_answer WHERE card_id = ?", (first,))
+    assert score == 0.5 and json.loads(answer)["score"] == 0.75
+
+
+async def test_practice_mode_shows_the_answer_after_the_ticks_and_then_they_are_final(tmp_path, write_deck):
+    app = DrillApp(tmp_path / "d", [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "ctrl+o")
+        await settle(pilot)
+        await type_keys(pilot, "ctrl+t")  # practice mode
+        await refresh(pilot)
+        assert "practice mode" in str(app.screen.query_one("#stop").render())
+        app.screen.query_one("#mix", OptionList).focus()
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MockScreen) and screen.practice
+        await type_keys(pilot, *"keep the fleet busy with autoscaling on traffic, and batch what you can", "enter")
+        await settle(pilot)
+        await type_keys(pilot, "down", "space")
+        rubric = screen.query_one("#mrubric")
+        assert sorted(rubric.selected) == [1] and not screen.query_one("#manswer").has_class("shown")
+        await type_keys(pilot, "enter")  # the verdict and the expected answer
+        await settle(pilot)
+        assert screen.query_one("#manswer").has_class("shown")
+        assert "25%" in str(screen.query_one("#mverdict").render())
+        rubric.focus()
+        await type_keys(pilot, "down", "space", "o")
+        await settle(pilot)
+        assert sorted(rubric.selected) == [1]  # the answer is shown: the ticks cannot change
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        assert screen.stage.value == "answering" and not screen.query_one("#manswer").has_class("shown")
+
+
+DIAG_DECK = """\
+cards:
+  - id: d0
+    kind: diagnosis
+    topic: profiling
+    evidence: |
+      dram__throughput.avg.pct_of_peak_sustained_elapsed   92.1 %
+      sm__throughput.avg.pct_of_peak_sustained_elapsed     11.4 %
+    prompt: What bounds this kernel?
+    choices: [compute-bound, memory-bound, communication-bound]
+    correct: memory-bound
+    answer: DRAM is near peak while the SMs idle.
+    rubric: [fuse the neighbouring elementwise op and re-measure DRAM bytes]
+    sources: [FACTS.md]
+"""
+
+
+async def test_a_mock_diagnosis_is_read_in_words_first_and_the_listed_readings_cost(tmp_path, write_deck):
+    body = DIAG_DECK[len("cards:\n") :]
+    deck = write_deck("cards:\n" + body + body.replace("id: d0", "id: d1"))
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        assert not screen.query_one("#choices").display  # no list to recognise a reading from
+        await type_keys(pilot, "tab", *"the GPU is slow", "enter", *"profile it again", "enter")
+        await settle(pilot)
+        assert "names none of the bottlenecks" in str(screen.query_one("#mverdict").render())
+        assert screen.stage.value == "answering"  # sent back, nothing graded
+        await type_keys(pilot, "ctrl+o")
+        await settle(pilot)
+        assert screen.query_one("#choices").display and warnings_with(app, "costs 20% of this question")
+        order = screen.form.choices
+        await type_keys(pilot, *["down"] * order.index("memory-bound"), "enter")
+        screen.query_one("#experiment", Input).focus()
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        await type_keys(pilot, "enter")  # no point ticked
+        await settle(pilot)
+        first = screen.run.slots[0]
+        assert first.grade.hints == ("the listed readings were shown",)
+        assert first.score == pytest.approx(0.5 - 0.2)  # the reading right, from the list; no point ticked
+        if screen.follow is not None:  # a narrower question on the missed point: declined
+            await type_keys(pilot, "ctrl+n")
+            await settle(pilot)
+        assert screen.slot is screen.run.slots[1]
+        await type_keys(pilot, "tab", *"memory-bound: DRAM at 92 % while the SMs idle", "enter", "enter")
+        await settle(pilot)
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        assert screen.run.slots[1].score == 0.5 and screen.run.slots[1].grade.hints == ()
+
+
+async def test_a_strong_answer_earns_a_deeper_follow_up_that_only_adds(tmp_path, write_deck):
+    data = tmp_path / "d"
+    app = DrillApp(data, [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20", questions="1")
+        asked = screen.slot
+        strong = "realised tokens per GPU hour set it; utilisation with autoscaling; batch at the SLO; TP degree"
+        await type_keys(pilot, *strong, "enter")
+        await settle(pilot)
+        await tick_every_point(pilot, screen)
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        assert asked.score == 1.0
+        follow = screen.follow
+        assert screen.slot is asked and follow is not None and follow.kind.value == "deeper"
+        assert follow.card.id != asked.card_id and "follow-up" in str(screen.query_one("#mtop").render())
+        await type_keys(pilot, *"cost", "enter")  # a weak answer to the deeper question
+        await settle(pilot)
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        report = app.screen.report
+    assert report["score"] == 1.0  # earning the follow-up took nothing away
+    assert report["questions"][0]["follow_up"]["status"] == "answered"
+    assert rows(data, "SELECT count(*) FROM review_log WHERE card_id = ?", (follow.card.id,)) == [(1,)]

@@ -1,59 +1,93 @@
-"""The mock interview screen: one question at a time against the clock, answers hidden until submitted."""
+"""The mock interview screen: one question at a time against the clock, answers and verdicts held until the end.
+
+A rubric card's points are ticked after the answer is submitted and before anything of the expected answer
+is shown (their titles only); a point is ticked only for an answer that says enough for it
+(drill.mock.answers.check_tick), or anyway with a reason the learner gives. In practice mode the verdict and
+the expected answer follow each question, and the ticks are final once they are shown. The grading itself is
+drill.mock's; this screen asks, collects and shows.
+"""
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.strip import Strip
-from textual.widgets import Footer, SelectionList, Static
+from textual.widgets import Footer, Input, SelectionList
 
-from drill.ui.answer_fields import Page
-from drill.ui.answering import AnswerForm, DiagnosisForm, LedgerForm
+from drill.mock.answers import RUBRIC_KINDS, check_tick, grade_answer, kernel_grade, rubric_points
+from drill.mock.follow_ups import FollowUpKind
+from drill.mock.grading import HINT_COST, QuestionGrade, Tick, TickBasis
+from drill.ui.answer_fields import InOrderInput, Page
+from drill.ui.answering import AnswerForm, DiagnosisForm
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.mock_forms import CHOICES_COST_WORDS, SHOW_CHOICES_KEY, MockDiagnosisForm, mock_form_for
 from drill.ui.press_again import PressAgain
 from drill.ui.screen_keys import PageScreen, form_bindings, scroll_bindings
+from drill.ui.screen_text import SafeLabel, SafeSelectionList, SafeStatic
+from drill.ui.screen_text import markup_text as escape  # Textual markup: every bracket escaped
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.record import MockRecorder
-    from drill.mock.run import MockRun, Slot
-    from drill.ui.answering import FormVerdict
+    from drill.mock.run import FollowUpSlot, MockRun, Slot
 
-SELF_CHECKED = ("concept", "diagnosis")
-NO_RUBRIC = "my answer covered what the expected answer says"
 # Ending early is a key no other screen binds (ctrl+g is Stats on the review screen), and it asks first.
 END_KEY = "ctrl+l"
+OVERRIDE_KEY = "o"
 END_RISK = "End the mock now? Questions not answered count as unanswered; an answer not submitted is not scored."
 QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; one not submitted is not scored)."
 KEYS_HINT = f"[b]ctrl+n[/b] skip · [b]{END_KEY}[/b] end"
+HELD = "answers and verdicts are held until the mock ends"
+TICK_HINT = (
+    f"tick each point your answer covered ([b]space[/b]; [b]{OVERRIDE_KEY}[/b] anyway, with a reason) · "
+    "[b]enter[/b] {then}"
+)
+TICKS_FINAL = "the expected answer is shown: the ticks are final"
+
+
+class Stage(enum.Enum):
+    """Where the question on screen stands."""
+
+    ANSWERING = "answering"  # the form takes the answer
+    TICKING = "ticking"  # submitted; its rubric points are ticked, nothing of the expected answer shown
+    SHOWN = "shown"  # practice mode: its verdict and expected answer are on screen, the ticks final
 
 
 def chosen_reading(form: AnswerForm) -> int | None:
     """The reading chosen in a diagnosis form (an index into its choices); None for other forms."""
-    if isinstance(form, DiagnosisForm):
+    if isinstance(form, (DiagnosisForm, MockDiagnosisForm)):
         return form.chosen
     return None
 
 
-class Checklist(SelectionList[int]):
-    """The rubric points to tick: space ticks, enter goes on to the next question."""
+class Checklist(SafeSelectionList[int]):
+    """The rubric points to tick: space ticks, enter goes on. `guard`, when set, decides whether a point may
+    change (it is asked before each tick or untick)."""
 
-    BINDINGS = [Binding("enter", "screen.next", "Next question", show=False)]
+    BINDINGS = [
+        Binding("enter", "screen.next", "Next question", show=False),
+        Binding(OVERRIDE_KEY, "screen.override", "Tick anyway, with a reason", id="mock.override", show=False),
+    ]
+    guard: Callable[[int], bool] | None = None
 
     def action_select(self) -> None:
         """Space ticks the point highlighted when it was pressed (Textual's list ticks the one highlighted when
         its message is handled: in a burst, space down space ticked the last point twice and the first not)."""
-        if self.highlighted is not None:
-            self.toggle(self.get_option_at_index(self.highlighted))
+        if self.highlighted is None:
+            return
+        option = self.get_option_at_index(self.highlighted)
+        if self.guard is not None and not self.guard(option.value):
+            return
+        self.toggle(option)
 
     def render_line(self, y: int) -> Strip:
         """A point not ticked shows an empty box (Textual draws an X in both states, told apart by colour)."""
@@ -73,6 +107,15 @@ def clock_text(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+def verdict_text(grade: QuestionGrade) -> str:
+    """A grade in words for practice mode: the score, what was graded, what was missed."""
+    lines = [f"[b]{grade.score:.0%}[/b] · {escape('; '.join(grade.parts))}"]
+    if abs(grade.score - grade.evidence) > 0.005:
+        lines.append(f"graded {grade.evidence:.0%}: points ticked by your override are not graded")
+    lines += [f"[red]✗[/red] {escape(m)}" for m in grade.missed]
+    return "\n".join(lines)
+
+
 class MockScreen(PageScreen[dict[str, Any]]):
     """Dismisses with the mock's report once it ends (all answered, time up, or ended early).
 
@@ -86,6 +129,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
         Binding(END_KEY, "end", "End the mock", id="mock.end"),
         Binding("enter", "next", "Next question", id="mock.next", show=False),
         Binding("space", "open_kernel", "Open the editor", id="mock.open_kernel", show=False),
+        Binding(SHOW_CHOICES_KEY, "show_choices", "List the readings (costs)", id="mock.show_choices", show=False),
+        Binding("escape", "cancel_override", "Cancel", id="mock.cancel_override", show=False),
         *form_bindings("mock"),
         *scroll_bindings("mock"),
     ]
@@ -97,6 +142,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
     MockScreen #mverdict { height: auto; }
     MockScreen #mrubric { height: auto; max-height: 12; display: none; }
     MockScreen #mrubric.shown { display: block; }
+    MockScreen #mreason-label, MockScreen #mreason { display: none; }
+    MockScreen #mreason-label.shown, MockScreen #mreason.shown { display: block; }
     MockScreen #manswer { border-top: solid $primary; display: none; }
     MockScreen #manswer.shown { display: block; }
     MockScreen #mbar { height: 1; padding: 0 1; background: $panel; }
@@ -112,6 +159,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         judge: Callable[[], "JudgeClient"] | None = None,
         data_dir: Path,
         seed: int | None = None,
+        practice: bool = False,
     ) -> None:
         super().__init__()
         self.run = run
@@ -121,28 +169,37 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.judge = judge
         self.data_dir = data_dir
         self.seed = seed
+        self.practice = practice  # show each verdict and expected answer after the question
         self.slot: Slot | None = None
+        self.follow: FollowUpSlot | None = None  # the follow-up being asked, when it is one
+        self.card: Card | None = None  # the card asked now (a follow-up's own)
         self.form: AnswerForm | None = None
-        self.verdict: FormVerdict | None = None
+        self.stage = Stage.ANSWERING
+        self.record: dict[str, Any] | None = None  # the submitted answer, as its form gave it
+        self.overrides: dict[int, str] = {}  # rubric points ticked anyway: the learner's reasons
+        self.overriding: int | None = None  # the point whose reason is being typed
         self.kernel_grade: int | None = None
         self.shown_at = time.monotonic()
         self.ended = False
         self.end_guard = PressAgain(END_KEY, "end the mock")
         # what was typed into a skipped question, put back when it comes round again
-        self.drafts: dict[str, tuple[list[str], int | None]] = {}
+        self.drafts: dict[str, dict[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(id="mtop")
+        yield SafeStatic(id="mtop")
         with Page(id="mbody"):
             yield MarkdownView(id="mprompt")
             yield Vertical(id="mwork")
-            yield Static(id="mverdict")
+            yield SafeStatic(id="mverdict")
             yield Checklist(id="mrubric")
+            yield SafeLabel("", id="mreason-label")
+            yield InOrderInput(id="mreason", compact=True, placeholder="why your answer covers it, in a few words")
             yield MarkdownView(id="manswer")
-        yield Static(id="mbar")
+        yield SafeStatic(id="mbar")
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
+        self.query_one(Checklist).guard = self.may_tick
         self.set_interval(1.0, self.tick)
         await self.ask_next()
 
@@ -156,23 +213,28 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.notify("time is up: the mock has ended", timeout=6)
             await self.end()
             return
+        if self.run.follow_up_over():
+            await self.close_follow_up()
+            return
         self.update_top()
 
     def update_top(self) -> None:
         slot = self.slot
         left = self.run.time_left()
         if slot is None:
-            self.query_one("#mtop", Static).update(f"[b]mock[/b] · {clock_text(left)} left")
+            self.query_one("#mtop", SafeStatic).update(f"[b]mock[/b] · {clock_text(left)} left")
             return
-        where = f"{slot.kind.replace('_', ' ')} · {slot.topic}"  # the topic id, as the stats and reports name it
-        follow = " · follow-up" if slot.follow_up_of else ""
+        kind = self.card.kind if self.card is not None else slot.kind
+        where = f"{kind.replace('_', ' ')} · {slot.topic}"  # the topic id, as the stats and reports name it
+        follow = " · follow-up" if self.follow is not None else ""
+        budget = self.follow.budget_s if self.follow is not None else slot.budget_s
         spent = self.run.question_elapsed()
-        top = self.query_one("#mtop", Static)
+        top = self.query_one("#mtop", SafeStatic)
         top.update(  # the clocks first, so a narrow terminal cuts the topic, never the time left
             f"[b]{clock_text(left)} left[/b] │ question {slot.position}/{len(self.run.slots)}{follow}: "
-            f"{clock_text(spent)} of {clock_text(slot.budget_s)} │ {escape(where)}"
+            f"{clock_text(spent)} of {clock_text(budget)} │ {escape(where)}"
         )
-        top.set_class(left < 60 or spent > slot.budget_s, "hurry")
+        top.set_class(left < 60 or spent > budget, "hurry")
 
     # -- asking ------------------------------------------------------------------------
     async def ask_next(self) -> None:
@@ -181,158 +243,262 @@ class MockScreen(PageScreen[dict[str, Any]]):
             await self.end()
             return
         self.slot = slot
-        self.verdict = None
+        self.follow = self.run.asking_follow_up()
+        card = self.follow.card if self.follow is not None else self.cards[slot.card_id]
+        self.card = card
+        self.stage = Stage.ANSWERING
+        self.record = None
+        self.overrides = {}
         self.kernel_grade = None
         self.shown_at = time.monotonic()
         work = self.query_one("#mwork", Vertical)
         await work.remove_children()
-        self.query_one("#mverdict", Static).update("")
-        rubric = self.query_one("#mrubric", SelectionList)
+        self.query_one("#mverdict", SafeStatic).update("")
+        rubric = self.query_one("#mrubric", Checklist)
         rubric.clear_options()
         rubric.remove_class("shown")
+        rubric.disabled = False
+        self.hide_reason()
         answer = self.query_one("#manswer", MarkdownView)
         answer.remove_class("shown")
         answer.show("")
-        card = self.cards[slot.card_id]
-        from drill.ui.answering import form_for
-
-        seed = hash((slot.card_id, self.recorder.mock_id, self.seed)) & 0xFFFFFFFF
+        seed = hash((card.id, self.recorder.mock_id, self.seed)) & 0xFFFFFFFF
         try:
-            self.form = form_for(card, seed)
+            self.form = mock_form_for(card, seed)
         except ValueError as exc:
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             self.form = None
-        self.query_one("#mprompt", MarkdownView).show(self.form.prompt_markdown() if self.form else card.prompt)
+        prompt = self.form.prompt_markdown() if self.form else card.prompt
+        if self.follow is not None:
+            self.follow.shown = prompt
+            prompt = f"{self.follow_up_heading(self.follow)}\n\n{prompt}"
+        self.query_one("#mprompt", MarkdownView).show(prompt)
         if self.form is not None:
             await work.mount(self.form)
-            self.restore_draft(slot.card_id)
+            self.restore_draft(card.id)
             if self.form.FOCUS_AT_START:
                 self.form.focus_first()
                 hint = f"answer, [b]enter[/b] on the last field submits · {KEYS_HINT}"
             else:  # long evidence: the page has the focus, arrows scroll it until the learner tabs into the answer
                 self.set_focus(self.query_one("#mbody"))
                 hint = f"read (↑↓ scroll), then [b]tab[/b] to answer · {KEYS_HINT}"
+            if isinstance(self.form, MockDiagnosisForm):
+                hint += f" · [b]{SHOW_CHOICES_KEY}[/b] list the readings (costs)"
         else:
             hint = f"[b]space[/b] open the editor · {KEYS_HINT}"
-        self.query_one("#mbar", Static).update(hint)
+        self.query_one("#mbar", SafeStatic).update(hint)
         self.query_one("#mbody", VerticalScroll).scroll_home(animate=False)
         self.update_top()
 
+    def follow_up_heading(self, follow: "FollowUpSlot") -> str:
+        """The words above a follow-up: what kind it is, and for a narrower one that its hint costs."""
+        if follow.kind is FollowUpKind.DEEPER:
+            return "**Follow-up: a deeper question.** It can only add to the question before it."
+        cost = f"{HINT_COST:.0%} of the follow-up"
+        return f"**Follow-up: a narrower question, with a hint** (the hint costs {cost}; it can only add)."
+
     def on_answer_form_mended(self, message: AnswerForm.Mended) -> None:
         message.stop()
-        if self.verdict is None:  # "choose a reading first" no longer applies
-            self.query_one("#mverdict", Static).update("")
+        if self.stage is Stage.ANSWERING:  # "choose a reading first" no longer applies
+            self.query_one("#mverdict", SafeStatic).update("")
 
     async def on_answer_form_submitted(self, message: AnswerForm.Submitted) -> None:
         message.stop()
-        if self.form is None or self.verdict is not None or self.slot is None:
+        form = self.form
+        card = self.card
+        if form is None or card is None or self.stage is not Stage.ANSWERING or self.slot is None:
             return
-        problem = self.form.unreadable()
+        problem = form.unreadable()
         if problem is not None:  # mended before it is scored (at time-up it is scored as it stands)
-            self.query_one("#mverdict", Static).update(f"[yellow]{escape(problem)}[/yellow]")
+            self.query_one("#mverdict", SafeStatic).update(f"[yellow]{escape(problem)}[/yellow]")
             return
-        self.verdict = self.form.check(time.monotonic() - self.shown_at)
-        self.form.freeze()
+        self.record = dict(form.check(time.monotonic() - self.shown_at).record)
+        form.freeze()
         self.set_focus(None)
-        self.query_one("#mverdict", Static).update(self.verdict.summary)
-        answer = self.query_one("#manswer", MarkdownView)
-        answer.show(self.form.answer_markdown())
-        answer.add_class("shown")
-        card = self.cards[self.slot.card_id]
-        if self.slot.kind in SELF_CHECKED:
-            rubric = self.query_one("#mrubric", SelectionList)
-            points = list(card.rubric) or [NO_RUBRIC]
-            rubric.add_options([(point, i) for i, point in enumerate(points)])
+        self.query_one("#mverdict", SafeStatic).update("")
+        if card.kind in RUBRIC_KINDS:
+            self.stage = Stage.TICKING
+            rubric = self.query_one("#mrubric", Checklist)
+            rubric.add_options([(point, i) for i, point in enumerate(rubric_points(card))])
             rubric.add_class("shown")
             rubric.highlighted = 0
             rubric.focus()
-            hint = "tick each point you covered ([b]space[/b]) · [b]enter[/b] next question"
-        else:
-            hint = "[b]enter[/b] next question"
-        self.query_one("#mbar", Static).update(hint)
-        if self.slot.kind not in SELF_CHECKED:
-            # the verdict and the expected answer start at the top of the view
-            verdict = self.query_one("#mverdict", Static)
-            self.call_after_refresh(verdict.scroll_visible, animate=False, top=True)
-        # a self-checked question keeps its place: the question stays in view and the focused points to tick
-        # are scrolled just into view beneath it (the verdict above them is empty for such a card)
+            then = "see the expected answer" if self.practice else "next question"
+            self.query_one("#mbar", SafeStatic).update(TICK_HINT.format(then=then))
+            # the question keeps its place: the points to tick are scrolled just into view beneath it
+            return
+        if self.practice:
+            self.reveal()
+            return
+        await self.commit()
+
+    # -- ticking -----------------------------------------------------------------------
+    def may_tick(self, point: int) -> bool:
+        """Whether rubric point `point` may change now: an untick always while ticking; a tick only for an
+        answer that says enough for it (the override key ticks it anyway, with a reason)."""
+        if self.stage is not Stage.TICKING or self.card is None or self.record is None:
+            if self.stage is Stage.SHOWN:
+                self.notify(TICKS_FINAL, timeout=4)
+            return False
+        rubric = self.query_one("#mrubric", Checklist)
+        if point in rubric.selected:
+            self.overrides.pop(point, None)
+            return True
+        check = check_tick(self.card, point, self.record)
+        if check.passed:
+            return True
+        self.notify(
+            f"not ticked: {check.refusal()}. [b]{OVERRIDE_KEY}[/b] ticks it anyway, with a reason (kept in the report)",
+            severity="warning",
+            timeout=6,
+        )
+        return False
+
+    def action_override(self) -> None:
+        """Tick the highlighted point though the answer's check refused it: ask for the reason first."""
+        rubric = self.query_one("#mrubric", Checklist)
+        if self.stage is not Stage.TICKING or rubric.highlighted is None or self.card is None:
+            if self.stage is Stage.SHOWN:
+                self.notify(TICKS_FINAL, timeout=4)
+            return
+        point = rubric.get_option_at_index(rubric.highlighted).value
+        if point in rubric.selected:
+            return
+        self.overriding = point
+        label = self.query_one("#mreason-label", SafeLabel)
+        label.update(f"Why does your answer cover “{escape(rubric_points(self.card)[point])}”? ([b]enter[/b] ticks it)")
+        reason = self.query_one("#mreason", Input)
+        reason.value = ""
+        label.add_class("shown")
+        reason.add_class("shown")
+        reason.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "mreason":
+            return
+        message.stop()
+        reason = message.value.strip()
+        point = self.overriding
+        if point is None or self.stage is not Stage.TICKING:
+            self.hide_reason()
+            return
+        if not reason:
+            self.notify("a reason is needed to tick a point your answer's check refused", severity="warning")
+            return
+        self.overrides[point] = reason
+        rubric = self.query_one("#mrubric", Checklist)
+        rubric.select(point)
+        self.hide_reason()
+        rubric.focus()
+
+    def action_cancel_override(self) -> None:
+        if self.overriding is None:
+            return
+        self.hide_reason()
+        self.query_one("#mrubric", Checklist).focus()
+
+    def hide_reason(self) -> None:
+        self.overriding = None
+        self.query_one("#mreason-label", SafeLabel).remove_class("shown")
+        self.query_one("#mreason", Input).remove_class("shown")
 
     def on_selection_list_selected_changed(self, message: SelectionList.SelectedChanged[int]) -> None:
         message.stop()
 
-    # -- scoring ------------------------------------------------------------------------
-    def score(self) -> tuple[float, dict[str, Any], list[str]]:
-        """The current question's score (0-1), what was answered, and the points missed."""
-        assert self.slot is not None
-        card = self.cards[self.slot.card_id]
+    def ticks(self) -> list[Tick]:
+        """The points ticked, each with why it counts."""
+        selected = self.query_one("#mrubric", Checklist).selected
+        return [
+            Tick(i, TickBasis.OVERRIDDEN, self.overrides[i]) if i in self.overrides else Tick(i, TickBasis.CHECKED)
+            for i in sorted(selected)
+        ]
+
+    # -- grading -----------------------------------------------------------------------
+    def grade(self) -> QuestionGrade:
+        """The grade of the answer on screen (drill.mock.answers), with the points ticked."""
         if self.kernel_grade is not None:
-            return self.kernel_grade / 5, {"verdict": f"kernel graded {self.kernel_grade}/5"}, []
-        verdict = self.verdict
-        assert verdict is not None
-        record = dict(verdict.record)
-        missed: list[str] = []
-        if self.slot.kind in SELF_CHECKED:
-            points = list(card.rubric) or [NO_RUBRIC]
-            ticked = set(self.query_one("#mrubric", SelectionList).selected)
-            missed = [p for i, p in enumerate(points) if i not in ticked]
-            covered = len(ticked) / len(points)
-            if self.slot.kind == "diagnosis":
-                right = bool(record.get("correct"))
-                if not right:
-                    missed.insert(0, f"the evidence points to {card.fields.get('correct')}")
-                return 0.5 * right + 0.5 * covered, record, missed
-            return covered, record, missed
-        if self.slot.kind == "shape_trace":
-            from drill.cards.checking import check_shape_steps
+            return kernel_grade(self.kernel_grade)
+        assert self.card is not None and self.record is not None
+        return grade_answer(self.card, self.record, self.ticks())
 
-            results = check_shape_steps(card, record.get("steps", []))
-            labels = [str(s["label"]) for s in card.fields["steps"]]
-            missed = [f"{labels[i]}: {r.expected}" for i, r in enumerate(results) if not r.ok]
-            return sum(r.ok for r in results) / max(1, len(results)), record, missed
-        if self.slot.kind == "memory_ledger" and isinstance(self.form, LedgerForm):
-            answers = self.form.rendered.answers
-            from drill.cards.number_check import check_number
-            from drill.quantities import format_quantity
+    def answer_given(self) -> dict[str, Any]:
+        if self.kernel_grade is not None:
+            return {"verdict": f"kernel graded {self.kernel_grade}/5"}
+        return dict(self.record or {})
 
-            given = record.get("given", [])
-            for expected, text in zip(answers, given):
-                if not check_number(text, expected.value, expected.unit, expected.tolerance).ok:
-                    missed.append(f"{expected.label}: {format_quantity(expected.value, expected.unit)}")
-            return record.get("right", 0) / max(1, len(answers)), record, missed
-        return 0.0, record, missed
+    def reveal(self) -> None:
+        """Practice mode: the verdict and the expected answer, the ticks final from now on."""
+        assert self.form is not None
+        self.stage = Stage.SHOWN
+        self.query_one("#mrubric", Checklist).disabled = True
+        self.query_one("#mverdict", SafeStatic).update(verdict_text(self.grade()))
+        answer = self.query_one("#manswer", MarkdownView)
+        answer.show(self.form.answer_markdown())
+        answer.add_class("shown")
+        self.set_focus(None)
+        self.query_one("#mbar", SafeStatic).update("[b]enter[/b] next question")
+        verdict = self.query_one("#mverdict", SafeStatic)
+        self.call_after_refresh(verdict.scroll_visible, animate=False, top=True)
+
+    async def commit(self) -> None:
+        """Record the answer on screen (its grade, its follow-up's place) and go on."""
+        slot = self.slot
+        assert slot is not None
+        grade = self.grade()
+        if self.follow is not None:
+            self.run.submit_follow_up(grade, self.answer_given())
+            self.recorder.follow_up_answered(slot)
+        else:
+            offered = self.run.submit(grade, self.answer_given())
+            self.recorder.answered(slot)
+            if offered is not None:
+                self.notify("a follow-up comes next", timeout=3)
+        await self.ask_next()
 
     async def action_next(self) -> None:
         if self.ended or self.slot is None:
             return
-        if self.verdict is None and self.kernel_grade is None:
+        if self.kernel_grade is not None:
+            await self.commit()
+            return
+        if self.stage is Stage.ANSWERING:
             if self.form is not None:
                 self.form.focus_first(empty=True)
             return
-        score, record, missed = self.score()
-        slot = self.slot
-        follow = self.run.submit(score, record, missed)
-        self.recorder.answered(slot)
-        if follow is not None:
-            self.notify("a follow-up question comes next", timeout=3)
-        await self.ask_next()
+        if self.overriding is not None:
+            return  # enter in the reason's box ticks the point; elsewhere it waits for the reason
+        if self.stage is Stage.TICKING and self.practice:
+            self.reveal()
+            return
+        await self.commit()
+
+    def action_show_choices(self) -> None:
+        """A diagnosis in a mock: list the readings, a hint that costs."""
+        if self.stage is Stage.ANSWERING and isinstance(self.form, MockDiagnosisForm) and self.form.show_choices():
+            self.notify(f"{CHOICES_COST_WORDS} (shown in the report)", timeout=5)
 
     def restore_draft(self, card_id: str) -> None:
         draft = self.drafts.pop(card_id, None)
-        if draft is None or self.form is None:
-            return
-        values, chosen = draft
-        for box, value in zip(self.form.inputs(), values):
-            box.value = value
-        if chosen is not None and isinstance(self.form, DiagnosisForm):
-            self.form.choose(chosen)
+        if draft is not None and self.form is not None:
+            self.form.put_back(draft)
 
     async def action_skip(self) -> None:
-        if self.ended or self.slot is None or self.verdict is not None:
+        if self.ended or self.slot is None or self.stage is not Stage.ANSWERING or self.card is None:
             return
-        if self.form is not None:  # keep what was typed for when the question comes back
-            values = [box.value for box in self.form.inputs()]
-            self.drafts[self.slot.card_id] = (values, chosen_reading(self.form))
-        self.run.skip()
+        if self.form is not None and self.follow is None:  # keep what was typed for when the question comes back
+            self.drafts[self.card.id] = self.form.kept()
+        self.run.skip()  # at a follow-up: declined, the question keeps its score
+        self.recorder.save()
+        await self.ask_next()
+
+    async def close_follow_up(self) -> None:
+        """The follow-up's minutes are spent: a submitted answer is recorded, one not submitted is dropped (the
+        question keeps its score), and the mock goes on."""
+        self.notify("the follow-up's minutes are spent: on to the next question", timeout=4)
+        if self.stage is not Stage.ANSWERING:
+            await self.commit()
+            return
+        self.run.end_follow_up()
         self.recorder.save()
         await self.ask_next()
 
@@ -369,21 +535,30 @@ class MockScreen(PageScreen[dict[str, Any]]):
         return "" if self.ended else QUIT_RISK
 
     def close_current(self) -> None:
-        """The mock is ending with a question on screen. An answer submitted (its verdict shown, its rubric
-        being ticked) is scored; one typed or chosen but never submitted is kept with the question, which
-        counts as unanswered: the learner never said it was their answer."""
+        """The mock is ending with a question on screen. An answer submitted (its points being ticked) is
+        scored; one typed or chosen but never submitted is kept with the question, which counts as unanswered:
+        the learner never said it was their answer."""
         slot = self.slot
         form = self.form
-        if self.ended or slot is None or self.run.current is not slot or self.kernel_grade is not None:
+        if self.ended or slot is None or self.run.current is not slot:
             return
-        if self.verdict is not None:
-            score, record, missed = self.score()
-            self.run.submit(score, record, missed)
-            self.recorder.answered(slot)
+        if self.kernel_grade is not None or self.stage is not Stage.ANSWERING:
+            grade = self.grade()
+            if self.follow is not None:
+                self.run.submit_follow_up(grade, self.answer_given())
+                self.recorder.follow_up_answered(slot)
+            else:
+                self.run.submit(grade, self.answer_given())
+                self.recorder.answered(slot)
             return
         typed = form is not None and any(box.value.strip() for box in form.inputs())
-        if form is not None and (typed or chosen_reading(form) is not None):
-            slot.answer = dict(form.check(time.monotonic() - self.shown_at).record, submitted=False)
+        if form is None or not (typed or chosen_reading(form) is not None):
+            return
+        kept = dict(form.check(time.monotonic() - self.shown_at).record, submitted=False)
+        if self.follow is not None:
+            self.follow.answer = kept
+        else:
+            slot.answer = kept
 
     async def end(self) -> None:
         """Close the mock (answered questions kept, the rest unanswered) and hand back its report."""

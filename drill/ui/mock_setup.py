@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, OptionList, Static
+from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill.mock.plan import DEFAULT_MINUTES
@@ -21,6 +20,8 @@ from drill.study.standing import ranked_topics
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.screen_keys import PageScreen, scroll_bindings
+from drill.ui.screen_text import SafeLabel, SafeOptionList, SafeStatic
+from drill.ui.screen_text import markup_text as escape  # Textual markup: every bracket escaped
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -33,16 +34,22 @@ class MockOptions(TypedDict, total=False):
     minutes: int | None
     topics: tuple[str, ...]
     questions: int | None
+    practice: bool
 
 
 @dataclass(frozen=True)
 class MockRequest:
-    """What the learner chose on the setup screen."""
+    """What the learner chose on the setup screen; `practice`: each answer's verdict shown after it."""
 
     minutes: int
     topics: tuple[str, ...]
     questions: int | None
     plan: "MockPlan"
+    practice: bool = False
+
+
+HELD_WORDS = "[b]mock interview[/b] │ answers and verdicts are held until it ends; the clock runs"
+PRACTICE_WORDS = "[b]mock interview, practice mode[/b] │ each answer's verdict and expected answer follow it"
 
 
 class MockSetupScreen(Screen[MockRequest | None]):
@@ -51,6 +58,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Back", id="mock_setup.back"),
         Binding("tab", "app.focus_next", "Next field", show=False),
+        Binding("ctrl+t", "practice", "Practice mode on/off", id="mock_setup.practice"),
     ]
     DEFAULT_CSS = """
     MockSetupScreen { layout: vertical; }
@@ -74,6 +82,8 @@ class MockSetupScreen(Screen[MockRequest | None]):
         judge_available: bool = False,
         exclude: Sequence[str] = (),
         seed: int | None = None,
+        recent: Collection[str] = (),
+        practice: bool = False,
     ) -> None:
         super().__init__()
         self.cards = cards
@@ -85,17 +95,19 @@ class MockSetupScreen(Screen[MockRequest | None]):
         self.given_topics = tuple(topics)
         self.judge_available = judge_available
         self.exclude = tuple(exclude)
+        self.recent = frozenset(recent)  # cards reviewed lately: the plan prefers others
+        self.practice = practice
         # one seed per setup, so the plan shown changes only when the learner changes the setup
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.plan: MockPlan | None = None
         self.mixes: list[tuple[str, tuple[str, ...]]] = []
 
     def compose(self) -> ComposeResult:
-        yield Static("[b]mock interview[/b] │ answers stay hidden until you submit; the clock runs", id="stop")
+        yield SafeStatic(PRACTICE_WORDS if self.practice else HELD_WORDS, id="stop")
         with VerticalScroll(id="sbody"):
-            yield Label("Minutes (1-600):", classes="step-label")
+            yield SafeLabel("Minutes (1-600):", classes="step-label")
             yield InOrderInput(str(self.minutes), id="minutes", compact=True, restrict=r"[0-9]*", max_length=3)
-            yield Label("Questions at most (blank: as many as fit):", classes="step-label")
+            yield SafeLabel("Questions at most (blank: as many as fit):", classes="step-label")
             yield InOrderInput(
                 "" if self.questions is None else str(self.questions),
                 id="questions",
@@ -103,10 +115,13 @@ class MockSetupScreen(Screen[MockRequest | None]):
                 restrict=r"[0-9]*",
                 max_length=3,
             )
-            yield Label("Topics (↑↓, [b]enter[/b] starts the mock with the highlighted mix):", classes="step-label")
-            yield OptionList(id="mix")
-            yield Static(id="splan")
-        yield Static("[b]tab[/b] next field · [b]enter[/b] on a mix starts · [b]esc[/b] back", id="sbar")
+            yield SafeLabel("Topics (↑↓, [b]enter[/b] starts the mock with the highlighted mix):", classes="step-label")
+            yield SafeOptionList(id="mix")
+            yield SafeStatic(id="splan")
+        yield SafeStatic(
+            "[b]tab[/b] next field · [b]enter[/b] on a mix starts · [b]ctrl+t[/b] practice mode · [b]esc[/b] back",
+            id="sbar",
+        )
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -126,7 +141,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
             mixes.append((label, (topic,)))
         self.mixes = mixes
         options = self.query_one("#mix", OptionList)
-        options.add_options([Option(escape(label)) for label, _ in mixes])
+        options.add_options([Option(label) for label, _ in mixes])  # shown as text: a label adds no markup
         options.highlighted = 0
         self.query_one("#minutes", Input).focus()
         self.replan()
@@ -141,7 +156,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         return minutes, questions, topics
 
     def replan(self) -> None:
-        from drill.mock.plan import PlanError, make_plan
+        from drill.mock.plan import PlanError, follow_up_reserve, make_plan
 
         minutes, questions, topics = self.chosen()
         box = self.query_one("#splan", Static)
@@ -157,13 +172,16 @@ class MockSetupScreen(Screen[MockRequest | None]):
                 judge_available=self.judge_available,
                 exclude=self.exclude,
                 seed=self.seed,
+                recent=self.recent,
             )
         except PlanError as exc:
             self.plan = None
             box.update(f"[red]{escape(str(exc))}[/red]")
             return
         n = len(self.plan.questions)
-        lines = [f"[b]{n} question{'' if n == 1 else 's'}, {self.plan.planned_minutes} of {minutes} minutes:[/b]"]
+        kept = follow_up_reserve(minutes)
+        room = f", {kept} kept for follow-ups" if kept else ""
+        lines = [f"[b]{n} question{'' if n == 1 else 's'}, {self.plan.planned_minutes} of {minutes} minutes{room}:[/b]"]
         for i, q in enumerate(self.plan.questions, 1):
             title = self.titles.get(q.topic, q.topic)
             lines.append(f"{i:2d}. {q.minutes:2d} min  {q.kind.replace('_', ' '):<13} {escape(title)}")
@@ -185,7 +203,12 @@ class MockSetupScreen(Screen[MockRequest | None]):
             self.notify("fix the setup first: the plan above says why", severity="warning")
             return
         minutes, questions, topics = self.chosen()
-        self.dismiss(MockRequest(minutes, topics, questions, self.plan))
+        self.dismiss(MockRequest(minutes, topics, questions, self.plan, self.practice))
+
+    def action_practice(self) -> None:
+        """Practice mode on or off: in practice, each answer's verdict and expected answer follow it."""
+        self.practice = not self.practice
+        self.query_one("#stop", SafeStatic).update(PRACTICE_WORDS if self.practice else HELD_WORDS)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -216,7 +239,7 @@ class MockReportScreen(PageScreen[None]):
 
         with VerticalScroll(id="rbody"):
             yield MarkdownView(render_markdown(self.report), id="rtext")
-        yield Static("[b]ctrl+w[/b] write the HTML report · [b]q[/b] close", id="rbar")
+        yield SafeStatic("[b]ctrl+w[/b] write the HTML report · [b]q[/b] close", id="rbar")
         yield Footer(compact=True)
 
     def action_write_html(self) -> None:

@@ -88,7 +88,7 @@ class Routes(App[int]):
         await self.open_mock_setup()
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
-        from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks
+        from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks, reviewed_within
         from drill.study.standing import measured_weakness
         from drill.ui.mock_setup import MockSetupScreen
 
@@ -103,7 +103,7 @@ class Routes(App[int]):
                 if then_exit:
                     self.exit(0)
                 return
-            await self.start_mock(request.plan, weakness, then_exit=then_exit)
+            await self.start_mock(request.plan, weakness, then_exit=then_exit, practice=request.practice)
 
         self.push_screen(
             MockSetupScreen(
@@ -117,13 +117,18 @@ class Routes(App[int]):
                 judge_available=judge_can_run(),
                 exclude=suspended,
                 seed=self.seed,
+                recent=reviewed_within(self.session.states.values(), self.today()),
+                practice=bool(options.get("practice")),
             ),
             chosen,
         )
 
-    async def start_mock(self, plan: "MockPlan", weakness: Mapping[str, float], *, then_exit: bool) -> None:
+    async def start_mock(
+        self, plan: "MockPlan", weakness: Mapping[str, float], *, then_exit: bool, practice: bool = False
+    ) -> None:
         import time
 
+        from drill.mock.plan import reviewed_within
         from drill.mock.record import MockRecorder
         from drill.mock.run import MockRun
         from drill.study.standing import measured_weakness
@@ -136,7 +141,8 @@ class Routes(App[int]):
             self.notify(f"the mock cannot be saved: {exc}", severity="error", timeout=10)
             return
         cards: Mapping[str, Card] = self.session.cards
-        run = MockRun(plan, cards, time.monotonic)
+        recent = reviewed_within(self.session.states.values(), self.today())
+        run = MockRun(plan, cards, time.monotonic, recent=recent)
 
         def weakness_now() -> Mapping[str, float]:
             return measured_weakness(self.workspace.weakness(self.today()))
@@ -169,7 +175,16 @@ class Routes(App[int]):
             self.push_screen(MockReportScreen(report, self.data_dir), closed)
 
         self.push_screen(
-            MockScreen(run, recorder, cards, store, judge=self.kernel_judge, data_dir=self.data_dir, seed=self.seed),
+            MockScreen(
+                run,
+                recorder,
+                cards,
+                store,
+                judge=self.kernel_judge,
+                data_dir=self.data_dir,
+                seed=self.seed,
+                practice=practice,
+            ),
             ended,
         )
 
