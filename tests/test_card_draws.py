@@ -287,3 +287,36 @@ def test_a_sentence_listing_every_case_passes():
     assert draw_prose_problems(listed, CATALOGUE) == []
     one = ledger_card("PCIe moves 31.5 GB/s.", params=params, answers=answers, ledger=[])
     assert len(draw_prose_problems(one, CATALOGUE)) == 1
+
+
+# --- other ledger cards whose fixed words a draw contradicted, now conditioned on the draw
+
+
+@pytest.mark.parametrize("draw_rendered", list(every_draw("flashattention-ledger-intensity")), ids=str)
+def test_flashattention_intensity_names_the_side_of_the_ridge_this_draw_is_on(draw_rendered):
+    """S = 512 is above the A100's ridge (153) and below the H100's (295): neither side holds for every draw."""
+    draw, rendered = draw_rendered
+    intensity = rendered.answers[1].value
+    ridge = CATALOGUE.gpus[draw["gpu"]]["bf16_flops"] / CATALOGUE.gpus[draw["gpu"]]["hbm_bandwidth"]
+    side = "above" if intensity >= ridge else "below"
+    assert f"{intensity:.0f} FLOP/byte is {side} the ridge" in " ".join(rendered.answer.split())
+
+
+@pytest.mark.parametrize("draw_rendered", list(every_draw("zero-fsdp-per-gpu-ledger")), ids=str)
+def test_zero_ledger_names_the_larger_part_of_this_draws_total(draw_rendered):
+    """Activations are 18 % to 99 % of the total across the draws: the lever named follows the share."""
+    draw, rendered = draw_rendered
+    share = rendered.answers[1].value
+    text = " ".join(rendered.answer.split())
+    assert f"activations are {100 * share:.0f} %" in text
+    if share > 0.5:
+        assert "the next lever is recompute" in text
+    else:
+        assert "the states are still the larger part" in text
+        assert "the next lever is recompute" not in text
+
+
+def test_prefill_cost_ratio_shown_is_the_answer():
+    card = CARDS["capacity-cost-ledger-prefill-vs-decode-cost"]
+    for _, rendered in every_draw(card.id):
+        assert f"{rendered.answers[2].value:.1f}× cheaper" in " ".join(rendered.answer.split())
