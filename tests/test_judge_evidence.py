@@ -120,7 +120,7 @@ def test_the_files_kernel_names_are_its_functions_less_the_names_libraries_kerne
 
 def test_a_mangled_name_is_shown_as_cpp_writes_it_without_its_parameters():
     name = short_kernel_name(ATEN_FILL)
-    assert name.startswith("at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>")
+    assert name.startswith("at::native::vectorized_elementwise_kernel<4, at::native::Fill") and len(name) <= 70
     assert "(int" not in name
 
 
@@ -224,7 +224,7 @@ def test_bundled_files_are_correct_with_the_evidence_that_their_kernels_did_the_
         (
             "rmsnorm",
             "rmsnorm_torch_call.py",
-            "not your kernel: torch ran aten.pow (your line 7), and 4 more: aten.mean",
+            "not your kernel: torch ran aten.pow (your line 7), and 4 more: aten.mean; aten.add; …",
         ),
         ("matmul", "matmul_torch_call.py", "not your kernel: torch ran aten.mm (your line 7)"),
         ("matmul", "matmul_operator.py", "not your kernel: torch ran aten.mm (your line 7)"),

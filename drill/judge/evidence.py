@@ -190,7 +190,7 @@ def demangle(name: str) -> str:
         free(out)
 
 
-def short_kernel_name(name: str, most: int = 90) -> str:
+def short_kernel_name(name: str, most: int = 70) -> str:
     """A kernel's name for a sentence: demangled, without its parameter list, its template arguments cut short."""
     text = demangle(name)
     depth = 0
@@ -254,7 +254,7 @@ class Seen:
             text += " ran" * (self.where == "gpu")
             others = [n for n in self.foreign if n != name]
             if others:
-                text += f", and {len(others)} more: {', '.join(others[:3])}" + ("…" if len(others) > 3 else "")
+                text += f", and {len(others)} more: {'; '.join(others[:2])}" + ("; …" if len(others) > 2 else "")
             parts.append(text)
         return "; ".join(parts)
 
@@ -300,7 +300,7 @@ class Seen:
 
 def _counted(counts: Counter[str], most: int = 4) -> str:
     items = list(counts.items())
-    shown = ", ".join(f"{name} ×{n}" if n != 1 else name for name, n in items[:most])
+    shown = "; ".join(f"{name} ×{n}" if n != 1 else name for name, n in items[:most])  # names hold commas
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 

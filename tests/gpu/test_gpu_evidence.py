@@ -78,10 +78,10 @@ def test_a_file_that_lets_a_library_do_the_work_is_refused_by_the_kernels_name(j
     verdict = judged(judge, cards, card_id, (CHEATS / cheat).read_text(), f"{card_id}:{cheat}")
     assert verdict.correct is False and verdict.exit_code() == 1
     refused = [c.message for c in verdict.cases if not c.ok]
-    assert refused and all("not your kernel: " in m and m.endswith(" ran") or " ran, and " in m for m in refused), (
-        refused
-    )
-    assert library.lower() in refused[0].lower()
+    # a case whose numbers the library got wrong at the card's tolerance (cuBLAS on one bf16 shape) says so first
+    assert len(refused) == len(verdict.cases)
+    assert all("not your kernel: " in m or " elements wrong" in m for m in refused), refused
+    assert "not your kernel: " in refused[0] and library.lower() in refused[0].lower()
     assert verdict.evidence[0].ok is False and "not yours: " in verdict.evidence[0].words
     assert verdict.timings == []  # nothing of torch's is timed as the learner's
 
