@@ -47,6 +47,11 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     parser.add_argument("--topics", metavar="A,B", help="comma-separated topic ids to draw from")
     parser.add_argument("--track", metavar="ID", help="a preset mix of topics: training, inference or kernels")
     parser.add_argument("--questions", type=options.positive_count, metavar="N", help="at most N questions")
+    parser.add_argument(
+        "--practice",
+        action="store_true",
+        help="practice mode: each answer's verdict and expected answer right after it (else held until the end)",
+    )
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")
@@ -104,14 +109,22 @@ def _context(args: argparse.Namespace) -> tuple[Workspace, dt.date]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from drill.mock.plan import DEFAULT_MINUTES, chosen_topics, judge_can_run, make_plan
+    from drill.mock.plan import (
+        DEFAULT_MINUTES,
+        chosen_topics,
+        follow_up_reserve,
+        judge_can_run,
+        make_plan,
+        reviewed_within,
+    )
     from drill.study.standing import measured_weakness
 
     workspace, today = _context(args)
     cards = workspace.cards
     topics = chosen_topics(args.topics, args.track, {c.topic for c in cards.values()})
     weakness = measured_weakness(workspace.weakness(today))  # a topic not practised yet draws at the prior
-    suspended = [cid for cid, s in workspace.states().items() if s.suspended]
+    states = workspace.states()
+    suspended = [cid for cid, s in states.items() if s.suspended]
     plan = make_plan(
         cards,
         weakness,
@@ -121,12 +134,17 @@ def _plan(args: argparse.Namespace) -> int:
         judge_available=judge_can_run(),
         seed=args.seed,
         exclude=suspended,
+        recent=reviewed_within(states.values(), today),
     )
     if args.json:
         print(json.dumps(plan.as_json(), indent=2))
         return 0
     n = len(plan.questions)
-    print(f"a {plan.minutes}-minute mock: {n} question{'' if n == 1 else 's'}, {plan.planned_minutes} minutes planned")
+    kept = follow_up_reserve(plan.minutes)
+    room = f", {kept} kept for follow-ups" if kept else ""
+    print(
+        f"a {plan.minutes}-minute mock: {n} question{'' if n == 1 else 's'}, {plan.planned_minutes} minutes planned{room}"
+    )
     for i, q in enumerate(plan.questions, 1):
         print(f"  {i:2d}. {q.minutes:2d} min  {q.kind:<13} {q.topic:<20} {q.card_id}")
     if args.seed is None:

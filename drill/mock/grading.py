@@ -48,6 +48,7 @@ STOPWORDS = frozenset(
     then there these they this those through to too two under until up upon use used uses using very via vs was
     way we were what when where whether which while who whom why will with within without would you your
     first second instead rather each every itself whole part parts thing things kind get gets given give
+    slow slower fast faster high higher low lower problem issue bad good
     """.split()
 )
 
@@ -314,7 +315,7 @@ class LedgerGrade:
     def grade(self) -> QuestionGrade:
         missing_steps = tuple(s for s in self.steps if s not in self.steps_shown)
         parts = [f"{self.finals_right} of {self.finals} answers right"]
-        if self.steps:
+        if self.steps and self.finals_right < self.finals:  # right answers vouch for their steps
             parts.append(f"{len(self.steps_shown)} of {len(self.steps)} steps shown in the working")
         missed = self.missed_finals + tuple(f"step: {s}" for s in missing_steps if self.finals_right < self.finals)
         first = self.first_missing if self.finals_right < self.finals else None

@@ -307,7 +307,12 @@ def make_app(args: argparse.Namespace) -> DrillApp:
         chosen_day=getattr(args, "today", None),  # drill --today: the app's clock is moved to that study day
         gpu_host=getattr(args, "gpu_host", None),
         mock=(
-            {"minutes": args.minutes, "topics": _mock_topics(args), "questions": args.questions}
+            {
+                "minutes": args.minutes,
+                "topics": _mock_topics(args),
+                "questions": args.questions,
+                "practice": bool(getattr(args, "practice", False)),
+            }
             if getattr(args, "mock", False)
             else None
         ),

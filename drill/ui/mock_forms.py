@@ -19,7 +19,7 @@ SHOW_CHOICES_KEY = "ctrl+o"
 CHOICES_COST_WORDS = f"the listed readings are a hint that costs {CHOICES_COST:.0%} of this question"
 READING_LABEL = "Your reading: what bounds it, and the evidence that says so (your own words):"
 CHOOSE_LABEL = "The listed readings (↑↓, enter to choose):"
-WORKING_LABEL = "Your working (optional): the figures on the way, each right one earns step credit:"
+WORKING_LABEL = "Your working (optional; each right figure on the way earns credit):"
 
 
 class MockDiagnosisForm(AnswerForm):
@@ -133,7 +133,7 @@ class MockLedgerForm(LedgerForm):
     """A numeric card with a line for the working above its answers."""
 
     def field_specs(self) -> list[tuple[str, str, str]]:
-        working = (WORKING_LABEL, "e.g. KV per token 160 KiB; 32 sequences x 4096 tokens = 20 GiB", "working")
+        working = (WORKING_LABEL, "e.g. per token 160 KiB; x 4096 tokens = 640 MiB", "working")
         return [working, *super().field_specs()]
 
     def working(self) -> str:

@@ -48,8 +48,7 @@ QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; on
 KEYS_HINT = f"[b]ctrl+n[/b] skip · [b]{END_KEY}[/b] end"
 HELD = "answers and verdicts are held until the mock ends"
 TICK_HINT = (
-    f"tick each point your answer covered ([b]space[/b]; [b]{OVERRIDE_KEY}[/b] anyway, with a reason) · "
-    "[b]enter[/b] {then}"
+    f"[b]space[/b] ticks a point you covered · [b]{OVERRIDE_KEY}[/b] anyway, with a reason · [b]enter[/b] {{then}}"
 )
 TICKS_FINAL = "the expected answer is shown: the ticks are final"
 
@@ -323,9 +322,11 @@ class MockScreen(PageScreen[dict[str, Any]]):
             rubric.add_class("shown")
             rubric.highlighted = 0
             rubric.focus()
-            then = "see the expected answer" if self.practice else "next question"
+            then = "the answer" if self.practice else "next"
             self.query_one("#mbar", SafeStatic).update(TICK_HINT.format(then=then))
-            # the question keeps its place: the points to tick are scrolled just into view beneath it
+            # the question keeps its place: the points to tick are scrolled just into view beneath it, once they
+            # are laid out (a long diagnosis's evidence above them pushes them below the view)
+            self.call_after_refresh(rubric.scroll_visible, animate=False)
             return
         if self.practice:
             self.reveal()
@@ -348,7 +349,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         if check.passed:
             return True
         self.notify(
-            f"not ticked: {check.refusal()}. [b]{OVERRIDE_KEY}[/b] ticks it anyway, with a reason (kept in the report)",
+            f"not ticked: {check.refusal()}. {OVERRIDE_KEY} ticks it anyway, with a reason (kept in the report)",
             severity="warning",
             timeout=6,
         )
