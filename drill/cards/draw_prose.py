@@ -308,9 +308,11 @@ def _context_series(card: Card, rows: Sequence[_Evaluated]) -> list[Series]:
     draws = tuple(r.draw for r in rows)
     series = []
     for param, spec in card_params(card).items():
-        figures = {k: (words, unit) for k, (words, unit) in GPU_FIGURES.items()} if "gpu" in spec else {}
+        figures: dict[str, tuple[str, str]] = {}
+        if "gpu" in spec:
+            figures = dict(GPU_FIGURES)
         if "model" in spec:
-            figures = {k: (words, "count") for k, words in MODEL_FIGURES.items()}
+            figures = {key: (words, "count") for key, words in MODEL_FIGURES.items()}
         for key, (words, unit) in figures.items():
             values = [r.scope[param].get(key) for r in rows]
             if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -352,11 +354,10 @@ def computed_series(card: Card, cat: Catalogue, draws: Sequence[Mapping[str, Any
 
 
 def _shown(value: float, unit: str) -> str:
-    return (
-        format_quantity(value, unit, alternate=False)
-        if unit in ("bytes", "flops") or "_per_" in unit
-        else (format_quantity(value, unit) if unit else f"{value:g}")
-    )
+    """A value for a message: in its unit, bytes in decimal prefixes only."""
+    if not unit:
+        return f"{value:g}"
+    return format_quantity(value, unit, alternate=False)
 
 
 def _draw_words(draw: Mapping[str, Any]) -> str:
