@@ -28,8 +28,9 @@ HARNESS_FUNCTIONS = (
     "baseline",
     "bytes_moved",
 )
-# A collective card's harness also gives the factor from algorithm to bus bandwidth (nccl-tests).
-HARNESS_FUNCTIONS_BY_LANGUAGE = {"collective": (*HARNESS_FUNCTIONS, "bus_factor")}
+# A collective card's harness also gives the factor from algorithm to bus bandwidth (nccl-tests), and the fewest
+# bytes each rank must move (the judge refuses a rank that moved less).
+HARNESS_FUNCTIONS_BY_LANGUAGE = {"collective": (*HARNESS_FUNCTIONS, "bus_factor", "traffic_floor")}
 # Each file a card names: its key and the folder it lives in (bundled, or beside the deck).
 FILE_FOLDERS = {"starter": "kernels", "solution": "answers", "writeup": "answers", "harness": "kernels/harness"}
 MAX_NAME_CHARS = 255
