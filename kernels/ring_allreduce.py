@@ -2,10 +2,11 @@
 
 This starter is correct and slow: every rank sends its whole tensor to rank 0,
 rank 0 adds them up one after the other and sends the sum back to each rank in
-turn. Rank 0's link carries 2(n-1) full tensors while every other link idles,
-and nothing overlaps. A ring moves 2(n-1)/n of a tensor through every rank's
-link at once: cut the tensor into n chunks, reduce-scatter them around the
-ring, then all-gather them back (and keep several pieces in flight).
+turn. Rank 0's link carries n-1 full tensors in each direction while every
+other link idles, and nothing overlaps. A ring moves 2(n-1)/n of a tensor
+through every rank's link in each direction, all links at once: cut the tensor
+into n chunks, reduce-scatter them around the ring, then all-gather them back
+(and keep several pieces in flight).
 
 The judge calls `all_reduce(tensor)` in every rank at once: `tensor` is this
 rank's 1-D contiguous tensor (float32 or bfloat16; any length, 1 included, not
