@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import genanki
 import pytest
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drill.cards.loader import load_decks
 from drill.cli import main
@@ -556,3 +557,117 @@ def test_numbers_out_of_range_are_one_line_naming_the_row(tmp_path, capsys, chan
     err = capsys.readouterr().err
     assert err.splitlines()[0].startswith(f"{path}:3: {message}"), err
     assert len(err.splitlines()[0]) < 400 and "Traceback" not in err
+
+
+# FSRS-6's 21 parameters as a fit might leave them (the defaults, each moved a little)
+FITTED = tuple(round(p * 1.1 + 0.01, 4) for p in DEFAULT_PARAMETERS)
+
+
+def _fit(data_dir, parameters):
+    """What `drill fsrs fit` saves when its parameters predict better (SM-2 scheduling: nothing rescheduled)."""
+    from drill.study.scheduling import PARAMETERS_SETTING, parameters_text
+
+    store = Store(data_dir)
+    store.set_setting(PARAMETERS_SETTING, parameters_text(parameters))
+    store.close()
+
+
+def _parameters(data_dir):
+    from drill.workspace import Workspace
+
+    return Workspace(data_dir).fsrs_parameters()
+
+
+def test_the_fitted_parameters_go_with_a_review_export_and_come_back_with_its_import(history, tmp_path, capsys):
+    source, decks = history
+    _fit(source, FITTED)
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    assert "and the FSRS parameters fitted to them" in capsys.readouterr().err
+    first, header = out.read_text(encoding="utf-8").splitlines()[:2]
+    assert first == "#fsrs_parameters: " + json.dumps(list(FITTED))
+    assert header.startswith("card_id,reviewed_at,day")
+
+    fresh = tmp_path / "fresh"
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    err = capsys.readouterr().err
+    assert "the FSRS parameters fitted to them are this folder's now" in err
+    assert _parameters(fresh) == FITTED
+    assert stats(fresh, decks, capsys) == stats(source, decks, capsys)  # the rows came in as before
+
+    # a second import: the parameters are already there
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    assert "already this folder's" in capsys.readouterr().err
+
+
+def test_a_folder_with_its_own_fitted_parameters_keeps_them(history, tmp_path, capsys):
+    source, _ = history
+    _fit(source, FITTED)
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    other = tuple(p + 0.001 for p in FITTED)
+    target = tmp_path / "target"
+    _fit(target, other)
+    assert main(["import", "reviews", str(out), "--data-dir", str(target)]) == 0
+    assert "keeps its own fitted FSRS parameters" in capsys.readouterr().err
+    assert _parameters(target) == other
+
+
+def test_with_fsrs_scheduling_imported_parameters_reschedule_the_cards(history, tmp_path, capsys):
+    source, _ = history
+    _fit(source, FITTED)
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    target = tmp_path / "target"
+    assert main(["config", "set", "scheduler", "fsrs", "--data-dir", str(target)]) == 0
+    capsys.readouterr()
+    assert main(["import", "reviews", str(out), "--data-dir", str(target)]) == 0
+    assert re.search(r"FSRS rescheduled \d+ card\(s\) with them", capsys.readouterr().err)
+    assert _parameters(target) == FITTED
+
+
+def test_an_export_without_fitted_parameters_has_no_parameters_line(history, tmp_path, capsys):
+    source, _ = history
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("card_id,")
+    fresh = tmp_path / "fresh"
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 0
+    assert "FSRS" not in capsys.readouterr().err
+    assert _parameters(fresh) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "#fsrs_parameters: [1, 2, 3]",
+        "#fsrs_parameters: not json",
+        "#fsrs_parameters: " + json.dumps([1.0] * 20 + [1e999]),
+    ],
+)
+def test_a_bad_parameters_line_is_reported_on_line_1_and_changes_nothing(history, tmp_path, capsys, line):
+    source, _ = history
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    out.write_text(line + "\n" + out.read_text(encoding="utf-8"), encoding="utf-8")
+    fresh = tmp_path / "fresh"
+    capsys.readouterr()
+    assert main(["import", "reviews", str(out), "--data-dir", str(fresh)]) == 1
+    err = capsys.readouterr().err
+    assert f"{out}:1: #fsrs_parameters:" in err and "is not a list of 21 finite numbers" in err
+    assert "nothing imported" in err
+    assert _parameters(fresh) is None
+    assert not (fresh / DB_NAME).exists() or table(fresh, "SELECT COUNT(*) FROM review_log") == [(0,)]
+
+
+def test_a_row_problem_below_the_parameters_line_names_its_own_line(history, tmp_path, capsys):
+    source, _ = history
+    _fit(source, FITTED)
+    out = tmp_path / "reviews.csv"
+    assert main(["export", "reviews", str(out), "--data-dir", str(source)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].replace(",review,", ",bad mode,", 1).replace(",repeat,", ",bad mode,", 1)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import", "reviews", str(out), "--data-dir", str(tmp_path / "fresh")]) == 1
+    assert f"{out}:4: mode:" in capsys.readouterr().err  # the parameters line is line 1, the header line 2

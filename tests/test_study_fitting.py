@@ -12,7 +12,15 @@ import pytest
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drill.study import fitting
-from drill.study.fitting import FIT_EXTRA, FitUnavailable, NotEnoughReviews, fit_parameters, scheduled_reviews
+from drill.study.fitting import (
+    FIT_EXTRA,
+    FitUnavailable,
+    NotEnoughReviews,
+    fit_parameters,
+    fit_rows,
+    review_times,
+    scheduled_reviews,
+)
 from drill.study.forecast import MemoryModel
 from drill.study.records import LoggedReview
 
@@ -27,7 +35,9 @@ LEARNER[20] = 0.5
 
 
 def simulated_history(reviews: int, seed: int = 11) -> list[LoggedReview]:
-    """A learner whose memory follows FSRS with LEARNER's parameters, asked when drill's FSRS says (defaults)."""
+    """A learner whose memory follows FSRS with LEARNER's parameters, asked when drill's FSRS says (defaults).
+
+    Each day's reviews are logged from 09:00, a minute apart; a card graded below 4 comes back ten minutes later."""
     rng = random.Random(seed)
     truth = fsrs.Scheduler(parameters=LEARNER, learning_steps=(), relearning_steps=(), enable_fuzzing=False)
     model = MemoryModel()
@@ -40,7 +50,8 @@ def simulated_history(reviews: int, seed: int = 11) -> list[LoggedReview]:
         asked = [cid for cid, (_, due) in memory.items() if due <= day]
         asked += [f"card-{n + i}" for i in range(8)]  # eight new cards a day
         n += 8
-        for cid in asked:
+        for i, cid in enumerate(asked):
+            logged_at = dt.datetime.combine(day, dt.time(9)) + dt.timedelta(minutes=i)
             card = true_cards.get(cid)
             if card is None:
                 grade = rng.choice([1, 3, 4, 4, 5])
@@ -50,10 +61,11 @@ def simulated_history(reviews: int, seed: int = 11) -> list[LoggedReview]:
             rating = fsrs.Rating.Again if grade < 3 else fsrs.Rating(grade - 1)
             true_cards[cid], _ = truth.review_card(card or fsrs.Card(card_id=0, due=at), rating, review_datetime=at)
             memory[cid] = model.review(memory[cid][0] if cid in memory else None, grade, day)
-            log.append(LoggedReview(len(log) + 1, cid, day, grade, "review"))
+            log.append(LoggedReview(len(log) + 1, cid, day, grade, "review", logged_at.isoformat()))
             scheduled += 1
-            if grade < 4:  # the same-day repeat, which FSRS never sees
-                log.append(LoggedReview(len(log) + 1, cid, day, 4, "repeat"))
+            if grade < 4:  # the same-day repeat: the fit sees it, the day's schedule does not
+                repeated_at = logged_at + dt.timedelta(minutes=10)
+                log.append(LoggedReview(len(log) + 1, cid, day, 4, "repeat", repeated_at.isoformat()))
         day += dt.timedelta(days=1)
     return log
 
@@ -105,3 +117,70 @@ def test_importing_the_fitting_module_imports_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
     assert fitting.missing_modules() == []  # the test environment has the fit extra
+
+
+# FSRS-6's same-day weights: how a review on the day of the card's previous one changes its stability
+SAME_DAY = slice(17, 20)
+
+
+def test_the_same_day_weights_learn_from_same_day_repeats_at_their_logged_times():
+    log = simulated_history(900)
+    fitted = fit_parameters(log)
+    assert not fitted.kept_defaults
+    assert fitted.same_day > 50  # the repeats of the fitted part reached the optimizer
+    assert fitted.parameters[SAME_DAY] != tuple(DEFAULT_PARAMETERS[SAME_DAY])
+    # without same-day reviews there is nothing for them to learn from: they stay at the defaults
+    scheduled_only = fit_parameters([row for row in log if row.mode != "repeat"])
+    assert not scheduled_only.kept_defaults and scheduled_only.same_day == 0
+    assert scheduled_only.parameters[SAME_DAY] == tuple(DEFAULT_PARAMETERS[SAME_DAY])
+    assert scheduled_only.parameters != tuple(DEFAULT_PARAMETERS)  # the other weights did move
+
+
+def test_the_fit_takes_the_repeats_before_the_held_out_part_only():
+    log = [
+        LoggedReview(1, "a", START, 2, "review"),
+        LoggedReview(2, "a", START, 4, "repeat"),
+        LoggedReview(3, "b", START, 4, "repeat"),  # a repeat of no review that reached FSRS
+        LoggedReview(4, "a", START + dt.timedelta(days=1), 4, "cram"),
+        LoggedReview(5, "a", START + dt.timedelta(days=2), 1, "review"),
+        LoggedReview(6, "a", START + dt.timedelta(days=2), 4, "repeat"),
+    ]
+    assert [r.id for r in fit_rows(log, (START + dt.timedelta(days=2), 5))] == [1, 2]
+    assert [r.id for r in fit_rows(log, (START + dt.timedelta(days=9), 0))] == [1, 2, 5, 6]
+
+
+def _at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
+
+
+def test_review_times_keep_the_logged_times_and_drills_study_days():
+    day = START
+    rows = [
+        LoggedReview(1, "a", day, 2, "review", "2025-01-01T21:00:00"),
+        LoggedReview(2, "a", day, 4, "repeat", "2025-01-01T21:10:00"),  # ten minutes later: a same-day review
+        LoggedReview(3, "b", day, 4, "review", ""),  # no time logged: midnight of its study day
+        # 02:00 of the 2nd is still study day 1 under a 04:00 rollover: the same day as midnight of the 1st,
+        # so taken as just under a day after it
+        LoggedReview(4, "b", day, 4, "repeat", "2025-01-02T02:00:00"),
+        # study day 2 at 08:00: eleven hours after the card's last review, which the optimizer would read as
+        # the same day; moved to one day after it, and the day's repeat with it, its spacing kept
+        LoggedReview(5, "a", day + dt.timedelta(days=1), 1, "review", "2025-01-02T08:00:00"),
+        LoggedReview(6, "a", day + dt.timedelta(days=1), 4, "repeat", "2025-01-02T08:05:00"),
+        LoggedReview(7, "b", day + dt.timedelta(days=4), 4, "review", "2025-01-06T12:00:00+01:00"),
+        LoggedReview(8, "b", day + dt.timedelta(days=4), 4, "repeat", "2025-01-06T10:00:00+00:00"),  # ran backward
+        # a time outside its study day: midnight of the day, then moved to the study days after the last review
+        LoggedReview(9, "b", day + dt.timedelta(days=9), 4, "review", "2030-06-01T10:00:00"),
+    ]
+    assert review_times(rows) == [
+        _at("2025-01-01T21:00:00"),
+        _at("2025-01-01T21:10:00"),
+        _at("2025-01-01T00:00:00"),
+        _at("2025-01-01T23:59:59"),
+        _at("2025-01-02T21:10:00"),
+        _at("2025-01-02T21:15:00"),
+        _at("2025-01-06T11:00:00"),
+        _at("2025-01-06T11:00:00"),
+        _at("2025-01-11T11:00:00"),
+    ]
+    times = review_times(rows)
+    assert (times[4] - times[1]).days == 1 and (times[1] - times[0]).days == 0

@@ -1,4 +1,5 @@
-"""`drill export anki|csv|reviews OUT` and `drill import reviews IN`."""
+"""`drill export anki|csv|reviews OUT` and `drill import reviews IN` (a review export carries the fitted FSRS
+parameters, and its import brings them back)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
 EXPORTS = {
     "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates the notes",
     "csv": "every card but kernel cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
-    "reviews": "the review log as CSV, every column `drill import reviews` needs to restore it",
+    "reviews": "the review log as CSV, every column `drill import reviews` needs to restore it, and the FSRS "
+    "parameters fitted to it (drill fsrs fit) on a first line of their own",
 }
 
 
@@ -62,7 +64,8 @@ def _add_import(subparsers: Any, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name,
         help=help_text,
-        description="Add the reviews of a CSV file written by `drill export reviews` to the history. "
+        description="Add the reviews of a CSV file written by `drill export reviews` to the history, and the FSRS "
+        "parameters fitted to them when this data folder has none of its own. "
         "Reviews already there are skipped; a file with any problem changes nothing.",
     )
     _data_options(parser)
@@ -203,25 +206,33 @@ def _export_reviews(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     try:
         rows = workspace.store().reviews()
+        parameters = workspace.fsrs_parameters()
     finally:
         workspace.close()
     with _text_out(args.out, target) as fh:
-        count = write_reviews(rows, fh)
-    print(f"wrote {count} reviews to {_named(args.out)}", file=sys.stderr)
+        count = write_reviews(rows, fh, parameters)
+    carried = "" if parameters is None else " and the FSRS parameters fitted to them"
+    print(f"wrote {count} reviews{carried} to {_named(args.out)}", file=sys.stderr)
     return 0
 
 
 def _import_reviews(args: argparse.Namespace) -> int:
     """Check every row first (a file with a problem changes nothing), then add the rows, reading the file again
     as it goes: memory stays flat however long the file is."""
-    from drill.exchange.csvio import CsvProblem, scan_reviews
+    from drill.exchange.csvio import CsvProblem, read_parameters, scan_reviews
 
     source = Path(args.source)
     if not source.is_file():
         raise ExportError(f"cannot read {source} ({'a folder' if source.is_dir() else 'no such file'})")
     most = 20
     problems = 0
+    parameters = None
     with _reading(source):
+        try:
+            parameters = read_parameters(source)
+        except ValueError as exc:
+            print(CsvProblem(str(source), 1, str(exc)), file=sys.stderr)
+            problems += 1
         for item in scan_reviews(source):
             if isinstance(item, CsvProblem):
                 print(item, file=sys.stderr)
@@ -242,14 +253,37 @@ def _import_reviews(args: argparse.Namespace) -> int:
     try:
         with _reading(source):
             counts = workspace.store().import_reviews(rows())
+        taken = _take_parameters(workspace, parameters)
     finally:
         workspace.close()
     repeated = f"; {counts.repeated} given more than once in the file" if counts.repeated else ""
     print(
-        f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated})",
+        f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated}){taken}",
         file=sys.stderr,
     )
     return 0
+
+
+def _take_parameters(workspace: Workspace, parameters: tuple[float, ...] | None) -> str:
+    """Make the file's fitted FSRS parameters this folder's when it has none; what happened, for the import's line.
+
+    A folder with parameters of its own keeps them: they were fitted to its log, and `drill fsrs fit` fits the
+    log as the import left it."""
+    from drill.cli.fsrs import use_parameters
+
+    if parameters is None:
+        return ""
+    own = workspace.fsrs_parameters()
+    if own == parameters:
+        return "; the FSRS parameters in the file are already this folder's"
+    if own is not None:
+        return (
+            "; this folder keeps its own fitted FSRS parameters, not the file's "
+            "(`drill fsrs fit` fits them to the log as it is now)"
+        )
+    rescheduled = use_parameters(workspace, parameters)
+    moved = "" if rescheduled is None else f", and FSRS rescheduled {rescheduled} card(s) with them"
+    return f"; the FSRS parameters fitted to them are this folder's now{moved}"
 
 
 @contextmanager

@@ -6,6 +6,8 @@ this data folder's learner (a second folder, another profile, keeps its own), an
 when FSRS schedules, saving them and rescheduling every card by replaying the log
 with them is one transaction (as a scheduler switch is). Every prediction (readiness,
 the plan, calibration) uses them, and FSRS scheduling too when it is the scheduler.
+They travel with the log: `drill export reviews` writes them on the file's first line and
+`drill import reviews` makes them the folder's when it has none (drill.cli.exchange).
 """
 
 from __future__ import annotations
@@ -56,13 +58,13 @@ def _fit(args: argparse.Namespace, workspace: Any) -> int:
         print(f"drill fsrs fit: {exc}", file=sys.stderr)
         return 1
     saved = fitted.improved and not fitted.kept_defaults
-    rescheduled = _use(workspace, fitted.parameters) if saved else None
+    rescheduled = use_parameters(workspace, fitted.parameters) if saved else None
     if args.json:
         print(json.dumps({**fitted.as_json(), "saved": saved, "rescheduled": rescheduled}, indent=2))
         return 0
     print(
-        f"Fitted on the first {fitted.fitted_on} of {fitted.reviews} reviews in {fitted.seconds:.1f} s; "
-        f"judged on the {fitted.held_out} later reviews held out."
+        f"Fitted on the first {fitted.fitted_on} of {fitted.reviews} reviews and their {fitted.same_day} same-day "
+        f"repeats, at the times logged, in {fitted.seconds:.1f} s; judged on the {fitted.held_out} later reviews held out."
     )
     change = (fitted.log_loss_before - fitted.log_loss_after) / fitted.log_loss_before
     print(
@@ -87,7 +89,7 @@ def _scheduling_words(rescheduled: int | None) -> str:
     return f", and FSRS rescheduled {rescheduled} card(s) with them"
 
 
-def _use(workspace: Any, parameters: tuple[float, ...] | None) -> int | None:
+def use_parameters(workspace: Any, parameters: tuple[float, ...] | None) -> int | None:
     """Save the parameters (None: the defaults); when FSRS schedules, reschedule every card with them.
 
     The number of cards rescheduled, or None when SM-2 schedules.
@@ -108,7 +110,7 @@ def _reset(workspace: Any) -> int:
     if workspace.fsrs_parameters() is None:
         print("FSRS already uses its default parameters.")
         return 0
-    rescheduled = _use(workspace, None)
+    rescheduled = use_parameters(workspace, None)
     words = "" if rescheduled is None else f"; FSRS rescheduled {rescheduled} card(s) with them"
     print(f"FSRS is back to its default parameters{words}.")
     return 0

@@ -1,9 +1,11 @@
-"""CSV files: the cards (one row each), and the review log written out and read back with every row checked."""
+"""CSV files: the cards (one row each), and the review log written out and read back with every row checked,
+with the FSRS parameters fitted to it."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import itertools
 import json
 import math
 import re
@@ -15,6 +17,7 @@ from typing import IO, Any
 from drill.exchange.flat import FlatCard
 from drill.store.tables import ReviewRow
 from drill.study.records import CardState
+from drill.study.scheduling import PARAMETER_COUNT, PARAMETERS_SETTING, parameters_text, saved_parameters
 
 CARD_COLUMNS = ("id", "deck", "topic", "kind", "tags", "prompt", "answer", "rubric", "sources")
 
@@ -40,6 +43,10 @@ _STATE_DAYS = ("due", "last_review_day", "introduced_on")
 # The largest whole number a count, an interval or a duration may hold: SQLite stores 64-bit integers,
 # and no review takes longer or repeats more often than this.
 MOST_WHOLE = 10**9
+# The first line of a review export whose learner has fitted FSRS parameters: the line, a space, and the
+# parameters as JSON. It starts with `#`, as the settings lines atop Anki's text files do; a file without
+# fitted parameters has no such line. `drill import reviews` takes them back.
+PARAMETERS_LINE = "#fsrs_parameters:"
 
 
 # A cell a spreadsheet would read as a formula starts with one of these; such a text cell is written
@@ -97,8 +104,11 @@ def write_cards(cards: Iterable[FlatCard], out: IO[str]) -> int:
     return count
 
 
-def write_reviews(rows: Iterable[ReviewRow], out: IO[str]) -> int:
-    """The review log in the order it was written; empty cells for values never given."""
+def write_reviews(rows: Iterable[ReviewRow], out: IO[str], parameters: tuple[float, ...] | None = None) -> int:
+    """The review log in the order it was written; empty cells for values never given. FSRS parameters fitted
+    to it (`drill fsrs fit`) go on a first line of their own (PARAMETERS_LINE), before the header."""
+    if parameters is not None:
+        out.write(f"{PARAMETERS_LINE} {parameters_text(parameters)}\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(REVIEW_COLUMNS)
     count = 0
@@ -107,6 +117,29 @@ def write_reviews(rows: Iterable[ReviewRow], out: IO[str]) -> int:
         writer.writerow(["" if values.get(name) is None else cell(values[name]) for name in REVIEW_COLUMNS])
         count += 1
     return count
+
+
+def read_parameters(path: Path) -> tuple[float, ...] | None:
+    """The fitted FSRS parameters a review export carries on its first line; None when it carries none.
+
+    ValueError, saying what is wrong, for a parameters line drill cannot use (not PARAMETER_COUNT finite
+    numbers); OSError when the file cannot be opened. A first line that is not UTF-8 is left to scan_reviews.
+    """
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            first = fh.readline()
+    except UnicodeDecodeError:
+        return None
+    if not first.startswith(PARAMETERS_LINE):
+        return None
+    text = first[len(PARAMETERS_LINE) :].strip()
+    parameters = saved_parameters({PARAMETERS_SETTING: text})
+    if parameters is None:
+        raise ValueError(
+            f"{PARAMETERS_LINE} {_brief(text)} is not a list of {PARAMETER_COUNT} finite numbers "
+            "(FSRS parameters as `drill export reviews` writes them)"
+        )
+    return parameters
 
 
 def read_reviews(path: Path, *, most: int = 20) -> tuple[list[dict[str, Any]], list[CsvProblem]]:
@@ -134,25 +167,29 @@ def scan_reviews(path: Path) -> Iterator[dict[str, Any] | CsvProblem]:
     where = str(path)
     line = 1
     with open(path, encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh)
         try:
+            first = fh.readline()
+            # the parameters line (read_parameters) comes before the header: the header is then line 2
+            above = 1 if first.startswith(PARAMETERS_LINE) else 0
+            reader = csv.reader(fh if above else itertools.chain([first], fh))
+            line = 1 + above
             header = next(reader, None)
             if header is None:
-                yield CsvProblem(where, 1, f"empty file: expected a header with {', '.join(REVIEW_COLUMNS)}")
+                yield CsvProblem(where, line, f"empty file: expected a header with {', '.join(REVIEW_COLUMNS)}")
                 return
             names = [h.strip() for h in header]
             missing = [c for c in REQUIRED if c not in names]
             if missing:
-                yield CsvProblem(where, 1, f"missing column {_listed(missing)} (the header has {_listed(names)})")
+                yield CsvProblem(where, line, f"missing column {_listed(missing)} (the header has {_listed(names)})")
                 return
-            line = reader.line_num + 1
+            line = reader.line_num + 1 + above
             for record in reader:
                 if record and any(cell.strip() for cell in record):
                     try:
                         yield review_from(names, record)
                     except ValueError as exc:
                         yield CsvProblem(where, line, str(exc))
-                line = reader.line_num + 1
+                line = reader.line_num + 1 + above
         except UnicodeDecodeError as exc:
             yield CsvProblem(where, line, f"not UTF-8 text ({exc.reason})")
         except csv.Error as exc:
