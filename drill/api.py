@@ -245,6 +245,7 @@ class Learner:
         if session.budget_seconds is None and budget_minutes is not None:
             spent = self.spent_today_seconds()
             session.budget_seconds = max(0.0, budget_minutes * 60 - spent)
+            session.hold_back_past_budget()
         return Day(self, session)
 
     def spent_today_seconds(self) -> float:

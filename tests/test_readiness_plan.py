@@ -109,7 +109,17 @@ def test_plan_saves_its_options_and_prints_the_plan(world, capsys):
 def test_plan_json_has_the_readiness_shape_and_figures_from_the_log(world, capsys):
     drill(capsys, "plan", "--data-dir", str(world), "--today", TODAY.isoformat(), "--date", DATE.isoformat())
     figures = plan_json(capsys, world, TODAY)
-    assert set(figures) == {"date", "days_left", "track", "target", "minutes_per_day", "overall", "topics", "plan"}
+    assert set(figures) == {
+        "date",
+        "days_left",
+        "track",
+        "target",
+        "minutes_per_day",
+        "overall",
+        "topics",
+        "plan",
+        "week",
+    }
     assert (figures["date"], figures["days_left"], figures["track"]) == (DATE.isoformat(), 10, None)
     assert (figures["target"], figures["minutes_per_day"]) == (0.9, 60)  # the defaults
     # "if you stop now": FSRS memory replayed from the log (SM-2 scheduled these reviews), each card's recall on the date
@@ -124,7 +134,12 @@ def test_plan_json_has_the_readiness_shape_and_figures_from_the_log(world, capsy
     gaps = [t["gap"] for t in figures["topics"]]
     assert gaps == sorted(gaps, reverse=True)
     plan = figures["plan"]
-    assert plan["fits"] and plan["why_not"] is None and plan["needs_minutes"] is None and plan["leave_out"] == []
+    assert plan["fits"] and plan["why_not"] is None and plan["leave_out"] == []
+    assert plan["needs_minutes"] <= 60 and plan["needs_reaches"] >= 0.9  # what the even deal needs, and reaches
+    forecast = plan["forecast"]
+    assert (
+        forecast["low"] <= forecast["mean"] <= forecast["high"] and forecast["mean"] == figures["overall"]["with_plan"]
+    )
     assert set(plan["today"]) == {"new", "reviews", "early", "minutes", "mock"}
     assert [d["date"] for d in plan["days"]] == [(TODAY + dt.timedelta(days=i)).isoformat() for i in range(1, 10)]
     assert plan["mocks"] == [(DATE - dt.timedelta(days=n)).isoformat() for n in (9, 2)]
@@ -133,17 +148,20 @@ def test_plan_json_has_the_readiness_shape_and_figures_from_the_log(world, capsy
 
 def test_a_plan_that_cannot_fit_says_what_would(world, capsys):
     args = ["plan", "--data-dir", str(world), "--today", TODAY.isoformat(), "--date", DATE.isoformat()]
-    code, out, err = drill(capsys, *args, "--minutes", "1")
+    code, out, err = drill(capsys, *args, "--minutes", "2")
     assert code == 0, err
-    assert "It does not fit: the busiest day needs" in out and "more than the 1 given" in out
     figures = plan_json(capsys, world, TODAY)
     plan = figures["plan"]
-    assert not plan["fits"] and plan["why_not"].startswith("the busiest day needs")
-    assert plan["needs_minutes"] > 1
+    assert not plan["fits"] and plan["why_not"]
+    assert plan["today"]["minutes"] <= 2  # the day keeps to the minutes given
+    assert plan["needs_minutes"] > 2
+    reach = plan["forecast"]["ready_share"]
+    assert f"2 min/day: {reach:.0%} of the cards ready by {DATE.isoformat()}" in out
+    assert f"{plan['needs_reaches']:.0%} needs about {plan['needs_minutes']} min/day" in out
     assert f"What would: {plan['needs_minutes']} minutes a day (drill plan --minutes {plan['needs_minutes']})" in out
-    # with the minutes it asked for, it fits
+    # with the minutes it asked for, more of the cards are ready
     again = plan_json(capsys, world, TODAY, "--minutes", str(plan["needs_minutes"]))
-    assert again["plan"]["fits"]
+    assert again["plan"]["forecast"]["ready_share"] > reach
 
 
 def test_plan_clear_and_dates_it_refuses(world, capsys):

@@ -103,3 +103,34 @@ def test_stats_json_counts_the_plans_new_cards(world, capsys):
     space = workspace(world)
     assert report["new_today"] == len(space.readiness(TODAY).new_today)
     space.close()
+
+
+def test_a_new_users_plan_says_the_new_cards_and_reviews_the_queue_then_serves(tmp_path, monkeypatch, capsys):
+    """After a first day of 10 new cards over every topic, the plan is set for one track in 20 minutes a day.
+
+    The plan's "Today" counts what the queue serves: its new cards and every due review, the other
+    topics' ones too (the queue serves them), within the minutes given; the learner then answers the
+    whole queue and exactly that many cards are introduced and reviewed.
+    """
+    data = make_world(tmp_path, monkeypatch)
+    rng = random.Random(5)
+    study(data, START, rng)  # no date yet: 10 new cards, in lab order over the three topics
+    day = START + dt.timedelta(days=1)
+    date = START + dt.timedelta(days=15)
+    args = ["--data-dir", str(data), "--today", day.isoformat()]
+    plan_args = ["plan", *args, "--date", date.isoformat(), "--track", "kernels", "--minutes", "20"]
+    assert main(plan_args) == 0
+    printed = capsys.readouterr().out
+    assert main([*plan_args, "--json"]) == 0
+    today = json.loads(capsys.readouterr().out)["plan"]["today"]
+    assert f"{today['new']:>3} new, {today['reviews']:>3} reviews" in printed
+    earlier = {row.card_id for row in read_log(data)}
+    off_track_due = [cid for cid in earlier if cid.startswith("serving")]  # SM-2: due the next day
+    assert off_track_due and today["new"] > 0
+    modes = study(data, day, rng)
+    introduced = [cid for cid in modes if cid not in earlier]
+    reviewed = [cid for cid in modes if cid in earlier]
+    assert len(introduced) == today["new"]
+    assert len(reviewed) == today["reviews"]
+    assert set(off_track_due) <= set(reviewed)
+    assert sum(row.duration_ms for row in read_log(data) if row.day == day) <= 20 * 60 * 1000

@@ -107,6 +107,27 @@ def test_undo_puts_the_card_back_first(tmp_path):
     assert session.undo(store) is None
 
 
+def test_a_budget_holds_back_the_rest_of_the_queue_once_the_minutes_are_spent(tmp_path):
+    session, store = make_session(tmp_path)
+    session.budget_seconds = 150.0
+    session.grade(store, 5, now=NOW, duration_ms=60_000)
+    session.grade(store, 5, now=NOW, duration_ms=60_000)
+    assert session.left == 4 and not session.budget_reached
+    session.grade(store, 5, now=NOW, duration_ms=45_000)  # 165 s: the day's minutes are spent
+    assert session.budget_reached and session.current is None
+    assert session.held_back == ["c03", "c04", "c05"]
+    session.undo(store)  # the last grade taken back: its seconds too, and the rest comes back
+    assert not session.budget_reached and session.queue == ["c02", "c03", "c04", "c05"]
+    assert session.held_back == []
+
+
+def test_without_a_budget_the_queue_is_served_whole(tmp_path):
+    session, store = make_session(tmp_path)
+    while session.current is not None:
+        session.grade(store, 5, now=NOW, duration_ms=600_000)
+    assert session.done == 6 and session.held_back == []
+
+
 def test_lapses_flag_a_leech_at_eight(tmp_path):
     session, store = make_session(tmp_path, 1)
     st = CardState("c00", sm2=SM2State(3, 1.3, 10), due=TODAY, lapses=7, introduced_on=TODAY - dt.timedelta(90))

@@ -244,7 +244,7 @@ class StudyPlan:
     days: tuple[PlanDay, ...]
     fits: bool
     reasons: tuple[str, ...]  # why it does not fit; empty when it does
-    minutes_needed: int | None  # the minutes a day the target needs (None when no minutes would)
+    minutes_needed: int | None  # the minutes a day the even deal needs on its busiest day (None: no minutes would do)
     leave_out: tuple[TopicCut, ...]  # topics whose leaving out makes it fit, the largest saving first
     mocks: tuple[dt.date, ...]
     now: Readiness  # if the learner stops now
@@ -253,6 +253,8 @@ class StudyPlan:
     today_cards: DayCards[str] = field(default_factory=lambda: DayCards[str]((), (), (), (), (), 0.0))
     forecast: Forecast = field(default_factory=lambda: Forecast(0.0, 0.0, 0.0, 0.0, 0.0))
     policy: str = ""
+    # each candidate way of dealing new cards and its expected share of cards at the target, on the same runs
+    compared: tuple[tuple[str, float], ...] = ()
     needed_reaches: float | None = None  # the ready share the minutes_needed reach
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
 
@@ -343,14 +345,14 @@ def make_plan(
     world = _World(cards, others, today, date, target, pace, model, grades, uncertainty)
     budget = minutes_per_day * 60
     candidates = world.candidates()
-    chosen = _best(world, candidates, budget)
+    chosen, compared = _best(world, candidates, budget)
     run = world.run(chosen, budget, SAMPLES)
     # what the target needs: the even deal (the gentlest busiest day) with no limit on the minutes
     full = world.run(candidates[0], UNLIMITED_MINUTES * 60, SAMPLES)
     introduced_all = run.introduced_all
     reasons = _reasons(run, introduced_all, minutes_per_day, target, world)
     minutes_needed = None
-    if reasons and full.introduced_all and full.forecast.mean >= target:
+    if full.introduced_all:
         minutes_needed = math.ceil(max(full.demand_p90, default=0.0) / 60)
     leave_out: tuple[TopicCut, ...] = ()
     if reasons and suggest:
@@ -390,6 +392,7 @@ def make_plan(
         today_cards=first,
         forecast=run.forecast,
         policy=chosen.name,
+        compared=compared,
         needed_reaches=full.forecast.ready_share if minutes_needed is not None else None,
         uncertainty=uncertainty,
     )
@@ -470,7 +473,9 @@ class _World:
 
     def candidates(self) -> list[Policy]:
         intro_days = max(1, self.span - INTRO_LEAD_DAYS)
-        even = math.ceil(len(self.unseen) / intro_days) if self.unseen else 0
+        # over the days the learner is expected to study, not skip
+        study_days = max(1.0, intro_days * (1 - self.uncertainty.skip_rate))
+        even = math.ceil(len(self.unseen) / study_days) if self.unseen else 0
         out = [Policy("even", even, True, INTRO_LEAD_DAYS), Policy("as many as fit", None, True, INTRO_LEAD_DAYS)]
         out += [Policy(f"{cap} new a day", cap, True, INTRO_LEAD_DAYS) for cap in NEW_CAPS if cap != even]
         out.append(Policy(f"baseline {BASELINE_NEW_PER_DAY} new a day", BASELINE_NEW_PER_DAY, False, 0))
@@ -554,7 +559,7 @@ class _World:
         projected = [0.0] * self.track
         means: list[float] = []
         readies: list[float] = []
-        introduced_all = True
+        not_introduced = 0  # runs that end with cards never introduced
         first_grades = self.grades.first
         recalled_grades = self.grades.recalled
         for sample in range(samples):
@@ -607,7 +612,7 @@ class _World:
                 total += recall
                 ready += recall >= self.target
             if unseen:
-                introduced_all = False
+                not_introduced += 1
             means.append(total / self.track if self.track else UNSEEN_RECALL)
             readies.append(ready / self.track if self.track else 0.0)
         forecast = Forecast(
@@ -626,7 +631,7 @@ class _World:
             projected={self.cards[i].card_id: projected[i] for i in range(self.track)},
             forecast=forecast,
             ready=forecast.ready_share * self.track,
-            introduced_all=introduced_all,
+            introduced_all=not_introduced <= (1 - FITS_QUANTILE) * samples,
         )
 
     def new_ids_by_day(self, run: _Run, first: DayCards[str]) -> list[tuple[str, ...]]:
@@ -643,17 +648,20 @@ class _World:
         return out
 
 
-def _best(world: _World, candidates: Sequence[Policy], budget: float) -> Policy:
-    """The candidate with the most cards expected at the target on the date (then the fewest minutes)."""
+def _best(world: _World, candidates: Sequence[Policy], budget: float) -> tuple[Policy, tuple[tuple[str, float], ...]]:
+    """The candidate with the most cards expected at the target on the date (then the fewest minutes), and each
+    candidate's expected share of cards at the target, on the same CHOICE_SAMPLES runs."""
     best: tuple[float, float, int] | None = None
     chosen = candidates[0]
+    shares = []
     for order, policy in enumerate(candidates):
         run = world.run(policy, budget, CHOICE_SAMPLES)
+        shares.append((policy.name, run.forecast.ready_share))
         score = (run.ready, -sum(run.minutes), -order)
         if best is None or score > best:
             best = score
             chosen = policy
-    return chosen
+    return chosen, tuple(shares)
 
 
 def _reasons(run: _Run, introduced_all: bool, minutes_per_day: float, target: float, world: _World) -> list[str]:
@@ -699,7 +707,8 @@ def _topics_to_leave_out(
         dropped = {cut.topic for cut in left_out}
         rest = [c for c in cards if c.topic not in dropped]
         smaller = _World(rest, others, today, date, target, world.pace, world.model, world.grades, world.uncertainty)
-        trial = smaller.run(_best(smaller, smaller.candidates(), budget), budget, CHOICE_SAMPLES)
+        best, _ = _best(smaller, smaller.candidates(), budget)
+        trial = smaller.run(best, budget, CHOICE_SAMPLES)
         if trial.introduced_all and trial.forecast.mean >= target:
             return tuple(left_out)
     return ()

@@ -86,7 +86,7 @@ class ReadinessFigures:
 
     @property
     def with_plan(self) -> float:
-        return self.plan.planned.overall if self.plan is not None else self.now.overall
+        return self.plan.forecast.mean if self.plan is not None else self.now.overall
 
     @property
     def new_today(self) -> tuple[str, ...]:

@@ -250,9 +250,18 @@ class ReviewSession:
     spent_seconds: float = 0.0
     held_back: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.hold_back_past_budget()
+
     @property
     def budget_reached(self) -> bool:
         return self.budget_seconds is not None and self.spent_seconds >= self.budget_seconds
+
+    def hold_back_past_budget(self) -> None:
+        """Once the day's minutes are spent, the rest of the queue waits for tomorrow."""
+        if self.budget_reached and self.queue:
+            self.held_back = self.queue + self.held_back
+            self.queue = []
 
     @property
     def current(self) -> Card | None:
@@ -317,9 +326,7 @@ class ReviewSession:
         graded = Graded(card_id, log_id, before, after, position, again, mode, duration_ms)
         self.history.append(graded)
         self.spent_seconds += duration_ms / 1000
-        if self.budget_reached and self.queue:
-            self.held_back = self.queue + self.held_back
-            self.queue = []
+        self.hold_back_past_budget()
         return graded
 
     def active_scheduler(self, store: object) -> Scheduler:
