@@ -22,7 +22,7 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.study.records import CardState
-from drill.study.standing import UNSEEN_WEAKNESS
+from drill.study.standing import UNSEEN_WEAKNESS, ranked_topics
 from drill.study.tracks import load_tracks as load_tracks  # its home was here; the mock screens read it from here
 
 # Minutes an interviewer would give each kind of question.
@@ -216,12 +216,14 @@ def make_plan(
 def weakest_topics(
     by_topic: Mapping[str, Sequence[Card]], weakness: Mapping[str, float], rng: random.Random
 ) -> list[str]:
-    """The WEAKEST_ASKED topics with cards here of highest weakness (a topic missing from `weakness` has the
-    prior); equal weaknesses are drawn in a random order."""
-    names = sorted(by_topic)
-    rng.shuffle(names)
-    names.sort(key=lambda t: -weakness.get(t, UNSEEN_WEAKNESS))
-    return names[:WEAKEST_ASKED]
+    """The first WEAKEST_ASKED topics with cards here in the stats' weakest-topics ranking (ranked_topics: a
+    topic missing from `weakness` is not practised yet); those not practised yet are drawn in a random order,
+    so a new learner's mocks do not all start from the same topics."""
+    ranked = ranked_topics(by_topic, weakness)
+    practised = [t for t in ranked if t in weakness]
+    rest = [t for t in ranked if t not in weakness]
+    rng.shuffle(rest)
+    return (practised + rest)[:WEAKEST_ASKED]
 
 
 def chosen_topics(topics: str | None, track: str | None, known: set[str] | None = None) -> list[str]:
