@@ -250,3 +250,17 @@ def test_the_world_decks_are_the_only_ones(world):
     from drill.cards.loader import load_decks
 
     assert sorted(load_decks([paths.cards_dir()]).cards) == sorted(_card_ids())
+
+
+def test_the_stats_screen_says_what_the_minutes_reach_and_the_weeks_check(world, capsys):
+    from drill.ui.readiness_view import reach_line, short_date
+
+    drill(capsys, "plan", "--data-dir", str(world), "--today", TODAY.isoformat(), "--date", DATE.isoformat())
+    figures = plan_json(capsys, world, TODAY, "--minutes", "5")
+    plan = figures["plan"]
+    line = reach_line(plan, 5, None, DATE)
+    assert line.startswith(f"5 min/day: {plan['forecast']['ready_share']:.0%} of the cards ready by {short_date(DATE)}")
+    assert f"needs about {plan['needs_minutes']} min/day" in line
+    week = figures["week"]
+    assert week["reviews"] > 0 and week["line"].startswith("Forecast vs what happened (7 days)")
+    assert reach_line({}, 5, None, DATE) == ""

@@ -313,6 +313,7 @@ class WeekCheck:
             "predicted": None if self.predicted is None else _rounded(self.predicted),
             "recalled": None if self.recalled is None else _rounded(self.recalled),
             "outside": self.outside,
+            "line": self.line(),
         }
 
 

@@ -89,6 +89,21 @@ def today_line(plan: Mapping[str, Any], minutes_per_day: int) -> str:
     return f"Today: {work}, {spent} of your {minutes_per_day} minutes"
 
 
+def reach_line(plan: Mapping[str, Any], minutes_per_day: int, track: str | None, date: dt.date) -> str:
+    """What the minutes given reach on the date and what the target needs, with the forecast's interval; '' without."""
+    forecast = plan.get("forecast") or {}
+    if "ready_share" not in forecast:
+        return ""
+    what = f"the {track} track" if track else "the cards"
+    line = f"{minutes_per_day} min/day: {percent(float(forecast['ready_share']))} of {what} ready by {short_date(date)}"
+    if plan.get("needs_minutes") and plan.get("needs_reaches") is not None:
+        line += f"; {percent(float(plan['needs_reaches']))} needs about {plan['needs_minutes']} min/day"
+    return (
+        f"{line}. Mean recall on the day {percent(float(forecast['mean']))}, likely "
+        f"{percent(float(forecast['low']))}–{percent(float(forecast['high']))}"
+    )
+
+
 def mock_line(plan: Mapping[str, Any], today: dt.date) -> str:
     """When the plan suggests the next mock interview, or '' when none is left."""
     day = plan.get("today") or {}
@@ -179,7 +194,13 @@ class ReadinessChart(ResizingChart):
             )
         plan = r.get("plan") or {}
         if plan:
+            reach = reach_line(plan, int(r["minutes_per_day"]), r.get("track"), date)
+            if reach:
+                text.append(reach + "\n")
             text.append(self.plan_lines(plan, int(r["minutes_per_day"])))
+        week = r.get("week") or {}
+        if week.get("line"):
+            text.append("\n" + str(week["line"]), style="yellow" if week.get("outside") else "dim")
         return text
 
     def title(self, topic: str) -> str:
