@@ -138,8 +138,8 @@ def test_mock_screens(snap_compare, tmp_path, monkeypatch, step, size):
 
     start = MockRun.__init__
 
-    def on_a_stopped_clock(run, plan, cards, clock) -> None:  # the countdown reads 30:00, however long a step takes
-        start(run, plan, cards, lambda: 1000.0)
+    def on_a_stopped_clock(run, plan, cards, clock, **options) -> None:  # the countdown reads 30:00 at every step
+        start(run, plan, cards, lambda: 1000.0, **options)
 
     monkeypatch.setattr(MockRun, "__init__", on_a_stopped_clock)
     deck = tmp_path / "decks" / "deck.yaml"
