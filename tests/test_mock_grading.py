@@ -300,3 +300,19 @@ def test_a_card_reviewed_in_the_last_7_days_is_asked_only_when_its_topic_has_no_
         make_plan(cards, {}, minutes=20, questions=1, recent=set(cards), seed=s).questions[0].card_id for s in range(30)
     }
     assert len(everything) > 1  # all reviewed lately: any of them
+
+
+def test_a_mock_cut_off_is_closed_with_the_score_it_reports_and_its_evidence_left_as_graded(tmp_path):
+    store = Store(tmp_path)
+    started = dt.datetime.now() - dt.timedelta(minutes=40)
+    mock = store.start_mock(started, 30, [])
+    kept = json.dumps({"given": {"typed": "cost"}, "score": 1.0, "grade": None, "follow_up": None})
+    store.save_mock_answer(
+        mock, "a", position=1, topic="t", kind="concept", budget_s=60, status="answered", score=0.0, answer=kept
+    )
+    store.save_mock_answer(mock, "b", position=2, topic="t", kind="concept", budget_s=60, status="pending")
+    assert store.close_abandoned_mocks(dt.datetime.now()) == [mock]
+    row, answers = store.mock(mock)
+    store.close()
+    assert row.status == "quit" and row.score == pytest.approx(0.5)  # the mock's own score: (1.0 + 0) / 2
+    assert [a.score for a in answers] == [0.0, None]  # the graded evidence the weakness figures read, untouched
