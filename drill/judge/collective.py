@@ -12,6 +12,14 @@ the reduce-scatter's input, the all-gather's output), and busbw = algbw times
 the card's factor (2(n-1)/n for an all-reduce, (n-1)/n for its halves). Each
 call is timed on every rank with CUDA events, all ranks released together; a
 call's time is the slowest rank's, and the figure the median over the calls.
+
+What makes a verdict the learner's (drill.judge.collective_check,
+drill.judge.rank_traffic): each rank draws its inputs from a seed the judge
+sends it alone; the judge draws every rank's again and computes the expected
+result here, and compares each rank's output as the rank sent it back; it
+reads each rank's traffic from counters the rank cannot change, and refuses a
+rank that moved less than the collective must. The verdict's evidence says
+what was counted.
 """
 
 from __future__ import annotations
@@ -176,7 +184,7 @@ class _WorldRun:
         self.traffic: GlooConnections | NcclLogs | None = None
         self.unseen = ""  # why the traffic could not be counted
         self.baseline: dict[str, list[list[float]]] = {}  # NCCL's own times, per timing case, per rank
-        self.heaviest: tuple[int, str, Any, list[Reading]] | None = None  # the traffic shown in the verdict
+        self.heaviest: tuple[int, TrafficFloor, list[Reading]] | None = None  # the traffic shown in the verdict
 
     def check(self, gpu: bool) -> bool:
         """Start the ranks and check every case; False when the run must stop (a fault, or a wrong case)."""
@@ -262,7 +270,8 @@ class _WorldRun:
                     check.message = "first run right, second run wrong (state left by the first run?): " + check.message
             last = check
         if self._per_case() and floor is not None and verdict is None:
-            short = shortfall(floor, moved_in_case, self._how(), runs=2)
+            # a CUDA graph replays without a line in NCCL's log: one run's worth over both runs
+            short = shortfall(floor, moved_in_case, self._how())
             if short:
                 verdict = Check(False, short)
         self.group.collect("case", self.deadline, f"case {name}")
@@ -330,11 +339,11 @@ class _WorldRun:
         """Keep the traffic of the heaviest case for the verdict's evidence."""
         if self.traffic is None:
             return
-        runs = 2
+        runs = 1 if self._per_case() else 2  # gloo: each run counted the same; NCCL: as logged, both runs together
         per_run = [Reading(m.sent // runs, m.received // runs, m.collectives) for m in moved]
         weight = sum(floor.sent)
         if self.heaviest is None or weight > self.heaviest[0]:
-            self.heaviest = (weight, "", floor, per_run)
+            self.heaviest = (weight, floor, per_run)
 
     def _evidence(self, ok: bool) -> None:
         where = "gpu" if self.spec.backend == "nccl" else "cpu"
@@ -343,7 +352,7 @@ class _WorldRun:
             words = f"{ranks}: the traffic of each rank could not be counted ({self.unseen or 'no case ran'})"
             self._emit_evidence(where, None, words, "")
             return
-        _, _, floor, moved = self.heaviest
+        _, floor, moved = self.heaviest
         words = f"{ranks}: {traffic_words(floor, moved, self._how())}"
         self._emit_evidence(where, True, words, "")
 

@@ -14,9 +14,9 @@ for (NCCL_DEBUG=INFO, subsystem COLL: "Send: opCount 3 sendbuff 0x.. recvbuff
 (nil) count 4096 datatype 7 op 0 root 1 comm 0x.. [nranks=2] stream 0x.."),
 written by NCCL in each rank to a file of the judge's: the bytes of every Send
 and Recv are counted, and any collective (AllReduce, AllGather, ...) in the
-learner's call is named. A CUDA graph replays without a line, so on NCCL a
-case's two runs are counted together: the first (and its capture) must
-carry the traffic of both.
+learner's call is named. A CUDA graph replays without a line (the answer
+replays its own sends and receives from one), so on NCCL a case's two runs
+are counted together, against one run's worth.
 """
 
 from __future__ import annotations
