@@ -61,6 +61,7 @@ NEW_CAPS = (5, 10, 20, 40)  # the caps on new cards a day the planner tries besi
 FITS_QUANTILE = 0.9  # a day fits when its reviews fit on this quantile of the simulated days
 INTERVAL = (0.1, 0.9)  # the forecast's interval: these quantiles of the runs' mean recall on the date
 UNLIMITED_MINUTES = 24 * 60.0
+NEEDED_STEP = 5  # minutes: how finely the minutes a day the target needs are searched
 
 Card_ = TypeVar("Card_")  # a card as the caller names it: its id in the app, its index in the simulation
 
@@ -347,13 +348,12 @@ def make_plan(
     candidates = world.candidates()
     chosen, compared = _best(world, candidates, budget)
     run = world.run(chosen, budget, SAMPLES)
-    # what the target needs: the even deal (the gentlest busiest day) with no limit on the minutes
-    full = world.run(candidates[0], UNLIMITED_MINUTES * 60, SAMPLES)
     introduced_all = run.introduced_all
     reasons = _reasons(run, introduced_all, minutes_per_day, target, world)
-    minutes_needed = None
-    if full.introduced_all:
-        minutes_needed = math.ceil(max(full.demand_p90, default=0.0) / 60)
+    needed = None
+    if run.forecast.mean < target:
+        needed = _minutes_needed(world, target)
+    minutes_needed = None if needed is None else needed[0]
     leave_out: tuple[TopicCut, ...] = ()
     if reasons and suggest:
         leave_out = _topics_to_leave_out(world, cards, others, chosen, budget, run, today, date, target)
@@ -393,7 +393,7 @@ def make_plan(
         forecast=run.forecast,
         policy=chosen.name,
         compared=compared,
-        needed_reaches=full.forecast.ready_share if minutes_needed is not None else None,
+        needed_reaches=None if needed is None else needed[1],
         uncertainty=uncertainty,
     )
 
@@ -473,8 +473,8 @@ class _World:
 
     def candidates(self) -> list[Policy]:
         intro_days = max(1, self.span - INTRO_LEAD_DAYS)
-        # over the days the learner is expected to study, not skip
-        study_days = max(1.0, intro_days * (1 - self.uncertainty.skip_rate))
+        # over the days the learner is expected to study, leaving a day and twice the skipped days to spare
+        study_days = max(1, intro_days - 1 - math.ceil(2 * intro_days * self.uncertainty.skip_rate))
         even = math.ceil(len(self.unseen) / study_days) if self.unseen else 0
         out = [Policy("even", even, True, INTRO_LEAD_DAYS), Policy("as many as fit", None, True, INTRO_LEAD_DAYS)]
         out += [Policy(f"{cap} new a day", cap, True, INTRO_LEAD_DAYS) for cap in NEW_CAPS if cap != even]
@@ -662,6 +662,31 @@ def _best(world: _World, candidates: Sequence[Policy], budget: float) -> tuple[P
             best = score
             chosen = policy
     return chosen, tuple(shares)
+
+
+def _minutes_needed(world: _World, target: float) -> tuple[int, float] | None:
+    """The fewest minutes a day (to NEEDED_STEP) in which new cards dealt as the minutes hold reach the target
+    mean recall, and the share of cards ready they give; None when a whole day would not."""
+    policy = Policy("as many as fit", None, True, INTRO_LEAD_DAYS)
+
+    def reaches(minutes: int) -> _Run | None:
+        run = world.run(policy, minutes * 60, CHOICE_SAMPLES)
+        return run if run.forecast.mean >= target and run.introduced_all else None
+
+    high = int(UNLIMITED_MINUTES)
+    best = reaches(high)
+    if best is None:
+        return None
+    low = 0
+    while high - low > NEEDED_STEP:
+        middle = (low + high) // 2
+        trial = reaches(middle)
+        if trial is None:
+            low = middle
+        else:
+            high = middle
+            best = trial
+    return high, best.forecast.ready_share
 
 
 def _reasons(run: _Run, introduced_all: bool, minutes_per_day: float, target: float, world: _World) -> list[str]:
