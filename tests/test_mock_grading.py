@@ -93,9 +93,21 @@ def test_a_point_needs_enough_words_and_one_of_its_key_terms(answer, passed):
 def test_the_one_word_answer_cost_with_every_point_ticked_scores_no_point():
     record = {"typed": "cost"}
     assert not any(check_tick(COST_CARD, i, record).passed for i in range(4))
-    # the screen ticks only what passes; were every tick forced through, only the overridden score moves
-    forced = grade_answer(COST_CARD, record, all_ticked(COST_CARD, TickBasis.OVERRIDDEN))
-    assert forced.score == 1.0 and forced.evidence == 0.0 and len(forced.overrides) == 4
+    # were every point ticked anyway, as checked or by override, the grade takes none of them
+    for basis in TickBasis:
+        forced = grade_answer(COST_CARD, record, all_ticked(COST_CARD, basis))
+        assert forced.score == forced.evidence == 0.0 and not forced.overrides
+
+
+def test_an_override_counts_in_the_score_not_the_evidence_and_a_checked_tick_is_checked_again():
+    record = {"typed": "keep the fleet busy all day long and turn idle ones off"}  # 12 words, no key term
+    overridden = grade_answer(COST_CARD, record, [Tick(0, TickBasis.OVERRIDDEN, "busy means realised tokens")])
+    assert overridden.score == 0.25 and overridden.evidence == 0.0
+    assert overridden.overrides == (
+        {"point": COST_CARD.rubric[0], "basis": "overridden", "reason": "busy means realised tokens"},
+    )
+    claimed = grade_answer(COST_CARD, record, [Tick(0, TickBasis.CHECKED)])  # a tick said checked, but not named
+    assert claimed.score == claimed.evidence == 0.0
 
 
 def test_an_answer_earns_the_points_it_names_and_no_other():
@@ -268,7 +280,8 @@ def test_ticks_by_override_reach_the_report_but_not_the_weakness_figures(tmp_pat
     rec = MockRecorder(store, run, plan, cards, lambda: now, lambda: TODAY, {}, {})
     run.begin()
     ticks = [Tick(i, TickBasis.OVERRIDDEN, "I meant it") for i in range(4)]
-    run.submit(grade_answer(COST_CARD, {"typed": "cost"}, ticks), {"typed": "cost"})
+    typed = {"typed": "it is about what the fleet spends on each day overall"}  # 11 words, none of a point's terms
+    run.submit(grade_answer(COST_CARD, typed, ticks), typed)
     rec.answered(run.slots[0])
     run.quit()
     report = rec.finish()
@@ -277,7 +290,7 @@ def test_ticks_by_override_reach_the_report_but_not_the_weakness_figures(tmp_pat
     store.close()
     assert report["score"] == 1.0 and report["evidence"] == 0.0  # the report says both
     assert report["questions"][0]["overrides"][0]["reason"] == "I meant it"
-    assert answer.score == 0.0 and json.loads(answer.answer)["score"] == 1.0
+    assert answer.score == 0.0 and json.loads(answer.answer)["score"] == 1.0  # the column: the graded evidence
     assert log.grade == 0  # the review log's grade is the evidence's: the schedule sees a failed answer
     topic_score = read_progress(tmp_path, TODAY).last_mock_by_topic[COST_CARD.topic][1]
     assert topic_score == 0.0  # the weakness figures read the graded evidence, never the ticks alone

@@ -463,6 +463,9 @@ async def test_the_one_word_answer_cost_ticks_no_point_and_scores_none(tmp_path,
         await tick_every_point(pilot, screen)
         assert list(rubric.selected) == []  # not one point takes a tick
         assert warnings_with(app, "your answer has 1 of the 8 words a point needs")
+        await type_keys(pilot, "o")  # nor by override: no reason stands in for an answer that says too little
+        await settle(pilot)
+        assert not screen.query_one("#mreason").has_class("shown") and list(rubric.selected) == []
         await type_keys(pilot, "enter")
         await settle(pilot)
         await type_keys(pilot, END_KEY_PRESS, END_KEY_PRESS)

@@ -12,10 +12,12 @@ from typing import Any
 
 from drill.cards.model import Card
 from drill.mock.grading import (
+    MIN_WORDS,
     PointCheck,
     QuestionGrade,
     RubricGrade,
     Tick,
+    TickBasis,
     check_point,
     grade_diagnosis,
     grade_rubric,
@@ -47,10 +49,25 @@ def check_tick(card: Card, point: int, record: Mapping[str, Any]) -> PointCheck:
     return PointCheck(points[point], check.terms, check.named, check.word_count)
 
 
+def counted_ticks(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick]) -> tuple[Tick, ...]:
+    """The ticks that count, checked again here whoever made them: none for an answer under MIN_WORDS words
+    (not even by override), and a checked tick only where the answer names the point."""
+    counted = []
+    for tick in ticks:
+        check = check_tick(card, tick.point, record)
+        if check.word_count < MIN_WORDS:
+            continue
+        if tick.basis is TickBasis.CHECKED and not check.passed:
+            continue
+        counted.append(tick)
+    return tuple(counted)
+
+
 def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = ()) -> QuestionGrade:
-    """The grade of `card`'s answer `record`, with the rubric points `ticks` (rubric kinds only)."""
+    """The grade of `card`'s answer `record`, with the rubric points `ticks` (rubric kinds only; see
+    `counted_ticks`)."""
     if card.kind in RUBRIC_KINDS:
-        rubric = RubricGrade(rubric_points(card), tuple(ticks))
+        rubric = RubricGrade(rubric_points(card), counted_ticks(card, record, ticks))
         if card.kind == "diagnosis":
             return grade_diagnosis(
                 bool(record.get("correct")), bool(record.get("choices_shown")), rubric, str(card.fields["correct"])

@@ -6,8 +6,8 @@ reading, rubric points ticked for an answer that names them). Only the evidence 
 and the review log; a point ticked by the learner's override counts in the score and is shown as such.
 
 - A rubric point may be ticked only for an answer of MIN_WORDS words or more that names at least one of the
-  point's key terms (`key_terms`: its distinctive words, found in the answer by their stems). The learner may
-  tick it anyway, giving a reason, which is kept with the answer.
+  point's key terms (`key_terms`: its distinctive words, found in the answer by their stems). For an answer of
+  MIN_WORDS words or more the learner may tick it anyway, giving a reason, which is kept with the answer.
 - A numeric answer earns STEP_SHARE of its score from the intermediate figures of the card's ledger that
   the learner's working shows (a right final answer vouches for its steps).
 - A diagnosis read in the learner's own words earns the reading's whole share; choosing from the listed
@@ -103,12 +103,17 @@ class PointCheck:
     word_count: int
 
     @property
+    def long_enough(self) -> bool:
+        """Whether the answer has the words any point needs (an override cannot stand in for them)."""
+        return self.word_count >= MIN_WORDS
+
+    @property
     def passed(self) -> bool:
-        return self.word_count >= MIN_WORDS and (bool(self.named) or not self.terms)
+        return self.long_enough and (bool(self.named) or not self.terms)
 
     def refusal(self) -> str:
         """Why the point cannot be ticked, in words ('' when it can)."""
-        if self.word_count < MIN_WORDS:
+        if not self.long_enough:
             return f"your answer has {self.word_count} of the {MIN_WORDS} words a point needs"
         if not self.passed:
             return f"your answer names none of this point's key terms ({', '.join(self.terms)})"

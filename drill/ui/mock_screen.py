@@ -348,11 +348,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
         check = check_tick(self.card, point, self.record)
         if check.passed:
             return True
-        self.notify(
-            f"not ticked: {check.refusal()}. {OVERRIDE_KEY} ticks it anyway, with a reason (kept in the report)",
-            severity="warning",
-            timeout=6,
-        )
+        anyway = f". {OVERRIDE_KEY} ticks it anyway, with a reason (kept in the report)" if check.long_enough else ""
+        self.notify(f"not ticked: {check.refusal()}{anyway}", severity="warning", timeout=6)
         return False
 
     def action_override(self) -> None:
@@ -363,7 +360,11 @@ class MockScreen(PageScreen[dict[str, Any]]):
                 self.notify(TICKS_FINAL, timeout=4)
             return
         point = rubric.get_option_at_index(rubric.highlighted).value
-        if point in rubric.selected:
+        if point in rubric.selected or self.record is None:
+            return
+        check = check_tick(self.card, point, self.record)
+        if not check.long_enough:  # no reason stands in for an answer that says too little
+            self.notify(f"not ticked: {check.refusal()}", severity="warning", timeout=6)
             return
         self.overriding = point
         label = self.query_one("#mreason-label", SafeLabel)
