@@ -242,3 +242,40 @@ def test_inputs_drawn_from_a_seed_are_the_same_each_time_exact_in_their_type_and
         assert bool((a != 0).all()) and float(a.abs().max()) < 2
         assert torch.equal(a.double().to(dtype), a)  # exact in its type
         assert 0.9 < float(a.double().abs().mean()) < 1.1  # spread over (-2, 2)
+
+
+KEEPS_NOTHING = """
+import gc, tempfile, types
+import torch, torch.distributed as dist
+import torch.distributed._functional_collectives
+dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
+from drill.judge.rank_ops import refuse_collectives
+from drill.kernel.collective_source import MODULE_COLLECTIVES
+refuse_collectives()
+left = sorted(
+    f"{o.__module__}.{o.__qualname__}"
+    for o in gc.get_objects()
+    if isinstance(o, types.FunctionType) and o.__name__ in MODULE_COLLECTIVES
+    and o.__module__.startswith("torch.distributed")
+)
+stand_in = dist.all_reduce
+print("left:", left)
+kept = [cell.cell_contents for cell in stand_in.__closure__ or ()] + list(stand_in.__defaults__ or ())
+kept.append(getattr(stand_in, "__wrapped__", None))
+print("kept:", [type(k).__name__ for k in kept])
+"""
+
+
+def test_the_refusal_keeps_nothing_that_leads_back_to_a_built_in(tmp_path):
+    """After the refusal no function of torch.distributed's collectives is left anywhere in the heap, and the stand-in
+    holds nothing but its name (no function in a closure cell, a default or __wrapped__)."""
+    pytest.importorskip("torch.distributed")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", KEEPS_NOTHING], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "left: []" in done.stdout, done.stdout
+    assert "kept: ['str', 'NoneType']" in done.stdout, done.stdout  # its own name, and nothing else

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -124,8 +125,9 @@ def _refused_method(name: str) -> Callable[..., Any]:
 
 
 def _replace_everywhere(replacements: dict[int, Callable[..., Any]]) -> None:
-    """Every module-level name bound to one of the replaced functions (by identity) bound to its stand-in instead, so
-    no module that imported torch's function keeps it alive."""
+    """Every reference to one of the replaced functions (by identity) turned into its stand-in: module names, and
+    whatever else holds one (a table keyed by torch's collectives, a list, a closure cell), so nothing keeps torch's
+    function alive and no walk of the heap finds it."""
     for module in list(sys.modules.values()):
         space = getattr(module, "__dict__", None)
         if not isinstance(space, dict):
@@ -134,6 +136,31 @@ def _replace_everywhere(replacements: dict[int, Callable[..., Any]]) -> None:
             stand_in = replacements.get(id(value))
             if stand_in is not None:
                 space[attr] = stand_in
+    originals = [o for o in gc.get_objects() if id(o) in replacements]
+    for holder in gc.get_referrers(*originals):  # one walk of the heap for all of them
+        if holder is not originals:
+            for original in originals:
+                _swap(holder, original, replacements[id(original)])
+    originals.clear()
+
+
+def _swap(holder: Any, original: Any, stand_in: Any) -> None:
+    """`original` replaced by `stand_in` inside one container that holds it."""
+    if isinstance(holder, dict):
+        for key, value in list(holder.items()):
+            if value is original:
+                holder[key] = stand_in
+        if any(key is original for key in holder):
+            holder[stand_in] = holder.pop(original)
+    elif isinstance(holder, list):
+        for i, value in enumerate(holder):
+            if value is original:
+                holder[i] = stand_in
+    elif isinstance(holder, set):
+        holder.discard(original)
+        holder.add(stand_in)
+    elif isinstance(holder, types.CellType) and holder.cell_contents is original:
+        holder.cell_contents = stand_in
 
 
 def _process_group_classes() -> list[type]:
@@ -204,7 +231,7 @@ def refuse_collectives() -> None:
     except ImportError:
         pass
     if functional is not None:
-        for name in FUNCTIONAL_COLLECTIVES:
+        for name in (*FUNCTIONAL_COLLECTIVES, *MODULE_COLLECTIVES):
             original = getattr(functional, name, None)
             if original is not None:
                 replaced[id(original)] = _refuser(f"torch.distributed._functional_collectives.{name}")
