@@ -209,6 +209,10 @@ def test_a_good_answer_brings_its_follow_up_next_in_addition_to_the_plan():
     clock.t += 60  # a minute on the first question: 11 left, 8 planned still to come, 4 for the follow-up
     assert tight.submit(graded(0.9), None) is None  # no time for it beside the plan: the planned topic is asked
     assert tight.begin().card_id == "serving-c1"
+    suspended = MockRun(plan_of("serving-c0", "serving-c1"), cards, Clock(), exclude=["gemm-c5"])
+    suspended.begin()
+    # the card it names is suspended: another card of its topic, one the mock does not ask
+    assert suspended.submit(graded(0.9), None).card.id == "serving-c2"
 
 
 def test_a_weak_answer_brings_a_hint_and_a_narrower_question_on_the_same_card():

@@ -117,11 +117,17 @@ class MockRun:
     """One mock: `plan`'s questions asked in order, skipped ones asked again at the end."""
 
     def __init__(
-        self, plan: MockPlan, cards: Mapping[str, Card], clock: Callable[[], float], recent: Collection[str] = ()
+        self,
+        plan: MockPlan,
+        cards: Mapping[str, Card],
+        clock: Callable[[], float],
+        recent: Collection[str] = (),
+        exclude: Collection[str] = (),
     ) -> None:
         self.cards = cards
         self.clock = clock
         self.recent = frozenset(recent)  # cards reviewed lately: a deeper follow-up prefers others
+        self.exclude = frozenset(exclude)  # cards a follow-up never asks (suspended ones)
         self.minutes = plan.minutes
         self.slots = [
             Slot(i + 1, q.card_id, q.topic, q.kind, q.minutes * SECONDS_PER_MINUTE)
@@ -239,6 +245,7 @@ class MockRun:
         if card is None:  # no longer in the decks
             return None
         asked = {s.card_id for s in self.slots} | {s.follow_up.card.id for s in self.slots if s.follow_up}
+        asked |= self.exclude
         offer = follow_up_for(card, grade.score, grade.first_missed, self.cards, asked, self.recent)
         if offer is None:
             return None

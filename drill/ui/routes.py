@@ -142,7 +142,8 @@ class Routes(App[int]):
             return
         cards: Mapping[str, Card] = self.session.cards
         recent = reviewed_within(self.session.states.values(), self.today())
-        run = MockRun(plan, cards, time.monotonic, recent=recent)
+        suspended = [cid for cid, s in self.session.states.items() if s.suspended]
+        run = MockRun(plan, cards, time.monotonic, recent=recent, exclude=suspended)
 
         def weakness_now() -> Mapping[str, float]:
             return measured_weakness(self.workspace.weakness(self.today()))
