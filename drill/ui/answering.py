@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
@@ -23,7 +22,7 @@ from drill.cards.asked import question_markdown
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 from drill.ui.form_base import AnswerFormBase
-from drill.ui.screen_text import SafeLabel, SafeStatic
+from drill.ui.screen_text import SafeLabel, SafeStatic, markup_text
 
 
 @dataclass
@@ -250,7 +249,7 @@ class ConceptForm(AnswerForm):
     def on_input_changed(self, event: Input.Changed) -> None:
         whole = self.query_one("#typed-whole", SafeStatic)
         long = len(event.value) >= max(10, event.input.content_size.width - 1)
-        whole.update(escape(event.value) if long else "")
+        whole.update(markup_text(event.value) if long else "")
         whole.display = long
 
     def hint(self, focused: Widget | None) -> str:
@@ -278,7 +277,7 @@ class ConceptForm(AnswerForm):
         self.query_one(".step-label", SafeLabel).update(YOU_WROTE)
         box.display = False
         whole = self.query_one("#typed-whole", SafeStatic)
-        whole.update(escape(typed))
+        whole.update(markup_text(typed))
         whole.display = True
 
     def check(self, seconds: float) -> FormVerdict:
@@ -289,7 +288,7 @@ class ConceptForm(AnswerForm):
 class ShapeTraceForm(AnswerForm):
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
-            (f"{i}. {escape(str(step['label']))}", "shape, e.g. (B, S, D)", f"step{i}")
+            (f"{i}. {markup_text(str(step['label']))}", "shape, e.g. (B, S, D)", f"step{i}")
             for i, step in enumerate(self.card.fields["steps"], 1)
         ]
 
@@ -301,8 +300,8 @@ class ShapeTraceForm(AnswerForm):
         lines = []
         for i, r in enumerate(results, 1):
             mark = check_mark(r.ok)
-            extra = "" if r.ok else f"  expected [b]{escape(r.expected)}[/b]"
-            lines.append(f"{mark} {i}. {escape(r.given or '(blank)')}{extra}")
+            extra = "" if r.ok else f"  expected [b]{markup_text(r.expected)}[/b]"
+            lines.append(f"{mark} {i}. {markup_text(r.given or '(blank)')}{extra}")
             self.query_one(f"#step{i}", Input).set_class(not r.ok, "wrong")
         right = sum(r.ok for r in results)
         grade = suggest_grade(right / len(results), seconds)
@@ -336,7 +335,7 @@ class LedgerForm(AnswerForm):
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
             (
-                f"{escape(expected.label)} ({escape(expected.unit)})",
+                f"{markup_text(expected.label)} ({markup_text(expected.unit)})",
                 PLACEHOLDERS.get(expected.unit, "a number"),
                 f"ans{i}",
             )
@@ -387,12 +386,12 @@ class LedgerForm(AnswerForm):
             given.append(text)
             right += verdict.ok
             mark = check_mark(verdict.ok)
-            note = f"  {escape(verdict.message)}" if verdict.message else ""
-            line = f"{mark} {escape(expected.label)}: {escape(text or '(blank)')}"
+            note = f"  {markup_text(verdict.message)}" if verdict.message else ""
+            line = f"{mark} {markup_text(expected.label)}: {markup_text(text or '(blank)')}"
             if verdict.ok:  # the verdict's message already names the value ("right: 32.1 GB (29.9 GiB)")
                 lines.append(f"{line}{note}")
             else:
-                lines.append(f"{line} · expected {escape(format_quantity(expected.value, expected.unit))}{note}")
+                lines.append(f"{line} · expected {markup_text(format_quantity(expected.value, expected.unit))}{note}")
         n = len(self.rendered.answers)
         grade = suggest_grade(right / n, seconds)
         record = {"draw": self.draw, "given": given, "right": right}
@@ -465,7 +464,7 @@ class DiagnosisForm(AnswerForm):
             self.post_message(self.Mended())
         self.chosen = index
         label = self.lettered(index)
-        self.query_one("#choice-label", SafeLabel).update(f"Your reading of the evidence: [b]{escape(label)}[/b]")
+        self.query_one("#choice-label", SafeLabel).update(f"Your reading of the evidence: [b]{markup_text(label)}[/b]")
 
     def lettered(self, index: int) -> str:
         """A reading as it is listed: its letter (a, b, c ...) and its words."""
@@ -479,9 +478,9 @@ class DiagnosisForm(AnswerForm):
         experiment = self.query_one("#experiment", Input).value
         grade = suggest_grade(1.0 if ok else 0.0, seconds)
         mark = check_mark(ok)
-        summary = f"{mark} you chose {escape(choice or '(nothing)')}"
+        summary = f"{mark} you chose {markup_text(choice or '(nothing)')}"
         if not ok:
-            summary += f"; the evidence points to [b]{escape(self.card.fields['correct'])}[/b]"
+            summary += f"; the evidence points to [b]{markup_text(self.card.fields['correct'])}[/b]"
         if experiment.strip():
             summary += "\nNow compare your next experiment with the rubric below."
         else:  # half the question unanswered: the reading alone earns at most a 4

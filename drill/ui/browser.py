@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -29,7 +28,7 @@ from drill.study.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import PracticeAsked, UnsuspendAsked
 from drill.ui.review import ReviewScreen
-from drill.ui.screen_text import SafeDataTable, SafeStatic
+from drill.ui.screen_text import SafeDataTable, SafeStatic, markup_text
 from drill.words import counted
 
 if TYPE_CHECKING:
@@ -171,7 +170,7 @@ class BrowserScreen(Screen[None]):
             # wrapped, not cut at the pane's edge: the names a filter takes are the point of the line
             said = ["No card matches. Each word and filter must hold.", *unknown_filters(self.index, query)]
             lines = [line for words in said for line in self.wrapped(words)]
-            self.query_one("#dinfo", SafeStatic).update("\n".join(escape(line) for line in lines))
+            self.query_one("#dinfo", SafeStatic).update("\n".join(markup_text(line) for line in lines))
             self.query_one("#dhist", SafeStatic).update("")
 
     def update_top(self) -> None:
@@ -219,16 +218,20 @@ class BrowserScreen(Screen[None]):
         """The card's prompt (its first lines), topic, tags, sources and schedule; a line each, cut to fit."""
         card = self.cards[card_id]
         state = self.index.states.get(card_id)
-        lines = [f"[b]{escape(card_id)}[/b]  {escape(card.kind.replace('_', ' '))} · {escape(card.deck)}"]
+        lines = [
+            f"[b]{markup_text(card_id)}[/b]  {markup_text(card.kind.replace('_', ' '))} · {markup_text(card.deck)}"
+        ]
         width = self.detail_width()
         plain = re.sub(r"\*\*|__|`", "", preview_prompt(card))  # the prompt's markdown emphasis, not shown as such here
         prompt = self.wrapped(plain)
         shown = prompt[:PROMPT_LINES]
         if len(prompt) > PROMPT_LINES:
             shown[-1] = shown[-1][: width - 2] + " …"
-        lines += [escape(line) for line in shown]
-        lines.append(f"[b]topic[/b] {escape(card.topic)} · [b]tags[/b] {escape(', '.join(card.tags) or 'none')}")
-        lines.append(f"[b]sources[/b] {escape('; '.join(card.sources) or 'none')}")
+        lines += [markup_text(line) for line in shown]
+        lines.append(
+            f"[b]topic[/b] {markup_text(card.topic)} · [b]tags[/b] {markup_text(', '.join(card.tags) or 'none')}"
+        )
+        lines.append(f"[b]sources[/b] {markup_text('; '.join(card.sources) or 'none')}")
         labels = ", ".join(LABEL_WORDS.get(label, label) for label in self.index.labels[card_id])
         if state is None or state.is_new:
             lines.append(f"[b]state[/b] {labels}: not studied yet")
@@ -253,7 +256,7 @@ class BrowserScreen(Screen[None]):
         if read is None:
             return "[b]history[/b]\nreading…"
         if read.error is not None:
-            return f"[b]history[/b]\ncannot be read: {escape(read.error)}"
+            return f"[b]history[/b]\ncannot be read: {markup_text(read.error)}"
         if not read.rows:
             return "[b]history[/b]\nno reviews yet"
         rows = read.rows[-HISTORY_LINES:]
@@ -261,7 +264,7 @@ class BrowserScreen(Screen[None]):
         head = f"[b]history[/b] last {len(rows)} of {len(read.rows)}" if earlier else f"[b]history[/b] ({len(rows)})"
         head += ", newest last"
         body = [
-            f"{escape(str(r['day']))} {escape(str(r['grade']))} {SHORT_MEANINGS.get(r['grade'], ''):<7} {escape(str(r['mode']))}"
+            f"{markup_text(str(r['day']))} {markup_text(str(r['grade']))} {SHORT_MEANINGS.get(r['grade'], ''):<7} {markup_text(str(r['mode']))}"
             for r in rows
         ]
         return "\n".join([head, *body])

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from rich.markup import escape
 from textual import events, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -234,10 +233,10 @@ class ReviewScreen(PageScreen[None]):
         days_left = interview_countdown(self.context.workspace.settings.interview_date, session.today)
         countdown = f" · {days_left}" if days_left else ""
         mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
-        mode += f"  [i]topics: {escape(', '.join(session.topics))}[/i]" if session.topics else ""
+        mode += f"  [i]topics: {markup_text(', '.join(session.topics))}[/i]" if session.topics else ""
         again = self.again_flag()  # before the card's place, which a narrow terminal cuts
         self.query_one("#top", SafeStatic).update(
-            f"[b]{progress}[/b]{saved}{countdown}{again} │ {escape(where)}{flags}{mode}"
+            f"[b]{progress}[/b]{saved}{countdown}{again} │ {markup_text(where)}{flags}{mode}"
         )
 
     def again_flag(self) -> str:
@@ -289,7 +288,7 @@ class ReviewScreen(PageScreen[None]):
         elif card.kind == "kernel":
             self.locked = self.kernel_lock(card)
             if self.locked:
-                self.query_one("#verdict", SafeStatic).update(f"[b]locked:[/b] {escape(self.locked)}")
+                self.query_one("#verdict", SafeStatic).update(f"[b]locked:[/b] {markup_text(self.locked)}")
                 gradebar.update("[b]space[/b] reveal the answer (the editor is locked)", layout=False)
             else:
                 gradebar.update("[b]space[/b] open the editor / reveal", layout=False)
@@ -377,7 +376,7 @@ class ReviewScreen(PageScreen[None]):
             return
         problem = self.form.unreadable()
         if problem is not None:  # nothing is checked or shown yet: the learner mends the field
-            self.query_one("#verdict", SafeStatic).update(f"[yellow]{escape(problem)}[/yellow]")
+            self.query_one("#verdict", SafeStatic).update(f"[yellow]{markup_text(problem)}[/yellow]")
             return
         seconds = time.monotonic() - self.shown_at
         verdict = self.form.check(seconds)
@@ -456,13 +455,13 @@ class ReviewScreen(PageScreen[None]):
             self.grades_given[last.card_id].pop()
         await self.show_current()
         kept = self.answers_left.pop(last.card_id, {})
-        said = f"[i]undid the {what} of {escape(last.card_id)}[/i]"
+        said = f"[i]undid the {what} of {markup_text(last.card_id)}[/i]"
         if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
             self.form.put_back(kept)
             if AnswerForm.gave_something(kept):
                 said += ": your answer is back, to check again or change"
         if self.locked:
-            said += f"\n[b]locked:[/b] {escape(self.locked)}"
+            said += f"\n[b]locked:[/b] {markup_text(self.locked)}"
         # said under the card, where the verdict was, not in a toast over the answer just put back
         verdict = self.query_one("#verdict", SafeStatic)
         verdict.update(said)

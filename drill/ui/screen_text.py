@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Generic
 
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.protocol import rich_cast
 from rich.segment import Segment
@@ -51,8 +50,14 @@ def screen_text(text: str) -> str:
 
 
 def markup_text(value: object) -> str:
-    """`value` as text inside console markup: filtered, and its square brackets escaped (it adds no markup)."""
-    return escape(screen_text(str(value)))
+    """`value` as text inside console markup: filtered, and every square bracket escaped, so it adds no markup.
+
+    Rich's `escape` leaves a bracket that does not look like a tag (`[9`, `[ `), but Textual's markup opens a
+    tag at every bracket not preceded by a backslash: `a[0] [b]x[/b]` fails to parse. A backslash that ends
+    the text would escape the markup after it, so a zero-width space follows it.
+    """
+    text = screen_text(str(value)).replace("[", "\\[")
+    return text + "\u200b" if text.endswith("\\") else text
 
 
 def plain_content(text: str) -> Content:
@@ -272,4 +277,6 @@ class SafeTextArea(TextArea):
     """A TextArea that draws each line through the filter; the text itself (a kernel's source) is left as it is."""
 
     def get_line(self, line_index: int) -> Text:
-        return shown_rich_text(super().get_line(line_index))
+        """The line as TextArea draws it, filtered before Rich's Text drops BEL and CR from it: each character
+        of the text keeps a cell, so the cursor's column and the drawn line agree."""
+        return Text(screen_text(self.document.get_line(line_index)), end="", no_wrap=True)
