@@ -401,7 +401,7 @@ def test_a_matmul_that_accumulates_in_16_bits_is_wrong(judge, cards):
     assert "16x1000x4097 bfloat16" in failed_cases(verdict)
 
 
-def test_a_matmul_that_copies_back_a_cached_product_is_an_impossible_measurement(judge, cards):
+def test_a_matmul_that_copies_back_a_cached_product_is_refused_for_the_calls_that_ran_none_of_its_kernels(judge, cards):
     source = edited(
         cards,
         "matmul",
@@ -416,10 +416,11 @@ def test_a_matmul_that_copies_back_a_cached_product_is_an_impossible_measurement
         "def _matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:\n",
     )
     verdict = judged(judge, cards, "matmul", source, key="cheat:matmul-cached")
-    assert verdict.correct is True  # every output was the right product
-    assert verdict.exit_code() == 1 and verdict.pct_of_ceiling is None and verdict.vs_torch is None
-    [reason] = verdict.impossible
-    assert "× the matmul ceiling: the kernel cannot have done the arithmetic it claims" in reason, reason
+    # a case's second run copies the first run's product back: right numbers, but no kernel of the file made them
+    # (once it was timed as an impossible figure; now no figure is reached)
+    assert verdict.correct is False and verdict.exit_code() == 1 and verdict.timings == []
+    assert any("no kernel from your file ran in 1 of 1 calls" in c.message for c in verdict.cases)
+    assert verdict.evidence[0].ok is False
 
 
 def test_attention_without_the_causal_mask_on_the_diagonal_is_wrong(judge, cards):
