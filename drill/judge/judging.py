@@ -370,15 +370,23 @@ class Judge:
         return all_ok
 
     def _time(
-        self, card: str, harness: Any, program: Any, kit: Any, emit: Emit, timing: str, fresh: bool, watch: Any
+        self,
+        card: str,
+        harness: Any,
+        program: Any,
+        kit: Any,
+        emit: Emit,
+        timing: str,
+        fresh: bool,
+        watch: Any = None,
     ) -> None:
         """Time each timing case, then check what the timed launches wrote against the reference, and that every
-        timed call's GPU work was the learner's (`watch`)."""
+        timed call's GPU work was the learner's (`watch`, the run's GpuWatch; None: not watched)."""
         seen = Seen("gpu")
         try:
             self._time_each(card, harness, program, kit, emit, timing, fresh, watch, seen)
         finally:
-            if seen.calls or seen.unseen:
+            if watch is not None and (seen.calls or seen.unseen):
                 emit(seen.event("timing", watch.allowed))
 
     def _time_each(
@@ -418,7 +426,7 @@ class Judge:
                 lap("measure")
                 phases["of which the GPU held"] = getattr(mine, "hold_s", 0.0)
                 check = self._verify(harness, launch, inputs, kit)  # after the timing: costs no timed time
-                ran = timed_work(mine, watch)
+                ran = timed_work(mine, watch) if watch is not None else Seen("gpu")
                 seen.add(ran)
                 refused = ran.refusal() if ran.ok is False else ""
                 if check.ok and refused:
