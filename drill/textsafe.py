@@ -4,9 +4,12 @@ A terminal acts on control characters instead of showing them: ESC starts
 sequences that set the window title, clear the screen or write the clipboard
 (OSC 52), BEL rings, CR and BS move back over what was printed. Text drill did
 not write itself (a card, a path, a kernel's output, an imported answer) passes
-through `shown` where it enters drill (the deck loader) and where it leaves
-(the command line's standard output and error), so no such character reaches
-a terminal or an export. Newline and tab are kept: they are layout.
+through `shown` where it enters drill (the deck loader, which warns of it),
+where the app draws it (drill.ui.screen_text: every widget's content, whatever
+store it was read from) and where it leaves (the command line's standard output
+and error), so no such character reaches a terminal or an export. Newline and
+tab are kept: they are layout. Each character is replaced by one character, so
+a text keeps its length.
 
 This module imports nothing from drill: the loader below every command and
 the command line above them all use it.

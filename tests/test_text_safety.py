@@ -44,6 +44,7 @@ TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\
 def test_control_characters_are_shown_as_symbols(text, seen):
     assert shown(text) == seen
     assert TERMINAL_CONTROL.search(shown(text)) is None
+    assert len(shown(text)) == len(text)  # one symbol a character: the styles laid over a text stay in place
 
 
 def test_the_first_unsafe_character_is_named():
