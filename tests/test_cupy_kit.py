@@ -111,28 +111,79 @@ def test_the_cuda_harnesses_use_only_what_both_kits_have(kit):
         assert not transpose.compare(inputs["out"], ref, inputs, kit).ok, case["name"]
 
 
-def test_a_judge_starts_without_torch_only_when_the_gpus_figures_and_torchs_time_for_the_card_are_kept(
-    tmp_path, monkeypatch
-):
-    import json
+class _TorchKitStub:
+    """torch's kit as the runtime uses it for torch's own time: fresh inputs, one measurement."""
 
-    from drill.judge import calibration, cudadrv
+    name = "torch"
 
-    monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H100", "uuid": "ab", "total_memory": 80})
-    torch_version = calibration.installed("torch")
-    saved = tmp_path / "gpu_calibration.json"
-    assert not calibration.kept_for(saved, "reduce")  # nothing measured yet
-    entry = {"gbps": 3000.0, "read_gbps": 3100.0, "event_us": 2.0}
-    saved.write_text(json.dumps({"H100|ab|80": entry}))
-    assert not calibration.kept_for(saved, "reduce")  # torch's own time for the card is not kept
-    entry["baselines"] = {f"reduce|n=2^28|torch {torch_version}": [1.0, 5.0]}
-    saved.write_text(json.dumps({"H100|ab|80": entry}))
-    assert calibration.kept_for(saved, "reduce") and not calibration.kept_for(saved, "transpose")
-    entry["baselines"] = {"reduce|n=2^28|torch 0.0.1": [1.0, 5.0]}  # timed with another torch
-    saved.write_text(json.dumps({"H100|ab|80": entry}))
-    assert not calibration.kept_for(saved, "reduce")
-    saved.write_text(json.dumps({"A100|cd|40": {**entry, "baselines": {}}}))
-    assert not calibration.kept_for(saved, "reduce")  # another GPU's figures
+    def __init__(self) -> None:
+        self.measured = 0
+
+    def begin_case(self) -> None:
+        pass
+
+    def measure(self, fn, poison, budget_s):
+        from types import SimpleNamespace
+
+        fn()
+        self.measured += 1
+        return SimpleNamespace(ms=0.5, host_us=7.0)
+
+    def release(self) -> None:
+        pass
+
+
+class _SumHarness:
+    def make_inputs(self, case, kit):
+        return {"n": case["n"]}
+
+    def baseline(self, inputs, kit):
+        return lambda: sum(range(inputs["n"]))
+
+
+def _runtime_without_torch(tmp_path, monkeypatch):
+    from drill.judge import cudadrv
+    from drill.judge import runtime as judge_runtime
+
+    monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H200", "uuid": "ab", "total_memory": 141})
+    runtime = judge_runtime.Runtime(tmp_path / "gpu_calibration.json", torch_now=False)
+    kit = _TorchKitStub()
+
+    def torch_kit(self):
+        self.torch = "torch, imported"
+        self._kit = kit
+        return kit
+
+    monkeypatch.setattr(judge_runtime.Runtime, "torch_kit", torch_kit)
+    return runtime, kit
+
+
+def test_a_judge_without_torch_leaves_torchs_own_time_for_after_the_verdict_and_keeps_it(tmp_path, monkeypatch):
+    runtime, kit = _runtime_without_torch(tmp_path, monkeypatch)
+    assert runtime.torch_later("reduce", "n=2^28", _SumHarness(), {"n": 1000}) is True
+    assert kit.measured == 0 and runtime.torch is None  # nothing of torch's before the verdict
+    events = []
+    runtime.time_torch_now(events.append)
+    assert events == [{"event": "torch_time", "name": "n=2^28", "torch_ms": 0.5, "torch_host_us": 7.0}]
+    assert runtime.saved_baseline("reduce", "n=2^28") == (0.5, 7.0)  # kept for this GPU: the next run has it
+    assert runtime.torch_later("reduce", "n=2^27", _SumHarness(), {"n": 10}) is False  # torch is here now
+    runtime.time_torch_now(events.append)
+    assert len(events) == 1
+
+
+def test_torchs_own_time_that_cannot_be_taken_is_said_and_nothing_is_kept(tmp_path, monkeypatch):
+    runtime, _ = _runtime_without_torch(tmp_path, monkeypatch)
+
+    class Broken(_SumHarness):
+        def baseline(self, inputs, kit):
+            raise RuntimeError("no such op here")
+
+    runtime.torch_later("reduce", "n=2^28", Broken(), {"n": 10})
+    events = []
+    runtime.time_torch_now(events.append)
+    [event] = events
+    assert event["torch_ms"] is None and "no such op here" in event["message"]
+    assert runtime.saved_baseline("reduce", "n=2^28") is None
 
 
 def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here(monkeypatch):

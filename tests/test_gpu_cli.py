@@ -11,7 +11,8 @@ from drill.kernel.client import JudgeError, default_command
 
 def test_the_calibration_file_travels_as_one_word():
     command = default_command(Path("-1/calibration.json"))
-    assert command[-1] == "--calibration=-1/calibration.json"  # never read by the judge as an option of its own
+    # never read by the judge as an option of its own; absolute, as the judge starts in a folder of its own
+    assert command[-1] == f"--calibration={Path.cwd() / '-1/calibration.json'}"
 
 
 def test_a_judge_that_cannot_start_is_one_line(tmp_path, monkeypatch, capsys):

@@ -248,3 +248,37 @@ def test_closing_a_judge_that_is_still_starting_does_not_wait_for_it():
     c.close()
     assert time.monotonic() - t0 < 2  # it was not asked to quit and waited on: it could not answer yet
     assert proc.wait(timeout=5) is not None
+
+
+# -- a verdict before torch's own time (a judge that started without torch, on a GPU new to drill) ---------------
+def test_the_verdict_is_handed_over_before_torchs_own_time_and_the_returned_one_has_it(client):
+    from drill.kernel.verdict import format_verdict
+
+    seen: list[str] = []
+    shown = []
+
+    def on_verdict(verdict):
+        seen.append("verdict")
+        shown.append((verdict.vs_torch, verdict.timing.torch_later, format_verdict(verdict)))
+
+    verdict = client.run(
+        JOB, "// fake: torch-later 0.2", on_event=lambda e: seen.append(e["event"]), timeout=10, on_verdict=on_verdict
+    )
+    assert seen[-3:] == ["finished", "verdict", "torch_time"]  # shown first, completed after
+    [(vs_torch, later, words)] = shown
+    assert vs_torch is None and later is True and "PyTorch's own time: being taken now" in words
+    assert verdict.correct is True and verdict.vs_torch == pytest.approx(0.9) and not verdict.timing.torch_later
+    assert verdict.timing.torch_gbps == pytest.approx(2**30 / 0.27e-3 / 1e9)
+    assert client.replacements == 0
+
+
+def test_a_judge_that_dies_before_torchs_own_time_leaves_the_verdict_standing(client):
+    from drill.kernel.verdict import torch_time_words
+
+    verdict = client.run(JOB, "// fake: torch-later-dies", timeout=10)
+    assert verdict.correct is True and verdict.pct_of_ceiling == pytest.approx(89.5)
+    assert verdict.vs_torch is None and not verdict.timing.torch_later
+    assert any(n.startswith("PyTorch's own time at n=2^28: the judge process was killed") for n in verdict.not_checked)
+    assert torch_time_words(verdict, verdict.timing).startswith("time n=2^28: no ratio to PyTorch (")
+    assert client.replacements == 1  # and the next run has a judge again
+    assert client.run(JOB, "// fake: ok", timeout=10).vs_torch == pytest.approx(0.9)

@@ -213,7 +213,7 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
     if reason:  # checked before anything is read or sent to the judge
         print(f"drill kernel run: {reason}", file=sys.stderr)
         return EXIT_USAGE
-    from drill.kernel.verdict import format_verdict, suggest_kernel_grade
+    from drill.kernel.verdict import Verdict, format_verdict, suggest_kernel_grade, torch_time_words
 
     try:
         source, origin = source_for(card, data_dir, args.file)
@@ -235,9 +235,27 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
             print(f"drill kernel run: --world is for collective cards; {card.id} runs on one GPU", file=sys.stderr)
             return EXIT_USAGE
         job["world"] = args.world
-    verdict = client.run(job, source, progress, timeout=args.timeout, timing=timing)
-    client.abandon()  # the verdict is in: the judge has nothing left to do
     target = float(card.fields.get("target_pct") or 0)
+    later: list[str] = []  # timings shown before PyTorch's own time was taken (a GPU new to drill)
+
+    def show(verdict: Verdict) -> None:
+        """The verdict, printed as soon as it is in: PyTorch's own time, where it is still to be taken, follows."""
+        if args.json:
+            return
+        later.extend(t.name for t in verdict.timings if t.torch_later)
+        print(f"judging {origin}")
+        print(format_verdict(verdict, source_lines=source.splitlines()))
+        ceiling = verdict.timing.ceiling_name if verdict.timing is not None else "copy"
+        grade = suggest_kernel_grade(verdict, target)
+        suggestion = (
+            f"suggested grade {grade}"
+            if grade is not None
+            else "no suggested grade: nothing checked that it works; compare it with the reference answer"
+        )
+        print(f"target: {target:g} % of the {ceiling} ceiling; {suggestion}", flush=True)
+
+    verdict = client.run(job, source, progress, timeout=args.timeout, timing=timing, on_verdict=show)
+    client.abandon()  # the verdict is in: the judge has nothing left to do
     grade = suggest_kernel_grade(verdict, target)
     store_ready.join()
     _record_attempt(data_dir, card.id, source, verdict.to_json())
@@ -245,16 +263,9 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
         data = verdict.to_json()
         data.update(file=origin, target_pct=target, suggested_grade=grade)
         print(json.dumps(data, indent=2))
-    else:
-        print(f"judging {origin}")
-        print(format_verdict(verdict, source_lines=source.splitlines()))
-        ceiling = verdict.timing.ceiling_name if verdict.timing is not None else "copy"
-        suggestion = (
-            f"suggested grade {grade}"
-            if grade is not None
-            else "no suggested grade: nothing checked that it works; compare it with the reference answer"
-        )
-        print(f"target: {target:g} % of the {ceiling} ceiling; {suggestion}")
+    for t in verdict.timings:
+        if t.name in later:
+            print(torch_time_words(verdict, t))
     return int(verdict.exit_code())
 
 

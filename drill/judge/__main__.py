@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO, cast
 
-from drill.judge.calibration import kept_for
 from drill.judge.devices import cuda_device_count
 from drill.judge.judging import Fatal, Judge, describe_fault
 from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed
@@ -75,6 +74,7 @@ def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
                 )
                 traceback.print_exc()
                 emit({"event": "finished"})
+            runtime.time_torch_now(emit)  # after `finished`: the verdict is out, torch may take its seconds
         elif request["op"] == "calibrate":
             calibrate(runtime, emit)
     return 0
@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
     may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
     first = requests.first_request() if may_go_lean else None
-    lean = is_cuda_run(first) and kept_for(args.calibration, str(first["job"]["card"]))
+    # a CUDA card first: judged with CuPy's kit, which measures a GPU new to drill too; torch's own time for the
+    # card, where it is not kept, is taken after the verdict is sent (Runtime.torch_later)
+    lean = is_cuda_run(first)
     runtime = Runtime(args.calibration, torch_now=not lean)
     # torch and the rest imported so far live as long as the judge: the collection after each case skips them
     # (a full one over torch and triton takes 0.1 s); what is imported later is frozen likewise (Runtime)

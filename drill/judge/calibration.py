@@ -58,21 +58,6 @@ def read_saved(calibration: Path | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def kept_for(calibration: Path | None, card: str) -> bool:
-    """Whether this GPU's ceilings and torch's time for `card` are kept, so that judging the CUDA card needs no
-    torch (see drill.judge.cupy_kit)."""
-    saved = read_saved(calibration)
-    if not saved:
-        return False
-    try:
-        entry = saved.get(device_key())
-    except Exception:  # no driver here: judge the usual way
-        return False
-    kept = entry.get(BASELINES) if _complete(entry, (*CEILINGS, EVENT_US)) else None
-    suffix = f"|torch {installed('torch')}"
-    return isinstance(kept, dict) and any(k.startswith(f"{card}|") and k.endswith(suffix) for k in kept)
-
-
 class Calibrated:
     """The saved figures of the runtime's GPU (`device_key`), and measuring them when they are missing."""
 

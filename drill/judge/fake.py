@@ -13,6 +13,9 @@ a run is chosen by a line in the submitted source, `fake: <behaviour>`:
     compile-error N   a compile error at line N
     noise             print junk lines on stdout between events (they must be ignored)
     collective        as ok, timed as a collective card is (with --gpu): bus bandwidth against NCCL's on 2 GPUs
+    torch-later S     as ok (with --gpu), but torch's own time comes S seconds after `finished`, as from a judge
+                      that started without torch on a GPU new to drill
+    torch-later-dies  as torch-later, but the judge dies before torch's own time is sent
 
 Tests use it to drive the client and the kernel screen through timeouts, crashes, cancel and replacement.
 """
@@ -154,24 +157,31 @@ def main() -> int:
         if args.gpu and what == "collective":
             emit(COLLECTIVE_TIMING)
         elif args.gpu and what != "wrong":
-            emit(
-                {
-                    "event": "timing",
-                    "name": "n=2^28",
-                    "ms": 0.3,
-                    "reps": 50,
-                    "bytes": 2**30,
-                    "gbps": 3579.1,
-                    "ceiling_gbps": 4000.0,
-                    "pct_of_ceiling": 89.5,
-                    "torch_ms": 0.27,
-                    "torch_gbps": 3976.8,
-                    "vs_torch": 0.9,
-                }
-            )
+            timing: dict[str, object] = {
+                "event": "timing",
+                "name": "n=2^28",
+                "ms": 0.3,
+                "reps": 50,
+                "bytes": 2**30,
+                "gbps": 3579.1,
+                "ceiling_gbps": 4000.0,
+                "pct_of_ceiling": 89.5,
+                "torch_ms": 0.27,
+                "torch_gbps": 3976.8,
+                "vs_torch": 0.9,
+            }
+            if what.startswith("torch-later"):
+                timing.update(torch_ms=None, torch_gbps=None, vs_torch=None, torch_later=True)
+            emit(timing)
         elif not args.gpu:
             emit({"event": "note", "text": "speed: no GPU here (fake judge)"})
         emit({"event": "finished", "seconds": 0.05})
+        if args.gpu and what == "torch-later-dies":
+            out.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        if args.gpu and what == "torch-later":
+            time.sleep(float(arg or 0))  # torch imports, then times its own way once
+            emit({"event": "torch_time", "name": "n=2^28", "torch_ms": 0.27, "torch_host_us": 6.0})
     return 0
 
 

@@ -26,7 +26,7 @@ def timing_event(
     harness: Any,
     case: dict[str, Any],
     mine: Any,
-    base: tuple[float, float],
+    base: tuple[float, float] | None,
     ceilings: dict[str, float],
     l2_bytes: int,
 ) -> TimingEvent:
@@ -46,7 +46,7 @@ def timing_event(
     written = int(written_fn(case)) if written_fn is not None else 0
     dram = moved - written + max(0, written - l2_bytes)
     ms = mine.ms
-    torch_ms = base[0]
+    torch_ms = base[0] if base is not None else None  # None: timed after the verdict (a `torch_time` event)
     gbps = moved / (ms * 1e-3) / 1e9
     ceiling = ceilings["gbps"]
     tflops = flops / (ms * 1e-3) / 1e12 if flops else None
@@ -71,11 +71,11 @@ def timing_event(
         "flops": flops,
         "tflops": tflops,
         "ceiling_tflops": ceiling_tflops,
-        "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
+        "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops and torch_ms else None,
         "torch_ms": torch_ms,
-        "torch_host_us": base[1],
-        "torch_gbps": moved / (torch_ms * 1e-3) / 1e9,
-        "vs_torch": torch_ms / ms,
+        "torch_host_us": base[1] if base is not None else None,
+        "torch_gbps": moved / (torch_ms * 1e-3) / 1e9 if torch_ms else None,
+        "vs_torch": torch_ms / ms if torch_ms else None,
         "method": getattr(mine, "method", ""),
         "method_note": getattr(mine, "why", ""),
         "less_us": getattr(mine, "less_us", 0.0),

@@ -435,7 +435,9 @@ class Judge:
                 self.check_untouched(emit)  # before any figure is sent
                 key = (card, name)
                 if check.ok and (fresh or key not in self.baseline_ms):
-                    self.baseline_ms[key] = self._baseline(card, name, harness, inputs, kit, fresh)
+                    base = self._baseline(card, name, harness, case, inputs, kit, fresh)
+                    if base is not None:  # None: torch's way is timed after the verdict (Runtime.torch_later)
+                        self.baseline_ms[key] = base
                     lap("baseline")
             except Fatal:
                 raise
@@ -460,17 +462,24 @@ class Judge:
             )
             if not check.ok:
                 return  # a wrong result is not timed: no figure for it
-            timed = timing_event(name, harness, case, mine, self.baseline_ms[key], ceilings, kit.l2_bytes)
+            timed = timing_event(name, harness, case, mine, self.baseline_ms.get(key), ceilings, kit.l2_bytes)
             timed["kit"] = kit.name
+            if key not in self.baseline_ms:
+                timed["torch_later"] = True
             emit(timed)
 
-    def _baseline(self, card: str, name: str, harness: Any, inputs: Any, kit: Any, fresh: bool) -> tuple[float, float]:
+    def _baseline(
+        self, card: str, name: str, harness: Any, case: Any, inputs: Any, kit: Any, fresh: bool
+    ) -> tuple[float, float] | None:
         """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now (with torch's
         kit, on the same inputs) and kept. `fresh`: timed now whatever is kept. (So a judge that started without
-        torch, `finished`'s "torch" false, can stay without it.)"""
+        torch, `finished`'s "torch" false, can stay without it.) None: not kept, and this judge started without
+        torch: it is timed once the verdict is out (drill.judge.runtime.Runtime.torch_later)."""
         saved: tuple[float, float] | None = None if fresh else self.rt.saved_baseline(card, name)
         if saved is not None:
             return saved
+        if not fresh and self.rt.torch_later(card, name, harness, case):
+            return None
         torch_kit = self.rt.torch_kit()
         base = torch_kit.measure(harness.baseline(kit.to_torch(inputs), torch_kit), poison=False, budget_s=0.1)
         self.rt.save_baseline(card, name, (base.ms, base.host_us))

@@ -15,6 +15,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,24 @@ def sweep_workdirs() -> None:
             pass
 
 
+@dataclass
+class LaterTiming:
+    """A timed shape of a card whose torch time is not kept, left for after the verdict (Runtime.torch_later)."""
+
+    card: str
+    name: str
+    harness: Any
+    case: Any
+
+
 class Runtime(Calibrated):
     """What the judge knows about this machine; imports the heavy packages once.
 
     `torch_now`: import torch while starting (the app's judge, warm for any card). A judge whose first request
-    is a CUDA run on a GPU whose figures are kept starts without it (`drill kernel run`): with CuPy installed,
-    the CUDA card is judged with CuPy's kit, and torch comes only if something needs it (drill.judge.cupy_kit).
+    is a CUDA run starts without it (`drill kernel run`): with CuPy installed, the CUDA card is judged with
+    CuPy's kit, which measures a new GPU's ceilings too, and torch comes only if something needs it
+    (drill.judge.cupy_kit). torch's own time for a card, when it is not kept for this GPU yet, is then taken
+    after the verdict is sent (`torch_later`, `time_torch_now`): importing torch is most of a cold start.
     """
 
     def __init__(self, calibration: Path | None, torch_now: bool = True) -> None:
@@ -72,6 +85,7 @@ class Runtime(Calibrated):
         self.versions: dict[str, str] = {"python": platform.python_version()}
         self.startup: dict[str, float] = {}
         self._ceilings: dict[str, float] | None = None
+        self._later: list[LaterTiming] = []
         try:
             self.versions["nvrtc"] = "%d.%d" % nvrtc.version()
         except nvrtc.NvrtcUnavailable:
@@ -177,6 +191,43 @@ class Runtime(Calibrated):
             return False
         self.versions.update(torch=installed("torch"), triton=triton.__version__)
         return True
+
+    def torch_later(self, card: str, name: str, harness: Any, case: Any) -> bool:
+        """Whether torch's own time for `card` at `name` waits until the verdict is out (kept for then): so in a
+        judge that has not imported torch, where the verdict would otherwise wait seconds for the import."""
+        if self.torch is not None:
+            return False
+        self._later.append(LaterTiming(card, name, harness, case))
+        return True
+
+    def time_torch_now(self, emit: Emit) -> None:
+        """Time torch's own way of each shape left for after the verdict, keep it for this GPU and send it as a
+        `torch_time` event (after `finished`: the learner has the verdict by then)."""
+        later = self._later
+        self._later = []
+        for left in later:
+            inputs: Any = None
+            try:
+                torch_kit = self.torch_kit()
+                torch_kit.begin_case()
+                inputs = left.harness.make_inputs(left.case, torch_kit)  # fresh inputs of the timed shape
+                base = torch_kit.measure(left.harness.baseline(inputs, torch_kit), poison=False, budget_s=0.1)
+                self.save_baseline(left.card, left.name, (base.ms, base.host_us))
+                emit({"event": "torch_time", "name": left.name, "torch_ms": base.ms, "torch_host_us": base.host_us})
+            except Exception as exc:  # torch missing, or its way failed here: the verdict stands without the ratio
+                words = f"torch's own way could not be timed: {type(exc).__name__}: {exc}"
+                emit(
+                    {
+                        "event": "torch_time",
+                        "name": left.name,
+                        "torch_ms": None,
+                        "torch_host_us": None,
+                        "message": words,
+                    }
+                )
+            finally:
+                inputs = None
+                self.release_memory()
 
     def kit(self, language: str = "triton") -> Any:
         """The kit to judge a card in `language` with: CuPy's for a CUDA card while torch is not loaded (or as

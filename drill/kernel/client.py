@@ -21,6 +21,7 @@ from drill.kernel.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, 
 from drill.kernel.verdict import Verdict, VerdictBuilder
 
 EventHandler = Callable[[JudgeEvent], None]
+VerdictHandler = Callable[[Verdict], None]
 
 START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while on a cold machine
 
@@ -265,8 +266,14 @@ class JudgeClient:
         timeout: float = DEFAULT_JUDGE_TIMEOUT,
         *,
         timing: str = "first",
+        on_verdict: VerdictHandler | None = None,
     ) -> Verdict:
-        """Judge `source` for the kernel job (see drill.kernel.job.kernel_job); never raises for the kernel's faults."""
+        """Judge `source` for the kernel job (see drill.kernel.job.kernel_job); never raises for the kernel's faults.
+
+        A judge that started without torch sends its verdict before torch's own time for the card, on a GPU where
+        that is not kept yet (importing torch takes seconds): `on_verdict` is given the verdict as soon as it is
+        in, and the verdict returned also has torch's time (a `torch_time` event after `finished`).
+        """
         card_id = str(job.get("card", "?"))
         with self._busy:
             self._cancel.clear()
@@ -302,7 +309,11 @@ class JudgeClient:
             verdict = builder.result()
             if not builder.finished or not verdict.seconds:
                 verdict.seconds = time.monotonic() - started
-            return verdict
+            if on_verdict is not None:
+                on_verdict(verdict)
+            if builder.finished and any(t.torch_later for t in verdict.timings):
+                self._collect_torch_times(child, request_id, builder, on_event, timeout)
+            return builder.result()
 
     def calibrate(self, timeout: float = 300.0, on_event: EventHandler | None = None) -> CalibratedEvent | ErrorEvent:
         """Measure this GPU's copy bandwidth again; returns the `calibrated` event (or an `error`)."""
@@ -378,6 +389,36 @@ class JudgeClient:
                 if fatal:  # the child exits after a fatal error: replace it now
                     self._replace()
                 return
+
+    def _collect_torch_times(
+        self, child: _Child, request_id: int, builder: VerdictBuilder, on_event: EventHandler | None, timeout: float
+    ) -> None:
+        """Wait for torch's own time of each timing sent without it (`torch_time` events, after `finished`)."""
+        waiting = {t.name for t in builder.verdict.timings if t.torch_later}
+        deadline = time.monotonic() + timeout
+        why = f"not taken within {timeout:g} s"
+        while waiting:
+            if self._cancel.is_set() or time.monotonic() >= deadline:
+                why = "cancelled" if self._cancel.is_set() else why
+                self._replace()
+                break
+            try:
+                event = child.events.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if event is None:
+                why = child.death_words()
+                self._replace()
+                break
+            if event.get("id") != request_id or event["event"] != "torch_time":
+                continue
+            builder.feed(event)
+            waiting.discard(event["name"])
+            if on_event is not None:
+                with suppress(Exception):  # a display bug must not break the run
+                    on_event(event)
+        for name in sorted(waiting):  # the verdict stands; only the ratio to torch is missing
+            builder.feed({"event": "torch_time", "name": name, "torch_ms": None, "torch_host_us": None, "message": why})
 
     def cancel(self) -> None:
         """Stop the run in progress (the child is killed and replaced)."""

@@ -179,6 +179,7 @@ class TimingEvent(Reply):
     less_us: float
     stray_work: str
     kit: NotRequired[str]  # "torch", "cupy", or "nccl" for a collective card
+    torch_later: NotRequired[bool]  # torch's own time comes after `finished`, in a `torch_time` event
     # a collective card (bound "collective"): figures as nccl-tests defines them, against NCCL's own collective
     algbw_gbps: NotRequired[float]  # bytes of the whole array over the time
     busbw_gbps: NotRequired[float]  # algbw times the collective's factor (2(n-1)/n for an all-reduce)
@@ -244,6 +245,17 @@ class FinishedEvent(Reply):
     torch: NotRequired[bool]  # whether the judge has torch loaded now
 
 
+class TorchTimeEvent(Reply):
+    """torch's own time for a timed shape whose `timing` said `torch_later`: sent after `finished` (a judge that
+    started without torch gives its verdict first, then imports torch and times torch's way once for this GPU)."""
+
+    event: Literal["torch_time"]
+    name: str  # the timing it completes
+    torch_ms: float | None  # None: it could not be timed (`message` says why)
+    torch_host_us: float | None
+    message: NotRequired[str]
+
+
 JudgeEvent = (
     ReadyEvent
     | StartedEvent
@@ -256,6 +268,7 @@ JudgeEvent = (
     | ErrorEvent
     | CalibratedEvent
     | FinishedEvent
+    | TorchTimeEvent
 )
 # Where the judge sends each event as it happens (to the app over the pipe, or a test's list).
 Emit = Callable[[JudgeEvent], None]
@@ -272,6 +285,7 @@ EVENTS = (
     "error",
     "calibrated",
     "finished",
+    "torch_time",
 )
 OPS = ("run", "calibrate", "quit")
 

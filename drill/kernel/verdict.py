@@ -12,6 +12,7 @@ from drill.kernel.protocol import (
     JudgeEvent,
     KernelResourceFields,
     TimingEvent,
+    TorchTimeEvent,
     number,
 )
 
@@ -77,6 +78,7 @@ class Timing:
     bound: str = "memory"  # "compute": the card is scored in TFLOPS against the measured matmul ceiling
     flops: int = 0  # the floating-point operations one launch must do (0: not counted)
     kit: str = ""  # what the judge ran the card with: "torch", or "cupy" (a CUDA card, torch never imported)
+    torch_later: bool = False  # torch's own time is still being taken (after the verdict: a `torch_time` event)
     tflops: float | None = None
     ceiling_tflops: float | None = None  # the fastest torch.matmul measured on this GPU
     torch_tflops: float | None = None
@@ -302,6 +304,27 @@ class VerdictBuilder:
             seconds = event.get("seconds")
             if seconds is not None:
                 v.seconds = float(seconds)
+        elif event["event"] == "torch_time":
+            self._torch_timed(event)
+
+    def _torch_timed(self, event: TorchTimeEvent) -> None:
+        """torch's own time for a timing that was sent without it (see Timing.torch_later), and the ratios."""
+        for t in self.verdict.timings:
+            if t.name != event.get("name") or not t.torch_later:
+                continue
+            t.torch_later = False
+            torch_ms = number(event.get("torch_ms"))
+            if torch_ms is None or torch_ms <= 0:
+                self.verdict.not_checked.append(
+                    f"PyTorch's own time at {t.name}: {event.get('message') or 'not taken'}"
+                )
+                continue
+            t.torch_ms = torch_ms
+            t.torch_host_us = number(event.get("torch_host_us"))
+            t.torch_gbps = t.bytes / (torch_ms * 1e-3) / 1e9
+            t.torch_tflops = t.flops / (torch_ms * 1e-3) / 1e12 if t.flops else None
+            if not t.impossible:
+                t.vs_torch = torch_ms / t.ms
 
     def _timed(self, event: TimingEvent) -> None:
         t = Timing(
@@ -328,6 +351,7 @@ class VerdictBuilder:
             ceiling_tflops=number(event.get("ceiling_tflops")),
             torch_tflops=number(event.get("torch_tflops")),
             kit=str(event.get("kit") or ""),
+            torch_later=bool(event.get("torch_later")),
             algbw_gbps=number(event.get("algbw_gbps")),
             baseline=str(event.get("baseline") or "PyTorch"),
             world=int(event.get("world") or 0),
@@ -417,6 +441,14 @@ def suggest_kernel_grade(verdict: Verdict, target_pct: float) -> int | None:
     return 3
 
 
+def torch_time_words(verdict: Verdict, t: Timing) -> str:
+    """The line that completes a verdict shown before PyTorch's own time at `t` was taken (Timing.torch_later)."""
+    if t.vs_torch is not None and t.torch_ms is not None:
+        return f"time {t.name}: {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms), timed once for this GPU and kept"
+    why = next((n for n in verdict.not_checked if n.startswith(f"PyTorch's own time at {t.name}:")), "")
+    return f"time {t.name}: no ratio to PyTorch" + (f" ({why})" if why else "")
+
+
 def collective_figures(t: Timing) -> str:
     """A collective's figures against NCCL's: time, algbw, busbw, and the ratio of bus bandwidths."""
     text = f"{t.ms:.3f} ms, algbw {t.algbw_gbps or 0:,.0f} GB/s, busbw {t.gbps:,.0f} GB/s on {t.world} GPUs"
@@ -474,6 +506,8 @@ def format_verdict(verdict: Verdict, *, source_lines: list[str] | None = None) -
             line += f", {t.pct_of_ceiling:.1f} % of the measured {t.ceiling_name} ceiling ({t.ceiling_figure})"
         if t.vs_torch is not None:
             line += f", {t.vs_torch:.2f}x PyTorch ({t.torch_ms:.3f} ms)"
+        elif t.torch_later:
+            line += ", PyTorch's own time: being taken now, once for this GPU"
         if t.host_us is not None:
             line += f"; host launch overhead {t.host_us:.1f} µs per call, not in the time"
         out.append(line)
