@@ -123,8 +123,8 @@ def _measure(
     slow_ms: float = SLOW_MS,
     calls: cupti.StreamAudit | None = None,
 ) -> Measured:
-    """`calls`: its `enter` and `leave` bracket every call of `fn`, on the host only and outside the host's
-    timing of the launch (CUPTI's clock read twice; the GPU is held back or timed by its own stamps meanwhile)."""
+    """`calls`: its `enter` and `leave` bracket every call of `fn` with its event pair, on the host only and outside
+    the host's timing of the launch and the pair (CUPTI's clock read twice; the event records queue no work)."""
     enter = calls.enter if calls is not None else _nothing
     leave = calls.leave if calls is not None else _nothing
 
@@ -147,13 +147,13 @@ def _measure(
         end = kit.event()
         if held:
             kit.spin(ESTIMATE_HOLD_CYCLES)
-        start.record()
         enter()
+        start.record()
         t1 = time.perf_counter()
         fn()
         t2 = time.perf_counter()
-        leave()
         end.record()
+        leave()
         t3 = time.perf_counter()
         end.synchronize()
         return start.elapsed_time(end), t2 - t1, t3 - t0
@@ -211,13 +211,13 @@ def _event_times(
     kit.spin(int(hold_s * ASSUMED_CLOCK_HZ))
     for s, e in zip(starts, ends):
         setup()
-        s.record()
         enter()
+        s.record()
         t = time.perf_counter()
         fn()
         hosts.append(time.perf_counter() - t)
-        leave()
         e.record()
+        leave()
     kit.synchronize()
     return [s.elapsed_time(e) for s, e in zip(starts, ends)], hosts
 
