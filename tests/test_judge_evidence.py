@@ -181,6 +181,17 @@ def test_right_results_from_torchs_kernels_are_not_correct_and_the_verdict_names
     assert [e["ok"] for e in verdict.to_json()["evidence"]] == [True, False]
 
 
+def test_the_verdict_panel_shows_what_ran_and_what_was_refused():
+    from drill.ui.verdict_view import render_verdict
+
+    mine = sort_gpu_work([kernel("softmax_kernel")], frozenset({"softmax_kernel"}), TRITON_ALLOWED)
+    torch_did_it = sort_gpu_work([kernel(ATEN_SOFTMAX)], frozenset({"softmax_kernel"}), TRITON_ALLOWED)
+    panel = render_verdict(_verdict(mine, torch_did_it), "", 70.0, 1).plain
+    assert "kernels seen in 1 checked call: 1 from your file (softmax_kernel), nothing else" in panel
+    assert "kernels seen in 1 timed call: none from your file; not yours: at::native::" in panel
+    assert ": no kernel from your file ran in 1 of 1 calls; not your kernel: at::native::" in panel
+
+
 def test_right_results_whose_kernels_were_not_seen_are_not_called_correct():
     verdict = _verdict(Seen("gpu", calls=1, unseen="CUPTI could not be loaded"))
     assert verdict.correct is None
