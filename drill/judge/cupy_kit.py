@@ -4,9 +4,9 @@ Imported only by the judge child. A CUDA card's harness needs device arrays,
 random inputs, float64 references and the GPU's clock, and none of torch's
 kernels; `import torch` is most of a cold judge's start (about 2 s on an
 H100 host, against about 0.3 s for CuPy). So a judge whose first run is a CUDA
-card judges it with this kit, and imports torch only if it must: to measure
-the GPU's ceilings once, to time torch's own way of doing the card once
-(both kept per GPU), or for a Triton card.
+card judges it with this kit (a GPU new to drill has its ceilings measured with
+it too), and imports torch only if it must: to time torch's own way of doing
+the card once, after the verdict is sent (kept per GPU), or for a Triton card.
 
 The same tools as drill.judge.torch_kit.Kit, with the same guarantees: inputs
 fresh each run with a NaN guard after them, outputs poisoned with a guard
