@@ -84,6 +84,11 @@ KINDS: dict[str, KindSpec] = {
             },
             checker="drill.kernel.cards:check_kernel_card",
         ),
+        KindSpec(
+            "scenario",
+            {"round": (str, True), "params": (dict, False), "stages": (list, True)},
+            checker="drill.cards.scenario_check:check_scenario_card",
+        ),
     )
 }
 
