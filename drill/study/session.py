@@ -100,6 +100,10 @@ def _kinds_in_turn(cards: list[Dealt], turn: int) -> list[str]:
     return [cid for one_round in zip_longest(*turns) for cid in one_round if cid is not None] + rest
 
 
+# Card kinds asked only in a mock round (a scenario is a 40-minute problem), never in the day's queue.
+MOCK_ONLY_KINDS = ("scenario",)
+
+
 def out_of_queues(state: CardState, today: dt.date) -> bool:
     """Suspended, or buried past `today`: in no queue today."""
     return state.suspended or (state.buried_until is not None and state.buried_until > today)
@@ -135,6 +139,8 @@ def build_queue(
     # start a fresh round and put another card where the next planned one was).
     pool: list[Card] = []
     for card in cards:
+        if card.kind in MOCK_ONLY_KINDS:
+            continue
         state = states.get(card.id)
         if state is not None and state.introduced_on == today:
             pool.append(card)
