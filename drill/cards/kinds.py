@@ -86,7 +86,7 @@ KINDS: dict[str, KindSpec] = {
         ),
         KindSpec(
             "scenario",
-            {"round": (str, True), "params": (dict, False), "stages": (list, True)},
+            {"round": (str, True), "opening": (str, True), "params": (dict, False), "stages": (list, True)},
             checker="drill.cards.scenario_check:check_scenario_card",
         ),
     )

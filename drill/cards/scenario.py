@@ -213,8 +213,11 @@ def stage_draw(stage: Stage, draw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def stage_prompt_source(card: Card, stage: Stage) -> str:
-    """The template a stage is asked with: the scenario as the interviewer set it, then the stage's question."""
-    return f"{card.prompt.rstrip()}\n\n{stage.prompt.strip()}\n"
+    """The template a stage is asked with: the scenario, then the stage's question. A clarifying stage has the
+    scenario's `opening` (the problem as an interviewer first puts it, before any number is given); every other
+    stage its `prompt` (the problem with the numbers the interviewer gives when asked)."""
+    scenario = str(card.fields.get("opening") or card.prompt) if stage.type is StageType.CLARIFY else card.prompt
+    return f"{scenario.rstrip()}\n\n{stage.prompt.strip()}\n"
 
 
 def stage_card(card: Card, stage: Stage, draw: Mapping[str, Any], *, params: Mapping[str, Any] | None = None) -> Card:
