@@ -141,3 +141,23 @@ def test_the_remote_command_runs_isolated_in_a_shell(planted):
     done = subprocess.run(line, shell=True, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 7 and "asked to fail" in done.stderr  # the stand-in ran, and stopped as asked
     assert ran(planted) == []
+
+
+def test_a_judge_started_by_hand_in_the_deck_folder_still_takes_numpy_and_torch_from_their_install(tmp_path):
+    """`python -m drill.judge` typed in a deck folder (no -P): the judge takes that folder off its path before
+    numpy and torch are imported (modules it imports while starting, json say, it cannot protect)."""
+    from drill import paths
+    from drill.cards.loader import load_decks
+    from drill.kernel.cards import kernel_files
+    from drill.kernel.job import kernel_job
+
+    markers = tmp_path / "markers"
+    folder = plant(tmp_path / "deck", markers, bytecode=False)
+    (folder / "json.py").unlink()  # imported before the judge's own code runs: out of its reach
+    (folder / "sitecustomize.py").unlink()
+    by_hand = ["sh", "-c", f'cd "{folder}" && exec "{sys.executable}" -m drill.judge']
+    card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards["softmax"]
+    with JudgeClient(by_hand, env={"DRILL_JUDGE_CPU": "1"}) as client:
+        verdict = client.run(kernel_job(card), kernel_files(card).solution.read_text(), timeout=300)
+    assert verdict.cases and all(c.ok for c in verdict.cases), verdict.errors
+    assert ran(markers) == []
