@@ -1,12 +1,12 @@
 """Collective cards answered without building the collective are refused, in words that say what happened.
 
-Each cheat in tests/fixtures/collective_cheats/ is judged on the CPU with gloo, as CI and a laptop judge it:
-a built-in collective brought back (through what its stand-in keeps, the garbage collector's list, a fresh copy
-of torch's module, the backend's own method, a torch.ops operator restored with delattr, DistributedDataParallel's
-gradient averaging), the expected result
-looked for in the judge's frames and heap (it is not in the rank's process), and sums made through a side channel
-(files, shared memory, sockets of the learner's own, the process group's store, a ring that goes round with one
-element) with a token sent for synchronisation: those move less over the ranks' connections than the collective must, and are refused with both
+Each cheat in tests/fixtures/collective_cheats/ is judged on the CPU with gloo, as CI and a laptop judge it: a
+built-in collective brought back (through what its stand-in keeps, the garbage collector's list, a fresh copy of
+torch's module, the backend's own method, a torch.ops operator restored with delattr, the C++ broadcast helper
+DistributedDataParallel uses), the expected result looked for in the judge's frames and heap (it is not in the
+rank's process), and sums made through a side channel (files, shared memory, sockets of the learner's own, the
+process group's store, a ring that goes round with one element) with a token sent for synchronisation: those move
+less over the ranks' connections than the collective must, and are refused with both
 figures. The traffic rules, the words and NCCL's record are tested on their own below.
 """
 
@@ -63,7 +63,7 @@ def words(verdict) -> str:
         ("reloaded_module.py", "rank \\d at line 16: ProcessGroup.allreduce " + BUILT_IN),
         ("backend_method.py", "rank \\d at line 9: ProcessGroup.allreduce " + BUILT_IN),
         ("operator_restored.py", "rank \\d at line 17: torch.ops.c10d.allreduce_ " + BUILT_IN),
-        ("data_parallel.py", "rank \\d at line 11: torch.ops.c10d.allgather_ " + BUILT_IN),
+        ("cpp_helper.py", "rank \\d at line 15: torch.ops.c10d.broadcast_ " + BUILT_IN),
     ],
 )
 def test_a_built_in_collective_brought_back_is_refused(judge, cards, cheat, said):
@@ -99,6 +99,15 @@ def test_a_sum_made_through_a_side_channel_is_refused_with_both_figures(judge, c
     assert "the result did not come through your sends and receives" in failed[0].message
 
 
+def test_the_process_groups_own_store_is_a_side_channel_too(judge, cards):
+    verdict = run(judge, cards, (CHEATS / "store_side_channel.py").read_text())
+    assert verdict.correct is False
+    failed = next(c for c in verdict.cases if not c.ok)
+    assert failed.name == "float32 n=1" and "sent 0 B, received 0 B, of 4 B sent and 4 B received required" in (
+        failed.message
+    )
+
+
 @pytest.mark.parametrize(
     "card_id, cheat, said",
     [
@@ -110,15 +119,6 @@ def test_a_sum_made_through_a_side_channel_is_refused_with_both_figures(judge, c
         ),
     ],
 )
-def test_the_process_groups_own_store_is_a_side_channel_too(judge, cards):
-    verdict = run(judge, cards, (CHEATS / "store_side_channel.py").read_text())
-    assert verdict.correct is False
-    failed = next(c for c in verdict.cases if not c.ok)
-    assert failed.name == "float32 n=1" and "sent 0 B, received 0 B, of 4 B sent and 4 B received required" in (
-        failed.message
-    )
-
-
 def test_the_halves_through_files_are_refused_too(judge, cards, card_id, cheat, said):
     verdict = run(judge, cards, (CHEATS / cheat).read_text(), card_id)
     assert verdict.correct is False
