@@ -145,7 +145,9 @@ def _runtime_without_torch(tmp_path, monkeypatch):
     from drill.judge import cudadrv
     from drill.judge import runtime as judge_runtime
 
-    monkeypatch.setattr(cudadrv, "device_identity", lambda device=0: {"name": "H200", "uuid": "ab", "total_memory": 141})
+    monkeypatch.setattr(
+        cudadrv, "device_identity", lambda device=0: {"name": "H200", "uuid": "ab", "total_memory": 141}
+    )
     runtime = judge_runtime.Runtime(tmp_path / "gpu_calibration.json", torch_now=False)
     kit = _TorchKitStub()
 
@@ -214,3 +216,24 @@ def test_a_judge_meant_to_start_with_cupy_starts_with_torch_when_cupy_fails_here
     assert runtime.gpu and started == ["torch"] and "libcudart" in runtime.cupy_broken
     assert runtime.kit("cuda").name == "torch"  # and every CUDA card after it
     assert runtime.device_words == "H100 (sm_90, 132 SMs)"
+
+
+def test_a_run_in_a_judge_without_torch_sends_its_timing_first_and_torchs_own_time_after(tmp_path, monkeypatch):
+    """The judge's timing step with the runtime above: the figure goes out without torch's time, marked to
+    follow; torch is timed only when the runtime is asked to, after the verdict."""
+    from test_kernel_bounds import FakeKit, fake_harness
+
+    from drill.judge.judging import Judge
+
+    runtime, torch_kit = _runtime_without_torch(tmp_path, monkeypatch)
+    monkeypatch.setattr(type(runtime), "ceilings", lambda self, kit, compute=False: {"gbps": 4220.0})
+    log: list[str] = []
+    kit = FakeKit(log)
+    harness = fake_harness(log, wrong=False)
+    events: list[dict] = []
+    Judge(runtime)._time("reduce", harness, object(), kit, events.append, "first", False)
+    [timing] = [e for e in events if e["event"] == "timing"]
+    assert timing["torch_later"] is True and timing["torch_ms"] is None and timing["vs_torch"] is None
+    assert timing["gbps"] > 0 and "measure baseline" not in log and torch_kit.measured == 0
+    runtime.time_torch_now(events.append)
+    assert events[-1] == {"event": "torch_time", "name": "n=2^28", "torch_ms": 0.5, "torch_host_us": 7.0}
