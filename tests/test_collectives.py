@@ -247,3 +247,44 @@ def test_drill_kernel_run_takes_the_ranks_of_a_collective_card(tmp_path, capsys)
     with pytest.raises(SystemExit):
         main(["kernel", "run", "ring-allreduce", "--world", "9"])
     assert "2 to 8 ranks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("card_id", CARDS)
+def test_the_judge_computes_each_ranks_expected_output_from_the_seeds_alone(cards, card_id):
+    """What the judge runs outside the ranks: every rank's inputs drawn again from its seed, the expected output of
+    each, an honest output accepted whole and sampled, a changed element refused in both."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    from drill.judge.collective_check import CheckKit, compare, compare_sampled, expected
+
+    path = kernel_files(cards[card_id]).harness
+    spec = importlib.util.spec_from_file_location(f"harness_{card_id.replace('-', '_')}", path)
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    world = 3
+    case = {"name": "n=1,001", "dtype": "bfloat16", "numel": 1001}
+    seeds = [11, 22, 33]
+    want = expected(harness, case, seeds)
+    mine = []
+    for rank, seed in enumerate(seeds):  # what each rank draws, on its own
+        kit = CheckKit(rank, world)
+        kit.begin_case(seed)
+        mine.append(harness.make_inputs(case, kit)["x"])
+    total = None if card_id == "all-gather" else sum(x.double() for x in mine)  # the parts differ in length there
+    for rank in range(world):
+        if card_id == "ring-allreduce":
+            honest = total.to(torch.bfloat16)
+        elif card_id == "all-gather":
+            honest = torch.cat(mine)
+        else:
+            start, length = CheckKit(rank, world).shards(1001)[rank]
+            honest = total[start : start + length].to(torch.bfloat16)
+        assert compare(harness, want, rank, honest).ok, rank
+        index = torch.arange(0, honest.numel(), 7)
+        assert compare_sampled(want, rank, index, honest[index].double()).ok
+        changed = honest.clone()
+        changed[14] += 1.0
+        check = compare(harness, want, rank, changed)
+        assert not check.ok and f"rank {rank}: 1 of {honest.numel():,} elements wrong" in check.message
+        assert not compare_sampled(want, rank, index, changed[index].double()).ok
