@@ -4,6 +4,12 @@ Words and phrases are found by SQLite's FTS5 (drill.store.search) and ranked by
 relevance (bm25: a word of the id or a tag counts most); filters are sets of card
 positions held here. The FTS5 table is filled once per set of decks, so a search
 keeps up with typing on a deck of 10,000 cards (bench/browse.py measures it).
+
+Words are searched as people say them: each form of the field's abbreviations and
+compounds (cards/data/search-words.yaml: TP, tensor parallel; FlashAttention,
+flash attention) finds the others, two typed words also find the one word they make
+when the cards write it so (`kv cache` finds kvcache), and a query that finds little
+gets a "did you mean" from the words of the cards themselves.
 """
 
 from __future__ import annotations
@@ -17,10 +23,16 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 
 from drill.cards.model import Card
-from drill.store.search import SearchTable, Term
+from drill.cards.search_words import SearchWords, Words, bundled_search_words, words_of
+from drill.store.search import MARK_END, MARK_START, AnyOf, SearchTable, Term, Vocabulary
 from drill.study.records import CardState
 
 FILTERS = ("topic", "kind", "tag", "is", "id")
+# A form found also as the start of a longer word has at least this many letters: tp, kv or moe begin too many
+# other words (tpot, tpu) to stand for their meaning as a prefix.
+PREFIX_LETTERS = 4
+# A query that finds fewer cards than this gets a "did you mean" for its words that no card holds.
+FEW_FOUND = 3
 # What `is:` takes: a card's schedule word, its flags, and whether it was graded this study day.
 IS_LABELS = ("new", "due", "learning", "review", "leech", "suspended", "buried", "today")
 # Split once per query: key:"a phrase", "a phrase" (closed or still being typed), or a word.
@@ -107,6 +119,7 @@ class CardIndex:
         self.ids: list[str] = sorted(cards)
         self.position = {cid: i for i, cid in enumerate(self.ids)}
         self.lower_ids = [cid.lower() for cid in self.ids]
+        self.prompts = [cards[cid].prompt for cid in self.ids]
         self.labels: dict[str, tuple[str, ...]] = {}
         self.by: dict[str, dict[str, set[int]]] = {key: {} for key in FILTERS if key != "id"}
         by_topic = self.by["topic"]
@@ -225,6 +238,85 @@ def unknown_filters(index: CardIndex, query: str) -> list[str]:
     return out
 
 
+def _as_prefix(words: Words, typed_prefix: bool) -> bool:
+    """Whether a form is also the start of longer words: while being typed, and not a short abbreviation."""
+    return typed_prefix and len(words[-1]) >= PREFIX_LETTERS
+
+
+def _said_otherwise(typed: Words, prefix: bool, known: SearchWords, vocabulary: Vocabulary) -> list[Term]:
+    """The other ways of writing these words, as phrases: the forms of their entry, or the one word they make."""
+    entry = known.term_of(typed)
+    if entry is not None:
+        return [Term(" ".join(words), _as_prefix(words, prefix)) for words in entry.spellings if words != typed]
+    if len(typed) == 2:
+        joined = typed[0] + typed[1]
+        if vocabulary.knows(joined, prefix=prefix):
+            return [Term(joined, prefix)]
+    return []
+
+
+def widened(terms: list[Term], known: SearchWords, vocabulary: Vocabulary) -> list[Term | AnyOf]:
+    """The terms with the other ways of writing them: each an AnyOf of what was typed and its other forms.
+
+    Typed words next to each other (`tensor parallel`, `flash attention`) are taken
+    together when they are a form of the search words or make a word of the cards;
+    a phrase or a hyphenated word (`all-reduce`) is matched as a whole. What was
+    typed still finds what it found before (the words anywhere, in any order); the
+    other forms add cards, and a card saying it several ways ranks higher. A short
+    abbreviation typed (`tp`) is a whole word: tpot is another thing.
+    """
+    out: list[Term | AnyOf] = []
+    i = 0
+    while i < len(terms):
+        term = terms[i]
+        if " " in term.text:  # a phrase: its words in order, with its other forms
+            out.append(_phrase_forms(term, known, vocabulary))
+            i += 1
+            continue
+        run = 1
+        while i + run < len(terms) and " " not in terms[i + run].text and run < max(known.longest, 2):
+            run += 1
+        for length in range(run, 0, -1):  # the longest run of words said another way
+            typed_terms = terms[i : i + length]
+            typed = tuple(word for t in typed_terms for word in words_of(t.text))
+            last_prefix = typed_terms[-1].prefix
+            others = _said_otherwise(typed, last_prefix, known, vocabulary) if typed else []
+            if others:
+                if known.term_of(typed) is not None and not _as_prefix(typed, last_prefix):
+                    typed_terms = [*typed_terms[:-1], Term(typed_terms[-1].text, prefix=False)]
+                options = [tuple(typed_terms)]
+                if length > 1:  # the words side by side count too, for the ranking
+                    options.append((Term(" ".join(typed), _as_prefix(typed, last_prefix)),))
+                options += [(other,) for other in others]
+                out.append(AnyOf(tuple(options)))
+                i += length
+                break
+        else:
+            out.append(term)
+            i += 1
+    return out
+
+
+def _phrase_forms(term: Term, known: SearchWords, vocabulary: Vocabulary) -> Term | AnyOf:
+    """A phrase and the same phrase with its first run of words said another way (flash attention: flashattention)."""
+    words = words_of(term.text)
+    for start in range(len(words)):
+        for end in range(min(len(words), start + max(known.longest, 2)), start, -1):
+            at_end = end == len(words)
+            others = _said_otherwise(words[start:end], term.prefix and at_end, known, vocabulary)
+            if others:
+                options = [(term,)]
+                for other in others:
+                    text = " ".join([*words[:start], other.text, *words[end:]])
+                    options.append((Term(text, other.prefix if at_end else term.prefix),))
+                return AnyOf(tuple(options))
+    return term
+
+
+def _search_terms(index: CardIndex, terms: list[Term]) -> list[Term | AnyOf]:
+    return widened(terms, bundled_search_words(), index.table.vocabulary()) if terms else []
+
+
 def matches(index: CardIndex, query: str) -> list[str]:
     """Every card id the query finds: all its words and filters must hold.
 
@@ -234,9 +326,11 @@ def matches(index: CardIndex, query: str) -> list[str]:
     `topic:`, `kind:`, `tag:` and `is:` take a whole name, or the start of one while
     no name is spelled out in full (`topic:coll` finds collectives); `id:` takes any
     part of an id; a word finds the words it starts (`flash` finds flashattention),
-    a "quoted phrase" those words in that order within one field.
+    a "quoted phrase" those words in that order within one field; each word or
+    phrase also finds its other forms (see `widened`).
     """
-    filters, terms = parse_query(query)
+    filters, typed = parse_query(query)
+    terms = _search_terms(index, typed)
     allowed: set[int] | None = None
     id_parts: list[str] = []
     for key, value in filters:
@@ -269,6 +363,53 @@ def _named(table: Mapping[str, set[int]], value: str) -> set[int]:
 def search(index: CardIndex, query: str, limit: int = 200) -> list[str]:
     """The first `limit` card ids the query finds (see `matches`); an empty query lists every card."""
     return matches(index, query)[:limit]
+
+
+def suggestion(index: CardIndex, query: str) -> str | None:
+    """The query with its misspelt words corrected, when it finds fewer than FEW_FOUND cards and the correction more.
+
+    A misspelt word is one no card holds (nor begins with, for a word still being
+    typed); it is replaced by the nearest word of the cards (drill.store.search.Vocabulary).
+    """
+    found = len(matches(index, query))
+    if found >= FEW_FOUND:
+        return None
+    vocabulary = index.table.vocabulary()
+    corrected = query
+    for term in parse_query(query)[1]:
+        words = words_of(term.text)
+        for n, word in enumerate(words):
+            prefix = term.prefix and n == len(words) - 1
+            if vocabulary.knows(word, prefix=prefix):
+                continue
+            near = vocabulary.nearest(word, prefix=prefix)
+            if near is not None:
+                corrected = re.sub(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", near, corrected, flags=re.IGNORECASE)
+    if corrected == query or len(matches(index, corrected)) <= found:
+        return None
+    return corrected
+
+
+def spelling_hints(index: CardIndex, query: str) -> list[str]:
+    """A "did you mean" line for a query that finds little, or none."""
+    corrected = suggestion(index, query)
+    return [] if corrected is None else [f"did you mean: {corrected}"]
+
+
+def matching_line(index: CardIndex, card_id: str, query: str) -> str:
+    """The first line of the card's prompt, else of its answer, holding a word the query matched.
+
+    The prompt's first line when the words matched elsewhere (the id, a tag) or the
+    query has no words.
+    """
+    card_text = index.table.highlighted(index.position[card_id], _search_terms(index, parse_query(query)[1]))
+    if card_text is not None:
+        for text in card_text:
+            for line in text.splitlines():
+                if MARK_START in line:
+                    return " ".join(line.replace(MARK_START, "").replace(MARK_END, "").split())
+    prompt = index.prompts[index.position[card_id]]
+    return next((" ".join(line.split()) for line in prompt.splitlines() if line.strip()), "")
 
 
 def preview_prompt(card: Card) -> str:

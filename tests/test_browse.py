@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from drill.browse import CardIndex, matches, parse_query, search, state_labels, unknown_filters
 from drill.cards.model import Card
 from drill.store.reader import card_history
-from drill.store.search import Term, match_expression
+from drill.store.search import AnyOf, Term, match_expression
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.study.sm2 import SM2State
@@ -391,7 +391,16 @@ def test_any_text_is_a_search(text):
 
 
 def test_match_expression_quotes_every_word():
-    assert match_expression([Term('say "hi"'), Term("NEAR", prefix=False), Term("*")]) == '"say ""hi"""* "NEAR"'
+    assert match_expression([Term('say "hi"'), Term("NEAR", prefix=False), Term("*")]) == '"say ""hi"""* AND "NEAR"'
+
+
+def test_match_expression_joins_the_ways_of_saying_one_thing_by_or():
+    flash = AnyOf(((Term("flash"), Term("attention")), (Term("flashattention"),)))
+    assert match_expression([flash, Term("exact", prefix=False)]) == (
+        '(("flash"* AND "attention"*) OR "flashattention"*) AND "exact"'
+    )
+    assert match_expression([AnyOf(((Term("tp", prefix=False),),))]) == '"tp"'
+    assert match_expression([AnyOf(((Term("*"),), (Term("tp"),)))]) == ""  # an option asking nothing narrows nothing
 
 
 def test_the_table_is_filled_again_when_the_cards_text_changes():

@@ -1,7 +1,7 @@
 """The `drill` command: the review app by default, and the sub-commands listed in COMMANDS.
 
 The package is the top layer: each sub-command's parser, help text and runner live in one module here
-(check, stats, calc, kernel, gpu, trust, mock, exchange, config, plan, fsrs); the review app's own flags in `app`;
+(check, stats, search, calc, kernel, gpu, trust, mock, exchange, config, plan, fsrs); the review app's own flags in `app`;
 the options every command shares in `options`. Nothing below imports this package.
 """
 
@@ -45,6 +45,7 @@ class Command:
 COMMANDS = (
     Command("check", "validate decks; exit 1 on any problem", "drill.cli.check", lazy=False),
     Command("stats", "counts, due cards, weak topics", "drill.cli.stats", lazy=False),
+    Command("search", "find cards by words and filters, ranked as the browser ranks them", "drill.cli.search"),
     Command("calc", "calculators behind the numeric cards", "drill.cli.calc"),
     Command("kernel", "judge kernel cards without the app", "drill.cli.kernel"),
     Command("gpu", "this machine's GPU as the kernel judge sees it", "drill.cli.gpu"),
