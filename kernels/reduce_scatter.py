@@ -15,7 +15,10 @@ element longer). Fill it with the sum over all ranks of that part.
 
 Yours: dist.send, dist.recv, dist.isend, dist.irecv, dist.batch_isend_irecv
 with dist.P2POp, and any torch arithmetic. Torch's collectives are refused. A
-receive's buffer holds NaN until you call wait() on its handle.
+receive's buffer holds NaN until you call wait() on its handle. The judge counts
+what each rank sends and receives over the ranks' own connections: each rank
+must move at least every element outside its part out and every element of its part in; a result that came another way (files, shared
+memory, sockets of your own) is refused with both figures.
 """
 
 import torch

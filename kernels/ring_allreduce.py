@@ -17,7 +17,11 @@ Yours: dist.send, dist.recv, dist.isend, dist.irecv, dist.batch_isend_irecv
 with dist.P2POp, dist.get_rank(), dist.get_world_size(), and any torch
 arithmetic. Not yours: torch's collectives (dist.all_reduce, reduce_scatter_tensor,
 all_gather_into_tensor, broadcast, ...): the judge refuses them. A receive's
-buffer holds NaN until you call wait() on its handle.
+buffer holds NaN until you call wait() on its handle. The judge counts what
+each rank sends and receives over the ranks' own connections: every rank must
+move its whole tensor's worth each way, and the ranks together 2(n-1) tensors;
+a sum that came another way (files, shared memory, sockets of your own) is
+refused with both figures.
 """
 
 import torch

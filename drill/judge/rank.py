@@ -93,6 +93,7 @@ def _serve(spec: dict[str, Any]) -> int:
     from drill.judge.tamper import Fingerprint, tampered_words
     from drill.kernel.trust import Pins
 
+    point_to_point = PointToPoint()  # torch's own, before anything replaces them
     kit = RankKit(rank, world, device)
     pins = Pins.from_job(cast(DeckPins, spec.get("pins") or {}))
     learner_file = str(spec["learner_path"])
@@ -101,11 +102,14 @@ def _serve(spec: dict[str, Any]) -> int:
         baseline_cases = list(spec.get("baseline_cases") or [])
         if baseline_cases:
             status.set("timing NCCL's own collective, before your file is read")
-            _send(reports, {"event": "baseline", "times": _time_baseline(kit, harness, baseline_cases, status)})
+            _send(
+                reports,
+                {"event": "baseline", "times": _time_baseline(kit, harness, baseline_cases, status, point_to_point)},
+            )
         status.set("setting up the judge's side of the rank")
         kit.builtin = None
         refuse_collectives()
-        watch = Watch(PointToPoint(), status, learner_file)
+        watch = Watch(point_to_point, status, learner_file)
         watch.install()
         fingerprint = Fingerprint()  # the judge's code as it is before any of the learner's Python runs
         status.set(f"running the top of {spec['filename']}")
@@ -170,6 +174,12 @@ class _Starts:
         if _command(self.commands).get("op") != "go":
             raise _Stopped
 
+    def timed_start(self, kit: Any, p2p: Any) -> None:
+        """A timed call's start: the judge's word, then the GPUs brought together (the word reaches the ranks tens of
+        microseconds apart; a token round leaves them within microseconds, as NCCL's own calls are started)."""
+        self.wait()
+        _together(kit, p2p)
+
     def sampled(self, result: Any) -> list[float]:
         """A timed call's output at the places the judge names once the call is over (the learner's code cannot know
         them while it runs)."""
@@ -207,15 +217,10 @@ class _TorchCollectives:
 
         dist.all_gather_into_tensor(output, input)
 
-    def barrier(self) -> None:
-        import torch
 
-        token = torch.ones(1, device=self.device)
-        self.all_reduce(token)
-        torch.cuda.synchronize()
-
-
-def _time_baseline(kit: Any, harness: Any, cases: list[dict[str, Any]], status: Any) -> dict[str, list[float]]:
+def _time_baseline(
+    kit: Any, harness: Any, cases: list[dict[str, Any]], status: Any, point_to_point: Any
+) -> dict[str, list[float]]:
     """NCCL's own collective at every timing size: per call, the GPU time of this rank (ms)."""
     builtin = _TorchCollectives(kit.device)
     kit.builtin = builtin
@@ -231,7 +236,7 @@ def _time_baseline(kit: Any, harness: Any, cases: list[dict[str, Any]], status: 
                 kit,
                 run,
                 prepare,
-                builtin.barrier,
+                lambda: _together(kit, point_to_point),
                 int(case.get("reps", 20)),
                 int(case.get("warmup", 3)),
                 lambda doing: status.set(f"timing {name}: NCCL's own collective, {doing}"),
@@ -240,6 +245,27 @@ def _time_baseline(kit: Any, harness: Any, cases: list[dict[str, Any]], status: 
     finally:
         kit.builtin = None
     return times
+
+
+def _together(kit: Any, p2p: Any) -> None:
+    """Every rank's GPU here before any goes on: a one-element token to and from every other rank, by torch's own
+    point-to-point operations, then the device drained (no collective: the rank has none once the learner's file is
+    loaded, and the same start serves NCCL's timed calls and the learner's)."""
+    import torch
+    import torch.distributed.distributed_c10d as c10d
+
+    if kit.world < 2:
+        return
+    outgoing = torch.ones(1, device=kit.device)
+    incoming = [torch.empty(1, device=kit.device) for _ in range(kit.world)]
+    operations = []
+    for other in range(kit.world):
+        if other != kit.rank:
+            operations.append(c10d.P2POp(p2p.functions["isend"], outgoing, other))
+            operations.append(c10d.P2POp(p2p.functions["irecv"], incoming[other], other))
+    for work in p2p.functions["batch_isend_irecv"](operations):
+        work.wait()
+    kit.synchronize()
 
 
 def _timed(
@@ -376,7 +402,7 @@ class _Runner:
                 kit,
                 launch.run,
                 launch.prepare,
-                self.starts.wait,
+                lambda: self.starts.timed_start(kit, self.watch.originals),
                 int(case.get("reps", 20)),
                 int(case.get("warmup", 3)),
                 lambda doing: self.watch.status.set(f"timing {name}: your {self.entry}, {doing}"),
