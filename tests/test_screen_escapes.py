@@ -338,10 +338,15 @@ def widget_classes() -> set[str]:
 
 
 def unfiltered_widgets(source: str, where: str) -> list[str]:
-    """Where `source` makes a Textual widget that shows text, or derives a widget from one, instead of using
-    drill.ui.screen_text's; where it draws a widget itself (render, render_lines, get_line) outside
-    screen_text's DrawnStatic; where it builds a notice or reads text as markup by hand; and where it escapes data
-    for markup with Rich's or Textual's `escape` (Textual's markup opens a tag at a bracket that leaves as it is)."""
+    """Where `source` lets text past the screen's filter:
+
+    - it makes a Textual widget that shows text, or derives one, instead of using drill.ui.screen_text's;
+    - it draws a widget itself (render, render_lines, get_line) outside screen_text's DrawnStatic;
+    - it builds a notice not from notice_text, or reads text as markup or ANSI by hand;
+    - it puts data into a palette command's words (read as markup) without markup_text;
+    - it escapes data with Rich's or Textual's `escape`, which leaves a bracket that Textual's markup opens a
+      tag at (`[9`, `[ `).
+    """
     tree = ast.parse(source)
     shows_text = widget_classes()
     watched: set[str] = set()  # the names this module gives them (an import may rename one)
@@ -356,6 +361,9 @@ def unfiltered_widgets(source: str, where: str) -> list[str]:
             return node.value.id if node.value.id in watched else None
         return node.id if isinstance(node, ast.Name) and node.id in watched else None
 
+    def calls(node: ast.AST | None, function: str) -> bool:
+        return isinstance(node, ast.Call) and getattr(node.func, "id", "") == function
+
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module in ("rich.markup", "textual.markup"):
@@ -366,10 +374,12 @@ def unfiltered_widgets(source: str, where: str) -> list[str]:
             if name is not None:
                 found.append(f"{where}:{node.lineno}: makes a {name}")
             func = node.func
-            if isinstance(func, ast.Name) and func.id == "Notification":
-                first = node.args[0] if node.args else None
-                if not (isinstance(first, ast.Call) and getattr(first.func, "id", "") == "notice_text"):
-                    found.append(f"{where}:{node.lineno}: a Notification not made from notice_text")
+            if calls(node, "Notification") and not calls(node.args[0] if node.args else None, "notice_text"):
+                found.append(f"{where}:{node.lineno}: a Notification not made from notice_text")
+            if calls(node, "SystemCommand"):
+                values = [part.value for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]
+                if not all(calls(value, "markup_text") for value in values):
+                    found.append(f"{where}:{node.lineno}: a palette command's words hold data without markup_text")
             if isinstance(func, ast.Attribute) and func.attr in ("from_markup", "from_ansi"):
                 found.append(f"{where}:{node.lineno}: reads text as {func.attr[5:]} by hand")
         elif isinstance(node, ast.ClassDef):
@@ -414,6 +424,7 @@ def test_drill_ui_makes_no_widget_that_skips_the_filter():
         "from textual.notifications import Notification\nNotification(message)",
         "from textual.content import Content\nContent.from_markup(text)",
         "from rich.markup import escape\nf'[b]{escape(card.id)}[/b]'",
+        "SystemCommand(f'Practise {topic}', 'help', run)",
     ],
 )
 def test_the_source_check_finds_a_widget_made_past_the_filter(source):
@@ -431,5 +442,6 @@ def test_the_source_check_takes_the_filtered_widgets():
     isinstance(w, Input)
     query_one("#x", Static)
     Notification(notice_text(message))
+    SystemCommand(f"Practise this topic ({markup_text(topic)})", "Today's cards", run)
     """
     assert unfiltered_widgets(textwrap.dedent(source), "x.py") == []
