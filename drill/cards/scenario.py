@@ -239,7 +239,11 @@ def stage_card(card: Card, stage: Stage, draw: Mapping[str, Any], *, params: Map
     if stage.numeric:
         ledger_fields = {"params": specs, "answers": list(stage.answers), "ledger": list(stage.ledger)}
         return replace(
-            base, kind="memory_ledger", prompt=stage_prompt_source(card, stage), answer=answer, fields={**fields, **ledger_fields}
+            base,
+            kind="memory_ledger",
+            prompt=stage_prompt_source(card, stage),
+            answer=answer,
+            fields={**fields, **ledger_fields},
         )
     rubric = stage.asks if stage.type is StageType.CLARIFY else stage.rubric
     if stage.type is StageType.CLARIFY and not stage.answer:

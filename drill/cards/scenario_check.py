@@ -75,7 +75,9 @@ def _shape_problems(entry: Any, params: Mapping[str, Any]) -> list[str]:
         return [f"`type` must be one of {', '.join(t.value for t in StageType)} (got {entry.get('type')!r})"]
     required, optional = STAGE_KEYS[kind]
     known = (*COMMON_STAGE_KEYS, *required, *optional)
-    problems = [f"unknown key `{k}` for a {kind.value} stage (expected {', '.join(known)})" for k in entry if k not in known]
+    problems = [
+        f"unknown key `{k}` for a {kind.value} stage (expected {', '.join(known)})" for k in entry if k not in known
+    ]
     for key in ("prompt", *required):
         if not entry.get(key):
             problems.append(f"missing `{key}`")
@@ -84,7 +86,9 @@ def _shape_problems(entry: Any, params: Mapping[str, Any]) -> list[str]:
             problems.append(f"`{key}` must be text")
     for key in ("asks", "rubric"):
         value = entry.get(key)
-        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value)):
+        if value is not None and (
+            not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value)
+        ):
             problems.append(f"`{key}` must be a list of non-empty text")
     if kind is StageType.TWIST:
         problems += _twist_problems(entry, params)

@@ -28,12 +28,15 @@ def minutes(text: str) -> int:
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     from drill.mock.plan import DEFAULT_MINUTES
+    from drill.mock.rounds import DEFAULT_ROUND_MINUTES, MAX_ROUND_MINUTES, MIN_ROUND_MINUTES, RoundKind
 
     parser = subparsers.add_parser(
         name,
         help=help_text,
-        description="A timed mock interview built from checked cards, weighted toward your weakest topics. "
-        "With no option, opens the app on the mock's setup screen.",
+        description="A timed mock interview. A round (--round) is one problem asked in stages for 35-45 minutes, "
+        "as real interview loops do, with follow-ups on the same problem; a quick mock (--quick) is a quiz of "
+        "unrelated questions weighted toward your weakest topics. With neither, opens the app on the setup "
+        "screen, which offers the rounds first and the quick mock's topics after them.",
     )
     options.add_data_dir(parser, options.DATABASE_HELP)
     options.add_decks(parser)
@@ -41,8 +44,21 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     what.add_argument("--plan", action="store_true", help="print the questions a mock would ask, without starting it")
     what.add_argument("--list", action="store_true", help="list past mocks")
     what.add_argument("--report", metavar="last|ID", help="write the report of a finished mock")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--round",
+        choices=[k.value for k in RoundKind],
+        metavar="KIND",
+        help="one problem in stages: " + "|".join(k.value for k in RoundKind) + " (offered first on the setup screen)",
+    )
+    form.add_argument("--quick", action="store_true", help="the quiz format: unrelated questions, no rounds offered")
     parser.add_argument(
-        "--minutes", type=minutes, default=None, metavar="N", help=f"length of the mock (default {DEFAULT_MINUTES})"
+        "--minutes",
+        type=minutes,
+        default=None,
+        metavar="N",
+        help=f"length of the mock (default {DEFAULT_MINUTES}; a round {DEFAULT_ROUND_MINUTES}, "
+        f"{MIN_ROUND_MINUTES} to {MAX_ROUND_MINUTES})",
     )
     parser.add_argument("--topics", metavar="A,B", help="comma-separated topic ids to draw from")
     parser.add_argument("--track", metavar="ID", help="a preset mix of topics: training, inference or kernels")
@@ -108,7 +124,49 @@ def _context(args: argparse.Namespace) -> tuple[Workspace, dt.date]:
     return workspace, workspace.study_day()
 
 
+def _round_plan(args: argparse.Namespace) -> int:
+    """`drill mock --plan --round KIND`: the round a mock would ask, its stages and their minutes."""
+    from drill.mock.plan import follow_up_reserve, gpu_count, judge_can_run, reviewed_within
+    from drill.mock.rounds import make_round, round_kind, round_share_on_scenarios
+
+    workspace, today = _context(args)
+    states = workspace.states()
+    plan = make_round(
+        workspace.cards,
+        round_kind(args.round),
+        minutes=args.minutes,
+        seed=args.seed,
+        recent=reviewed_within(states.values(), today),
+        exclude=[cid for cid, s in states.items() if s.suspended],
+        judge_available=judge_can_run(),
+        gpus=gpu_count(),
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {**plan.as_json(), "minutes": plan.minutes, "questions": plan.plan.as_json()["questions"]}, indent=2
+            )
+        )
+        return 0
+    kept = follow_up_reserve(plan.minutes)
+    share = round_share_on_scenarios(plan)
+    print(f"a {plan.minutes}-minute {plan.kind.value} round: {plan.title} ({plan.source_id})")
+    print(f"  {plan.plan.planned_minutes} minutes of stages, {kept} kept for follow-ups; {share:.0%} on this problem")
+    for stage in plan.stages:
+        what = "twist" if stage.twist else f"{stage.minutes:2d} min"
+        print(f"  {stage.number:2d}. {what:<6}  {stage.label:<9} {stage.dimension.value:<14} {stage.card_id}")
+    if not plan.timed:
+        from drill.mock.rounds import NOT_TIMED
+
+        print(f"  the kernel will be {NOT_TIMED}")
+    if args.seed is None:
+        print("one draw: each round draws its own problem and numbers, preferring one not asked in 7 days")
+    return 0
+
+
 def _plan(args: argparse.Namespace) -> int:
+    if args.round:
+        return _round_plan(args)
     from drill.mock.plan import (
         DEFAULT_MINUTES,
         chosen_topics,

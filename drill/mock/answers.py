@@ -8,9 +8,11 @@ the answer form gave (drill.ui.answering / drill.ui.mock_forms): typed text, a r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from drill.cards.model import Card
+from drill.cards.scenario import is_clarify
 from drill.mock.grading import (
     MIN_WORDS,
     PointCheck,
@@ -63,9 +65,19 @@ def counted_ticks(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick]) 
     return tuple(counted)
 
 
+def clarify_ticks(card: Card, record: Mapping[str, Any]) -> tuple[Tick, ...]:
+    """A clarifying stage's asks that the answer names: each ask whose key terms the answer says one of (the
+    asks are read alone, not against the scenario's prompt, which states some of the numbers asked for)."""
+    typed = said(card, record)
+    return tuple(Tick(i, TickBasis.CHECKED) for i, ask in enumerate(card.rubric) if check_point(typed, ask).named)
+
+
 def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = ()) -> QuestionGrade:
     """The grade of `card`'s answer `record`, with the rubric points `ticks` (rubric kinds only; see
-    `counted_ticks`)."""
+    `counted_ticks`). A round's clarifying stage is graded by the asks its answer names, with no ticks."""
+    if is_clarify(card):
+        graded = grade_rubric(RubricGrade(card.rubric, clarify_ticks(card, record)))
+        return replace(graded, parts=(f"{len(card.rubric) - len(graded.missed)} of {len(card.rubric)} asks named",))
     if card.kind in RUBRIC_KINDS:
         rubric = RubricGrade(rubric_points(card), counted_ticks(card, record, ticks))
         if card.kind == "diagnosis":

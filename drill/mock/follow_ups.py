@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
+from drill.cards.scenario import is_stage_card
 from drill.mock.grading import STRONG_AT
 from drill.mock.plan import minutes_for
 
@@ -61,10 +62,12 @@ def follow_up_for(
 
 def deeper_card(card: Card, cards: Mapping[str, Card], asked: Collection[str], recent: Collection[str]) -> Card | None:
     """The card a strong answer leads to: one it names as a follow-up, else another of its topic (a kernel card
-    is a round of its own, never a follow-up); not yet asked in this mock, not reviewed lately where one is left."""
+    is a round of its own, never a follow-up; a round's stage only a twist it names); not yet asked in this mock, not reviewed lately where one is left."""
     named = [cards[cid] for cid in card.follow_ups if cid in cards]
     same_topic = sorted((c for c in cards.values() if c.topic == card.topic), key=lambda c: c.id)
-    for group in (named, same_topic):
+    # a round's stage is followed by its scenario's twists alone (none after a clarifying stage)
+    groups = (named,) if is_stage_card(card) else (named, same_topic)
+    for group in groups:
         fitting = [c for c in group if c.id not in asked and c.id != card.id and c.kind != "kernel"]
         fresh = [c for c in fitting if c.id not in recent]
         if fresh or fitting:

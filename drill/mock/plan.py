@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from drill.cards.model import Card
+from drill.cards.scenario import is_stage_card
 from drill.study.records import CardState
 from drill.study.standing import UNSEEN_WEAKNESS, ranked_topics
 from drill.study.tracks import load_tracks as load_tracks  # its home was here; the mock screens read it from here
@@ -87,6 +88,10 @@ def needs_gpus(card: Card) -> int:
 
 
 def minutes_for(card: Card) -> int:
+    """Minutes an interviewer gives `card`: a round's stage its own, any other card its kind's."""
+    own = card.fields.get("minutes") if is_stage_card(card) else None
+    if isinstance(own, int) and not isinstance(own, bool):
+        return own
     return MINUTES_BY_KIND.get(card.kind, 5)
 
 
@@ -139,7 +144,8 @@ def make_plan(
         raise PlanError(f"no cards in topic {', '.join(unknown)}")
     wanted = set(topics) or known
     skip = set(exclude)
-    pool = [c for c in cards.values() if c.topic in wanted and c.id not in skip]
+    # a scenario is a round of its own (drill.mock.rounds), never one question of a quick mock
+    pool = [c for c in cards.values() if c.topic in wanted and c.id not in skip and c.kind != "scenario"]
     if not judge_available:
         pool = [c for c in pool if c.kind != "kernel"]
     else:

@@ -13,9 +13,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from drill.cards.model import Card
+from drill.cards.scenario import scenario_of
 from drill.mock.follow_ups import FollowUpKind
 from drill.mock.plan import MockPlan
 from drill.mock.report import build_report
+from drill.mock.round_report import build_round_report
+from drill.mock.rounds import RoundPlan
 from drill.mock.run import ANSWERED, MockRun, Slot, grade_for, schedule_after
 from drill.study.records import CardState
 
@@ -38,6 +41,7 @@ class MockRecorder:
         weakness: Mapping[str, float] | None = None,
         weakness_after: Callable[[], Mapping[str, float]] | None = None,
         readiness_after: Callable[[], str | None] | None = None,
+        round_plan: RoundPlan | None = None,
     ) -> None:
         self.store = store
         self.run = run
@@ -48,6 +52,7 @@ class MockRecorder:
         self.weakness = dict(weakness or {})
         self.weakness_after = weakness_after  # read again at the end: the mock's own answers change it
         self.readiness_after = readiness_after  # the line on readiness for the interview date, read at the end
+        self.round_plan = round_plan  # a round's stages, for its report per dimension
         store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
         self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
@@ -77,7 +82,11 @@ class MockRecorder:
         record = {"score": grade.score, "answer": follow.answer, "follow_up_to": slot.card_id}
         self._log(follow.card.id, follow.card.topic, grade.evidence, follow.spent_s, record)
 
-    def _log(self, card_id: str, topic: str, evidence: float, spent_s: float, record: dict[str, Any]) -> None:
+    def _log(self, asked_id: str, topic: str, evidence: float, spent_s: float, record: dict[str, Any]) -> None:
+        """Log an answer in the review history; a round's stage is logged against its scenario (the deck card)."""
+        card_id = scenario_of(asked_id)
+        if card_id != asked_id:
+            record = {**record, "stage": asked_id}
         before = self.store.states().get(card_id) or CardState(card_id)
         after = schedule_after(CardState(**before.__dict__), evidence, self.today())
         self.store.record_review(
@@ -117,6 +126,9 @@ class MockRecorder:
             except Exception:  # the report is kept without the line rather than lost
                 pass
         report = build_report(mock, slots, self.cards, self.titles, weakness, readiness)
+        if self.round_plan is not None:
+            plan = self.round_plan.as_json()
+            report["round"] = {**build_round_report(plan, slots, self.cards), "plan": plan}
         self.store.finish_mock(self.mock_id, ended, self.run.status, report["score"], report)
         return report
 

@@ -14,6 +14,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup, escape
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
+from drill.mock.round_report import round_context
 from drill.mock.run import STATUS_WORDS
 from drill.quantities import SECONDS_PER_MINUTE
 from drill.study.scheduling import MOCK_PASS
@@ -360,6 +361,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             }
             for s in report.get("study_next") or []
         ],
+        "round": round_context(report.get("round")),  # a round's report per dimension; None for a quick mock
         "topic_chart": topic_chart(report.get("topics") or []),
         "time_chart": time_chart(report.get("questions") or []),
     }

@@ -312,6 +312,8 @@ def make_app(args: argparse.Namespace) -> DrillApp:
                 "topics": _mock_topics(args),
                 "questions": args.questions,
                 "practice": bool(getattr(args, "practice", False)),
+                "round": getattr(args, "round", None),
+                "quick": bool(getattr(args, "quick", False)),
             }
             if getattr(args, "mock", False)
             else None

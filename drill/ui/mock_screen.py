@@ -22,6 +22,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.strip import Strip
 from textual.widgets import Footer, Input, SelectionList
 
+from drill.cards.scenario import is_clarify, stage_type_of
 from drill.mock.answers import RUBRIC_KINDS, check_tick, grade_answer, kernel_grade, rubric_points
 from drill.mock.follow_ups import FollowUpKind
 from drill.mock.grading import HINT_COST, QuestionGrade, Tick, TickBasis
@@ -224,6 +225,9 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.query_one("#mtop", SafeStatic).update(f"[b]mock[/b] · {clock_text(left)} left")
             return
         kind = self.card.kind if self.card is not None else slot.kind
+        stage = stage_type_of(self.card) if self.card is not None else None
+        if stage is not None:  # a round's stage: what it asks, then the topic
+            kind = f"{stage.value} stage"
         where = f"{kind.replace('_', ' ')} · {slot.topic}"  # the topic id, as the stats and reports name it
         follow = " · follow-up" if self.follow is not None else ""
         budget = self.follow.budget_s if self.follow is not None else slot.budget_s
@@ -315,7 +319,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         form.freeze()
         self.set_focus(None)
         self.query_one("#mverdict", SafeStatic).update("")
-        if card.kind in RUBRIC_KINDS:
+        if card.kind in RUBRIC_KINDS and not is_clarify(card):  # a round's clarifying stage is graded by its asks
             self.stage = Stage.TICKING
             rubric = self.query_one("#mrubric", Checklist)
             rubric.add_options([(point, i) for i, point in enumerate(rubric_points(card))])

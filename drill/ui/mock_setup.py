@@ -26,15 +26,19 @@ from drill.ui.screen_text import markup_text as escape  # Textual markup: every 
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.mock.plan import MockPlan
+    from drill.mock.rounds import RoundKind, RoundPlan
 
 
 class MockOptions(TypedDict, total=False):
-    """What `drill mock` asked for on the command line: the setup screen opens with it (None: not given)."""
+    """What `drill mock` asked for on the command line: the setup screen opens with it (None: not given).
+    `round`: the round asked for with --round (offered first); `quick`: --quick, the quiz format only."""
 
     minutes: int | None
     topics: tuple[str, ...]
     questions: int | None
     practice: bool
+    round: str | None
+    quick: bool
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class MockRequest:
     questions: int | None
     plan: "MockPlan"
     practice: bool = False
+    round: "RoundPlan | None" = None  # a round: one scenario in stages (its plan is `plan`)
 
 
 HELD_WORDS = "[b]mock interview[/b] │ answers and verdicts are held until it ends; the clock runs"
@@ -84,8 +89,14 @@ class MockSetupScreen(Screen[MockRequest | None]):
         seed: int | None = None,
         recent: Collection[str] = (),
         practice: bool = False,
+        round_asked: str | None = None,
+        quick: bool = False,
     ) -> None:
         super().__init__()
+        self.round_asked = round_asked  # --round: offered first
+        self.quick = quick  # --quick: the quiz format only, no rounds offered
+        self.rounds: dict[int, RoundKind] = {}  # the mixes that are rounds, by their place in the list
+        self.round_plan: RoundPlan | None = None
         self.cards = cards
         self.weakness = weakness
         self.titles = titles
@@ -115,7 +126,8 @@ class MockSetupScreen(Screen[MockRequest | None]):
                 restrict=r"[0-9]*",
                 max_length=3,
             )
-            yield SafeLabel("Topics (↑↓, [b]enter[/b] starts the mock with the highlighted mix):", classes="step-label")
+            what = "A round, or a quick mock's topics" if self.round_mixes() else "Topics"
+            yield SafeLabel(f"{what} (↑↓, [b]enter[/b] starts the highlighted one):", classes="step-label")
             yield SafeOptionList(id="mix")
             yield SafeStatic(id="splan")
         yield SafeStatic(
@@ -124,8 +136,23 @@ class MockSetupScreen(Screen[MockRequest | None]):
         )
         yield Footer(compact=True)
 
+    def round_mixes(self) -> list[tuple[str, "RoundKind"]]:
+        """The rounds to offer (none with --quick, or when the decks hold no scenario): the one asked for first."""
+        from drill.mock.rounds import ROUND_WORDS, RoundKind, scenarios_for
+
+        if self.quick or not scenarios_for(self.cards, RoundKind.MIXED):
+            return []
+        kinds = [k for k in RoundKind if k is RoundKind.KERNEL or scenarios_for(self.cards, k)]
+        if not any(c.kind == "kernel" for c in self.cards.values()):
+            kinds.remove(RoundKind.KERNEL)
+        kinds.sort(key=lambda k: k.value != self.round_asked)
+        return [(f"round · {k.value}: {ROUND_WORDS[k]}", k) for k in kinds]
+
     def on_mount(self) -> None:
         mixes: list[tuple[str, tuple[str, ...]]] = []
+        for label, kind in self.round_mixes():
+            self.rounds[len(mixes)] = kind
+            mixes.append((label, ()))
         if self.given_topics:
             names = ", ".join(self.given_topics)
             mixes.append((f"the topics you named: {names}", self.given_topics))
@@ -160,6 +187,11 @@ class MockSetupScreen(Screen[MockRequest | None]):
 
         minutes, questions, topics = self.chosen()
         box = self.query_one("#splan", Static)
+        index = self.query_one("#mix", OptionList).highlighted or 0
+        self.round_plan = None
+        if index in self.rounds:
+            self.replan_round(self.rounds[index], minutes, box)
+            return
         try:
             if not 1 <= minutes <= 600:
                 raise PlanError("minutes must be 1 to 600")
@@ -187,6 +219,41 @@ class MockSetupScreen(Screen[MockRequest | None]):
             lines.append(f"{i:2d}. {q.minutes:2d} min  {q.kind.replace('_', ' '):<13} {escape(title)}")
         box.update("\n".join(lines))
 
+    def replan_round(self, kind: "RoundKind", minutes: int, box: Static) -> None:
+        """The round's plan under the list: its problem, its stages and their minutes, the minutes kept for twists."""
+        from drill.mock.plan import PlanError, follow_up_reserve, gpu_count, judge_can_run
+        from drill.mock.rounds import make_round
+
+        try:
+            self.round_plan = make_round(
+                self.cards,
+                kind,
+                minutes=minutes,
+                seed=self.seed,
+                recent=self.recent,
+                exclude=self.exclude,
+                judge_available=judge_can_run(),
+                gpus=gpu_count(),
+            )
+        except PlanError as exc:
+            self.plan = None
+            box.update(f"[red]{escape(str(exc))}[/red]")
+            return
+        self.plan = self.round_plan.plan
+        kept = follow_up_reserve(minutes)
+        lines = [
+            f"[b]a {minutes}-minute round: {escape(self.round_plan.title)}, "
+            f"{len(self.plan.questions)} stages, {kept} minutes kept for follow-ups:[/b]"
+        ]
+        for stage in self.round_plan.stages:
+            what = "twist (a follow-up, when earned)" if stage.twist else f"{stage.minutes:2d} min"
+            lines.append(f"{stage.number:2d}. {what:<8} {stage.label:<9} {stage.dimension.value}")
+        if not self.round_plan.timed:
+            from drill.mock.rounds import NOT_TIMED
+
+            lines.append(f"[yellow]the kernel will be {escape(NOT_TIMED)}[/yellow]")
+        box.update("\n".join(lines))
+
     def on_input_changed(self, message: Input.Changed) -> None:
         self.replan()
 
@@ -203,7 +270,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
             self.notify("fix the setup first: the plan above says why", severity="warning")
             return
         minutes, questions, topics = self.chosen()
-        self.dismiss(MockRequest(minutes, topics, questions, self.plan, self.practice))
+        self.dismiss(MockRequest(minutes, topics, questions, self.plan, self.practice, self.round_plan))
 
     def action_practice(self) -> None:
         """Practice mode on or off: in practice, each answer's verdict and expected answer follow it."""

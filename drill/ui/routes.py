@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.plan import MockPlan
+    from drill.mock.rounds import RoundPlan
     from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
     from drill.ui.mock_setup import MockOptions, MockRequest
@@ -103,7 +104,9 @@ class Routes(App[int]):
                 if then_exit:
                     self.exit(0)
                 return
-            await self.start_mock(request.plan, weakness, then_exit=then_exit, practice=request.practice)
+            await self.start_mock(
+                request.plan, weakness, then_exit=then_exit, practice=request.practice, round_plan=request.round
+            )
 
         self.push_screen(
             MockSetupScreen(
@@ -119,12 +122,20 @@ class Routes(App[int]):
                 seed=self.seed,
                 recent=reviewed_within(self.session.states.values(), self.today()),
                 practice=bool(options.get("practice")),
+                round_asked=options.get("round"),
+                quick=bool(options.get("quick")),
             ),
             chosen,
         )
 
     async def start_mock(
-        self, plan: "MockPlan", weakness: Mapping[str, float], *, then_exit: bool, practice: bool = False
+        self,
+        plan: "MockPlan",
+        weakness: Mapping[str, float],
+        *,
+        then_exit: bool,
+        practice: bool = False,
+        round_plan: "RoundPlan | None" = None,
     ) -> None:
         import time
 
@@ -140,7 +151,8 @@ class Routes(App[int]):
         except Exception as exc:  # shown, never a traceback: the mock cannot be saved
             self.notify(f"the mock cannot be saved: {exc}", severity="error", timeout=10)
             return
-        cards: Mapping[str, Card] = self.session.cards
+        # a round asks its own stage cards (its twists the only follow-ups); a quick mock the decks' cards
+        cards: Mapping[str, Card] = self.session.cards if round_plan is None else round_plan.cards
         recent = reviewed_within(self.session.states.values(), self.today())
         suspended = [cid for cid, s in self.session.states.items() if s.suspended]
         run = MockRun(plan, cards, time.monotonic, recent=recent, exclude=suspended)
@@ -163,6 +175,7 @@ class Routes(App[int]):
             weakness,
             weakness_now,
             readiness_after=readiness_now,
+            round_plan=round_plan,
         )
 
         async def ended(report: dict[str, Any] | None) -> None:
