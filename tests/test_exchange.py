@@ -189,7 +189,7 @@ def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
 
     def export(name):
         out = tmp_path / name
-        assert main(["export", "anki", str(out), "--decks", str(deck)]) == 0
+        assert main(["export", "anki", str(out), "--decks", str(deck), "--data-dir", str(tmp_path / "data")]) == 0
         with zipfile.ZipFile(out) as apkg:
             apkg.extract("collection.anki2", tmp_path / name.replace(".", "_"))
         conn = sqlite3.connect(tmp_path / name.replace(".", "_") / "collection.anki2")
@@ -671,3 +671,99 @@ def test_a_row_problem_below_the_parameters_line_names_its_own_line(history, tmp
     capsys.readouterr()
     assert main(["import", "reviews", str(out), "--data-dir", str(tmp_path / "fresh")]) == 1
     assert f"{out}:4: mode:" in capsys.readouterr().err  # the parameters line is line 1, the header line 2
+
+
+# -- Anki: note times, history out and back ------------------------------------------------------------------
+def _package_rows(package, sql, where):
+    with zipfile.ZipFile(package) as apkg:
+        apkg.extract("collection.anki2", where)
+    conn = sqlite3.connect(where / "collection.anki2")
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_notes_time_changes_only_when_its_card_does(tmp_path, concept_deck):
+    deck = concept_deck(3)
+    data = tmp_path / "data"
+
+    def times(name):
+        out = tmp_path / f"{name}.apkg"
+        assert main(["export", "anki", str(out), "--decks", str(deck), "--data-dir", str(data)]) == 0
+        rows = _package_rows(out, "SELECT flds, mod FROM notes", tmp_path / name)
+        return {flds.split("\x1f")[0]: mod for flds, mod in rows}
+
+    first = times("first")
+    assert times("again") == first
+    deck.write_text(deck.read_text().replace("Answer c01.", "Answer c01, edited."))
+    edited = times("edited")
+    assert {cid for cid in first if edited[cid] != first[cid]} == {"c01"}
+    assert edited["c01"] > first["c01"]
+
+
+def test_with_history_each_scheduled_card_carries_its_schedule_and_reviews(history, tmp_path):
+    source, decks = history
+    out = tmp_path / "history.apkg"
+    assert main(["export", "anki", str(out), "--decks", str(decks), "--with-history", "--data-dir", str(source)]) == 0
+    store = Store(source)
+    states = store.states()
+    logged = {cid: len(store.reviews(cid)) for cid in states}
+    store.close()
+    rows = _package_rows(
+        out,
+        "SELECT notes.guid, cards.type, cards.due, cards.ivl, cards.factor, cards.reps, "
+        "(SELECT count() FROM revlog WHERE revlog.cid = cards.id) FROM cards JOIN notes ON notes.id = cards.nid",
+        tmp_path / "history",
+    )
+    by_guid = {guid: rest for guid, *rest in rows}
+    for cid, state in states.items():
+        kind, due, ivl, factor, reps, reviews = by_guid[note_guid(cid)]
+        assert kind == 2 and dt.date(2000, 1, 1) + dt.timedelta(days=due) == state.due
+        assert ivl == state.sm2.interval and factor == round(state.sm2.ef * 1000)
+        assert reps == reviews == logged[cid]
+    assert sum(1 for kind, *_ in by_guid.values() if kind == 0) == len(by_guid) - len(states)
+
+
+def test_drills_own_history_in_an_anki_package_comes_back_as_already_there(history, tmp_path, capsys):
+    source, decks = history
+    out = tmp_path / "history.apkg"
+    assert main(["export", "anki", str(out), "--decks", str(decks), "--with-history", "--data-dir", str(source)]) == 0
+    before = [{k: v for k, v in r.model_dump().items() if k != "id"} for r in Store(source).reviews()]
+    capsys.readouterr()
+    assert main(["import", "anki", str(out), "--decks", str(decks), "--data-dir", str(source)]) == 0
+    assert f"imported 0 reviews of 0 cards from {out} ({len(before)} already there)" in capsys.readouterr().err
+    assert [{k: v for k, v in r.model_dump().items() if k != "id"} for r in Store(source).reviews()] == before
+    # into a folder without them, every review comes in, its answer button taken back as a grade
+    fresh = tmp_path / "fresh"
+    assert main(["import", "anki", str(out), "--decks", str(decks), "--data-dir", str(fresh)]) == 0
+    assert f"imported {len(before)} reviews of 6 cards" in capsys.readouterr().err
+    taken = {(r.card_id, r.reviewed_at): r.grade for r in Store(fresh).reviews()}
+    back = {0: 1, 1: 1, 2: 1, 3: 3, 4: 4, 5: 5}
+    assert taken == {(r["card_id"], r["reviewed_at"]): back[r["grade"]] for r in before}
+
+
+def test_a_newer_ankis_package_without_a_zstd_decompressor_says_what_to_do(tmp_path, capsys, monkeypatch):
+    import shutil
+    import sys
+
+    package = tmp_path / "new.colpkg"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("collection.anki2", b"an old-format stub")
+        archive.writestr("collection.anki21b", b"\x28\xb5\x2f\xfd compressed")
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    monkeypatch.setitem(sys.modules, "compression", None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert main(["import", "anki", str(package), "--data-dir", str(tmp_path / "data")]) == 1
+    err = capsys.readouterr().err
+    assert "comes from a newer Anki, which compresses its collection with Zstandard" in err
+    assert "pip install zstandard" in err and "Support older Anki versions" in err and "Traceback" not in err
+    assert not (tmp_path / "data" / DB_NAME).exists()
+
+
+def test_a_file_that_is_no_anki_package_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "cards.apkg"
+    bad.write_text("not a zip", encoding="utf-8")
+    assert main(["import", "anki", str(bad), "--data-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"drill import: {bad} is not an Anki package (.apkg or .colpkg)") and err.count("\n") == 1

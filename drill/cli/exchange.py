@@ -1,5 +1,6 @@
-"""`drill export anki|csv|reviews OUT` and `drill import reviews IN` (a review export carries the fitted FSRS
-parameters, and its import brings them back)."""
+"""`drill export anki|csv|reviews OUT` and `drill import reviews|anki IN` (a review export carries the fitted FSRS
+parameters, and its import brings them back; an Anki export can carry each card's schedule and reviews, and an
+Anki package's reviews of drill's notes come back into the log)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 # The only files an export replaces: one with its suffix (see _target)
 SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
 EXPORTS = {
-    "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates the notes",
+    "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates only the "
+    "notes whose cards changed (--with-history: with each card's schedule and reviews)",
     "csv": "every card but kernel cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
     "reviews": "the review log as CSV, every column `drill import reviews` needs to restore it, and the FSRS "
     "parameters fitted to it (drill fsrs fit) on a first line of their own",
@@ -51,6 +53,13 @@ def _add_export(subparsers: Any, name: str, help_text: str) -> None:
         one = what.add_parser(export, help=export_help, description=export_help)
         _data_options(one)
         one.add_argument("out", metavar="OUT", help=_out_help(export))
+        if export == "anki":
+            one.add_argument(
+                "--with-history",
+                action="store_true",
+                help="each card's schedule (due date, interval, ease, FSRS memory) and its reviews go too: Anki "
+                "takes them when its import is told to include scheduling",
+            )
 
 
 def _out_help(export: str) -> str:
@@ -65,14 +74,22 @@ def _add_import(subparsers: Any, name: str, help_text: str) -> None:
         name,
         help=help_text,
         description="Add the reviews of a CSV file written by `drill export reviews` to the history, and the FSRS "
-        "parameters fitted to them when this data folder has none of its own. "
-        "Reviews already there are skipped; a file with any problem changes nothing.",
+        "parameters fitted to them when this data folder has none of its own; or the reviews an Anki package "
+        "holds of the notes drill exported. Reviews already there are skipped; a file with any problem changes "
+        "nothing.",
     )
     _data_options(parser)
-    what = parser.add_subparsers(dest="what", metavar="reviews", required=True)
+    what = parser.add_subparsers(dest="what", metavar="reviews|anki", required=True)
     reviews = what.add_parser("reviews", help="a review log from CSV")
     _data_options(reviews)
     reviews.add_argument("source", metavar="IN", help="the CSV file to read")
+    anki_help = (
+        "the reviews of drill's notes (known by their GUID) in an Anki package (.apkg or .colpkg), each at its "
+        "time, its answer taken as a grade: Again 1, Hard 3, Good 4, Easy 5; other notes are counted and left alone"
+    )
+    anki = what.add_parser("anki", help=anki_help, description=anki_help)
+    _data_options(anki)
+    anki.add_argument("source", metavar="IN", help="the .apkg or .colpkg file to read")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "export":
         handlers = {"anki": _export_anki, "csv": _export_csv, "reviews": _export_reviews}
     else:
-        handlers = {"reviews": _import_reviews}
+        handlers = {"reviews": _import_reviews, "anki": _import_anki}
     try:
         return handlers[args.what](args)
     except ExportError as exc:
@@ -170,14 +187,36 @@ def _named(out: str) -> str:
 
 def _export_anki(args: argparse.Namespace) -> int:
     from drill.exchange.anki import write_apkg
+    from drill.exchange.anki_history import History
+    from drill.exchange.anki_times import load_times, save_times, times_path
 
     if args.out == "-":
         raise ExportError("an Anki package cannot go to standard output: name a .apkg file")
     target = _target(args.out, SUFFIXES["anki"])  # before the decks are read: a wrong OUT is said at once
     cards = _cards(args)
+    history = None
+    if args.with_history:
+        workspace = _workspace(args)
+        try:
+            history = History(workspace.states(), workspace.store().reviews())
+        finally:
+            workspace.close()
+    times_file = times_path(options.data_dir(args))
+    known = load_times(times_file)
     with _replacing(target, args.out) as tmp:
-        count = write_apkg(cards, tmp)
-    print(f"wrote {count} notes to {args.out}", file=sys.stderr)
+        written = write_apkg(cards, tmp, known=known, history=history)
+    try:
+        save_times(times_file, written.times, known)
+    except OSError as exc:
+        print(
+            f"drill export: cannot remember the notes' times in {times_file} ({exc.strerror or exc}); "
+            "the next export will mark every note as changed",
+            file=sys.stderr,
+        )
+    carried = ""
+    if history is not None:
+        carried = f", {written.scheduled} with their schedule, and {written.reviews} reviews"
+    print(f"wrote {written.notes} notes{carried} to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -259,6 +298,47 @@ def _import_reviews(args: argparse.Namespace) -> int:
     repeated = f"; {counts.repeated} given more than once in the file" if counts.repeated else ""
     print(
         f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated}){taken}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _import_anki(args: argparse.Namespace) -> int:
+    """Add the reviews an Anki package holds of drill's notes; a second import of the same package adds none."""
+    from drill.cards.loader import load_decks
+    from drill.exchange.anki_import import PackageError, plan_import, read_package
+    from drill.store.rows import logged_review_from_row
+    from drill.study.scheduling import saved_scheduler, scheduler_named, switch_scheduler
+
+    source = Path(args.source)
+    if not source.is_file():
+        raise ExportError(f"cannot read {source} ({'a folder' if source.is_dir() else 'no such file'})")
+    try:
+        with _reading(source):
+            package = read_package(source)
+    except PackageError as exc:
+        raise ExportError(str(exc)) from exc
+    topics = {c.id: c.topic for c in load_decks(options.deck_roots(args)).cards.values()}
+    workspace = _workspace(args)
+    try:
+        saved = workspace.saved_settings()
+        scheduler = scheduler_named(
+            saved_scheduler(saved), workspace.settings.max_interval_days, workspace.fsrs_parameters()
+        )
+        store = workspace.store()
+        logged = [logged_review_from_row(row.model_dump()) for row in store.reviews()]  # with their times
+        plan = plan_import(package, topics, logged, store.states(), scheduler, workspace.rollover_hour())
+        counts = store.import_reviews(plan.rows)
+        if plan.needs_replay:  # a review older than one logged: the schedule is rebuilt from the whole log
+            switch_scheduler(store, scheduler.name, scheduler.max_interval)
+    finally:
+        workspace.close()
+    left = ""
+    if plan.unknown_notes:
+        left = f"; {plan.unknown_notes} notes drill did not export left alone ({plan.unknown_reviews} reviews)"
+    print(
+        f"imported {counts.added} reviews of {plan.cards} cards from {source} "
+        f"({plan.already_there + counts.already_there} already there){left}",
         file=sys.stderr,
     )
     return 0
