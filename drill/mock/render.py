@@ -11,7 +11,8 @@ from typing import Any
 
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
-from markupsafe import Markup, escape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
 from drill.mock.round_report import round_context
@@ -30,10 +31,6 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _LESS_THAN = re.compile(r"(\\*)<")
 _CLOSING = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\Z")
-_LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s+(.*)")
-_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_ITALIC = re.compile(r"(?<![*\w])\*(?=\S)(.+?)(?<=\S)\*(?![*\w])")
 
 
 def _blocks(text: str) -> list[tuple[bool, list[str]]]:
@@ -116,83 +113,14 @@ def md_line(value: Any) -> str:
     return "\\" + line if _FENCE.match(line) else line
 
 
-def _inline_html(line: str) -> str:
-    def plain(part: str) -> str:
-        text = str(escape(part))
-        text = _BOLD.sub(r"<strong>\1</strong>", text)
-        return _ITALIC.sub(r"<em>\1</em>", text)
-
-    return _outside_code(line, plain, lambda m: f"<code>{escape(m.group(2).strip())}</code>")
-
-
-def _cells(line: str) -> list[str]:
-    """The cells of one Markdown table row (an escaped pipe stays in its cell)."""
-    row = line.strip()
-    row = row[1:] if row.startswith("|") else row
-    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
-    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", row)]
-
-
-def _html_table(lines: list[str]) -> str:
-    head = "".join(f"<th>{_inline_html(cell)}</th>" for cell in _cells(lines[0]))
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_inline_html(cell)}</td>" for cell in _cells(line)) + "</tr>" for line in lines[2:]
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _html_paragraph(lines: list[str]) -> str:
-    """One paragraph of card Markdown: a table, or prose followed by list items."""
-    if len(lines) >= 2 and lines[0].lstrip().startswith("|") and _TABLE_RULE.match(lines[1]):
-        return _html_table(lines)
-    parts: list[str] = []
-    prose: list[str] = []
-    items: list[str] = []
-    ordered = False
-
-    def flush() -> None:
-        nonlocal items
-        if prose:
-            parts.append(f"<p>{_inline_html(' '.join(prose))}</p>")
-            prose.clear()
-        if items:
-            tag = "ol" if ordered else "ul"
-            parts.append(f"<{tag}>" + "".join(f"<li>{_inline_html(i)}</li>" for i in items) + f"</{tag}>")
-            items = []
-
-    for line in lines:
-        match = _LIST_ITEM.match(line)
-        if match:
-            if prose or (items and ordered != match.group(1)[0].isdigit()):
-                flush()
-            ordered = match.group(1)[0].isdigit()
-            items.append(match.group(2).strip())
-        elif items:
-            items[-1] += " " + line.strip()
-        else:
-            prose.append(line.strip())
-    flush()
-    return "\n".join(parts)
+# Card Markdown as the report's HTML: CommonMark and tables, with any HTML in the text shown as text, never run.
+# No links or images either: the report is one file that loads nothing and sends the reader nowhere.
+REPORT_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable(["image", "link", "autolink"])
 
 
 def html_text(value: Any) -> Markup:
-    """Card Markdown as HTML. Every piece of text is escaped first; then paragraphs, lists, tables,
-    fenced code, `code`, **bold** and *italic* are marked up."""
-    out: list[str] = []
-    for is_code, block in _blocks(str(value or "").strip("\n")):
-        if is_code:
-            closed = len(block) > 1 and _FENCE.match(block[-1]) is not None
-            body = block[1:-1] if closed else block[1:]
-            out.append(f'<pre class="code"><code>{escape(chr(10).join(body))}</code></pre>')
-            continue
-        paragraph: list[str] = []
-        for line in [*block, ""]:
-            if line.strip():
-                paragraph.append(line)
-            elif paragraph:
-                out.append(_html_paragraph(paragraph))
-                paragraph = []
-    return Markup("\n".join(out))
+    """Card Markdown as HTML (markdown-it-py): paragraphs, lists, tables, code, bold and italic; any HTML escaped."""
+    return Markup(REPORT_MARKDOWN.render(str(value or "").strip("\n")).strip())
 
 
 # ---------------------------------------------------------------------------
