@@ -247,12 +247,24 @@ def _said_otherwise(typed: Words, prefix: bool, known: SearchWords, vocabulary: 
     """The other ways of writing these words, as phrases: the forms of their entry, or the one word they make."""
     entry = known.term_of(typed)
     if entry is not None:
-        return [Term(" ".join(words), _as_prefix(words, prefix)) for words in entry.spellings if words != typed]
+        forms = [Term(" ".join(words), _as_prefix(words, prefix)) for words in entry.spellings if words != typed]
+        # tensor parallelism adds nothing to tensor parallel* (it begins with it), nor to the words typed
+        said = [Term(" ".join(typed), _as_prefix(typed, prefix)), *forms]
+        return [form for form in forms if not any(_covers(other, form) for other in said if other is not form)]
     if len(typed) == 2:
         joined = typed[0] + typed[1]
         if vocabulary.knows(joined, prefix=prefix):
             return [Term(joined, prefix)]
     return []
+
+
+def _covers(wider: Term, term: Term) -> bool:
+    """Whether every text the term matches, the wider one matches too (its words, the last as a prefix)."""
+    wide = wider.text.split()
+    words = term.text.split()
+    if not wider.prefix or len(wide) != len(words) or wide[:-1] != words[:-1]:
+        return False
+    return words[-1].startswith(wide[-1]) and (words[-1] != wide[-1] or term.prefix)
 
 
 def widened(terms: list[Term], known: SearchWords, vocabulary: Vocabulary) -> list[Term | AnyOf]:
