@@ -767,3 +767,19 @@ def test_a_file_that_is_no_anki_package_is_one_line(tmp_path, capsys):
     assert main(["import", "anki", str(bad), "--data-dir", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"drill import: {bad} is not an Anki package (.apkg or .colpkg)") and err.count("\n") == 1
+
+
+def test_the_formula_column_shows_ledger_text_never_the_checkers_python():
+    from tests.conftest import bundled_cards
+
+    without_ledger = 0
+    for card in bundled_cards().values():
+        if card.kind != "memory_ledger":
+            continue
+        table = [line for line in flatten(card).answer.splitlines() if line.startswith("| ")][1:]
+        formulas = {line.split(" | ")[1].strip() for line in table}
+        expressions = {str(entry["expr"]) for entry in card.fields.get("answers") or []}
+        assert not any(expr in formula for formula in formulas for expr in expressions), card.id
+        assert not any(re.search(r"\w\(|\*\s*\w|1e\d", formula) and "`" in formula for formula in formulas), card.id
+        without_ledger += not card.fields.get("ledger")
+    assert without_ledger > 0  # the cards that once showed their answers' expressions

@@ -14,7 +14,6 @@ import random
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.shapes import accepted_shapes
@@ -112,13 +111,6 @@ def _diagnosis(card: Card) -> tuple[str, str]:
     return front, f"**{letter}{_cell(correct)}**\n\n{card.answer}"
 
 
-def _expression(answer: Any) -> str:
-    """An answer entry's expression as the card writes it; "" for an entry that is not a mapping."""
-    if isinstance(answer, Mapping):
-        return str(answer.get("expr", ""))
-    return ""
-
-
 def _memory_ledger(card: Card) -> tuple[str, str]:
     from drill.cards.templating import TemplateProblem, draw_params, render
     from drill.quantities import format_quantity
@@ -131,10 +123,9 @@ def _memory_ledger(card: Card) -> tuple[str, str]:
     rows = ["| term | formula | value |", "| --- | --- | --- |"]
     for t in shown.ledger:
         rows.append(f"| {_cell(t.term)} | {_cell(t.formula)} | {_cell(format_quantity(t.value, t.unit))} |")
-    exprs = [_expression(entry) for entry in card.fields.get("answers") or []]
-    for a, expr in zip(shown.answers, exprs + [""] * len(shown.answers)):
-        formula = code_span(_cell(expr)) if expr and not shown.ledger else ""
-        rows.append(f"| **{_cell(a.label)}** | {formula} | **{_cell(format_quantity(a.value, a.unit))}** |")
+    # an answer's formula is the ledger's text above it; its `expr` is Python for drill's checker, not for reading
+    for a in shown.answers:
+        rows.append(f"| **{_cell(a.label)}** |  | **{_cell(format_quantity(a.value, a.unit))}** |")
     values = ", ".join(code_span(f"{name} = {value}") for name, value in draw.items())
     note = f"*One draw of this card's numbers ({values}); drill draws new ones at each review.*"
     return shown.prompt, "\n".join(rows) + "\n\n" + shown.answer + "\n\n" + note
