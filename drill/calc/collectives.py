@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from drill.calc import checks
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce")
@@ -47,3 +49,29 @@ def collective_bytes_per_rank(gpus: int, size: float, op: str = "all-reduce") ->
 def transfer_time(size_bytes: float, bytes_per_s: float) -> float:
     """Seconds to move `size_bytes` at `bytes_per_s`, ignoring latency."""
     return checks.non_negative("size_bytes", size_bytes) / checks.positive("bytes_per_s", bytes_per_s)
+
+
+def ring_allreduce_time(gpus: int, size: float, bytes_per_s: float, latency: float) -> float:
+    """Seconds for a ring all-reduce of `size` bytes: 2(n−1) steps of latency α, and 2(n−1)/n × size at the link rate.
+
+    The latency-bandwidth (α-β) model of Thakur, Rabenseifner and Gropp 2005 ("Optimization of collective
+    communication operations in MPICH"): a reduce-scatter then an all-gather, n−1 steps each.
+    """
+    n = checks.count("gpus", gpus)
+    alpha = checks.non_negative("latency", latency)
+    return 2 * (n - 1) * alpha + transfer_time(bus_factor(n) * size, bytes_per_s)
+
+
+def tree_allreduce_time(gpus: int, size: float, bytes_per_s: float, latency: float) -> float:
+    """Seconds for a pipelined (double binary) tree all-reduce: 2 ⌈log2 n⌉ steps of α, and 2 × size at the link rate.
+
+    A reduce up the tree then a broadcast down it, each about ⌈log2 n⌉ hops deep; pipelined in chunks over two
+    complementary trees, each rank sends about the whole buffer up and down (Sanders, Speck and Träff 2009,
+    "Two-tree algorithms for full bandwidth broadcast, reduction and scan"; NCCL 2.4's double binary trees).
+    Latency grows with log n instead of n; the bandwidth term is a little above the ring's 2(n−1)/n.
+    """
+    n = checks.count("gpus", gpus)
+    alpha = checks.non_negative("latency", latency)
+    depth = math.ceil(math.log2(n)) if n > 1 else 0
+    moved = 2 * checks.non_negative("size", size) if n > 1 else 0.0
+    return 2 * depth * alpha + transfer_time(moved, bytes_per_s)

@@ -141,6 +141,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "collective_bytes_per_rank": collectives.collective_bytes_per_rank,
     "bus_factor": collectives.bus_factor,
     "transfer_time": collectives.transfer_time,
+    "ring_allreduce_time": collectives.ring_allreduce_time,
+    "tree_allreduce_time": collectives.tree_allreduce_time,
     "bubble_fraction_of_ideal": pipeline.bubble_fraction_of_ideal,
     "bubble_fraction_of_total": pipeline.bubble_fraction_of_total,
     # compute
@@ -150,6 +152,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "roofline_bound": roofline_bound,
     "training_flops": flops.training_flops,
     "forward_flops_per_token": flops.forward_flops_per_token,
+    "training_time": flops.training_time,
+    "model_flops_utilisation": flops.model_flops_utilisation,
     # arithmetic
     "ceil": math.ceil,
     "floor": math.floor,
