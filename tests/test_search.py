@@ -17,7 +17,11 @@ from drill.cards.search_words import (
     words_of,
 )
 from drill.store.search import Vocabulary, edit_distance
-from tests.conftest import bundled_cards
+from drill.ui.app import DrillApp
+from tests.conftest import FixedClock, bundled_cards
+from tests.test_ui_browser import NOW, detail, open_browser, shown_ids
+from tests.test_ui_browser import search as type_search
+from tests.test_ui_checked import DECK
 
 pytestmark = pytest.mark.xdist_group("bundled-decks")
 
@@ -323,3 +327,16 @@ def test_a_valid_file_gives_each_entry_by_any_of_its_forms():
     (term,) = words.terms
     assert term.spellings == (("moe",), ("mixture", "of", "experts"))
     assert words.term_of(("mixture", "of", "experts")) is term and term.source == "S" and term.line == 2
+
+
+# -- the browser ------------------------------------------------------------------------------------
+
+
+async def test_the_browser_offers_the_nearest_word_when_nothing_matches(tmp_path, write_deck):
+    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_browser(pilot)
+        await type_search(pilot, "multi-head atention")
+        assert shown_ids(app) == [] and "did you mean: multi-head attention" in detail(app)
+        await type_search(pilot, "mha")  # the abbreviation finds the card that says multi-head attention
+        assert shown_ids(app) == ["t-shape"] and "did you mean" not in detail(app)

@@ -164,11 +164,15 @@ class BrowserScreen(Screen[None]):
             table.move_cursor(row=row, scroll=True)
             self.show_detail(self.found[row])
         else:
-            from drill.browse import unknown_filters
+            from drill.browse import spelling_hints, unknown_filters
 
             self.shown = None
             # wrapped, not cut at the pane's edge: the names a filter takes are the point of the line
-            said = ["No card matches. Each word and filter must hold.", *unknown_filters(self.index, query)]
+            said = [
+                "No card matches. Each word and filter must hold.",
+                *unknown_filters(self.index, query),
+                *spelling_hints(self.index, query),
+            ]
             lines = [line for words in said for line in self.wrapped(words)]
             self.query_one("#dinfo", SafeStatic).update("\n".join(markup_text(line) for line in lines))
             self.query_one("#dhist", SafeStatic).update("")
