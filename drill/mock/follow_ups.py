@@ -15,11 +15,13 @@ from dataclasses import dataclass, replace
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
-from drill.cards.scenario import is_stage_card
+from drill.cards.scenario import is_clarify, is_stage_card
 from drill.mock.grading import STRONG_AT
 from drill.mock.plan import minutes_for
 
 NARROWER_MINUTES = 2
+# What a round's stage card carries that a narrower question on it keeps (drill.cards.scenario.stage_card).
+ROUND_FIELDS = ("stage", "dimension", "scenario")
 
 
 class FollowUpKind(enum.Enum):
@@ -47,7 +49,10 @@ def follow_up_for(
     recent: Collection[str] = (),
 ) -> FollowUp | None:
     """The follow-up to `card` answered at `score` (`first_missed`: the index of the first rubric point, shape
-    step or ledger step the answer missed), or None when there is nothing to ask."""
+    step or ledger step the answer missed), or None when there is nothing to ask. A round's clarifying stage has
+    none: the interviewer gives the numbers and goes on."""
+    if is_clarify(card):
+        return None
     if score >= STRONG_AT:
         deeper = deeper_card(card, cards, asked, recent)
         return None if deeper is None else FollowUp(FollowUpKind.DEEPER, deeper, "", minutes_for(deeper))
@@ -80,7 +85,8 @@ def narrower_card(card: Card, missed: int) -> tuple[Card, str] | None:
     if card.kind in ("concept", "diagnosis") and 0 <= missed < len(card.rubric):
         point = card.rubric[missed]
         prompt = f"{question_markdown(card)}\n\n**Narrower:** say more on this one point: *{point}*"
-        return replace(card, kind="concept", prompt=prompt, rubric=(point,), fields={}), point
+        kept = {k: v for k, v in card.fields.items() if k in ROUND_FIELDS}  # a round's stage stays one
+        return replace(card, kind="concept", prompt=prompt, rubric=(point,), fields=kept), point
     if card.kind == "shape_trace":
         steps = list(card.fields.get("steps") or [])
         if not 0 <= missed < len(steps):
