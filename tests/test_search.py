@@ -4,6 +4,8 @@ import datetime as dt
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drill import cli, paths
 from drill.browse import CardIndex, matches, matching_line, search, suggestion
@@ -181,6 +183,15 @@ def test_the_vocabulary_is_the_index_own_words():
     assert vocabulary.cards_holding["softmax"] == 2 and "rescales" in vocabulary
     assert vocabulary.has_prefix("resc") and not vocabulary.has_prefix("zz")
     assert suggestion(index, "sofmtax") == "softmax"
+
+
+@given(st.text(max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_any_text_gets_a_suggestion_or_none_and_a_matching_line(text):
+    index = index_of(card("c", "FlashAttention and TP.\nAll-reduce on a ring.", "Mixture of experts."))
+    corrected = suggestion(index, text)
+    assert corrected is None or isinstance(corrected, str)
+    assert isinstance(matching_line(index, "c", text), str)
 
 
 # -- the matching line ---------------------------------------------------------------------------

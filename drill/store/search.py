@@ -31,7 +31,7 @@ WEIGHTS = (10.0, 1.0, 0.5, 5.0, 2.0, 1.0)
 _CREATE = f"CREATE VIRTUAL TABLE cards USING fts5({', '.join(COLUMNS)}, tokenize = 'unicode61')"
 _INSERT = f"INSERT INTO cards (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)})"
 _RANKED = f"SELECT rowid FROM cards WHERE cards MATCH ? ORDER BY bm25(cards, {', '.join(map(str, WEIGHTS))}), rowid"
-_VOCABULARY = "CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, cards, row)"
+_VOCABULARY = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words USING fts5vocab(main, cards, row)"
 # the prompt's and the answer's text with each matched word between two marks (characters no card holds)
 MARK_START = "\ue000"
 MARK_END = "\ue001"
