@@ -105,6 +105,15 @@ DOCUMENTED_CALLS = {
     "daly_interval": ((300.0, 86400.0), {}, float),
     "overhead_fraction": ((3600.0, 300.0, 86400.0), {}, float),
     "expected_lost_time": ((86400.0, 36000.0, 3600.0), {}, float),
+    # reading a profile
+    "exposed_time": ((0.3, 0.2), {}, float),
+    "loader_batch_time": ((1.2, 4), {}, float),
+    "overlapped_step_time": ((0.2, 0.3), {}, float),
+    "elementwise_chain_bytes": ((1 << 20, 4), {"dtype": "bf16", "fused": True}, float),
+    "idle_fraction": ((0.08, 0.1), {}, float),
+    # speculative decoding
+    "speculative_tokens_per_round": ((0.8, 4), {}, float),
+    "speculative_speedup": ((0.8, 4, 0.1), {}, float),
 }
 
 # name -> a call with an impossible argument
@@ -181,6 +190,13 @@ IMPOSSIBLE_CALLS = {
     "daly_interval": ((300.0, 0.0), {}),
     "overhead_fraction": ((0.0, 300.0, 86400.0), {}),
     "expected_lost_time": ((86400.0, 0.0, 3600.0), {}),
+    "exposed_time": ((-0.1, 0.2), {}),
+    "loader_batch_time": ((1.2, 0), {}),
+    "overlapped_step_time": ((-1.0, 0.3), {}),
+    "elementwise_chain_bytes": ((1 << 20, 0), {}),
+    "idle_fraction": ((0.2, 0.1), {}),
+    "speculative_tokens_per_round": ((1.0, 4), {}),
+    "speculative_speedup": ((0.8, 4, -0.1), {}),
 }
 
 ARITHMETIC = {"ceil", "floor", "sqrt", "min", "max", "abs", "round"}

@@ -26,6 +26,8 @@ from drill.calc import (
     pipeline,
     reliability,
     roofline,
+    speculative,
+    steptime,
     zero,
 )
 from drill.calc.data import as_gpu, as_model
@@ -169,6 +171,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     **gemm.CARD_FUNCTIONS,
     **capacity.CARD_FUNCTIONS,
     **reliability.CARD_FUNCTIONS,
+    **steptime.CARD_FUNCTIONS,
+    **speculative.CARD_FUNCTIONS,
 }
 
 CONSTANTS: dict[str, float] = {
