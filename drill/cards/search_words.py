@@ -8,8 +8,8 @@ and `all_reduce` are the same form, and `allreduce` another.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +52,15 @@ class SearchWords:
     """Every entry of the file, and each entry found by any of its forms."""
 
     terms: tuple[SearchTerm, ...]
-    by_form: dict[Words, SearchTerm] = field(init=False, repr=False, compare=False)
-    longest: int = field(init=False, compare=False)  # the most words one form has
 
-    def __post_init__(self) -> None:
-        by_form = {words: term for term in self.terms for words in term.spellings}
-        object.__setattr__(self, "by_form", by_form)
-        object.__setattr__(self, "longest", max((len(words) for words in by_form), default=0))
+    @cached_property
+    def by_form(self) -> dict[Words, SearchTerm]:
+        return {words: term for term in self.terms for words in term.spellings}
+
+    @cached_property
+    def longest(self) -> int:
+        """The most words one form has."""
+        return max((len(words) for words in self.by_form), default=0)
 
     def term_of(self, words: Words) -> SearchTerm | None:
         return self.by_form.get(words)
