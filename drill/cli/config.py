@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, path: Path) -> int:
     """The settings in effect as TOML, each with where it came from."""
+    from drill.text_table import Column, text_table
     from drill.workspace import Workspace
 
     settings = cfg.load_settings(path)
@@ -62,9 +63,10 @@ def _show(args: argparse.Namespace, path: Path) -> int:
         if not bindings:
             rows.append(("keys = {}", setting.source))
     print(f"# {path}" + ("" if path.exists() else " (no file yet: `drill config set` writes one)"))
-    width = max(len(line) for line, _ in rows)
-    for line, source in rows:
-        print(f"{line.ljust(width)}  # {source}")
+    for line in text_table(
+        [Column(), Column()], [(setting, f"# {source}") for setting, source in rows], headings=False
+    ):
+        print(line)
     return 0
 
 

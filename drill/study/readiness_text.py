@@ -6,6 +6,7 @@ import datetime as dt
 
 from drill.study.plan import INTRO_LEAD_DAYS, PlanDay
 from drill.study.readiness import ReadinessFigures, days_left_words
+from drill.text_table import Column, text_table
 from drill.words import counted
 
 NEXT_DAYS = 7  # the days after today `drill plan` lists (--json has every one)
@@ -88,10 +89,8 @@ def _heading(figures: ReadinessFigures, cards: int) -> str:
 def _topic_table(figures: ReadinessFigures, limit: int | None) -> list[str]:
     rows = [("overall", figures.now.overall, figures.with_plan)]
     rows += [(f"{t.title} ({t.cards})", t.stop_now, t.with_plan) for t in figures.topics()[:limit]]
-    width = max(len("Readiness on the day"), *(len(name) for name, _, _ in rows))
-    out = [f"{'Readiness on the day':<{width}}  stop now  with the plan"]
-    out += [f"{name:<{width}}  {now:>8.0%}  {planned:>13.0%}" for name, now, planned in rows]
-    return out
+    columns = [Column("Readiness on the day"), Column("stop now", "right"), Column("with the plan", "right")]
+    return text_table(columns, [(name, f"{now:.0%}", f"{planned:.0%}") for name, now, planned in rows])
 
 
 def _verdict(figures: ReadinessFigures) -> list[str]:
