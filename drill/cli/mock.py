@@ -153,8 +153,8 @@ def _round_plan(args: argparse.Namespace) -> int:
     print(f"a {plan.minutes}-minute {plan.kind.value} round: {plan.title} ({plan.source_id})")
     print(f"  {plan.plan.planned_minutes} minutes of stages, {kept} kept for follow-ups; {share:.0%} on this problem")
     for stage in plan.stages:
-        what = "twist" if stage.twist else f"{stage.minutes:2d} min"
-        print(f"  {stage.number:2d}. {what:<6}  {stage.label:<9} {stage.dimension.value:<14} {stage.card_id}")
+        when = "if earned" if stage.twist else f"{stage.minutes:2d} min"  # a twist is a follow-up
+        print(f"  {stage.number:2d}. {when:<9}  {stage.label:<9} {stage.dimension.value:<14} {stage.card_id}")
     if not plan.timed:
         from drill.mock.rounds import NOT_TIMED
 

@@ -238,8 +238,8 @@ def round_context(data: Any) -> RoundContext | None:
         if not isinstance(s, Mapping):
             continue
         graded = "" if s.get("evidence") is None else f", graded {float(s['evidence']):.0%}"
-        what = "twist" if s.get("twist") else f"stage {s.get('number')}"
-        stages.append(f"{what} · {s.get('type')} ({s.get('dimension')}): {s.get('status')}{graded}")
+        what = "twist" if s.get("twist") else f"stage {s.get('number')} · {s.get('type')}"
+        stages.append(f"{what} ({s.get('dimension')}): {s.get('status')}{graded}")
     return RoundContext(
         title=str(data.get("title") or ""),
         kind=str(data.get("kind") or ""),

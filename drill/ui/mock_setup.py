@@ -246,8 +246,8 @@ class MockSetupScreen(Screen[MockRequest | None]):
             f"{len(self.plan.questions)} stages, {kept} minutes kept for follow-ups:[/b]"
         ]
         for stage in self.round_plan.stages:
-            what = "twist (a follow-up, when earned)" if stage.twist else f"{stage.minutes:2d} min"
-            lines.append(f"{stage.number:2d}. {what:<8} {stage.label:<9} {stage.dimension.value}")
+            when = "if earned" if stage.twist else f"{stage.minutes:2d} min"  # a twist is a follow-up
+            lines.append(f"{stage.number:2d}. {when:<9} {stage.label:<9} {stage.dimension.value}")
         if not self.round_plan.timed:
             from drill.mock.rounds import NOT_TIMED
 
