@@ -13,7 +13,7 @@ from drill.cli import main
 from drill.config.settings import load_settings
 from drill.store.reader import database_path, read_log
 from drill.study.forecast import replay
-from drill.study.plan import EARLY_REVIEW_DAYS
+from drill.study.plan_runs import EARLY_REVIEW_DAYS
 from drill.workspace import Workspace
 
 TODAY = START + dt.timedelta(days=3)

@@ -5,23 +5,12 @@ import datetime as dt
 import pytest
 
 from drill.study.calibration import Outcome, Tally
+from drill.study.day_cards import day_cards, expected_views
 from drill.study.forecast import MemoryModel, TrackCard
+from drill.study.grades import DEFAULT_FIRST_GRADES, MIN_GRADED, GradeMix, grade_mix
 from drill.study.pace import DEFAULT_SECONDS_BY_KIND, Pace, learned_pace
-from drill.study.plan import (
-    BASELINE_NEW_PER_DAY,
-    DEFAULT_FIRST_GRADES,
-    EARLY_REVIEW_DAYS,
-    LAST_MOCK_DAYS_BEFORE,
-    MIN_GRADED,
-    MOCK_EVERY_DAYS,
-    GradeMix,
-    day_cards,
-    early_review_day,
-    early_reviews,
-    expected_views,
-    grade_mix,
-    make_plan,
-)
+from drill.study.plan import LAST_MOCK_DAYS_BEFORE, MOCK_EVERY_DAYS, early_reviews, make_plan
+from drill.study.plan_runs import BASELINE_NEW_PER_DAY, EARLY_REVIEW_DAYS, early_review_day
 from drill.study.records import FSRSState, LoggedReview
 from drill.study.uncertainty import PRIOR_LOG_SCALE_SD, Uncertainty, learner_uncertainty, skip_rate
 

@@ -26,8 +26,9 @@ from typing import Any
 
 from drill.study.calibration import ROUNDED, WEEK_DAYS, CalibrationFigures, WeekCheck, calibrate, week_check
 from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
+from drill.study.grades import grade_mix
 from drill.study.pace import TIMED_MODES, learned_pace
-from drill.study.plan import StudyPlan, grade_mix, make_plan
+from drill.study.plan import StudyPlan, make_plan
 from drill.study.records import CardState, FSRSState, LoggedReview
 from drill.study.session import Dealt, new_card_order
 from drill.study.uncertainty import learner_uncertainty

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from drill.study.plan import INTRO_LEAD_DAYS, PlanDay
+from drill.study.plan import PlanDay
+from drill.study.plan_runs import INTRO_LEAD_DAYS
 from drill.study.readiness import ReadinessFigures, days_left_words
 from drill.text_table import Column, text_table
 from drill.words import counted
