@@ -54,7 +54,10 @@ def test_readme_table_is_current(decks):
 
 def test_every_card_sits_in_its_topic_deck_under_a_topic_prefixed_id(decks):
     for card in decks.cards.values():
-        if card.kind != "kernel":  # kernel cards share cards/kernels.yaml and keep their short ids
+        # kernel cards share cards/kernels.yaml and keep their short ids; scenarios live in cards/scenarios-*.yaml
+        if card.kind == "scenario":
+            assert card.path.name.startswith("scenarios-") and card.id.startswith("scenario-"), card.id
+        elif card.kind != "kernel":
             assert card.path.name == f"{card.topic}.yaml", card.id
             assert card.id.startswith(f"{card.topic}-"), card.id
 

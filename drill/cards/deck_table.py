@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from drill.cards.model import Card
 
-KIND_COLUMNS = ("concept", "shape_trace", "memory_ledger", "diagnosis", "kernel")
+KIND_COLUMNS = ("concept", "shape_trace", "memory_ledger", "diagnosis", "kernel", "scenario")
 
 
 def deck_table(cards: Mapping[str, Card], topics: Mapping[str, Mapping[str, Any]]) -> str:
