@@ -20,6 +20,7 @@ from drill.exchange.anki import note_guid, to_html
 from drill.exchange.csvio import FORMULA_STARTS, cell, review_from, uncell
 from drill.exchange.flat import flatten
 from drill.store.reader import DB_NAME
+from drill.store.rows import logged_review_from_row
 from drill.store.store import ImportCounts, Store
 from drill.study.records import CardState
 from drill.study.session import study_day
@@ -783,3 +784,27 @@ def test_the_formula_column_shows_ledger_text_never_the_checkers_python():
         assert not any(re.search(r"\w\(|\*\s*\w|1e\d", formula) and "`" in formula for formula in formulas), card.id
         without_ledger += not card.fields.get("ledger")
     assert without_ledger > 0  # the cards that once showed their answers' expressions
+
+
+def test_anki_reviews_older_than_the_logged_ones_rebuild_the_cards_schedule_from_the_whole_log(
+    history, tmp_path, capsys
+):
+    from drill.study.scheduling import scheduler_named
+
+    source, decks = history
+    out = tmp_path / "history.apkg"
+    assert main(["export", "anki", str(out), "--decks", str(decks), "--with-history", "--data-dir", str(source)]) == 0
+    other = tmp_path / "other"
+    cards = load_decks([decks]).cards
+    practise(other, {"c00": cards["c00"]}, 0, [5])  # today, after every review in the package
+    assert main(["import", "anki", str(out), "--decks", str(decks), "--data-dir", str(other)]) == 0
+    store = Store(other)
+    try:
+        states = store.states()
+        log = [logged_review_from_row(r.model_dump()) for r in store.reviews()]
+    finally:
+        store.close()
+    replayed = scheduler_named("sm2").replay(log, states)
+    assert states["c00"].due == replayed["c00"].due and states["c00"].sm2 == replayed["c00"].sm2
+    assert states["c00"].last_review_day == TODAY
+    assert {cid: s.due for cid, s in states.items()} == {cid: s.due for cid, s in replayed.items()}
