@@ -29,6 +29,7 @@ import shutil
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,31 +138,45 @@ def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, 
     folder = rt.open_workdir()
     entry = str(tuple(getattr(harness, "ENTRY", ("all_reduce",)))[0])
     for world in worlds:
-        launch = run_folder(folder)
-        learner = launch / Path(filename).name
-        learner.write_text(source, encoding="utf-8")
         spec = RankSpec(
             world=world,
             backend=backend,
             harness=str(job["harness"]),
-            learner_path=str(learner),
+            learner_path="",
             filename=filename,
             entry=entry,
             pins={k: v for k, v in job.items() if k in ("deck_folder", "trusted")},
             pg_timeout_s=PG_TIMEOUT_S,
-            baseline_cases=list(harness.timing_cases(world)) if backend == "nccl" and timing != "none" else [],
+            log_nccl=backend == "nccl",
         )
-        run = _WorldRun(harness, spec, launch, deadline, emit, len(worlds) > 1)
-        try:
-            ok = run.check(backend == "nccl")
-            if ok and backend == "nccl" and timing != "none":
-                ok = run.time()
-        finally:
-            run.stop()
+        ok = _launch(harness, spec, source, folder, deadline, emit, len(worlds) > 1, "check")
+        if ok and backend == "nccl" and timing != "none":
+            # Timed in ranks of their own, without NCCL's log: a line written and flushed for every operation would
+            # add microseconds to every timed call, NCCL's own more than a learner's graph replay.
+            timed = replace(spec, log_nccl=False, baseline_cases=list(harness.timing_cases(world)))
+            ok = _launch(harness, timed, source, folder, deadline, emit, len(worlds) > 1, "time")
         if not ok:
             return
     if untimed:
         emit({"event": "note", "text": untimed})
+
+
+def _launch(
+    harness: Any, spec: RankSpec, source: str, parent: Path, deadline: float, emit: Emit, prefix: bool, what: str
+) -> bool:
+    """One launch of the ranks in a folder of its own: every case checked (`what` "check"), or every size timed."""
+    launch = run_folder(parent)
+    learner = launch / Path(spec.filename).name
+    learner.write_text(source, encoding="utf-8")
+    run = _WorldRun(harness, replace(spec, learner_path=str(learner)), launch, deadline, emit, prefix)
+    try:
+        if not run.start():
+            return False
+        if what == "check":
+            return run.check(spec.backend == "nccl")
+        return run.time()
+    finally:
+        run.stop()
 
 
 def _import_torch_before_forking() -> None:
@@ -185,9 +200,11 @@ class _WorldRun:
         self.unseen = ""  # why the traffic could not be counted
         self.baseline: dict[str, list[list[float]]] = {}  # NCCL's own times, per timing case, per rank
         self.heaviest: tuple[int, TrafficFloor, list[Reading]] | None = None  # the traffic shown in the verdict
+        self.calls = 0  # the learner's checked calls, every rank's runs counted once
 
-    def check(self, gpu: bool) -> bool:
-        """Start the ranks and check every case; False when the run must stop (a fault, or a wrong case)."""
+    def start(self) -> bool:
+        """Start the ranks: the judge holds their traffic counters before any of the learner's code runs, and NCCL's
+        own collective is timed before the learner's file is read. False at a fault (reported)."""
         world = self.spec.world
         self.group = RankGroup(self.spec, self.folder)
         self.group.__enter__()
@@ -205,6 +222,11 @@ class _WorldRun:
         except RankFailure as exc:
             self._failed(exc, starting)
             return False
+        return True
+
+    def check(self, gpu: bool) -> bool:
+        """Check every case on the started ranks; False when the run must stop (a fault, or a wrong case)."""
+        world = self.spec.world
         all_ok = True
         for case in self.harness.cases(world, gpu):
             try:
@@ -220,7 +242,8 @@ class _WorldRun:
         assert self.group is not None
         try:
             if self.spec.backend == "nccl":
-                self.traffic = NcclLogs(self.folder, self.spec.world)
+                if self.spec.log_nccl:
+                    self.traffic = NcclLogs(self.folder, self.spec.world)
             else:
                 self.traffic = GlooConnections(self.group.pids())
         except TrafficUnavailable as exc:
@@ -256,6 +279,7 @@ class _WorldRun:
             before = self._read_traffic()
             self.group.send({"op": "go"})
             ran = self.group.collect("ran", self.deadline, f"case {name}")
+            self.calls += 1
             after = self._read_traffic()
             check = self._outputs(want, ran)
             if before is not None and after is not None and floor is not None:
@@ -366,7 +390,7 @@ class _WorldRun:
                 "words": words,
                 "refused": refused,
                 "allows": "",
-                "calls": 0,
+                "calls": self.calls,
                 "mine": {},
                 "allowed": {},
                 "foreign": {},

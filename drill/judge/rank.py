@@ -63,7 +63,7 @@ def _serve(spec: dict[str, Any]) -> int:
     rank = int(spec["rank"])
     world = int(spec["world"])
     backend = str(spec["backend"])
-    if backend == "nccl":  # NCCL's own record of every operation, in a file of the judge's (read for the traffic)
+    if backend == "nccl" and spec.get("nccl_log"):  # NCCL's record of every operation, in a file of the judge's
         os.environ["NCCL_DEBUG"] = "INFO"
         os.environ["NCCL_DEBUG_SUBSYS"] = "COLL"
         os.environ["NCCL_DEBUG_FILE"] = str(spec["nccl_log"])

@@ -71,6 +71,7 @@ class RankSpec:
     pins: dict[str, Any]
     pg_timeout_s: float
     baseline_cases: list[dict[str, Any]] = field(default_factory=list)  # NCCL's own collective, timed at these first
+    log_nccl: bool = False  # NCCL writes its record of every operation to a file of the judge's (for the traffic)
 
 
 class RankGroup:
@@ -115,7 +116,7 @@ class RankGroup:
             "pg_timeout_s": self.spec.pg_timeout_s,
             "baseline_cases": self.spec.baseline_cases,
             "result_path": str(self.result_path(rank)),
-            "nccl_log": str(nccl_log_path(self.folder, rank)),
+            "nccl_log": str(nccl_log_path(self.folder, rank)) if self.spec.log_nccl else "",
             "commands_fd": commands_r,
             "reports_fd": reports_w,
             "parent": os.getpid(),
