@@ -4,11 +4,13 @@ A control character in text the app draws reaches the terminal as a command: ESC
 ESC ] 0 sets the window title, ESC [ moves the cursor, an 8-bit CSI or OSC does the same in one byte, U+202E
 turns what follows around. The filter runs where text becomes a widget's content (drill.ui.screen_text), so the
 stores are planted behind the loader's back: card text hand-edited into the deck cache (decks.json), a deck
-problem and a topic title in that cache, a mode in the review log, an imported review file, a kernel draft, and
+problem and the topic titles in that cache, a mode in the review log, an imported review file, a kernel draft, and
 everything a judge sends (its device, compiler messages, case names, errors, notes).
 
 The real `drill` runs in a pseudo-terminal (proof/_screen.py); the test waits until the planted text is on the
 screen (as symbols) and then reads every byte the app wrote: none of the planted sequences is among them.
+(A review's answer and an imported review's topic are planted too, though no screen shows them today: a screen
+that comes to show them is covered.)
 
 Beside it, drill.ui is read as source: every widget that shows text is one of screen_text's, so no screen can
 make a widget that skips the filter.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import datetime as dt
 import importlib.util
 import inspect
 import json
@@ -85,10 +88,10 @@ def _screen_driver():
 screen = _screen_driver()
 WAIT = 90.0  # seconds: the machine running the tests may be busy; every wait ends as soon as the screen is there
 CTRL_F = b"\x06"
-CTRL_O = b"\x0f"
 ESCAPE = b"\x1b"
 F5 = b"\x1b[15~"
 BACKSPACE = b"\x7f"
+CTRL_G = b"\x07"
 
 
 @pytest.fixture
@@ -112,7 +115,7 @@ def shows(app, text: str) -> None:
         app.wait_for(lambda: text in app.text(), WAIT)
     except (TimeoutError, screen.AppGone) as exc:
         assert_no_command_written(bytes(app.raw))  # the likeliest reason: a command swallowed what followed it
-        raise AssertionError(f"{text!r} never appeared on the screen ({exc}):\n{app.output_text()[-3000:]}") from None
+        raise AssertionError(f"{text!r} never appeared on the screen ({exc}):\n{app.text()}") from None
 
 
 def leaves(app, text: str) -> None:
@@ -217,6 +220,9 @@ def test_text_from_the_deck_cache_the_review_log_and_a_review_file_is_drawn_as_s
     import_reviews(tmp_path, data)
     plant_review_log(data)
     plant_deck_cache(data, decks)
+    # readiness (on the stats screen) needs a date ahead; conftest points DRILL_CONFIG at this test's own file
+    interview = dt.date.today() + dt.timedelta(days=30)
+    Path(os.environ["DRILL_CONFIG"]).write_text(f"interview_date = {interview.isoformat()}\n", encoding="utf-8")
 
     app = start(running, data, "--decks", str(decks), "--card", "cache-card")
     shows(app, "CACHEPROMPTEND")  # the card's prompt, read back from the cache
@@ -237,7 +243,7 @@ def test_text_from_the_deck_cache_the_review_log_and_a_review_file_is_drawn_as_s
     app.send(ESCAPE)
     leaves(app, "find cards")
 
-    app.send(CTRL_O)  # the mock's setup lists the topics by their titles, read back from the cache
+    app.send(CTRL_G)  # the stats: readiness for the interview date names the topics by their titles
     shows(app, "CACHETOPIC")
     quit_app(app)
 
