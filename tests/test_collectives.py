@@ -288,3 +288,68 @@ def test_the_judge_computes_each_ranks_expected_output_from_the_seeds_alone(card
         check = compare(harness, want, rank, changed)
         assert not check.ok and f"rank {rank}: 1 of {honest.numel():,} elements wrong" in check.message
         assert not compare_sampled(want, rank, index, changed[index].double()).ok
+
+
+WRONG_WHEN_TIMED = (
+    RING
+    + """
+
+calls = [0]
+_ring = all_reduce
+
+
+def all_reduce(tensor):
+    calls[0] += 1
+    if calls[0] <= 1 or tensor.numel() < 4096:  # right in the small cases and the warm-up, then not
+        _ring(tensor)
+"""
+)
+
+
+@pytest.mark.parametrize("source, timed_ok", [("answer", True), (WRONG_WHEN_TIMED, False)], ids=["answer", "wrong"])
+def test_the_timed_path_runs_on_gloo_with_the_hosts_clock(tmp_path, cards, source, timed_ok):
+    """The path GPUs take to time a collective (NCCL's own timed first in the ranks, before the learner's file is
+    read; each call started by the judge's word and a token round; the output sampled where the judge asks after
+    the call), run here on gloo with the host's clock instead of CUDA events."""
+    pytest.importorskip("torch.distributed")
+    import importlib.util
+    import types
+
+    from drill.judge.collective import _launch
+    from drill.judge.ranks import RankSpec
+
+    files = kernel_files(cards["ring-allreduce"])
+    spec_ = importlib.util.spec_from_file_location("harness_timed_ring", files.harness)
+    loaded = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(loaded)
+    small = [{"name": "64 KiB", "dtype": "float32", "numel": 16384, "reps": 3, "warmup": 1}]
+    harness = types.SimpleNamespace(**vars(loaded))
+    harness.timing_cases = lambda world: small
+    text = files.solution.read_text() if source == "answer" else source
+    spec = RankSpec(
+        world=2,
+        backend="gloo",
+        harness=str(files.harness),
+        learner_path="",
+        filename="ring_allreduce.py",
+        entry="all_reduce",
+        pins={},
+        pg_timeout_s=60.0,
+        baseline_cases=small,
+    )
+    events = []
+    ok = _launch(harness, spec, text, tmp_path, time.monotonic() + 120, events.append, False, "time")
+    assert ok is timed_ok, events
+    [case] = [e for e in events if e["event"] == "case"]
+    if timed_ok:
+        [timing] = [e for e in events if e["event"] == "timing"]
+        assert case["ok"] and timing["name"] == "64 KiB" and timing["reps"] == 3 and timing["world"] == 2
+        assert timing["ms"] > 0 and timing["torch_ms"] > 0 and timing["baseline"] == "NCCL"
+    else:
+        assert not case["ok"] and not [e for e in events if e["event"] == "timing"]
+        assert (
+            "wrong at the timed size 64 KiB, though the small cases passed: timed call 1 at 64 KiB: rank"
+            in (case["message"])
+        )
+        assert "elements wrong" in case["message"]
+    assert not list(tmp_path.glob("ranks-*"))

@@ -11,6 +11,7 @@ own collective is timed, before the learner's file is read.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch
@@ -70,6 +71,22 @@ class InputKit:
         return shards(n, self.world)
 
 
+class HostEvent:
+    """What a CUDA event does for a timed call, with the host's clock (ranks on the CPU: nothing runs after return)."""
+
+    def __init__(self) -> None:
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: HostEvent) -> float:
+        return (end.at - self.at) * 1e3
+
+
 class RankKit(InputKit):
     """What a collective harness is given as `kit` in a rank process."""
 
@@ -97,7 +114,10 @@ class RankKit(InputKit):
             torch.cuda.synchronize(self.device)
 
     def event(self) -> Any:
-        return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        """A CUDA event on a GPU; on the CPU (gloo) the host's clock, read when recorded."""
+        if self.gpu:
+            return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        return HostEvent()
 
     def unchanged(self, tensor: torch.Tensor, before: torch.Tensor, label: str) -> CheckResult | None:
         """None when `tensor` still holds `before`; else a failed Check saying the learner wrote to an input."""
