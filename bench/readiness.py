@@ -380,11 +380,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="learners simulated at once (processes)")
     parser.add_argument("--families", default="".join(FAMILIES))
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="1 learner a family and budget, 10 days")
+    parser.add_argument("--quick", action="store_true", help="1 learner a family and budget, 8 days")
     args = parser.parse_args()
     if args.quick:
         args.learners = 1
-        args.days = 10
+        args.days = 8
     started = time.perf_counter()
     seeds = random.Random(args.seed)
     jobs = []

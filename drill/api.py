@@ -206,7 +206,7 @@ class Learner:
 
     def forecast(self) -> Forecast | None:
         """Recall on the interview date with the plan followed, its interval, and the last week's check."""
-        figures = self.workspace.readiness(self.day, new_order=self.settings.new_order)
+        figures = self.workspace.readiness(self.day, new_order=self.settings.new_order, suggest=False)
         if figures is None:
             return None
         week = figures.week

@@ -335,8 +335,12 @@ class Workspace:
         *,
         states: Mapping[str, CardState] | None = None,
         new_order: str = DEFAULT_NEW_ORDER,
+        suggest: bool = True,
     ) -> ReadinessFigures | None:
-        """Readiness on the interview date and the plan to it; None when no date is set or the date has passed."""
+        """Readiness on the interview date and the plan to it; None when no date is set or the date has passed.
+
+        `suggest` False leaves out what would fit when the plan does not (the queue needs none of it).
+        """
         from drill.study.readiness import readiness_figures
 
         interview = self.interview()
@@ -363,6 +367,7 @@ class Workspace:
             new_order=new_order,
             replayed=self.replay_day(today, model),
             others=others,
+            suggest=suggest,
         )
 
     def readiness_line(self, today: dt.date) -> str | None:
@@ -466,7 +471,7 @@ class Workspace:
         at the start of the day, so a restart shows the same cards; the minutes already spent today
         are taken off the day's budget.
         """
-        figures = self.readiness(today, states=states, new_order=new_order)
+        figures = self.readiness(today, states=states, new_order=new_order, suggest=False)
         if figures is None or figures.plan is None:
             return None
         return planned_day(figures, self.cards, states, today)

@@ -63,7 +63,7 @@ def test_expected_views_count_the_same_day_repeat():
 
 def test_a_plan_keeps_each_day_within_the_minutes_and_says_what_they_reach():
     cards = unseen(60) + unseen(40, "moe", "memory_ledger")
-    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=20, suggest=False)
+    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=20)
     assert plan.today_cards.seconds <= 20 * 60
     assert all(day.minutes <= 20 + 150 * 2 / 60 for day in plan.days)  # served: at most one card's views past it
     assert plan.days[0].new_cards == plan.today_cards.new
@@ -71,6 +71,7 @@ def test_a_plan_keeps_each_day_within_the_minutes_and_says_what_they_reach():
     roomy = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=240, suggest=False)
     assert roomy.forecast.ready_share > plan.forecast.ready_share
     assert plan.minutes_needed is not None and plan.needed_reaches is not None and plan.needed_reaches >= 0.9
+    assert make_plan(cards, today=TODAY, date=DATE, minutes_per_day=20, suggest=False).minutes_needed is None
 
 
 @pytest.mark.parametrize("minutes", [15, 30, 120])
@@ -100,7 +101,7 @@ def test_minutes_follow_the_learners_pace():
 
 def test_a_plan_that_does_not_fit_says_the_minutes_that_would():
     cards = unseen(60) + unseen(60, "moe", "memory_ledger")
-    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=10, suggest=False)
+    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=10)
     assert not plan.fits
     assert plan.reasons and plan.minutes_needed is not None and plan.minutes_needed > 10
     again = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=plan.minutes_needed, suggest=False)

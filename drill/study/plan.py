@@ -177,7 +177,8 @@ def make_plan(
 
     `cards` are the track's, seen ones first and unseen ones in the order the queue introduces
     them; `others` the seen cards outside the track, which the queue also serves when due.
-    `suggest` False skips the topics-to-leave-out search when the plan does not fit.
+    `suggest` False skips what would fit when the minutes fall short (the minutes needed, the topics to leave
+    out): the day's queue needs neither.
     ValueError (one line) when the date is not after today, the minutes are not positive
     or the target is not between 0 and 1.
     """
@@ -199,7 +200,7 @@ def make_plan(
     introduced_all = run.introduced_all
     reasons = _reasons(run, introduced_all, minutes_per_day, target, world)
     needed = None
-    if run.forecast.mean < target:
+    if suggest and run.forecast.mean < target:
         needed = _minutes_needed(world, target)
     minutes_needed = None if needed is None else needed[0]
     leave_out: tuple[TopicCut, ...] = ()
@@ -342,8 +343,7 @@ def _topics_to_leave_out(
         dropped = {cut.topic for cut in left_out}
         rest = [c for c in cards if c.topic not in dropped]
         smaller = PlanWorld(rest, others, today, date, target, world.pace, world.model, world.grades, world.uncertainty)
-        best, _ = _best(smaller, smaller.candidates(), budget)
-        trial = smaller.run(best, budget, CHOICE_SAMPLES)
+        trial = smaller.run(policy, budget, CHOICE_SAMPLES)  # the way chosen for the whole track
         if trial.introduced_all and trial.forecast.mean >= target:
             return tuple(left_out)
     return ()

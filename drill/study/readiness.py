@@ -182,11 +182,13 @@ def readiness_figures(
     new_order: str = "lab",
     replayed: DayReplay | None = None,
     others: Sequence[Dealt] = (),
+    suggest: bool = True,
 ) -> ReadinessFigures:
     """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.
 
     `others` are the cards outside the track: the queue serves them when due, so the day's minutes
-    count them. `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
+    count them. `suggest` False leaves out what would fit when the plan does not (the day's queue needs
+    none of it). `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
     or a cache of it); None: it is replayed here. Suspended cards are left out: the queue never asks
     them. The date must not be before today (ValueError).
     """
@@ -244,6 +246,7 @@ def readiness_figures(
         grades=grade_mix(before_today),
         uncertainty=uncertainty,
         others=outside,
+        suggest=suggest,
     )
     return ReadinessFigures(interview, today, now, plan, titles, week, spent)
 
