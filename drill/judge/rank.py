@@ -76,6 +76,7 @@ def _serve(spec: dict[str, Any]) -> int:
     else:
         torch.set_num_threads(1)  # ranks share the CPU: one thread each
         device = torch.device("cpu")
+        os.environ.pop("TORCH_GLOO_LAZY_INIT", None)  # every connection made now, for the judge to hold
     status.set("joining the process group")
     options: dict[str, Any] = {"timeout": datetime.timedelta(seconds=float(spec["pg_timeout_s"]))}
     if backend == "nccl":
