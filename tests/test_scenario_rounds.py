@@ -28,7 +28,8 @@ def cards(write_deck):
 
     decks = load_decks([paths.cards_dir(), write_deck(SCENARIO)])
     assert not decks.problems
-    return decks.cards
+    # the one debug scenario is the test deck's, so a debug round's stages are known here
+    return {k: c for k, c in decks.cards.items() if c.fields.get("round") != "debug" or k == "sc-decode"}
 
 
 @pytest.mark.parametrize("kind", [RoundKind.SERVING, RoundKind.DEBUG, RoundKind.MIXED])
@@ -171,7 +172,7 @@ def test_the_round_report_rates_each_dimension_and_says_why(cards):
     assert report["reached"] == 3 == report["stages_total"]
     # the weak diagnosis got a narrower question with a hint: the report lists it
     assert any("stage 3 (diagnose): a narrower question with a hint" in h for h in report["hints"])
-    assert report["next_asked"] == "every stage and twist was asked: the debrief, then the candidate's questions"
+    assert report["next_asked"] == "every stage and twist was put: the debrief, then the candidate's questions"
 
 
 def test_the_round_report_says_what_would_have_been_asked_next_and_fails_a_round_not_reached(cards):
@@ -228,3 +229,19 @@ def test_a_rounds_report_renders_its_dimensions_in_markdown_and_html(cards):
     assert "Asked next:" in text and "Hints used:" in text
     html = render_html(report)
     assert "<td>debugging</td><td>fail</td><td>20%</td>" in html
+
+
+def test_a_declined_twist_is_reported_as_declined_and_one_not_reached_as_what_comes_next(cards):
+    plan = make_round(cards, RoundKind.DEBUG, seed=1)
+    run, _ = sit(plan, [1.0, 1.0, 1.0], [], answer_follow_ups=False)
+    report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
+    assert [s["status"] for s in report["stages"]] == ["answered", "answered", "answered", "declined"]
+    assert report["verdict"] == "pass"
+    serving = make_round(cards, RoundKind.SERVING, seed=2, minutes=45)
+    run = MockRun(serving.plan, serving.cards, Clock())
+    run.begin()
+    run.submit(QuestionGrade(1.0, 1.0), {})  # the clarifying stage: no twist follows it
+    run.quit()
+    report = build_round_report(serving.as_json(), slot_json(run), serving.cards)
+    assert {s["status"] for s in report["stages"] if s["twist"]} == {"not reached"}
+    assert report["next_asked"].startswith("stage 2 (estimate): ")

@@ -153,4 +153,4 @@ async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_de
     assert dims["estimation"]["verdict"] == "pass"
     assert dims["debugging"]["verdict"] == "fail" and dims["debugging"]["evidence"] == 0.0
     assert report["verdict"] == "lean" and "weakest: debugging 0%" in report["reason"]
-    assert report["next_asked"] == "every stage and twist was asked: the debrief, then the candidate's questions"
+    assert report["next_asked"] == "every stage and twist was put: the debrief, then the candidate's questions"

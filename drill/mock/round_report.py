@@ -18,6 +18,9 @@ from drill.mock.grading import grade_from_json
 from drill.mock.rounds import NOT_TIMED
 from drill.mock.run import ANSWERED
 
+# How a twist stands in the report besides answered: offered and declined (or its minutes ran out), or not reached.
+TWIST_DECLINED = "declined"
+TWIST_NOT_REACHED = "not reached"
 # The graded evidence a round or a dimension needs for a pass, and for a lean (below it: a fail).
 PASS_AT = 0.7
 LEAN_AT = 0.5
@@ -42,7 +45,7 @@ class StageLine(TypedDict):
     type: str
     dimension: str
     twist: bool
-    status: str  # answered, skipped, unanswered; a twist: asked or not asked
+    status: str  # answered, skipped, unanswered; a twist: answered, declined or not reached
     evidence: float | None
     hints: list[str]
 
@@ -105,8 +108,11 @@ def build_round_report(
         if stage.get("twist"):
             follow = follow_ups.get(card_id)
             grade = grade_from_json(follow.get("grade")) if follow else None
-            status = "asked" if follow and follow.get("status") == ANSWERED else "not asked"
-            evidence = grade.evidence if grade is not None and status == "asked" else None
+            if follow is None:
+                status = TWIST_NOT_REACHED
+            else:
+                status = ANSWERED if follow.get("status") == ANSWERED else TWIST_DECLINED
+            evidence = grade.evidence if grade is not None and status == ANSWERED else None
         else:
             slot = by_card.get(card_id, {})
             status = str(slot.get("status") or "unanswered")
@@ -185,16 +191,16 @@ def _round_verdict(
 
 
 def _next_asked(plan: Mapping[str, Any], lines: Sequence[StageLine], cards: Mapping[str, Card]) -> str:
-    """What an interviewer would have asked next: the first stage not answered, else the first twist not asked,
+    """What an interviewer would have asked next: the first stage not answered, else the first twist not reached,
     else the debrief."""
     stages = {int(s["number"]): str(s["card_id"]) for s in plan.get("stages") or []}
     for line in lines:
         if not line["twist"] and line["status"] != ANSWERED:
             return f"stage {line['number']} ({line['type']}): {_first_line(cards.get(stages[line['number']]))}"
     for line in lines:
-        if line["twist"] and line["status"] != "asked":
+        if line["twist"] and line["status"] == TWIST_NOT_REACHED:
             return f"a twist: {_first_line(cards.get(stages[line['number']]))}"
-    return "every stage and twist was asked: the debrief, then the candidate's questions"
+    return "every stage and twist was put: the debrief, then the candidate's questions"
 
 
 class DimensionRow(TypedDict):
