@@ -126,8 +126,11 @@ class MockSetupScreen(Screen[MockRequest | None]):
                 restrict=r"[0-9]*",
                 max_length=3,
             )
-            what = "A round, or a quick mock's topics" if self.round_mixes() else "Topics"
-            yield SafeLabel(f"{what} (↑↓, [b]enter[/b] starts the highlighted one):", classes="step-label")
+            if self.round_mixes():
+                label = "A round, or a quick mock's topics (↑↓, [b]enter[/b] starts the highlighted one):"
+            else:
+                label = "Topics (↑↓, [b]enter[/b] starts the mock with the highlighted mix):"
+            yield SafeLabel(label, classes="step-label")
             yield SafeOptionList(id="mix")
             yield SafeStatic(id="splan")
         yield SafeStatic(
