@@ -341,6 +341,16 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     topic = raw.get("topic")
     if isinstance(topic, str) and topic not in known_topics():
         bad("topic", f"unknown topic {topic!r} (see cards/data/topics.yaml)")
+    if kind == "scenario" and not problems:  # each stage's keys, at the stage's own line
+        from drill.cards.scenario_check import stage_shape_problems
+
+        stage_lines = _item_lines(node, "stages")
+        for index, message in stage_shape_problems(raw):
+            if index is not None and index < len(stage_lines):
+                at = stage_lines[index]
+            else:  # the card's own key the message names ("round: ...")
+                at = key_lines.get(message.partition(":")[0], line)
+            problems.append(Problem(where, at, card_id, message))
     if problems:
         return problems
     common = set(COMMON_FIELDS)
@@ -363,6 +373,15 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             content_hash=content_hash(raw),
         ),
     ]
+
+
+def _item_lines(node: yaml.MappingNode, key: str) -> list[int]:
+    """The line of each item of the list under `key` in a card's mapping (none when it is not a list)."""
+    value = next((v for k, v in node.value if getattr(k, "value", None) == key), None)
+    items = getattr(value, "value", None)
+    if not isinstance(items, list):
+        return []
+    return [item.start_mark.line + 1 for item in items]
 
 
 @dataclass(frozen=True)

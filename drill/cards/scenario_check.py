@@ -23,6 +23,7 @@ from drill.cards.scenario import (
     read_stage,
     stage_card,
     stage_prompt_source,
+    stages_of,
 )
 from drill.cards.template_records import TemplateProblem
 
@@ -30,37 +31,43 @@ from drill.cards.template_records import TemplateProblem
 _WORD = re.compile(r"[A-Za-z]{3,}|\b[A-Z]{2}\b")
 
 
-def check_scenario_card(card: Card) -> list[str]:
-    """Problems of a scenario card (empty when it is fine)."""
-    problems: list[str] = []
+def stage_shape_problems(fields: Mapping[str, Any]) -> list[tuple[int | None, str]]:
+    """The problems of a scenario's round, params and stages' keys, checked as the deck loads: each with the index
+    of its stage (None for the card itself). `fields`: the card's keys as the deck wrote them."""
+    problems: list[tuple[int | None, str]] = []
     rounds = ", ".join(r.value for r in RoundType)
-    if card.fields.get("round") not in {r.value for r in RoundType}:
-        problems.append(f"round: must be one of {rounds} (got {card.fields.get('round')!r})")
-    params = card.fields.get("params") or {}
+    if fields.get("round") not in {r.value for r in RoundType}:
+        problems.append((None, f"round: must be one of {rounds} (got {fields.get('round')!r})"))
+    params = fields.get("params") or {}
     if not isinstance(params, dict):
-        return [*problems, "params: must be a mapping of parameter name to spec"]
-    for name, spec in params.items():
-        problem = spec_problem(name, spec)
-        if problem:
-            problems.append(problem)
-    raw = card.fields.get("stages")
+        return [*problems, (None, "params: must be a mapping of parameter name to spec")]
+    raw = fields.get("stages")
     if not isinstance(raw, list) or not raw:
-        return [*problems, "stages: a scenario needs a list of stages"]
+        return [*problems, (None, "stages: a scenario needs a list of stages")]
     stages: list[Stage] = []
     for i, entry in enumerate(raw):
         shape = _shape_problems(entry, params)
         if shape:
-            problems += [f"stages[{i}]: {p}" for p in shape]
+            problems += [(i, f"stages[{i}]: {p}") for p in shape]
             continue
         try:
             stages.append(read_stage(i + 1, entry))
         except ValueError as exc:
-            problems.append(f"stages[{i}]: {exc}")
+            problems.append((i, f"stages[{i}]: {exc}"))
+    if not problems and len(core_stages(stages)) < MIN_CORE_STAGES:
+        problems.append((None, f"stages: a scenario asks at least {MIN_CORE_STAGES} stages before its twists"))
+    return problems
+
+
+def check_scenario_card(card: Card) -> list[str]:
+    """Problems of a scenario card (empty when it is fine): its shape (as the deck load checks it), then each
+    stage rendered and checked as the card it is asked as."""
+    problems = [message for _, message in stage_shape_problems(card.fields)]
+    params = card.fields.get("params") or {}
+    problems += [p for name, spec in params.items() if (p := spec_problem(name, spec))]
     if problems:
         return problems
-    if len(core_stages(stages)) < MIN_CORE_STAGES:
-        problems.append(f"stages: a scenario asks at least {MIN_CORE_STAGES} stages before its twists")
-    for stage in stages:
+    for stage in stages_of(card):
         problems += [f"stages[{stage.number - 1}]: {p}" for p in _stage_problems(card, stage)]
     return problems
 
