@@ -152,15 +152,9 @@ async def test_each_safe_widget_shows_its_text_filtered():
     from textual.widgets.data_table import ColumnKey
 
     from drill.ui.markdown_view import MarkdownView
-    from drill.ui.screen_text import (
-        SafeDataTable,
-        SafeInput,
-        SafeLabel,
-        SafeOptionList,
-        SafeSelectionList,
-        SafeStatic,
-        SafeTextArea,
-    )
+    from drill.ui.screen_editor import SafeTextArea
+    from drill.ui.screen_table import SafeDataTable
+    from drill.ui.screen_text import SafeInput, SafeLabel, SafeOptionList, SafeSelectionList, SafeStatic
 
     class Shows(App[None]):
         def compose(self) -> ComposeResult:

@@ -28,7 +28,8 @@ from drill.study.sm2 import SHORT_MEANINGS
 from drill.ui.answer_fields import InOrderInput
 from drill.ui.messages import PracticeAsked, UnsuspendAsked
 from drill.ui.review import ReviewScreen
-from drill.ui.screen_text import SafeDataTable, SafeStatic, markup_text
+from drill.ui.screen_table import SafeDataTable
+from drill.ui.screen_text import SafeStatic, markup_text
 from drill.words import counted
 
 if TYPE_CHECKING:

@@ -23,8 +23,9 @@ from drill.kernel.job import kernel_job
 from drill.kernel.verdict import Verdict, suggest_kernel_grade
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.messages import JudgeReported, KernelFinished
+from drill.ui.screen_editor import SafeTextArea
 from drill.ui.screen_keys import GRADE_KEYS, suggested_grade_hint
-from drill.ui.screen_text import SafeStatic, SafeTextArea, markup_text
+from drill.ui.screen_text import SafeStatic, markup_text
 from drill.ui.verdict_view import one_line, render_verdict
 
 if TYPE_CHECKING:

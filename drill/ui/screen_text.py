@@ -8,9 +8,12 @@ reach the terminal as a command. The filter runs where text becomes a widget's
 content, not where data is read, so no store or path can bring one past it:
 
 - the widgets of the screens are the ones below (`SafeStatic`, `SafeLabel`,
-  `DrawnStatic`, `SafeDataTable`, `SafeOptionList`, `SafeSelectionList`,
-  `SafeInput`, `SafeTextArea`), each filtering what it is given or draws;
-  tests/test_screen_escapes.py checks that drill.ui makes no other;
+  `DrawnStatic`, `SafeOptionList`, `SafeSelectionList`, `SafeInput`), a table's
+  (`SafeDataTable`, drill.ui.screen_table) and the kernel editor's
+  (`SafeTextArea`, drill.ui.screen_editor: kept apart, as their Textual widgets
+  take a while to import and the first card needs neither), each filtering what
+  it is given or draws; tests/test_screen_escapes.py checks that drill.ui makes
+  no other;
 - a notice passes `notice_text` (the app's `notify` calls it);
 - Markdown is filtered as source, before it is parsed (drill.ui.markdown_view).
 
@@ -31,7 +34,7 @@ from rich.segment import Segment
 from rich.text import Text
 from textual.content import Content
 from textual.visual import Visual, VisualType
-from textual.widgets import DataTable, Input, Label, OptionList, SelectionList, Static, TextArea
+from textual.widgets import Input, Label, OptionList, SelectionList, Static
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection, SelectionType
 
@@ -40,8 +43,6 @@ from drill.textsafe import shown
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
     from textual.app import RenderResult as WidgetRender
-    from textual.coordinate import Coordinate
-    from textual.widgets.data_table import ColumnKey, RowKey
 
 
 def screen_text(text: str) -> str:
@@ -174,44 +175,6 @@ class DrawnStatic(SafeStatic):
         return screen_renderable(self.draw())
 
 
-def _cell(value: object) -> object:
-    """A table cell through the filter; a string is shown as text (a DataTable reads a string as markup)."""
-    if isinstance(value, str):
-        return Text(screen_text(value))
-    if isinstance(value, (int, float)) or value is None:
-        return value
-    return screen_content(value)  # type: ignore[arg-type]
-
-
-def _label(label: Any) -> Any:
-    """A table's column or row label through the filter (a string stays a string: a label is not markup)."""
-    if isinstance(label, str):
-        return screen_text(label)
-    if isinstance(label, Text):
-        return shown_rich_text(label)
-    return label
-
-
-class SafeDataTable(DataTable[Any]):
-    """A DataTable whose cells and labels pass the filter as they are added or changed."""
-
-    def add_column(
-        self, label: Any, *, width: int | None = None, key: str | None = None, default: Any = None
-    ) -> ColumnKey:
-        return super().add_column(_label(label), width=width, key=key, default=_cell(default))
-
-    def add_row(self, *cells: Any, height: int | None = 1, key: str | None = None, label: Any = None) -> RowKey:
-        return super().add_row(*(_cell(c) for c in cells), height=height, key=key, label=_label(label))
-
-    def update_cell(
-        self, row_key: RowKey | str, column_key: ColumnKey | str, value: Any, *, update_width: bool = False
-    ) -> None:
-        super().update_cell(row_key, column_key, _cell(value), update_width=update_width)
-
-    def update_cell_at(self, coordinate: Coordinate, value: Any, *, update_width: bool = False) -> None:
-        super().update_cell_at(coordinate, _cell(value), update_width=update_width)
-
-
 def _prompt(prompt: Any) -> Any:
     """A list's prompt through the filter: a string is text, never markup."""
     if isinstance(prompt, str):
@@ -271,12 +234,3 @@ class SafeInput(Input):
 
     def validate_placeholder(self, placeholder: str) -> str:
         return screen_text(placeholder)
-
-
-class SafeTextArea(TextArea):
-    """A TextArea that draws each line through the filter; the text itself (a kernel's source) is left as it is."""
-
-    def get_line(self, line_index: int) -> Text:
-        """The line as TextArea draws it, filtered before Rich's Text drops BEL and CR from it: each character
-        of the text keeps a cell, so the cursor's column and the drawn line agree."""
-        return Text(screen_text(self.document.get_line(line_index)), end="", no_wrap=True)

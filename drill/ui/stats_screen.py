@@ -18,7 +18,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
 from drill.ui.readiness_view import CalibrationChart, ReadinessChart
-from drill.ui.screen_text import SafeDataTable, SafeStatic
+from drill.ui.screen_table import SafeDataTable
+from drill.ui.screen_text import SafeStatic
 from drill.ui.stats_widgets import (
     ForecastChart,
     HeatmapChart,
