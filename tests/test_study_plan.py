@@ -9,7 +9,7 @@ from drill.study.day_cards import day_cards, expected_views
 from drill.study.forecast import MemoryModel, TrackCard
 from drill.study.grades import DEFAULT_FIRST_GRADES, MIN_GRADED, GradeMix, grade_mix
 from drill.study.pace import DEFAULT_SECONDS_BY_KIND, Pace, learned_pace
-from drill.study.plan import LAST_MOCK_DAYS_BEFORE, MOCK_EVERY_DAYS, early_reviews, make_plan
+from drill.study.plan import LAST_MOCK_DAYS_BEFORE, MOCK_EVERY_DAYS, make_plan
 from drill.study.plan_runs import BASELINE_NEW_PER_DAY, EARLY_REVIEW_DAYS, early_review_day
 from drill.study.records import FSRSState, LoggedReview
 from drill.study.uncertainty import PRIOR_LOG_SCALE_SD, Uncertainty, learner_uncertainty, skip_rate
@@ -150,15 +150,20 @@ def test_mocks_every_week_the_last_two_days_before():
 # The early-review rule -------------------------------------------------------
 
 
+def early_today(cards, day, target=0.9, uncertainty=None):
+    """The cards the plan brings up early on `day` (the queue's early reviews), with room for all of them."""
+    plan = make_plan(cards, today=day, date=DATE, minutes_per_day=600, target=target, uncertainty=uncertainty)
+    return plan.today_cards.early
+
+
 def test_a_card_below_target_on_the_date_comes_up_early_in_the_last_days_only():
     # reviewed 10 days ago with 10 days of stability: recall 0.9 today, lower on the date
     card = seen("weak", 10.0, DATE - dt.timedelta(days=12), DATE + dt.timedelta(days=5))
     first = early_review_day("weak", DATE)
     assert DATE - dt.timedelta(days=EARLY_REVIEW_DAYS) <= first < DATE
-    assert early_reviews([card], first - dt.timedelta(days=1), DATE) == []
-    assert early_reviews([card], first, DATE) == ["weak"]
-    assert early_reviews([card], DATE - dt.timedelta(days=1), DATE) == ["weak"]
-    assert early_reviews([card], DATE, DATE) == []
+    assert early_today([card], first - dt.timedelta(days=1)) == ()
+    assert early_today([card], first) == ("weak",)
+    assert early_today([card], DATE - dt.timedelta(days=1)) == ("weak",)
 
 
 def test_early_reviews_leave_out_cards_due_anyway_strong_cards_and_unseen_ones_lowest_first():
@@ -170,8 +175,15 @@ def test_early_reviews_leave_out_cards_due_anyway_strong_cards_and_unseen_ones_l
         seen("due", 3.0, DATE - dt.timedelta(days=12), day),
         TrackCard("new", "serving", "concept"),
     ]
-    assert early_reviews(cards, day, DATE) == ["weaker", "weak"]
-    assert early_reviews(cards, day, DATE, target=0.85) == ["weaker"]  # recall on the date 0.78 and 0.89
+    assert early_today(cards, day) == ("weaker", "weak")
+    assert early_today(cards, day, target=0.85) == ("weaker",)  # recall on the date 0.78 and 0.89
+
+
+def test_a_learner_who_forgets_faster_gets_more_early_reviews():
+    day = DATE - dt.timedelta(days=1)
+    card = seen("fine", 40.0, DATE - dt.timedelta(days=12), DATE + dt.timedelta(days=20))  # 0.96 on the date
+    assert early_today([card], day) == ()
+    assert early_today([card], day, uncertainty=Uncertainty(-1.5, 0.1, 0.0)) == ("fine",)  # 0.87 for them
 
 
 def test_the_plan_counts_the_early_reviews_and_they_lift_recall_on_the_date():

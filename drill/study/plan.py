@@ -30,13 +30,11 @@ from drill.study.forecast import MemoryModel, Readiness, TrackCard, readiness, s
 from drill.study.grades import GradeMix
 from drill.study.pace import Pace
 from drill.study.plan_runs import (
-    EARLY_REVIEW_MARGIN,
     INTRO_LEAD_DAYS,
     Forecast,
     PlanWorld,
     Policy,
     Run,
-    early_review_day,
 )
 from drill.study.targets import DEFAULT_TARGET
 from drill.study.uncertainty import Uncertainty
@@ -129,34 +127,6 @@ class StudyPlan:
             "forecast": self.forecast.as_json(),
             "days": [d.as_json() for d in self.days],
         }
-
-
-def early_reviews(
-    cards: Sequence[TrackCard],
-    today: dt.date,
-    date: dt.date,
-    target: float = DEFAULT_TARGET,
-    model: MemoryModel | None = None,
-) -> list[str]:
-    """Cards to review today although not due: in the last EARLY_REVIEW_DAYS before the date, those below target.
-
-    A card counts when its predicted recall on the date is below `target` plus
-    EARLY_REVIEW_MARGIN, from its own first day in those days on (`early_review_day`); the
-    lowest come first. Before then, for cards never seen and for cards due anyway, nothing.
-    """
-    model = model or MemoryModel()
-    if not today < date:
-        return []
-    below = []
-    for card in cards:
-        if card.memory is None or (card.due is not None and card.due <= today):
-            continue  # unseen, or due anyway
-        if today < early_review_day(card.card_id, date):
-            continue
-        recall = model.recall(card.memory, date)
-        if recall < target + EARLY_REVIEW_MARGIN:
-            below.append((recall, card.card_id))
-    return [card_id for _, card_id in sorted(below)]
 
 
 def make_plan(

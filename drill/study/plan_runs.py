@@ -5,6 +5,8 @@ times a factor drawn from drill.study.uncertainty; graded by their mix of grades
 view (drill.study.pace) and the days they skip, and serves each day the cards drill.study.day_cards
 takes within the minutes given, in order, until the drawn seconds spend them (the session's rule).
 Run k draws the same numbers whatever the way of dealing, so ways are compared on the same days.
+A card comes up early in the last days when its recall on the date, with the learner's own factor
+on its stability (the posterior mean), is below the target plus EARLY_REVIEW_MARGIN.
 FSRS's arithmetic is drill.study.memory_law's (the fsrs package's formulas without its objects).
 """
 
@@ -123,6 +125,9 @@ class PlanWorld:
         self.span = (date - today).days
         self.target = target
         self.early_below = target + EARLY_REVIEW_MARGIN
+        # how fast this learner forgets next to the model, as their log shows it: the early-review rule asks
+        # which cards will be below target for them, not for the model's average learner
+        self.learner_factor = math.exp(uncertainty.log_scale_mean)
         self.model = model
         self.grades = grades
         self.uncertainty = uncertainty
@@ -199,7 +204,7 @@ class PlanWorld:
         if policy.early and day >= self.span - EARLY_REVIEW_DAYS:
             for i in range(self.track):
                 if due[i] > day and day >= self.early_from[i]:
-                    recall = law.recall(stability[i], self.span - last[i])
+                    recall = law.recall(stability[i] * self.learner_factor, self.span - last[i])
                     if recall < self.early_below:
                         early.append((recall, i))
             early.sort()

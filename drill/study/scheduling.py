@@ -239,7 +239,7 @@ def after_grade(
     """The card after a grade logged with `mode` on study day `day`: what the session stores, and a replay redoes.
 
     cram    nothing changes
-    early   a review brought forward for the interview date (drill.study.plan.early_reviews): scheduled
+    early   a review brought forward for the interview date (drill.study.day_cards, the plan's early group): scheduled
             as any review, and counted for retention
     repeat  a same-day repeat: only the day and whether it comes back again are noted
     mock    a failed mock answer (its logged score below MOCK_PASS) makes the card due tomorrow
