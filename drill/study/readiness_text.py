@@ -55,7 +55,7 @@ def reach_lines(figures: ReadinessFigures) -> list[str]:
         line,
         f"Forecast mean recall on the day: {forecast.mean:.0%}, likely between {forecast.low:.0%} and "
         f"{forecast.high:.0%} (how fast you forget is known from {counted(plan.uncertainty.reviews, 'review')}; "
-        f"days skipped so far {skip:.0%})",
+        f"{skip:.0%} of days counted as skipped)",
     ]
 
 
