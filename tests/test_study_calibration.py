@@ -82,3 +82,15 @@ def test_no_reviews_no_figures():
 def test_a_prediction_outside_0_1_is_refused(bad):
     with pytest.raises(ValueError, match="between 0 and 1"):
         calibrate([Outcome(bad, True)])
+
+
+def test_the_weeks_check_says_when_recalls_fall_outside_the_forecast():
+    from drill.study.calibration import MIN_WEEK_REVIEWS, week_check
+
+    honest = week_check(Outcome(0.9, i % 10 != 0) for i in range(100))
+    assert honest.reviews == 100 and not honest.outside and "within the forecast" in honest.line()
+    short = week_check(Outcome(0.9, i % 10 < 6) for i in range(100))  # 60 % recalled of 90 % predicted
+    assert short.outside and "drill fsrs fit" in short.line()
+    few = week_check(Outcome(0.9, False) for i in range(MIN_WEEK_REVIEWS - 1))
+    assert not few.outside and "too few to judge" in few.line()
+    assert week_check([]).line().endswith("no predicted review yet")
