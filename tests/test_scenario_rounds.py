@@ -80,6 +80,8 @@ def test_a_kernel_round_without_a_gpu_is_judged_on_the_cpu_path_and_says_what_wa
     first, second = plan.plan.questions
     assert first.kind == "kernel" and second.card_id == f"{kernel.id}#2"
     assert plan.cards[second.card_id].rubric == kernel.rubric  # "what would you optimise next", by its rubric
+    assert NOT_TIMED in plan.cards[kernel.id].prompt  # said before the kernel is written
+    assert plan.cards[kernel.id].fields == kernel.fields  # the same starter, harness and target
     report = build_round_report(plan.as_json(), [], plan.cards)
     assert NOT_TIMED in report["timing"] and NOT_TIMED in report["reason"]
     assert make_round(cards, RoundKind.KERNEL, seed=3, judge_available=True, gpus=1).timed

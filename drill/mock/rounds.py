@@ -250,7 +250,10 @@ def _kernel_round(
         PlannedQuestion(optimise.id, kernel.topic, optimise.kind, next_minutes),
     )
     plan = MockPlan(minutes, questions)
-    asked = {kernel.id: kernel, optimise.id: optimise}
+    where = "*Round: stage 1 of 2 · kernel*"
+    if not judge_available:  # said before the learner starts, not only in the report
+        where += f"\n\n**This kernel will be {NOT_TIMED}.**"
+    asked = {kernel.id: replace(kernel, prompt=f"{where}\n\n{kernel.prompt}"), optimise.id: optimise}
     title = f"kernel {kernel.id} ({kernel.fields.get('language')})"
     return RoundPlan(RoundKind.KERNEL, kernel.id, title, {}, plan, stages, asked, timed=judge_available)
 
