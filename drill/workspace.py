@@ -33,6 +33,7 @@ from drill.study.session import (
     DEFAULT_FOCUS_NEW,
     DEFAULT_NEW_ORDER,
     DEFAULT_NEW_PER_DAY,
+    MOCK_ONLY_KINDS,
     ReviewSession,
     build_queue,
     out_of_queues,
@@ -41,7 +42,7 @@ from drill.study.session import (
 # The progress report, the weakness figures and the deck summary are imported where they are asked for:
 # the first paint needs none of them.
 if TYPE_CHECKING:
-    from drill.cards.deck_summary import DeckSummary
+    from drill.cards.deck_summary import CardSummary, DeckSummary
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
@@ -182,6 +183,11 @@ def planned_day(
     return PlannedDay([*(r for r in repeats if r in cards), *rest], early, max(0.0, budget))
 
 
+def studied(cards: Mapping[str, CardSummary]) -> dict[str, CardSummary]:
+    """The cards the day's reviews, the plan and the forecast count: a scenario is asked only in a mock round."""
+    return {card_id: card for card_id, card in cards.items() if card.kind not in MOCK_ONLY_KINDS}
+
+
 class Workspace:
     """A learner's data directory with its settings and decks: what the CLI and the UI read and write through.
 
@@ -275,7 +281,7 @@ class Workspace:
             rollover_hour = self.rollover_hour()
         with ThreadPoolExecutor(max_workers=1) as pool:
             read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock(), self.chosen_day)
-            cards = self.summary.cards
+            cards = studied(self.summary.cards)
             figures = read.result()
         return _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
 
@@ -352,7 +358,7 @@ class Workspace:
             from drill.study.tracks import track_topics
 
             track = track_topics(interview.track)
-        every = self.summary.cards.values()
+        every = studied(self.summary.cards).values()
         cards = [card for card in every if track is None or card.topic in track]
         others = [card for card in every if track is not None and card.topic not in track]
         model = self.memory_model()

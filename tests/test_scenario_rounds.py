@@ -247,3 +247,13 @@ def test_a_declined_twist_is_reported_as_declined_and_one_not_reached_as_what_co
     report = build_round_report(serving.as_json(), slot_json(run), serving.cards)
     assert {s["status"] for s in report["stages"] if s["twist"]} == {"not reached"}
     assert report["next_asked"].startswith("stage 2 (estimate): ")
+
+
+def test_the_plan_and_the_progress_figures_count_no_scenario(cards):
+    from drill.cards.deck_summary import CardSummary
+    from drill.workspace import studied
+
+    summary = {c.id: CardSummary(c.id, c.topic, c.kind) for c in cards.values()}
+    kept = studied(summary)
+    assert "sc-decode" not in kept and all(c.kind != "scenario" for c in kept.values())
+    assert len(kept) == sum(c.kind != "scenario" for c in cards.values())
