@@ -430,6 +430,10 @@ def preview_prompt(card: Card) -> str:
     A card whose numbers cannot be drawn (one `drill check` rejects) says so
     rather than show its template text.
     """
+    if card.kind == "scenario":
+        from drill.cards.scenario import scenario_preview
+
+        return scenario_preview(card)
     if card.kind != "memory_ledger":
         return card.prompt
     from drill.cards.templating import TemplateProblem, draw_params, render

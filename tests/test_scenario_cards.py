@@ -213,3 +213,14 @@ def test_an_estimate_stage_earns_step_credit_through_the_mock_grading(write_deck
     assert right.score == 1.0
     assert nothing.score == 0.0
     assert 0 < steps_only.score < 1 and steps_only.evidence == steps_only.score
+
+
+def test_the_browser_shows_a_scenario_drawn_and_exports_leave_it_to_drill(write_deck):
+    from drill.browse import preview_prompt
+    from drill.exchange.flat import exportable
+
+    card = load(write_deck, SCENARIO).cards["sc-decode"]
+    shown = preview_prompt(card)
+    assert "{{" not in shown and "Llama 3 8B" in shown and "drill mock --round" in shown
+    assert "1. clarify (clarifying" in shown and "4. twist (estimation" in shown
+    assert exportable({card.id: card}) == []

@@ -261,3 +261,20 @@ def render_stage_text(card: Card, specs: Mapping[str, Any], draw: Mapping[str, A
     holder = replace(card, fields={"params": dict(specs)})
     scope = Scope(card_scope(holder, draw, load_catalogue(None, None, None)))
     return render_text(source, scope, where)
+
+
+def scenario_preview(card: Card) -> str:
+    """A scenario as the card browser shows it: its problem with one draw fixed by its id, then its stages."""
+    import random
+
+    from drill.cards.param_specs import card_params, draw_params
+    from drill.cards.template_records import TemplateProblem
+
+    try:
+        draw = draw_params(card, random.Random(card.id))
+        problem = render_stage_text(card, card_params(card), draw, card.prompt, "prompt")
+        stages = stages_of(card)
+    except (TemplateProblem, ValueError) as exc:
+        return f"(this scenario could not be drawn: {exc})"
+    listed = "\n".join(f"{s.number}. {s.label} ({s.dimension.value}, {s.minutes} min)" for s in stages)
+    return f"{problem.rstrip()}\n\n**Asked in a mock round (`drill mock --round`), in stages:**\n\n{listed}\n"

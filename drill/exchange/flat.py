@@ -3,8 +3,8 @@
 Each kind shows what the review screen shows: a shape trace its `given` and
 the steps to fill in (with their shapes on the back), a diagnosis its
 evidence and lettered choices, a parameterised ledger card one fixed draw
-with its ledger of formulas and values. Kernel cards need the judge and are
-left to drill.
+with its ledger of formulas and values. Kernel cards need the judge and
+scenarios a mock round: both are left to drill.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from drill.cards.model import Card
 from drill.cards.shapes import accepted_shapes
 
-NOT_EXPORTED = frozenset({"kernel"})
+NOT_EXPORTED = frozenset({"kernel", "scenario"})
 
 
 @dataclass(frozen=True)
