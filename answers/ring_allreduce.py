@@ -125,13 +125,17 @@ class _Ring:
         self.next = (rank + direction) % world
         self.prev = (rank - direction) % world
         self.buffers: list = []
+        self.split: dict = {}
 
     def pieces_needed(self) -> int:
         biggest = max(c.numel() for c in self.chunks) * self.chunks[0].element_size()
         return max(1, -(-biggest // PIECE_BYTES))
 
     def piece(self, chunk: int, p: int, pieces: int) -> torch.Tensor:
-        return self.chunks[chunk % self.world].tensor_split(pieces)[p]
+        index = chunk % self.world
+        if index not in self.split:  # each chunk cut once, not once per piece
+            self.split[index] = self.chunks[index].tensor_split(pieces)
+        return self.split[index][p]
 
     def buffer(self, j: int, numel: int, pieces: int) -> torch.Tensor:
         """Receive buffer of round j: IN_FLIGHT + 2 of them in turn, so none is written while it is still read."""
