@@ -257,3 +257,22 @@ def test_the_plan_and_the_progress_figures_count_no_scenario(cards):
     kept = studied(summary)
     assert "sc-decode" not in kept and all(c.kind != "scenario" for c in kept.values())
     assert len(kept) == sum(c.kind != "scenario" for c in cards.values())
+
+
+def test_drill_mock_plan_prints_a_rounds_stages_and_quick_keeps_the_quiz(tmp_path, write_deck, capsys):
+    import json
+
+    from drill.cli import main
+
+    deck = write_deck(SCENARIO)
+    common = ["--data-dir", str(tmp_path / "d"), "--decks", str(deck), "--seed", "1"]
+    assert main(["mock", "--plan", "--round", "debug", "--json", *common]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["kind"] == "debug" and plan["minutes"] == 40
+    assert sum(q["minutes"] for q in plan["questions"]) == 30  # a quarter kept for the twists
+    assert [s["type"] for s in plan["stages"]][0] == "clarify"
+    assert main(["mock", "--plan", "--round", "serving", "--minutes", "50", *common]) == 2
+    assert "a round runs 35 to 45 minutes" in capsys.readouterr().err
+    assert main(["mock", "--plan", "--quick", "--json", *common]) == 0
+    quick = json.loads(capsys.readouterr().out)
+    assert quick["minutes"] == 45 and all("#" not in q["card_id"] for q in quick["questions"])
