@@ -97,6 +97,8 @@ def test_a_sum_made_through_a_side_channel_is_refused_with_both_figures(judge, c
     assert failed and failed[0].name == "float32 n=1,000"  # the sum was right: only the traffic gave it away
     assert re.search(TOO_LITTLE, failed[0].message), failed[0].message
     assert "the result did not come through your sends and receives" in failed[0].message
+    [evidence] = verdict.evidence
+    assert evidence.ok is False and evidence.refused == failed[0].message
 
 
 def test_the_process_groups_own_store_is_a_side_channel_too(judge, cards):

@@ -201,6 +201,7 @@ class _WorldRun:
         self.baseline: dict[str, list[list[float]]] = {}  # NCCL's own times, per timing case, per rank
         self.heaviest: tuple[int, TrafficFloor, list[Reading]] | None = None  # the traffic shown in the verdict
         self.calls = 0  # the learner's checked calls, every rank's runs counted once
+        self.refused = ""  # the first traffic that fell short: the evidence's refusal
 
     def start(self) -> bool:
         """Start the ranks: the judge holds their traffic counters before any of the learner's code runs, and NCCL's
@@ -235,7 +236,7 @@ class _WorldRun:
                 self._failed(exc, f"{self.prefix}{case['name']}")
                 return False
             all_ok = all_ok and ok
-        self._evidence(all_ok)
+        self._evidence()
         return all_ok
 
     def _hold_traffic(self) -> None:
@@ -288,6 +289,7 @@ class _WorldRun:
                 short = None if self._per_case() else shortfall(floor, moved, self._how())
                 if check.ok and short:
                     check = Check(False, short)
+                    self.refused = self.refused or short
             if verdict is None and not check.ok:
                 verdict = check
                 if attempt == 2:
@@ -298,6 +300,7 @@ class _WorldRun:
             short = shortfall(floor, moved_in_case, self._how())
             if short:
                 verdict = Check(False, short)
+                self.refused = self.refused or short
         self.group.collect("case", self.deadline, f"case {name}")
         final = verdict or last
         assert final is not None
@@ -369,7 +372,7 @@ class _WorldRun:
         if self.heaviest is None or weight > self.heaviest[0]:
             self.heaviest = (weight, floor, per_run)
 
-    def _evidence(self, ok: bool) -> None:
+    def _evidence(self) -> None:
         where = "gpu" if self.spec.backend == "nccl" else "cpu"
         ranks = f"{self.spec.world} ranks over {self.spec.backend}"
         if self.heaviest is None:
@@ -378,7 +381,7 @@ class _WorldRun:
             return
         _, floor, moved = self.heaviest
         words = f"{ranks}: {traffic_words(floor, moved, self._how())}"
-        self._emit_evidence(where, True, words, "")
+        self._emit_evidence(where, not self.refused, words, self.refused)
 
     def _emit_evidence(self, where: str, ok: bool | None, words: str, refused: str) -> None:
         self.emit(
