@@ -74,13 +74,32 @@ class RoundReport(TypedDict):
 
 
 def _first_line(card: Card | None) -> str:
-    """A stage's question in a line: the first line of its own words, after the scenario's (the stage's prompt
-    is the scenario then the question; its last paragraph is the question)."""
+    """A stage's question in one line: the last paragraph of its prompt (the scenario comes first, then the
+    question), at most 200 characters."""
     if card is None:
         return ""
-    paragraphs = [p.strip() for p in card.prompt.split("\n\n") if p.strip()]
+    prompt = card.prompt
+    if card.kind == "memory_ledger":  # a numeric stage's prompt is a template: its one draw filled in
+        prompt = _drawn_question(card)
+    paragraphs = [p.strip() for p in prompt.split("\n\n") if p.strip()]
     last = paragraphs[-1] if paragraphs else ""
     return " ".join(last.split())[:200]
+
+
+def _drawn_question(card: Card) -> str:
+    """A numeric stage's question with its numbers: its parameters are pinned to the round's draw, so any draw
+    of them is that one."""
+    import random
+
+    from drill.cards.evaluation import Scope
+    from drill.cards.rendering import card_scope, load_catalogue
+    from drill.cards.templating import TemplateProblem, draw_params, render_text
+
+    try:
+        scope = Scope(card_scope(card, draw_params(card, random.Random(0)), load_catalogue(None, None, None)))
+        return render_text(card.prompt, scope, "prompt")
+    except TemplateProblem:
+        return card.prompt
 
 
 def _evidence(slot: Mapping[str, Any]) -> float | None:

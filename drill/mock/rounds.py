@@ -115,7 +115,7 @@ class RoundPlan:
             "kind": self.kind.value,
             "source_id": self.source_id,
             "title": self.title,
-            "draw": {k: v for k, v in self.draw.items()},
+            "draw": dict(self.draw),
             "stages": [s.as_json() for s in self.stages],
             "timed": self.timed,
         }
@@ -210,7 +210,7 @@ def scenario_round(scenario: Card, kind: RoundKind, minutes: int, rng: random.Ra
 
 
 def scenario_title(card: Card) -> str:
-    """A scenario named in a line: its tags' first words are not enough, so its id, as the decks spell it."""
+    """A scenario named in a few words: its id without the `scenario-` every one starts with."""
     return card.id.removeprefix("scenario-").replace("-", " ")
 
 
@@ -272,10 +272,21 @@ def optimise_next_card(kernel: Card, minutes: int, *, timed: bool) -> Card:
         id=stage_id(kernel.id, 2),
         kind="concept",
         prompt=prompt,
-        answer=str(kernel.fields.get("writeup") and f"The reference write-up: answers/{kernel.fields['writeup']}"),
+        answer=_writeup(kernel),
         follow_ups=(),
         fields=fields,
     )
+
+
+def _writeup(kernel: Card) -> str:
+    """The kernel card's write-up of why its solution is fast (the stage's expected answer), or where it lives."""
+    from drill import paths
+
+    name = str(kernel.fields.get("writeup") or "")
+    try:
+        return (paths.answers_dir() / name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return f"The reference write-up: answers/{name}"
 
 
 def round_share_on_scenarios(plan: RoundPlan) -> float:
