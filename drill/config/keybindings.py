@@ -17,10 +17,10 @@ BINDING_IDS = frozenset(
     browser.unsuspend browser.up
     kernel.accept kernel.answer kernel.back kernel.cancel kernel.grade0 kernel.grade1 kernel.grade2 kernel.grade3
     kernel.grade4 kernel.grade5 kernel.reset kernel.run
-    mock.down mock.end mock.next mock.next_field mock.open_kernel mock.pagedown mock.pageup mock.previous_field
-    mock.skip mock.up
+    mock.cancel_override mock.down mock.end mock.next mock.next_field mock.open_kernel mock.override mock.pagedown
+    mock.pageup mock.previous_field mock.show_choices mock.skip mock.up
     mock_report.close mock_report.down mock_report.html mock_report.pagedown mock_report.pageup mock_report.up
-    mock_setup.back
+    mock_setup.back mock_setup.practice
     review.accept review.browser review.bury review.down review.grade0 review.grade1 review.grade2 review.grade3
     review.grade4 review.grade5 review.leave_input review.mock review.next_field review.pagedown review.pageup
     review.previous_field review.quit_when_done review.reveal review.stats review.suspend review.undo review.up
@@ -34,7 +34,7 @@ TYPING_SCREENS = ("app", "review", "mock", "kernel", "browser", "mock_setup")
 OUTSIDE_FIELDS = frozenset(
     "review.grade0 review.grade1 review.grade2 review.grade3 review.grade4 review.grade5 review.reveal "
     "review.quit_when_done kernel.grade0 kernel.grade1 kernel.grade2 kernel.grade3 kernel.grade4 kernel.grade5 "
-    "mock.open_kernel".split()
+    "mock.open_kernel mock.override".split()
 )
 GRADE_DIGITS = frozenset("012345")  # on the review and kernel screens a digit grades once the answer is shown
 
