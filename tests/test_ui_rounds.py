@@ -103,6 +103,7 @@ async def test_a_serving_design_round_from_the_setup_to_the_report(tmp_path, wri
     # strong answers earned the scenario's twists as follow-ups, asked on the same problem
     assert any(s[1] == "twist" for s in follow_ups) and all(s[0].startswith(source + "#") for s in follow_ups)
     assert all("follow-up" in s[3] for s in follow_ups)
+    assert [q["kind"] for q in report["questions"]][:2] == ["clarify stage", "estimate stage"]
     round_report = report["round"]
     assert round_report["source_id"] == source and round_report["reached"] == round_report["stages_total"]
     dims = {d["dimension"]: d for d in round_report["dimensions"]}

@@ -7,6 +7,7 @@ from typing import Any
 
 from drill.cards.asked import question_markdown
 from drill.cards.model import Card
+from drill.cards.scenario import STAGE_MARK
 from drill.mock.grading import grade_from_json
 from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
 from drill.study.scheduling import MOCK_PASS
@@ -46,7 +47,7 @@ def build_report(
                 "card_id": s["card_id"],
                 "topic": s["topic"],
                 "title": titles.get(s["topic"], s["topic"]),
-                "kind": s["kind"],
+                "kind": asked_as(s["kind"], card),
                 "prompt": prompt,
                 "budget_s": s["budget_s"],
                 "spent_s": s.get("spent_s") or 0.0,
@@ -110,6 +111,14 @@ def build_report(
         "study_next": study_next,
         "readiness": readiness,
     }
+
+
+def asked_as(kind: str, card: Card | None) -> str:
+    """What a question was, in the report's words: its kind, or a round's stage by what the stage asks."""
+    if card is None or STAGE_MARK not in card.id:
+        return kind
+    stage = card.fields.get("stage")
+    return f"{stage} stage" if isinstance(stage, str) else kind
 
 
 def sides(card: Card, answer: Any) -> tuple[str, str]:
