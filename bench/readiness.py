@@ -2,6 +2,11 @@
 
     python bench/readiness.py [--learners 6] [--days 30] [--track inference] [--jobs 2] [--quick]
 
+--quick (one learner a family and budget, 8 days; under a minute on two cores) shows the bench
+runs end to end; 8 days are too few for 271 cards, so its goals are not the ones to judge by.
+The goals below are judged on the 30-day run (about 12 minutes with --learners 2 on two loaded
+cores).
+
 Each simulated learner studies in a data folder of their own through drill.api, as a script
 or a notebook would: set the day, take the day's queue, answer each card, grade it with the
 seconds it took. The plan is made as a new user's is: default seconds per card and default
