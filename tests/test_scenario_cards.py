@@ -154,6 +154,15 @@ def test_a_scenario_needs_three_stages_before_its_twists_and_a_twist_one_way_to_
     assert any("one of them" in line for line in lines), lines
 
 
+def test_a_scenario_has_a_twist_and_stage_minutes_a_round_can_scale(write_deck):
+    twistless = SCENARIO[: SCENARIO.index("      - type: twist")] + "    sources: [FACTS.md]\n"
+    lines = [str(p) for p in load(write_deck, twistless).problems]
+    assert any("needs at least one twist" in line for line in lines), lines
+    long = SCENARIO.replace("      - type: estimate\n", "      - type: estimate\n        minutes: 30\n", 1)
+    lines = [str(p) for p in load(write_deck, long).problems]
+    assert any("give 44 minutes in all; give 15 to 40" in line for line in lines), lines
+
+
 def draw_card(write_deck):
     card = load(write_deck, SCENARIO).cards["sc-decode"]
     return card, {"model": "llama-3-8b", "gpu": "h100-sxm", "b": 32, "c": 4096}

@@ -73,6 +73,9 @@ DEFAULT_DIMENSION: dict[StageType, Dimension] = {
 }
 # The fewest stages a scenario asks before its twists: a round is one problem probed in stages.
 MIN_CORE_STAGES = 3
+# The minutes its stages before the twists may give in all: a round scales them to the 26-34 minutes it has
+# for them, and a card's own figures far from that would be bent out of their proportions.
+CORE_MINUTES = (15, 40)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from drill.cards.model import Card
 from drill.cards.param_specs import card_params, draw_params, spec_problem
 from drill.cards.scenario import (
     COMMON_STAGE_KEYS,
+    CORE_MINUTES,
     MIN_CORE_STAGES,
     STAGE_KEYS,
     RoundType,
@@ -54,8 +55,19 @@ def stage_shape_problems(fields: Mapping[str, Any]) -> list[tuple[int | None, st
             stages.append(read_stage(i + 1, entry))
         except ValueError as exc:
             problems.append((i, f"stages[{i}]: {exc}"))
-    if not problems and len(core_stages(stages)) < MIN_CORE_STAGES:
+    if problems:
+        return problems
+    core = core_stages(stages)
+    if len(core) < MIN_CORE_STAGES:
         problems.append((None, f"stages: a scenario asks at least {MIN_CORE_STAGES} stages before its twists"))
+    if len(core) == len(stages):
+        problems.append((None, "stages: a scenario needs at least one twist (its round's follow-ups)"))
+    low, high = CORE_MINUTES
+    given = sum(s.minutes for s in core)
+    if not low <= given <= high:
+        problems.append(
+            (None, f"stages: the stages before the twists give {given} minutes in all; give {low} to {high}")
+        )
     return problems
 
 
