@@ -25,7 +25,7 @@ from pathlib import Path
 from drill.config.settings import Settings, load_settings
 from drill.study.pace import learned_pace
 from drill.study.session import DEFAULT_NEW_PER_DAY, Graded, ReviewSession
-from drill.workspace import Workspace
+from drill.workspace import Workspace, studied
 
 STUDY_HOUR = dt.time(12, 0)  # the time of day a scripted review is stamped with (inside any study day)
 
@@ -173,7 +173,7 @@ class Learner:
         self.workspace.store().set_setting(SETTING, name)
 
     def cards(self, track: str | None = None) -> tuple[CardInfo, ...]:
-        """The decks' cards, or one track's."""
+        """The cards the plan and the day's queue count (a scenario is asked only in a mock round), or one track's."""
         topics = None
         if track is not None:
             from drill.study.tracks import track_topics
@@ -181,7 +181,7 @@ class Learner:
             topics = track_topics(track)
         return tuple(
             CardInfo(c.id, c.topic, c.kind)
-            for c in self.workspace.summary.cards.values()
+            for c in studied(self.workspace.summary.cards).values()
             if topics is None or c.topic in topics
         )
 
