@@ -395,3 +395,14 @@ def test_a_topic_with_every_card_seen_and_none_due_says_so():
         "Nothing in moe is due or new today. To go over them anyway, without touching the schedule:"
         " `drill --topic moe --cram`."
     )
+
+
+def test_the_done_screen_says_when_the_days_minutes_held_cards_back(tmp_path):
+    from drill.ui.review import done_text
+
+    session, store = make_session(tmp_path)
+    session.budget_seconds = 60.0
+    session.grade(store, 5, now=NOW, duration_ms=61_000)
+    assert "Today's minutes are spent: 5 cards wait for tomorrow." in done_text(session)
+    roomy, store = make_session(tmp_path / "roomy")
+    assert "minutes are spent" not in done_text(roomy)

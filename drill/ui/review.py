@@ -90,6 +90,8 @@ def done_text(session: "ReviewSession") -> str:
     head = f"# All done for today{scope}\n\nYou {what} {counted(session.done, 'card')} this session{graded}.\n\n"
     if session.topics and not session.done:
         head += nothing_to_show(session) + "\n\n"
+    if session.held_back:  # the minutes a day the plan was made for are spent
+        head += f"Today's minutes are spent: {counted(len(session.held_back), 'card')} wait for tomorrow.\n\n"
     if upcoming:
         nxt = min(upcoming)
         days = (nxt - session.today).days
