@@ -95,7 +95,9 @@ class FakeCupti:
         if kind in (cupti.DRIVER, cupti.RUNTIME):  # CUpti_ActivityAPI: thread at 28, correlation id at 32
             return struct.pack("<IIQQIIII72x", kind, 0, start, end, 0, stream, correlation, 0)
         # a memset or copy keeps its stream at 40 and correlation id at 44; a kernel at 48 and 92
-        return struct.pack("<IIQQQ8xIII40xI16x", kind, value, nbytes, start, end, stream, correlation, stream, correlation)
+        return struct.pack(
+            "<IIQQQ8xIII40xI16x", kind, value, nbytes, start, end, stream, correlation, stream, correlation
+        )
 
     def _cuptiActivityGetNextRecord(self, buffer: int, valid: int, record) -> int:
         current = record._obj
