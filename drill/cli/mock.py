@@ -68,6 +68,12 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
         action="store_true",
         help="practice mode: each answer's verdict and expected answer right after it (else held until the end)",
     )
+    parser.add_argument(
+        "--hard",
+        action="store_true",
+        help="hard mode: numeric questions withhold the GPU and model figures (HBM and NVLink bandwidth, capacity, "
+        "parameter counts, layers, heads), which you supply from memory; answers are checked more loosely",
+    )
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of standard output")

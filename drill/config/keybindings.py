@@ -20,7 +20,7 @@ BINDING_IDS = frozenset(
     mock.cancel_override mock.down mock.end mock.next mock.next_field mock.open_kernel mock.override mock.pagedown
     mock.pageup mock.previous_field mock.show_choices mock.skip mock.up
     mock_report.close mock_report.down mock_report.html mock_report.pagedown mock_report.pageup mock_report.up
-    mock_setup.back mock_setup.practice
+    mock_setup.back mock_setup.hard mock_setup.practice
     review.accept review.browser review.bury review.down review.grade0 review.grade1 review.grade2 review.grade3
     review.grade4 review.grade5 review.leave_input review.mock review.next_field review.pagedown review.pageup
     review.previous_field review.quit_when_done review.reveal review.stats review.suspend review.undo review.up

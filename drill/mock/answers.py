@@ -96,12 +96,18 @@ def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = 
 
 
 def _ledger(card: Card, record: Mapping[str, Any]) -> QuestionGrade:
+    from drill.cards.number_check import DEFAULT_TOLERANCE
     from drill.cards.templating import render
+    from drill.mock.hard import HARD_TOLERANCE, hard_question
     from drill.mock.working import grade_ledger
 
-    rendered = render(card, record.get("draw") or {})
+    draw = record.get("draw") or {}
+    hard = bool(record.get("hard"))  # asked in hard mode: the figures withheld, the tolerances looser
+    rendered = hard_question(card, draw).rendered if hard else render(card, draw)
     given = [str(g) for g in record.get("given") or []]
-    graded = grade_ledger(rendered.answers, given, rendered.ledger, str(record.get("working") or ""), rendered.prompt)
+    working = str(record.get("working") or "")
+    step_tolerance = HARD_TOLERANCE if hard else DEFAULT_TOLERANCE
+    graded = grade_ledger(rendered.answers, given, rendered.ledger, working, rendered.prompt, step_tolerance)
     return graded.grade()
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from drill.cards.model import Card
 from drill.cards.scenario import scenario_of
 from drill.mock.follow_ups import FollowUpKind
+from drill.mock.hard import HARD_WORDS
 from drill.mock.plan import MockPlan
 from drill.mock.report import build_report
 from drill.mock.round_report import build_round_report
@@ -42,6 +43,7 @@ class MockRecorder:
         weakness_after: Callable[[], Mapping[str, float]] | None = None,
         readiness_after: Callable[[], str | None] | None = None,
         round_plan: RoundPlan | None = None,
+        hard: bool = False,
     ) -> None:
         self.store = store
         self.run = run
@@ -53,6 +55,7 @@ class MockRecorder:
         self.weakness_after = weakness_after  # read again at the end: the mock's own answers change it
         self.readiness_after = readiness_after  # the line on readiness for the interview date, read at the end
         self.round_plan = round_plan  # a round's stages, for its report per dimension
+        self.hard = hard  # asked in hard mode (drill.mock.hard): the report says so
         store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
         self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
@@ -126,6 +129,8 @@ class MockRecorder:
             except Exception:  # the report is kept without the line rather than lost
                 pass
         report = build_report(mock, slots, self.cards, self.titles, weakness, readiness)
+        if self.hard:
+            report["hard"] = HARD_WORDS
         if self.round_plan is not None:
             plan = self.round_plan.as_json()
             report["round"] = {**build_round_report(plan, slots, self.cards), "plan": plan}

@@ -279,6 +279,7 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
         "status_words": status_words(report, used_s),
         # readiness on the interview date when the mock ended (drill.study.readiness's summary line); "" without a date
         "readiness": str(report.get("readiness") or ""),
+        "hard": str(report.get("hard") or ""),  # how a hard-mode mock was asked; "" for any other
         "topics": topics,
         "questions": questions,
         "study_next": [

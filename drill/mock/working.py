@@ -34,10 +34,15 @@ def shows(text: str, value: float, unit: str, tolerance: float = DEFAULT_TOLERAN
 
 
 def grade_ledger(
-    answers: Sequence[ExpectedAnswer], given: Sequence[str], ledger: Sequence[LedgerTerm], working: str, prompt: str
+    answers: Sequence[ExpectedAnswer],
+    given: Sequence[str],
+    ledger: Sequence[LedgerTerm],
+    working: str,
+    prompt: str,
+    step_tolerance: float = DEFAULT_TOLERANCE,
 ) -> LedgerGrade:
-    """The final answers checked as typed, and the ledger steps the working shows. A step whose figure the
-    question states is no step of the learner's and is left out."""
+    """The final answers checked as typed, and the ledger steps the working shows (each within
+    `step_tolerance`). A step whose figure the question states is no step of the learner's and is left out."""
     right = 0
     missed: list[str] = []
     for expected, text in zip(answers, given):
@@ -46,6 +51,6 @@ def grade_ledger(
         else:
             missed.append(f"{expected.label}: {format_quantity(expected.value, expected.unit)}")
     steps = tuple(t.term for t in ledger if not shows(prompt, t.value, t.unit))
-    shown = tuple(t.term for t in ledger if t.term in steps and shows(working, t.value, t.unit))
+    shown = tuple(t.term for t in ledger if t.term in steps and shows(working, t.value, t.unit, step_tolerance))
     first = next((i for i, t in enumerate(ledger) if t.term in steps and t.term not in shown), None)
     return LedgerGrade(right, len(answers), shown, steps, tuple(missed), first)

@@ -312,6 +312,7 @@ def make_app(args: argparse.Namespace) -> DrillApp:
                 "topics": _mock_topics(args),
                 "questions": args.questions,
                 "practice": bool(getattr(args, "practice", False)),
+                "hard": bool(getattr(args, "hard", False)),
                 "round": getattr(args, "round", None),
                 "quick": bool(getattr(args, "quick", False)),
             }

@@ -3,6 +3,7 @@ own words first (the listed readings are a hint that costs), and a numeric card 
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from textual.app import ComposeResult
@@ -10,6 +11,7 @@ from textual.widgets import Input
 
 from drill.cards.model import Card
 from drill.mock.grading import CHOICES_COST, read_choice
+from drill.mock.hard import hard_question
 from drill.ui.answer_fields import AnswerInput, ChoiceList
 from drill.ui.answering import AnswerForm, FormVerdict, LedgerForm, form_for
 from drill.ui.screen_text import SafeLabel
@@ -130,7 +132,15 @@ class MockDiagnosisForm(AnswerForm):
 
 
 class MockLedgerForm(LedgerForm):
-    """A numeric card with a line for the working above its answers."""
+    """A numeric card with a line for the working above its answers. In hard mode (`hard`) the figures of its
+    GPUs and models are withheld from the prompt and its answers are checked within the looser hard-mode
+    tolerance (drill.mock.hard)."""
+
+    def __init__(self, card: Card, rng: random.Random, *, hard: bool = False) -> None:
+        super().__init__(card, rng)
+        self.hard = hard
+        if hard:
+            self.rendered = hard_question(card, self.draw).rendered
 
     def field_specs(self) -> list[tuple[str, str, str]]:
         working = (WORKING_LABEL, "e.g. per token 160 KiB; x 4096 tokens = 640 MiB", "working")
@@ -142,17 +152,18 @@ class MockLedgerForm(LedgerForm):
     def check(self, seconds: float) -> FormVerdict:
         verdict = super().check(seconds)
         verdict.record["working"] = self.working()
+        if self.hard:
+            verdict.record["hard"] = True
         return verdict
 
 
-def mock_form_for(card: Card, seed: int) -> AnswerForm | None:
-    """The form a mock asks `card` with; `seed` fixes what it draws (the same as a review's form would)."""
-    import random
-
+def mock_form_for(card: Card, seed: int, *, hard: bool = False) -> AnswerForm | None:
+    """The form a mock asks `card` with; `seed` fixes what it draws (the same as a review's form would);
+    `hard`: a numeric card asked in hard mode."""
     if card.kind == "diagnosis":
         order = list(card.fields["choices"])
         random.Random(seed).shuffle(order)
         return MockDiagnosisForm(card, order)
     if card.kind == "memory_ledger":
-        return MockLedgerForm(card, random.Random(seed))
+        return MockLedgerForm(card, random.Random(seed), hard=hard)
     return form_for(card, seed)

@@ -160,6 +160,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         data_dir: Path,
         seed: int | None = None,
         practice: bool = False,
+        hard: bool = False,
     ) -> None:
         super().__init__()
         self.run = run
@@ -170,6 +171,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.data_dir = data_dir
         self.seed = seed
         self.practice = practice  # show each verdict and expected answer after the question
+        self.hard = hard  # numeric questions without their GPU and model figures (drill.mock.hard)
         self.slot: Slot | None = None
         self.follow: FollowUpSlot | None = None  # the follow-up being asked, when it is one
         self.card: Card | None = None  # the card asked now (a follow-up's own)
@@ -230,6 +232,8 @@ class MockScreen(PageScreen[dict[str, Any]]):
             kind = f"{stage.value} stage"
         where = f"{kind.replace('_', ' ')} · {slot.topic}"  # the topic id, as the stats and reports name it
         follow = " · follow-up" if self.follow is not None else ""
+        if self.hard:
+            where += " · hard mode"
         budget = self.follow.budget_s if self.follow is not None else slot.budget_s
         spent = self.run.question_elapsed()
         top = self.query_one("#mtop", SafeStatic)
@@ -267,7 +271,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         answer.show("")
         seed = hash((card.id, self.recorder.mock_id, self.seed)) & 0xFFFFFFFF
         try:
-            self.form = mock_form_for(card, seed)
+            self.form = mock_form_for(card, seed, hard=self.hard)
         except ValueError as exc:
             self.notify(f"{card.where}: {card.id}: {exc}", severity="error", timeout=10)
             self.form = None

@@ -37,13 +37,15 @@ class MockOptions(TypedDict, total=False):
     topics: tuple[str, ...]
     questions: int | None
     practice: bool
+    hard: bool
     round: str | None
     quick: bool
 
 
 @dataclass(frozen=True)
 class MockRequest:
-    """What the learner chose on the setup screen; `practice`: each answer's verdict shown after it."""
+    """What the learner chose on the setup screen; `practice`: each answer's verdict shown after it; `hard`: the
+    GPU and model figures of numeric questions supplied from memory (drill.mock.hard)."""
 
     minutes: int
     topics: tuple[str, ...]
@@ -51,10 +53,22 @@ class MockRequest:
     plan: "MockPlan"
     practice: bool = False
     round: "RoundPlan | None" = None  # a round: one scenario in stages (its plan is `plan`)
+    hard: bool = False
 
 
 HELD_WORDS = "[b]mock interview[/b] │ answers and verdicts are held until it ends; the clock runs"
 PRACTICE_WORDS = "[b]mock interview, practice mode[/b] │ each answer's verdict and expected answer follow it"
+HARD_KEY = "ctrl+r"
+HARD_ON_WORDS = "[b]hard mode[/b]: GPU and model figures from memory, numbers within ±{tolerance:.0%}"
+
+
+def mode_words(practice: bool, hard: bool) -> str:
+    """The setup screen's top line: hard mode first when it is on (a narrow terminal cuts the end), then how
+    verdicts are shown."""
+    from drill.mock.hard import HARD_TOLERANCE
+
+    words = PRACTICE_WORDS if practice else HELD_WORDS
+    return f"{HARD_ON_WORDS.format(tolerance=HARD_TOLERANCE)} │ {words}" if hard else words
 
 
 class MockSetupScreen(Screen[MockRequest | None]):
@@ -64,6 +78,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         Binding("escape", "cancel", "Back", id="mock_setup.back"),
         Binding("tab", "app.focus_next", "Next field", show=False),
         Binding("ctrl+t", "practice", "Practice mode on/off", id="mock_setup.practice"),
+        Binding(HARD_KEY, "hard", "Hard mode on/off", id="mock_setup.hard"),
     ]
     DEFAULT_CSS = """
     MockSetupScreen { layout: vertical; }
@@ -89,6 +104,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         seed: int | None = None,
         recent: Collection[str] = (),
         practice: bool = False,
+        hard: bool = False,
         round_asked: str | None = None,
         quick: bool = False,
     ) -> None:
@@ -108,13 +124,14 @@ class MockSetupScreen(Screen[MockRequest | None]):
         self.exclude = tuple(exclude)
         self.recent = frozenset(recent)  # cards reviewed lately: the plan prefers others
         self.practice = practice
+        self.hard = hard  # the GPU and model figures from memory
         # one seed per setup, so the plan shown changes only when the learner changes the setup
         self.seed = seed if seed is not None else random.randrange(2**31)
         self.plan: MockPlan | None = None
         self.mixes: list[tuple[str, tuple[str, ...]]] = []
 
     def compose(self) -> ComposeResult:
-        yield SafeStatic(PRACTICE_WORDS if self.practice else HELD_WORDS, id="stop")
+        yield SafeStatic(mode_words(self.practice, self.hard), id="stop")
         with VerticalScroll(id="sbody"):
             yield SafeLabel("Minutes (1-600):", classes="step-label")
             yield InOrderInput(str(self.minutes), id="minutes", compact=True, restrict=r"[0-9]*", max_length=3)
@@ -134,7 +151,8 @@ class MockSetupScreen(Screen[MockRequest | None]):
             yield SafeOptionList(id="mix")
             yield SafeStatic(id="splan")
         yield SafeStatic(
-            "[b]tab[/b] next field · [b]enter[/b] on a mix starts · [b]ctrl+t[/b] practice mode · [b]esc[/b] back",
+            "[b]tab[/b] next · [b]enter[/b] on a mix starts · [b]ctrl+t[/b] practice · "
+            f"[b]{HARD_KEY}[/b] hard · [b]esc[/b] back",
             id="sbar",
         )
         yield Footer(compact=True)
@@ -273,12 +291,17 @@ class MockSetupScreen(Screen[MockRequest | None]):
             self.notify("fix the setup first: the plan above says why", severity="warning")
             return
         minutes, questions, topics = self.chosen()
-        self.dismiss(MockRequest(minutes, topics, questions, self.plan, self.practice, self.round_plan))
+        self.dismiss(MockRequest(minutes, topics, questions, self.plan, self.practice, self.round_plan, self.hard))
 
     def action_practice(self) -> None:
         """Practice mode on or off: in practice, each answer's verdict and expected answer follow it."""
         self.practice = not self.practice
-        self.query_one("#stop", SafeStatic).update(PRACTICE_WORDS if self.practice else HELD_WORDS)
+        self.query_one("#stop", SafeStatic).update(mode_words(self.practice, self.hard))
+
+    def action_hard(self) -> None:
+        """Hard mode on or off: numeric questions without their GPU and model figures, checked more loosely."""
+        self.hard = not self.hard
+        self.query_one("#stop", SafeStatic).update(mode_words(self.practice, self.hard))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

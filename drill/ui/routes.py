@@ -105,7 +105,12 @@ class Routes(App[int]):
                     self.exit(0)
                 return
             await self.start_mock(
-                request.plan, weakness, then_exit=then_exit, practice=request.practice, round_plan=request.round
+                request.plan,
+                weakness,
+                then_exit=then_exit,
+                practice=request.practice,
+                round_plan=request.round,
+                hard=request.hard,
             )
 
         self.push_screen(
@@ -122,6 +127,7 @@ class Routes(App[int]):
                 seed=self.seed,
                 recent=reviewed_within(self.session.states.values(), self.today()),
                 practice=bool(options.get("practice")),
+                hard=bool(options.get("hard")),
                 round_asked=options.get("round"),
                 quick=bool(options.get("quick")),
             ),
@@ -136,6 +142,7 @@ class Routes(App[int]):
         then_exit: bool,
         practice: bool = False,
         round_plan: "RoundPlan | None" = None,
+        hard: bool = False,
     ) -> None:
         import time
 
@@ -176,6 +183,7 @@ class Routes(App[int]):
             weakness_now,
             readiness_after=readiness_now,
             round_plan=round_plan,
+            hard=hard,
         )
 
         async def ended(report: dict[str, Any] | None) -> None:
@@ -198,6 +206,7 @@ class Routes(App[int]):
                 data_dir=self.data_dir,
                 seed=self.seed,
                 practice=practice,
+                hard=hard,
             ),
             ended,
         )
