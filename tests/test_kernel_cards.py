@@ -18,7 +18,7 @@ from drill.kernel.cards import (
 )
 from drill.kernel.job import kernel_job
 
-BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
+BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward")
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,7 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "rmsnorm": "fusion",
         "matmul": "gemm",
         "attention": "flashattention",
+        "layernorm-backward": "fusion",
     }
 
 

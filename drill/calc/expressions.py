@@ -20,6 +20,7 @@ from drill.calc import (
     gemm,
     hbm,
     inference,
+    kernel_traffic,
     kv,
     ledger,
     moe,
@@ -173,6 +174,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     **reliability.CARD_FUNCTIONS,
     **steptime.CARD_FUNCTIONS,
     **speculative.CARD_FUNCTIONS,
+    **kernel_traffic.CARD_FUNCTIONS,
 }
 
 CONSTANTS: dict[str, float] = {

@@ -1,0 +1,70 @@
+"""Bytes the kernel exercises count: what a kernel must move through memory, against a common way of doing it.
+
+LayerNorm backward (per row x̂ = (x − mean)·rstd; dx needs two sums along the row, dγ and dβ sums down every
+column): the floor reads x and dy and writes dx once; PyTorch's CUDA backward launches one kernel for dx and
+another for dγ, dβ, which reads x and dy again. A fused kernel keeps partial column sums per group of rows and
+writes them to a float32 scratch buffer of (groups, cols), summed by a second small kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from drill.calc import checks
+
+FP32 = 4
+GROUPS_PER_SM = 4  # row groups per multiprocessor in the fused kernel (answers/layernorm_backward.py)
+
+
+def _rows_cols(rows: Any, cols: Any, elem_bytes: Any) -> tuple[int, int, float]:
+    return checks.count("rows", rows), checks.count("cols", cols), checks.positive("elem_bytes", elem_bytes)
+
+
+def layernorm_backward_small_bytes(rows: int, cols: int) -> float:
+    """The per-row and per-column vectors, in float32: mean and rstd read, γ read, dγ and dβ written."""
+    return FP32 * (2 * checks.count("rows", rows) + 3 * checks.count("cols", cols))
+
+
+def layernorm_backward_floor_bytes(rows: int, cols: int, elem_bytes: float) -> float:
+    """The fewest bytes: x and dy read once, dx written once, plus the small vectors."""
+    r, c, b = _rows_cols(rows, cols, elem_bytes)
+    return 3 * r * c * b + layernorm_backward_small_bytes(r, c)
+
+
+def layernorm_backward_two_kernel_bytes(rows: int, cols: int, elem_bytes: float) -> float:
+    """One kernel for dx (x, dy read; dx written), another for dγ and dβ (x and dy read again)."""
+    r, c, b = _rows_cols(rows, cols, elem_bytes)
+    return 5 * r * c * b + layernorm_backward_small_bytes(r, c) + FP32 * 2 * r  # mean, rstd read twice
+
+
+def layernorm_backward_groups(rows: int, sms: int, groups_per_sm: int = GROUPS_PER_SM) -> int:
+    """Row groups of the fused kernel: ⌈rows / ⌈rows / (groups_per_sm · sms)⌉⌉, each one row of scratch."""
+    r = checks.count("rows", rows)
+    target = checks.count("sms", sms) * checks.count("groups_per_sm", groups_per_sm)
+    per_group = -(-r // target)
+    return -(-r // per_group)
+
+
+def layernorm_backward_scratch_bytes(rows: int, cols: int, sms: int, groups_per_sm: int = GROUPS_PER_SM) -> float:
+    """The partial dγ and dβ rows in float32, written by the first stage and read back by the second."""
+    groups = layernorm_backward_groups(rows, sms, groups_per_sm)
+    return 2 * 2 * groups * checks.count("cols", cols) * FP32
+
+
+def layernorm_backward_fused_bytes(
+    rows: int, cols: int, elem_bytes: float, sms: int, groups_per_sm: int = GROUPS_PER_SM
+) -> float:
+    """The floor plus the scratch of the two-stage column sums."""
+    return layernorm_backward_floor_bytes(rows, cols, elem_bytes) + layernorm_backward_scratch_bytes(
+        rows, cols, sms, groups_per_sm
+    )
+
+
+CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "layernorm_backward_floor_bytes": layernorm_backward_floor_bytes,
+    "layernorm_backward_two_kernel_bytes": layernorm_backward_two_kernel_bytes,
+    "layernorm_backward_groups": layernorm_backward_groups,
+    "layernorm_backward_scratch_bytes": layernorm_backward_scratch_bytes,
+    "layernorm_backward_fused_bytes": layernorm_backward_fused_bytes,
+}
