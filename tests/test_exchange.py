@@ -239,6 +239,29 @@ def test_cards_csv_lists_every_card_but_kernel_cards(tmp_path, concept_deck):
     )
 
 
+def test_an_export_names_the_scenario_cards_it_leaves_out_apart_from_the_kernel_cards(tmp_path, concept_deck, capsys):
+    deck = concept_deck(1)
+    assert main(["export", "csv", str(tmp_path / "cards.csv"), "--decks", str(deck)]) == 0
+    err = capsys.readouterr().err
+    cards = load_decks([*_bundled(), deck]).cards.values()
+    kernels = sum(c.kind == "kernel" for c in cards)
+    scenarios = sum(c.kind == "scenario" for c in cards)
+    assert kernels and scenarios
+    assert f"{kernels} kernel card(s) and {scenarios} scenario card(s) left out" in err
+    assert "a scenario card is asked in stages in a mock round (`drill mock --round`)" in err
+    assert "a kernel card is answered by running code on a GPU" in err
+
+
+def test_the_left_out_notice_of_one_kind_says_they():
+    from drill.cli.exchange import left_out_notice
+
+    assert left_out_notice({}) == ""
+    assert left_out_notice({"scenario": 3}) == (
+        "3 scenario card(s) left out: they are asked in stages in a mock round (`drill mock --round`),"
+        " which a flashcard cannot do"
+    )
+
+
 def _bundled():
     from drill import paths
 

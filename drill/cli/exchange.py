@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
@@ -19,9 +21,9 @@ if TYPE_CHECKING:
 # The only files an export replaces: one with its suffix (see _target)
 SUFFIXES = {"anki": ".apkg", "csv": ".csv", "reviews": ".csv"}
 EXPORTS = {
-    "anki": "every card but kernel cards as notes of an Anki package (.apkg); re-importing it updates only the "
+    "anki": "every card but kernel and scenario cards as notes of an Anki package (.apkg); re-importing it updates only the "
     "notes whose cards changed (--with-history: with each card's schedule and reviews)",
-    "csv": "every card but kernel cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
+    "csv": "every card but kernel and scenario cards as CSV: id, deck, topic, kind, tags, prompt, answer, rubric, sources",
     "reviews": "the review log as CSV, every column `drill import reviews` needs to restore it, and the FSRS "
     "parameters fitted to it (drill fsrs fit) on a first line of their own",
 }
@@ -116,14 +118,29 @@ def _cards(args: argparse.Namespace) -> list[Any]:
     decks = load_decks(options.deck_roots(args))
     if decks.problems:
         print(f"drill export: {decks.left_out()}", file=sys.stderr)
-    kernels = sum(1 for c in decks.cards.values() if c.kind in NOT_EXPORTED)
-    if kernels:
-        print(
-            f"drill export: {kernels} kernel card(s) left out: they are answered by running code on a GPU"
-            " (`drill kernel run`), which a flashcard cannot do",
-            file=sys.stderr,
-        )
+    left_out = left_out_notice(Counter(c.kind for c in decks.cards.values() if c.kind in NOT_EXPORTED))
+    if left_out:
+        print(f"drill export: {left_out}", file=sys.stderr)
     return flatten_all(exportable(decks.cards))
+
+
+LEFT_OUT_WHY = {
+    "kernel": "answered by running code on a GPU (`drill kernel run`)",
+    "scenario": "asked in stages in a mock round (`drill mock --round`)",
+}
+
+
+def left_out_notice(counts: Mapping[str, int]) -> str:
+    """Words for the cards an export leaves out, by kind, with why a flashcard cannot ask them; "" for none."""
+    kinds = [kind for kind in LEFT_OUT_WHY if counts.get(kind)]
+    if not kinds:
+        return ""
+    listed = " and ".join(f"{counts[kind]} {kind} card(s)" for kind in kinds)
+    if len(kinds) == 1:
+        why = f"they are {LEFT_OUT_WHY[kinds[0]]}"
+    else:
+        why = "; ".join(f"a {kind} card is {LEFT_OUT_WHY[kind]}" for kind in kinds)
+    return f"{listed} left out: {why}, which a flashcard cannot do"
 
 
 def _target(out: str, suffix: str) -> Path:
