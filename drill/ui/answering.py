@@ -321,6 +321,12 @@ PLACEHOLDERS = {
 }
 
 
+def field_label(label: str, unit: str) -> str:
+    """A numeric field's label with its unit in brackets once: a label that already ends with it is kept as it is."""
+    named = f"({unit})"
+    return label if label.rstrip().endswith(named) else f"{label} {named}"
+
+
 class LedgerForm(AnswerForm):
     def __init__(self, card: Card, rng: random.Random) -> None:
         super().__init__(card)
@@ -335,7 +341,7 @@ class LedgerForm(AnswerForm):
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
             (
-                f"{markup_text(expected.label)} ({markup_text(expected.unit)})",
+                markup_text(field_label(expected.label, expected.unit)),
                 PLACEHOLDERS.get(expected.unit, "a number"),
                 f"ans{i}",
             )
