@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from drill import paths
 from drill.mock.render import render_markdown
 from drill.ui.app import DrillApp
-from drill.ui.mock_screen import MockScreen
+from drill.ui.mock_screen import END_KEY, MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
 from tests.conftest import FixedClock, refresh, rows, type_keys
 from tests.conftest import settle as settle_app
@@ -155,3 +155,65 @@ async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_de
     assert dims["debugging"]["verdict"] == "fail" and dims["debugging"]["evidence"] == 0.0
     assert report["verdict"] == "lean" and "weakest: debugging 0%" in report["reason"]
     assert report["next_asked"] == "every stage and twist was put: the debrief, then the candidate's questions"
+
+
+async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_reference(tmp_path):
+    """A kernel round with no GPU: the learner edits and runs the kernel; the reference solution is held (F9 does
+    not show it, no grade is asked for), F2 submits the file run with the grade its verdict suggests, and the
+    report shows the reference."""
+    import sys
+
+    from drill.kernel.client import JudgeClient
+    from drill.ui.kernel_screen import HELD_WORDS, KernelScreen
+    from tests.conftest import until
+
+    kernels = tmp_path / "decks" / "kernels.yaml"
+    kernels.parent.mkdir()
+    kernels.write_text((paths.cards_dir() / "kernels.yaml").read_text())
+    judges = []
+
+    def cpu_judge(_data_dir):
+        judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake"], start_timeout=30))
+        return judges[-1]
+
+    data = tmp_path / "d"
+    app = DrillApp(data, [SERVING, kernels], clock=FixedClock(NOW), seed=4, judge_factory=cpu_judge)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = await open_round(pilot, app, "kernel")
+        assert screen.run.slots[0].kind == "kernel" and not screen.practice
+        await type_keys(pilot, "space")  # open the editor
+        await settle(pilot)
+        editor_screen = app.screen
+        assert isinstance(editor_screen, KernelScreen) and editor_screen.held
+        await type_keys(pilot, *"// tried a wider block", "enter")
+        await type_keys(pilot, "f2")  # nothing run yet: nothing to submit
+        await settle(pilot)
+        assert app.screen is editor_screen
+        await type_keys(pilot, "f9")  # the reference is held
+        await settle(pilot)
+        assert not editor_screen.revealed and not editor_screen.has_class("answer-shown")
+        assert HELD_WORDS in str(editor_screen.query_one("#kbar").render())
+        await type_keys(pilot, "f5")
+        await until(pilot, lambda: editor_screen.verdict is not None, "the judge's verdict")
+        await settle(pilot)
+        shown = str(editor_screen.query_one("#kverdict").render())
+        assert "correct" in shown and "grade is held until the mock ends" in shown
+        assert "suggested grade" not in shown and editor_screen.suggested == 3  # correct, not timed on a CPU
+        assert "// tried a wider block" in editor_screen.editor.text
+        await type_keys(pilot, "f2")  # submit the file run
+        await settle(pilot)
+        assert app.screen is screen and not editor_screen.revealed
+        first = screen.run.slots[0]
+        assert first.status == "answered" and first.grade is not None
+        assert first.grade.parts == (f"kernel graded {editor_screen.suggested}/5",)
+        assert "reference" in first.answer and first.answer["judged"]
+        assert screen.card.fields.get("stage") != "kernel"  # on to what would be optimised next
+        await type_keys(pilot, END_KEY, END_KEY)
+        await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+        report = app.screen.report
+    kernel = report["questions"][0]
+    assert "Reference solution" in kernel["expected"] and kernel["answer"].startswith("kernel graded")
+    assert "Reference solution" in render_markdown(report)
+    assert all(j.pid is None for j in judges)

@@ -16,7 +16,7 @@ BINDING_IDS = frozenset(
     browser.close browser.down browser.pagedown browser.pageup browser.switch_focus browser.switch_focus_back
     browser.unsuspend browser.up
     kernel.accept kernel.answer kernel.back kernel.cancel kernel.grade0 kernel.grade1 kernel.grade2 kernel.grade3
-    kernel.grade4 kernel.grade5 kernel.reset kernel.run
+    kernel.grade4 kernel.grade5 kernel.reset kernel.run kernel.submit
     mock.cancel_override mock.down mock.end mock.next mock.next_field mock.open_kernel mock.override mock.pagedown
     mock.pageup mock.previous_field mock.show_choices mock.skip mock.up
     mock_report.close mock_report.down mock_report.html mock_report.pagedown mock_report.pageup mock_report.up

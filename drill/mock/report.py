@@ -125,6 +125,10 @@ def sides(card: Card, answer: Any) -> tuple[str, str]:
     """The question and the expected answer as the learner met them: a diagnosis with its evidence, a shape
     trace with its given line, a memory-ledger card with the numbers of the draw it was asked with (one fixed
     draw, said so, when it was never answered), its templates filled."""
+    if card.kind == "kernel":  # the reference solution, kept with the answer by the screen that judged it
+        reference = answer.get("reference") if isinstance(answer, Mapping) else None
+        more = f"\n\n**Reference solution:**\n\n{reference}" if isinstance(reference, str) and reference else ""
+        return question_markdown(card), f"{card.answer}{more}"
     if card.kind != "memory_ledger":
         return question_markdown(card), card.answer
     import random
@@ -209,6 +213,7 @@ def _given_text(answer: Any) -> str:
                 text = " | ".join(str(x) or "(blank)" for x in answer[key])
                 working = str(answer.get("working") or "").strip()
                 return text + (f"\nworking: {working}" if working else "")
-        if "verdict" in answer:
-            return str(answer["verdict"])
+        if "verdict" in answer:  # a kernel: its grade, and the judge's verdict on the file submitted
+            judged = answer.get("judged")
+            return str(answer["verdict"]) + (f" ({judged})" if judged else "")
     return str(answer)

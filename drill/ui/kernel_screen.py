@@ -1,4 +1,9 @@
-"""The kernel card screen: edit the starter, run it in the judge, read the verdict, see the answer, grade."""
+"""The kernel card screen: edit the starter, run it in the judge, read the verdict, see the answer, grade.
+
+In a mock that holds its answers until it ends (`held`), the reference solution is not shown and no grade is
+asked for: once the file has run, F2 submits it with the grade the judge's verdict suggests (drill.kernel.verdict),
+which the learner does not see until the report, where the reference solution is shown.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +42,9 @@ SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
 RESTORE_COMMAND = "Restore the draft from before the reset"
 DRAFT_CONTINUED = "your saved draft is in the editor · F8 twice starts again from the starter (the draft is kept)"
+HELD_WORDS = "the answer is held until the mock ends"
+UNCHECKED = "the judge could not check this file, so it cannot be submitted: run it again, or Esc and skip it"
+HELD_ANSWER = "the reference solution is held until the mock ends: its report shows it"
 DRAFT_KEPT = (
     f"started again from the starter · ctrl+z in the editor, or “{RESTORE_COMMAND}” (ctrl+p), brings your draft back"
 )
@@ -85,6 +93,7 @@ class KernelScreen(Screen[int | None]):
         Binding("f4", "cancel", "Cancel run", id="kernel.cancel"),
         Binding("f8", "reset", "Reset to starter", id="kernel.reset"),
         Binding("f9", "toggle_answer", "Answer", id="kernel.answer"),
+        Binding("f2", "submit", "Submit", id="kernel.submit"),
         Binding("escape", "back", "Back", id="kernel.back"),
         Binding("enter", "accept", "Accept grade", id="kernel.accept", show=False),
         *[Binding(str(g), f"grade({g})", f"grade {g}", id=f"kernel.grade{g}", show=False) for g in range(6)],
@@ -110,9 +119,12 @@ class KernelScreen(Screen[int | None]):
     """
     NARROW_BELOW = 110  # columns: below this the verdict goes under the editor, which keeps the full width
 
-    def __init__(self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient") -> None:
+    def __init__(
+        self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient", held: bool = False
+    ) -> None:
         super().__init__()
         self.card = card
+        self.held = held  # a mock's question: the reference and the grade held until the mock ends
         self.store = store
         self.data_dir = Path(data_dir)
         self.files = kernel_files(card)
@@ -203,8 +215,22 @@ class KernelScreen(Screen[int | None]):
             f" · target {self.target_pct:g} % · {draft}"
         )
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A held question submits (F2) and never shows the answer; any other grades after the answer (F9)."""
+        if action == "submit":
+            return self.held
+        if action in ("toggle_answer", "grade", "accept"):
+            return not self.held
+        return True
+
     def set_bar(self) -> None:
-        if self.revealed:
+        if self.held:
+            submit = "" if self.verdict is None else "[b]F2[/b] submit · "
+            state = "running… [b]F4[/b] cancel" if self.running else "[b]F5[/b] run"
+            self.query_one("#kbar", SafeStatic).update(
+                f"{state} · {submit}[b]F8[/b] reset · [b]Esc[/b] back · {HELD_WORDS}"
+            )
+        elif self.revealed:
             hint = suggested_grade_hint(self.suggested)
             self.query_one("#kbar", SafeStatic).update(hint + GRADE_KEYS + " · [b]F9[/b] editor")
         elif self.running:
@@ -315,7 +341,7 @@ class KernelScreen(Screen[int | None]):
         self.suggested = suggest_kernel_grade(verdict, self.target_pct)
         self.query_one("#kstatus", SafeStatic).update("")
         self.query_one("#kverdict", SafeStatic).update(
-            render_verdict(verdict, message.source, self.target_pct, self.suggested)
+            render_verdict(verdict, message.source, self.target_pct, self.suggested, held=self.held)
         )
         self.query_one("#kside", VerticalScroll).scroll_home(animate=False)  # the outcome is its first line
         if self.store is not None:
@@ -391,7 +417,25 @@ class KernelScreen(Screen[int | None]):
             )
 
     # -- the answer and the grade -------------------------------------------------------------
+    def action_submit(self) -> None:
+        """A held question: submit the file last run, graded as its verdict suggests (shown in the report)."""
+        if not self.held:
+            return
+        if self.running:
+            self.notify("the run is not finished: wait for its verdict, or F4 cancels it")
+            return
+        if self.verdict is None:
+            self.notify("run your file first (F5): the judge's verdict on it is what is submitted")
+            return
+        if self.suggested is None:  # the judge never checked it: nothing to grade it by but the reference
+            self.notify(UNCHECKED, severity="warning", timeout=8)
+            return
+        self.leave(self.suggested)
+
     def action_toggle_answer(self) -> None:
+        if self.held:
+            self.notify(HELD_ANSWER, timeout=5)
+            return
         if self.has_class("answer-shown"):
             self.remove_class("answer-shown")
             self.editor.focus()
@@ -402,6 +446,12 @@ class KernelScreen(Screen[int | None]):
         self.add_class("answer-shown")
         self.query_one("#kanswer", VerticalScroll).focus()
         self.set_bar()
+
+    def reference_markdown(self) -> str:
+        """The reference solution as a fenced block; raises OSError when its file cannot be read."""
+        fence = "cuda" if self.language == "cuda" else "python"
+        solution = self.files.solution.read_text(encoding="utf-8")
+        return f"```{fence}\n{solution.rstrip()}\n```"
 
     def answer_markdown(self) -> str:
         fence = "cuda" if self.language == "cuda" else "python"

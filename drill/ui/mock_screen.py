@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
     from drill.mock.record import MockRecorder
     from drill.mock.run import FollowUpSlot, MockRun, Slot
+    from drill.ui.kernel_screen import KernelScreen
 
 # Ending early is a key no other screen binds (ctrl+g is Stats on the review screen), and it asks first.
 END_KEY = "ctrl+l"
@@ -100,6 +101,21 @@ class Checklist(SafeSelectionList[int]):
             segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
             return Strip(segments, strip.cell_length)
         return strip
+
+
+def kernel_record(screen: "KernelScreen") -> dict[str, Any]:
+    """What a kernel question's answer keeps for the report: the judge's verdict on the file submitted, the
+    reference solution (in a held mock the learner first sees it there)."""
+    from drill.ui.verdict_view import one_line
+
+    record: dict[str, Any] = {}
+    if screen.verdict is not None:
+        record["judged"] = one_line(screen.verdict)
+    try:
+        record["reference"] = screen.reference_markdown()
+    except OSError:  # the report goes without it
+        pass
+    return record
 
 
 def clock_text(seconds: float) -> str:
@@ -181,6 +197,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.overrides: dict[int, str] = {}  # rubric points ticked anyway: the learner's reasons
         self.overriding: int | None = None  # the point whose reason is being typed
         self.kernel_grade: int | None = None
+        self.kernel_answer: dict[str, Any] = {}  # a kernel question's verdict and its reference, for the report
         self.shown_at = time.monotonic()
         self.ended = False
         self.end_guard = PressAgain(END_KEY, "end the mock")
@@ -257,6 +274,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.record = None
         self.overrides = {}
         self.kernel_grade = None
+        self.kernel_answer = {}
         self.shown_at = time.monotonic()
         work = self.query_one("#mwork", Vertical)
         await work.remove_children()
@@ -433,7 +451,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
 
     def answer_given(self) -> dict[str, Any]:
         if self.kernel_grade is not None:
-            return {"verdict": f"kernel graded {self.kernel_grade}/5"}
+            return {"verdict": f"kernel graded {self.kernel_grade}/5", **self.kernel_answer}
         return dict(self.record or {})
 
     def reveal(self) -> None:
@@ -525,13 +543,19 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.notify(f"locked: {reason}", severity="warning", timeout=8)
             return
 
+        # in a mock that holds its answers the editor never shows the reference: the file is submitted with the
+        # grade its verdict suggests, and the report shows the reference
+        held = not self.practice
+        screen = KernelScreen(card, store=self.store, data_dir=self.data_dir, judge=self.judge(), held=held)
+
         async def graded(grade: int | None) -> None:
             if grade is None or self.slot is not slot:
                 return
             self.kernel_grade = grade
+            self.kernel_answer = kernel_record(screen)
             await self.action_next()
 
-        self.app.push_screen(KernelScreen(card, store=self.store, data_dir=self.data_dir, judge=self.judge()), graded)
+        self.app.push_screen(screen, graded)
 
     # -- ending -------------------------------------------------------------------------
     async def action_end(self) -> None:

@@ -29,8 +29,9 @@ def head_style(v: Verdict) -> str:
     return "bold green" if v.correct else "bold yellow"
 
 
-def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | None) -> Text:
-    """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests."""
+def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | None, *, held: bool = False) -> Text:
+    """The verdict panel: compiler output, cases, figures, what was not checked, the grade it suggests (`held`:
+    a mock's question, whose grade is not shown until the mock ends)."""
     out = Text()
     lines = source.splitlines()
     # the outcome first, where a short pane shows it; the evidence for it below
@@ -38,7 +39,7 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
     words = one_line(v)
     if v.correct is None and v.compiled is not False and notes:
         words = f"not checked: {notes.pop(0)}"  # the judge's reason says what was not checked: said once
-    head = words + (f" · suggested grade {suggested}" if suggested is not None else "")
+    head = words + (f" · suggested grade {suggested}" if suggested is not None and not held else "")
     out.append(head + "\n", style=head_style(v))
     out.append(f"{v.device or 'judge'}\n", style="dim")
     if v.compiled:  # "did not compile" is the head line
@@ -90,7 +91,9 @@ def render_verdict(v: Verdict, source: str, target_pct: float, suggested: int | 
     for n in notes:
         out.append(f"not checked: {n}\n", style="yellow")
     out.append(f"\ntarget {target_pct:g} %", style="bold")
-    if suggested is None:  # the head line gave the grade when there is one
+    if held:
+        out.append(" · the grade is held until the mock ends")
+    elif suggested is None:  # the head line gave the grade when there is one
         out.append(" · no suggested grade: reveal the reference and grade yourself")
     out.append("\n")
     return out
