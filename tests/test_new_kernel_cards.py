@@ -20,27 +20,7 @@ one_judge = pytest.mark.xdist_group("triton-judge")  # one worker, so one judge 
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERNORM_ANSWER = ROOT / "answers" / "layernorm_backward.py"
-
-LAYERNORM_TORCH_CALL = """\
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def touch(p):
-    pass
-
-
-def layernorm_backward(dy, x, weight, mean, rstd, dx, dweight, dbias):
-    touch[(1,)](dx)
-    got = torch.ops.aten.native_layer_norm_backward(
-        dy, x, [x.shape[1]], mean[:, None], rstd[:, None], weight, torch.empty_like(weight), [True, True, True]
-    )
-    dx.copy_(got[0])
-    dweight.copy_(got[1])
-    dbias.copy_(got[2])
-"""
+CHEATS = ROOT / "tests" / "fixtures" / "cheats"
 
 
 @pytest.fixture(scope="module")
@@ -142,9 +122,9 @@ def test_the_answers_streamed_path_for_long_rows_is_correct(cpu_judge, cards):
 @needs_torch
 @one_judge
 def test_torchs_layernorm_backward_in_the_file_is_refused_with_the_op_and_line(cpu_judge, cards):
-    verdict = judged(cpu_judge, cards, "layernorm-backward", LAYERNORM_TORCH_CALL)
+    verdict = judged(cpu_judge, cards, "layernorm-backward", (CHEATS / "layernorm_backward_torch_call.py").read_text())
     assert verdict.correct is False and verdict.exit_code() == 1
-    named = "not your kernel: torch ran aten.native_layer_norm_backward (your line 13)"
+    named = "not your kernel: torch ran aten.native_layer_norm_backward (your line 14)"
     assert verdict.cases and all(not c.ok for c in verdict.cases)
     # torch's own backward (x·a + b, the mean folded into b) also loses x̂'s digits around 10⁴: wrong there anyway
     refused = [c.message for c in verdict.cases if c.name != "23x300 mean 10000"]
