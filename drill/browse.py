@@ -42,13 +42,16 @@ _TOKENS = re.compile(r'(\w+):"([^"]*)("?)|"([^"]*)("?)|(\S+)')
 def state_labels(state: CardState | None, today: dt.date) -> tuple[str, ...]:
     """Where the card stands: its schedule word first (new, due, learning, review), then leech, suspended, buried.
 
-    Learning means the first two SM-2 steps (1 and 6 days), or starting over after a lapse.
+    Learning means the first two SM-2 steps (1 and 6 days), or starting over after a lapse. A card graded below 4
+    today is due: it comes back today, as the queue and `drill stats` count it.
     """
     if state is None or state.is_new:
         labels = ["new"]
     else:
         buried = state.buried_until is not None and state.buried_until > today
-        if state.due is not None and state.due <= today and not state.suspended and not buried:
+        again_today = state.repeat_pending and state.last_review_day == today
+        due_by_date = state.due is not None and state.due <= today
+        if (again_today or due_by_date) and not state.suspended and not buried:
             labels = ["due"]
         else:
             labels = ["learning" if state.sm2.repetitions < 2 else "review"]

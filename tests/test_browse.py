@@ -94,6 +94,9 @@ def index():
         (seen("x", buried_until=TOMORROW), ("review", "buried")),
         (seen("x", buried_until=TODAY), ("due",)),  # buried until today is over
         (seen("x", leech=True), ("due", "leech")),
+        (seen("x", reps=0, due=TOMORROW, repeat_pending=True, last_review_day=TODAY), ("due",)),
+        (seen("x", reps=0, due=TOMORROW, repeat_pending=True, last_review_day=SEEN), ("learning",)),
+        (seen("x", due=TOMORROW, repeat_pending=True, last_review_day=TODAY, suspended=True), ("review", "suspended")),
     ],
     ids=[
         "no state",
@@ -108,6 +111,9 @@ def index():
         "buried until tomorrow",
         "burial ended",
         "leech",
+        "graded below 4 today: back today",
+        "graded below 4 on an earlier day: due by its date",
+        "graded below 4 today, then suspended",
     ],
 )
 def test_state_labels(state, labels):
