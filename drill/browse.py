@@ -427,6 +427,21 @@ def matching_line(index: CardIndex, card_id: str, query: str) -> str:
     return next((" ".join(line.split()) for line in prompt.splitlines() if line.strip()), "")
 
 
+_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+
+
+def rendered_line(card: Card, line: str) -> str:
+    """`line` of the card's text as a review shows it: a line holding template tags (`{{ model.title }}`) is
+    replaced by the line of the rendered prompt (`preview_prompt`) that holds its longest literal part, else by
+    the rendered prompt's first line. A line without tags is returned as it is."""
+    if not _TEMPLATE_TAG.search(line):
+        return line
+    literal = max((part.strip() for part in _TEMPLATE_TAG.split(line)), key=len, default="")
+    rendered = [" ".join(text.split()) for text in preview_prompt(card).splitlines() if text.strip()]
+    holding = next((text for text in rendered if literal and literal in text), None)
+    return holding if holding is not None else next(iter(rendered), "")
+
+
 def preview_prompt(card: Card) -> str:
     """The prompt as a review shows it: a parameterised card rendered with one draw fixed by its id.
 

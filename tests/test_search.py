@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drill import cli, paths
-from drill.browse import CardIndex, matches, matching_line, search, suggestion
+from drill.browse import CardIndex, matches, matching_line, preview_prompt, rendered_line, search, suggestion
 from drill.cards.loader import deck_files
 from drill.cards.model import Card
 from drill.cards.search_words import (
@@ -224,8 +224,36 @@ def test_the_command_prints_id_topic_kind_and_line_in_the_browser_order(capsys, 
     assert [row.split()[0] for row in rows] == expected
     for row, cid in zip(rows, expected):
         assert row.split()[1:3] == [cards[cid].topic, cards[cid].kind]
-        assert row.rstrip().endswith(matching_line(bundled, cid, "flash attention"))
+        assert row.rstrip().endswith(rendered_line(cards[cid], matching_line(bundled, cid, "flash attention")))
     assert f"5 of {len(matches(bundled, 'flash attention'))} cards shown" in err
+
+
+def test_the_command_shows_a_parameterised_card_line_rendered_not_its_template(capsys, tmp_path, bundled):
+    code, out, _ = drill(capsys, tmp_path, "tp", "--limit", "100")
+    assert code == 0
+    rows = {row.split()[0]: row for row in out.splitlines()}
+    cards = bundled_cards()
+    templated = [cid for cid in rows if "{{" in matching_line(bundled, cid, "tp")]
+    assert {cards[cid].kind for cid in templated} >= {"memory_ledger", "scenario"}
+    for cid in templated:
+        assert "{{" not in rows[cid] and "}}" not in rows[cid], rows[cid]
+    assert rows["topology-tp-traffic"].rstrip().endswith(_drawn_degree_line())
+
+
+def _drawn_degree_line():
+    """The line of the TP-traffic ledger's preview that gives the drawn degree and model."""
+    preview = preview_prompt(bundled_cards()["topology-tp-traffic"])
+    lines = [" ".join(line.split()) for line in preview.splitlines()]
+    drawn = next(line for line in lines if line.startswith("Megatron TP of degree t = "))
+    assert "{{" not in drawn and "model.title" not in drawn
+    return drawn
+
+
+def test_a_rendered_line_is_the_rendered_prompt_line_holding_the_template_line_literal_words():
+    ledger = bundled_cards()["topology-tp-traffic"]
+    template = "Megatron TP of degree t = {{ t }} for {{ model.title }}"
+    assert rendered_line(ledger, template) == _drawn_degree_line()
+    assert rendered_line(ledger, "no template here") == "no template here"
 
 
 def test_the_command_json(capsys, tmp_path, bundled):

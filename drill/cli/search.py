@@ -23,7 +23,7 @@ class FoundCard(TypedDict):
     id: str
     topic: str
     kind: str
-    line: str  # the first line of the prompt, else of the answer, holding a matched word
+    line: str  # the first line of the prompt, else of the answer, holding a matched word (templates rendered)
 
 
 class SearchResult(TypedDict):
@@ -59,7 +59,15 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from drill.browse import CardIndex, matches, matching_line, spelling_hints, suggestion, unknown_filters
+    from drill.browse import (
+        CardIndex,
+        matches,
+        matching_line,
+        rendered_line,
+        spelling_hints,
+        suggestion,
+        unknown_filters,
+    )
     from drill.workspace import Workspace
 
     query = " ".join(args.query)
@@ -79,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             id=card_id,
             topic=workspace.cards[card_id].topic,
             kind=workspace.cards[card_id].kind,
-            line=matching_line(index, card_id, query),
+            line=rendered_line(workspace.cards[card_id], matching_line(index, card_id, query)),
         )
         for card_id in shown
     ]
