@@ -185,6 +185,8 @@ async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp
         await settle(pilot)
         assert "Question c00?" in cram.screen.query_one("#prompt", MarkdownView).source
         assert "cram: schedule untouched" in top_text(cram)
+        # before the card's place, which a narrow terminal cuts first
+        assert top_text(cram).index("cram: schedule untouched") < top_text(cram).index("│")
         assert "topics: gpu-arch" in top_text(cram)  # the topics chosen stay in sight (--topic, --weak)
 
 

@@ -234,11 +234,13 @@ class ReviewScreen(PageScreen[None]):
         saved = f" · {counted(session.saved, 'grade')} saved" if session.saved else ""
         days_left = interview_countdown(self.context.workspace.settings.interview_date, session.today)
         countdown = f" · {days_left}" if days_left else ""
-        mode = "  [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
-        mode += f"  [i]topics: {markup_text(', '.join(session.topics))}[/i]" if session.topics else ""
-        again = self.again_flag()  # before the card's place, which a narrow terminal cuts
+        # the cram mark and the again flag come before the card's place, which a narrow terminal cuts: a cram
+        # session must say that its grades leave the schedule alone at any width
+        cram = " [reverse] cram: schedule untouched [/reverse]" if session.cram else ""
+        topics = f"  [i]topics: {markup_text(', '.join(session.topics))}[/i]" if session.topics else ""
+        again = self.again_flag()
         self.query_one("#top", SafeStatic).update(
-            f"[b]{progress}[/b]{saved}{countdown}{again} │ {markup_text(where)}{flags}{mode}"
+            f"[b]{progress}[/b]{saved}{countdown}{cram}{again} │ {markup_text(where)}{flags}{topics}"
         )
 
     def again_flag(self) -> str:
