@@ -71,9 +71,7 @@ MODEL_FIGURES = (
     Figure("number of attention heads", ("heads",)),
     Figure("number of KV heads", ("kv_heads",)),
     Figure("head dim", ("head_dim",)),
-    Figure("FFN width", ("ffn",)),
-    Figure("vocabulary size", ("vocab",)),
-)
+)  # the FFN width and the vocabulary, rarely known by heart, stay stated
 
 
 @dataclass(frozen=True)

@@ -56,19 +56,20 @@ class MockRequest:
     hard: bool = False
 
 
-HELD_WORDS = "[b]mock interview[/b] │ answers and verdicts are held until it ends; the clock runs"
-PRACTICE_WORDS = "[b]mock interview, practice mode[/b] │ each answer's verdict and expected answer follow it"
+HELD_WORDS = "answers and verdicts are held until it ends; the clock runs"
+PRACTICE_WORDS = "each answer's verdict and expected answer follow it"
 HARD_KEY = "ctrl+r"
-HARD_ON_WORDS = "[b]hard mode[/b]: GPU and model figures from memory, numbers within ±{tolerance:.0%}"
+HARD_ON_WORDS = "GPU and model figures from memory, numbers within ±{tolerance:.0%}"
 
 
 def mode_words(practice: bool, hard: bool) -> str:
-    """The setup screen's top line: hard mode first when it is on (a narrow terminal cuts the end), then how
-    verdicts are shown."""
+    """The setup screen's top line: the modes on first (a narrow terminal cuts the end), then what they mean."""
     from drill.mock.hard import HARD_TOLERANCE
 
-    words = PRACTICE_WORDS if practice else HELD_WORDS
-    return f"{HARD_ON_WORDS.format(tolerance=HARD_TOLERANCE)} │ {words}" if hard else words
+    title = "mock interview" + (", practice mode" if practice else "") + (", hard mode" if hard else "")
+    meanings = [HARD_ON_WORDS.format(tolerance=HARD_TOLERANCE)] if hard else []
+    meanings.append(PRACTICE_WORDS if practice else HELD_WORDS)
+    return f"[b]{title}[/b] │ " + " │ ".join(meanings)
 
 
 class MockSetupScreen(Screen[MockRequest | None]):
