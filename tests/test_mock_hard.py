@@ -180,3 +180,24 @@ async def test_a_hard_mode_mock_from_setup_to_report(tmp_path, write_deck):
     assert f"±{HARD_TOLERANCE:.0%}" in render_markdown(report)
     ((stored,),) = rows(data, "SELECT answer FROM mock_answer")
     assert '"hard": true' in stored
+
+
+async def test_drill_mock_hard_opens_the_setup_with_hard_mode_on(tmp_path, write_deck):
+    from drill.cli import build_parser
+    from drill.ui.app import make_app
+
+    deck = write_deck(DECODE)
+    argv = ["mock", "--hard", "--quick", "--data-dir", str(tmp_path / "d"), "--decks", str(deck)]
+    args = build_parser(argv)[0].parse_args(argv)
+    args.mock = True  # as `drill mock` sets it before it opens the app
+    args.clock = FixedClock(NOW)
+    app = make_app(args)
+    assert app.mock_options["hard"] is True
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        setup = app.screen
+        assert isinstance(setup, MockSetupScreen) and setup.hard
+        assert "hard mode" in str(setup.query_one("#stop").render())
+        await type_keys(pilot, "ctrl+r")  # and off again
+        await refresh(pilot)
+        assert not setup.hard and "hard mode" not in str(setup.query_one("#stop").render())
