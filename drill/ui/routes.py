@@ -90,6 +90,7 @@ class Routes(App[int]):
 
     async def open_mock_setup(self, *, then_exit: bool = False) -> None:
         from drill.mock.plan import DEFAULT_MINUTES, judge_can_run, load_tracks, reviewed_within
+        from drill.mock.rounds import DEFAULT_ROUND_MINUTES
         from drill.study.standing import measured_weakness
         from drill.ui.mock_setup import MockSetupScreen
 
@@ -119,7 +120,7 @@ class Routes(App[int]):
                 weakness,
                 self.topic_titles(),
                 load_tracks(),
-                minutes=options.get("minutes") or DEFAULT_MINUTES,
+                minutes=options.get("minutes") or (DEFAULT_ROUND_MINUTES if options.get("round") else DEFAULT_MINUTES),
                 topics=options.get("topics") or (),
                 questions=options.get("questions"),
                 judge_available=judge_can_run(),
