@@ -64,15 +64,14 @@ def test_a_hard_question_withholds_the_figures_and_keeps_the_cards_own_numbers(w
         assert figure not in prompt, figure
     assert "batch of 32 sequences" in prompt  # the card's own number is asked with
     assert "NVIDIA H200 SXM (" in prompt and "Llama 3 8B" in prompt
-    what = dict(asked.withheld)
-    assert set(what.values()) == {
+    assert {w.what for w in asked.withheld} == {
         "Llama 3 8B: parameter count",
         "Llama 3 8B: number of layers",
         "NVIDIA H200 SXM: HBM bandwidth",
         "NVIDIA H200 SXM: HBM capacity",
     }
-    for marker, words in asked.withheld:
-        assert f"**{marker}**" in prompt and f"{marker} is {words}" in " ".join(prompt.split())
+    for w in asked.withheld:
+        assert f"**{w.marker}**" in prompt and f"{w.marker} is {w.what}" in " ".join(prompt.split())
     assert f"±{HARD_TOLERANCE:.0%}" in prompt
     # the answers are the true figures' values, checked more loosely
     assert [a.value for a in asked.rendered.answers] == [a.value for a in true.answers]

@@ -88,13 +88,21 @@ class Owner:
 
 
 @dataclass(frozen=True)
+class Withheld:
+    """A number withheld from a hard-mode prompt: the marker standing in its place, and what it is."""
+
+    marker: str  # "?A"
+    what: str  # "NVIDIA H200 SXM: HBM capacity"
+
+
+@dataclass(frozen=True)
 class HardQuestion:
     """A numeric card's draw asked in hard mode: `rendered` as the learner sees it (the figures withheld, the
     answers' tolerances loosened), `withheld` what each marker stands for, `from_memory` every figure the
     learner supplies (the markers' and those the answers read that the prompt never showed)."""
 
     rendered: Rendered
-    withheld: tuple[tuple[str, str], ...]  # (marker, what it stands for)
+    withheld: tuple[Withheld, ...]
     from_memory: tuple[str, ...]
 
 
@@ -251,7 +259,7 @@ def hard_question(card: Card, draw: Mapping[str, Any]) -> HardQuestion:
         for what in dict.fromkeys(_input_words(titles, owners, i) for i in recalled)
         if what not in markers and what
     ]
-    withheld = tuple((marker, what) for what, marker in markers.items())
+    withheld = tuple(Withheld(marker, what) for what, marker in markers.items())
     note = _note(withheld, also)
     given_line = given_text(given, scope)
     text = f"{prompt.rstrip()}\n\n{note}\n" + (f"\n{given_line}\n" if given_line else "")
@@ -289,9 +297,9 @@ def _input_words(titles: Mapping[Owner, str], owners: Sequence[Owner], item: tup
     return "" if figure is None else f"{titles[owner]}: {figure.words}"
 
 
-def _note(withheld: Sequence[tuple[str, str]], also: Sequence[str]) -> str:
+def _note(withheld: Sequence[Withheld], also: Sequence[str]) -> str:
     """The line under a hard-mode prompt: what the markers stand for, what else to recall, the tolerance."""
-    parts = [f"{marker} is {what}" for marker, what in withheld]
+    parts = [f"{w.marker} is {w.what}" for w in withheld]
     if also:
         parts.append("also from memory: " + "; ".join(also))
     said = "; ".join(parts) if parts else "no figure of a GPU or model is withheld from this question"
