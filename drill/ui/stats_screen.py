@@ -29,6 +29,7 @@ from drill.ui.stats_widgets import (
     percent,
     retention_style,
 )
+from drill.words import counted
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -212,11 +213,11 @@ class StatsScreen(Screen[None]):
         streak = int(r.get("streak", 0))
         mocks = int(r.get("mocks", 0))
         parts = [
-            f"{r['cards']} cards",
-            f"{r['reviews']} reviews",
+            counted(int(r["cards"]), "card"),
+            counted(int(r["reviews"]), "review"),
             f"{r['due_today']} due today",
             f"{streak}-day streak",
-            f"{mocks} mock{'' if mocks == 1 else 's'}",
+            counted(mocks, "mock"),
         ]
         if r.get("leeches"):
             parts.append(f"{len(r['leeches'])} leech{'' if len(r['leeches']) == 1 else 'es'}")
