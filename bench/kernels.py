@@ -38,7 +38,9 @@ from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
 
-CARDS = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward")
+CARDS = (
+    "reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward", "paged-decode-attention",
+)  # fmt: skip
 # answers that launch one kernel a call, so ncu's figure for a launch is the judge's for the call
 NCU_CARDS = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
 SOFTMAX_RUNS = 3
@@ -441,6 +443,21 @@ def main() -> int:
         ok = v.correct is True and not v.errors and ratio is not None and ratio >= floor
         evidence = f"{ratio:.2f}x ({hit[0].tflops or 0:,.0f} TFLOPS)" if hit and ratio else "no figure"
         targets.append((f"{card_id} answer >= {floor:g}x {what} at {shape}", ok, evidence))
+    # a decode step is a read of the KV cache: its figure against the read ceiling, not the copy ceiling
+    v = answers["paged-decode-attention"][0]
+    read_gbps = cal.get("read_gbps") or 0.0
+    first = v.timings[0] if v.timings else None
+    share = first.gbps / read_gbps if first and read_gbps else None
+    ok = v.correct is True and not v.errors and share is not None and share >= 0.8
+    evidence = (
+        f"{first.name}: {first.gbps:,.0f} GB/s, {100 * share:.1f} % of {read_gbps:,.0f}"
+        if first and share
+        else "no figure"
+    )
+    evidence += "; ".join([""] + [f"{t.name}: {t.vs_torch or 0:.2f}x gather + SDPA" for t in v.timings])
+    targets.append(
+        ("paged-decode-attention answer reads K and V at >= 80 % of the read ceiling (64 sequences)", ok, evidence)
+    )
     if not args.no_ncu:
         diffs = []  # (shape, judge vs ncu %, judge vs ncu less its fixed part %)
         for card_id, name in shapes[1:]:

@@ -18,7 +18,7 @@ from drill.kernel.cards import (
 )
 from drill.kernel.job import kernel_job
 
-BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward")
+BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward", "paged-decode-attention")
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,7 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "matmul": "gemm",
         "attention": "flashattention",
         "layernorm-backward": "fusion",
+        "paged-decode-attention": "flashattention",
     }
 
 

@@ -156,3 +156,120 @@ def test_a_second_stage_that_drops_the_last_groups_partial_sums_is_wrong(cpu_jud
     assert verdict.correct is False
     bad = [c for c in verdict.cases if not c.ok]
     assert any("300x17" == c.name and "dw" in c.message for c in bad), [(c.name, c.message) for c in bad]
+
+
+# -- paged decode attention -------------------------------------------------------------------------------------
+PAGED_ANSWER = ROOT / "answers" / "paged_decode_attention.py"
+
+
+def paged_answer_with(old: str, new: str) -> str:
+    text = PAGED_ANSWER.read_text()
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def test_paged_decode_bytes_at_the_timed_shape_and_the_gqa_re_read():
+    tokens = sum(2048 + (i * 2477) % 4096 for i in range(64))
+    assert tokens == 254_560  # hand-derived from the harness's lengths
+    shared = kernel_traffic.paged_decode_bytes(tokens, 8, 128, 2)
+    assert shared == 2 * 254_560 * 8 * 128 * 2 == 1_042_677_760
+    assert kernel_traffic.paged_decode_bytes_per_query_head(tokens, 32, 128, 2) == 4 * shared
+
+
+@pytest.mark.parametrize(
+    ("context", "page", "pages", "empty"),
+    [(1, 16, 1, 15), (16, 16, 1, 0), (17, 16, 2, 15), (4097, 32, 129, 31), (6062, 16, 379, 2)],
+)
+def test_a_sequence_holds_whole_pages_and_wastes_less_than_one(context, page, pages, empty):
+    assert kernel_traffic.paged_pages(context, page) == pages
+    assert kernel_traffic.paged_empty_slots(context, page) == empty < page
+
+
+def test_the_recall_cards_render_the_byte_counts_for_a_draw():
+    from drill.cards.rendering import render
+
+    paged = load_decks([paths.cards_dir() / "flashattention.yaml"]).cards["flashattention-ledger-paged-decode"]
+    draw = {"model": "llama-3-8b", "batch": 64, "context": 4097, "page": 16, "gpu": "h200"}
+    values = [a.value for a in render(paged, draw).answers]
+    # hand-derived: 64 · 4097 tokens, K and V of 8 heads × 128 in bf16; 32 query heads re-read each 4 times;
+    # 257 pages a sequence, 257 · 16 − 4097 = 15 empty slots each
+    assert values[0] == 2 * 64 * 4097 * 8 * 128 * 2 and values[1] == 4 * values[0]
+    assert values[2] == pytest.approx(values[0] / 4.8e12)
+    assert values[3:] == [64 * 257, 64 * 15]
+
+    norm = load_decks([paths.cards_dir() / "fusion.yaml"]).cards["fusion-ledger-layernorm-backward"]
+    draw = {"model": "llama-2-7b", "tokens": 16384, "gpu": "h200"}
+    values = [a.value for a in render(norm, draw).answers]
+    elements = 16384 * 4096
+    small = 4 * (2 * 16384 + 3 * 4096)
+    assert values[0] == 5 * elements * 2 + small + 8 * 16384
+    assert values[1] == 3 * elements * 2 + small + 4 * 512 * 4096 * 4  # 512 groups on 132 SMs
+    assert values[2] == pytest.approx((values[0] - values[1]) / 4.8e12)
+
+
+def test_the_paged_card_allows_only_scratch_buffers_and_sits_in_the_kernels_track(cards):
+    import yaml
+
+    card = cards.cards["paged-decode-attention"]
+    consts = harness_constants(kernel_files(card).harness)
+    assert consts["ENTRY"] == ("paged_decode_attention",) and consts["ALLOWED"] == ("allocation", "views", "fill")
+    tracks = yaml.safe_load((paths.cards_dir() / "data" / "tracks.yaml").read_text())["tracks"]
+    assert all(card.topic in t["topics"] for t in tracks if t["id"] in ("kernels", "inference"))
+
+
+@pytest.mark.parametrize("which", ["starter", "solution"])
+@needs_torch
+@one_judge
+def test_the_paged_starter_and_answer_are_correct_with_their_own_kernels_seen(cpu_judge, cards, which):
+    card = cards.cards["paged-decode-attention"]
+    verdict = judged(cpu_judge, cards, "paged-decode-attention", getattr(kernel_files(card), which).read_text())
+    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases if not c.ok])
+    [evidence] = verdict.evidence
+    assert evidence.ok is True and "of your file's Triton kernels" in evidence.words
+    assert "not yours" not in evidence.words
+
+
+@needs_torch
+@one_judge
+def test_the_paged_answer_split_across_programs_with_empty_splits_is_correct(cpu_judge, cards):
+    # a short floor for a split: on the interpreter's 4 "SMs" the 70-token sequence gets 6 splits, 4 of them empty
+    source = paged_answer_with("MIN_SPLIT_TOKENS = 512", "MIN_SPLIT_TOKENS = 16")
+    verdict = judged(cpu_judge, cards, "paged-decode-attention", source)
+    assert verdict.correct is True, [(c.name, c.message) for c in verdict.cases if not c.ok]
+    assert "merge_splits" in verdict.evidence[0].words
+
+
+@needs_torch
+@one_judge
+def test_a_paged_kernel_that_keeps_the_last_pages_rows_past_the_end_is_wrong(cpu_judge, cards):
+    source = paged_answer_with('        s = tl.where(valid[None, :], s, float("-inf"))\n', "")
+    verdict = judged(cpu_judge, cards, "paged-decode-attention", source)
+    assert verdict.correct is False
+    assert [c.name for c in verdict.cases if not c.ok] != []
+    assert all("elements wrong" in c.message for c in verdict.cases if not c.ok)
+
+
+@needs_torch
+@one_judge
+def test_a_paged_kernel_that_takes_the_pages_as_contiguous_is_wrong(cpu_judge, cards):
+    source = paged_answer_with(
+        "page = tl.load(table_ptr + b * table_stride + t // PAGE, mask=valid, other=0).to(tl.int64)",
+        "page = (tl.load(table_ptr + b * table_stride) + t // PAGE).to(tl.int64)",
+    )
+    verdict = judged(cpu_judge, cards, "paged-decode-attention", source)
+    assert verdict.correct is False
+    # a sequence of one page is right either way; the scattered pages of the longer ones are not
+    assert "b2 kv2x4 d64 page16 len 17,5" in [c.name for c in verdict.cases if not c.ok]
+
+
+@needs_torch
+@one_judge
+def test_gathering_the_pages_and_calling_sdpa_in_the_file_is_refused_with_the_op_and_line(cpu_judge, cards):
+    verdict = judged(
+        cpu_judge, cards, "paged-decode-attention", (CHEATS / "paged_decode_attention_sdpa.py").read_text()
+    )
+    assert verdict.correct is False and verdict.exit_code() == 1
+    named = "not your kernel: torch ran aten.clamp (your line 18)"
+    assert verdict.cases and all(named in c.message for c in verdict.cases), [c.message for c in verdict.cases]
+    words = verdict.evidence[0].words
+    assert verdict.evidence[0].ok is False and "aten.index" in words.split("allowed besides")[0]

@@ -4,6 +4,10 @@ LayerNorm backward (per row x̂ = (x − mean)·rstd; dx needs two sums along th
 column): the floor reads x and dy and writes dx once; PyTorch's CUDA backward launches one kernel for dx and
 another for dγ, dβ, which reads x and dy again. A fused kernel keeps partial column sums per group of rows and
 writes them to a float32 scratch buffer of (groups, cols), summed by a second small kernel.
+
+Paged decode attention (one query token per sequence, K and V in pages of a fixed number of tokens): a step must
+read every cached K and V row once; a kernel with one program per query head reads each KV head once for every
+query head of its group. A sequence's last page is partly empty.
 """
 
 from __future__ import annotations
@@ -61,10 +65,36 @@ def layernorm_backward_fused_bytes(
     )
 
 
+def paged_decode_bytes(tokens: int, kv_heads: int, head_dim: int, elem_bytes: float) -> float:
+    """K and V of `tokens` cached tokens read once, one layer: 2 · tokens · kv_heads · head_dim · elem_bytes."""
+    t = checks.count("tokens", tokens)
+    heads = checks.count("kv_heads", kv_heads)
+    return 2 * t * heads * checks.count("head_dim", head_dim) * checks.positive("elem_bytes", elem_bytes)
+
+
+def paged_decode_bytes_per_query_head(tokens: int, q_heads: int, head_dim: int, elem_bytes: float) -> float:
+    """What one program per query head reads: each KV head once for every query head that shares it."""
+    return paged_decode_bytes(tokens, q_heads, head_dim, elem_bytes)
+
+
+def paged_pages(context: int, page_size: int) -> int:
+    """Pages one sequence of `context` tokens holds: ⌈context / page_size⌉ (its block-table entries)."""
+    return -(-checks.count("context", context) // checks.count("page_size", page_size))
+
+
+def paged_empty_slots(context: int, page_size: int) -> int:
+    """Token slots left empty in the sequence's last page: fewer than one page, whatever the context."""
+    return paged_pages(context, page_size) * page_size - context
+
+
 CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "layernorm_backward_floor_bytes": layernorm_backward_floor_bytes,
     "layernorm_backward_two_kernel_bytes": layernorm_backward_two_kernel_bytes,
     "layernorm_backward_groups": layernorm_backward_groups,
     "layernorm_backward_scratch_bytes": layernorm_backward_scratch_bytes,
     "layernorm_backward_fused_bytes": layernorm_backward_fused_bytes,
+    "paged_decode_bytes": paged_decode_bytes,
+    "paged_decode_bytes_per_query_head": paged_decode_bytes_per_query_head,
+    "paged_pages": paged_pages,
+    "paged_empty_slots": paged_empty_slots,
 }
