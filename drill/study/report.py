@@ -27,7 +27,7 @@ from drill.study.standing import (
 WEAK_TOPICS_SHOWN = 3
 
 _REPORT = """\
-drill: {{ cards }} cards, {{ reviews }} reviews logged{% if streak %}, a {{ streak }}-day streak{% endif %}{% if mocks %}, {{ mocks }} mock{{ "s" if mocks != 1 }}{% endif %}
+drill: {{ cards }} card{{ "s" if cards != 1 }}, {{ reviews }} review{{ "s" if reviews != 1 }} logged{% if streak %}, a {{ streak }}-day streak{% endif %}{% if mocks %}, {{ mocks }} mock{{ "s" if mocks != 1 }}{% endif %}
 
 study day {{ today }} (rolls over at {{ "%02d"|format(day_starts_at) }}:00)
 due today: {{ due_today }}, plus {{ new_today }} new ({{ new_available }} not yet seen; new cards in {{ new_order }} order)
