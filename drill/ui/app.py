@@ -16,7 +16,7 @@ from textual.screen import Screen
 from drill import paths
 from drill.config.settings import Settings, load_settings, study_settings
 from drill.config.study_day import clock_on
-from drill.study.session import DEFAULT_FOCUS_NEW, study_day
+from drill.study.session import DEFAULT_FOCUS_NEW, MOCK_ONLY_KINDS, study_day
 from drill.ui.answer_fields import InOrderKeys, hand_key
 from drill.ui.press_again import AsksBeforeQuit, PressAgain
 from drill.ui.routes import KeepsItsWork, OffersCommands, Routes
@@ -37,6 +37,16 @@ class UnknownCard(LookupError):
         close = difflib.get_close_matches(card_id, list(cards), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         super().__init__(f"no card {card_id!r} in the decks{hint}")
+
+
+class MockOnlyCard(LookupError):
+    """`drill --card ID` named a card asked only in a mock round (a scenario): on its own it has no answer form, and
+    a key typed at it would reveal and grade it."""
+
+    def __init__(self, card_id: str, kind: str) -> None:
+        super().__init__(
+            f"{card_id!r} is a {kind} card, asked in stages in a mock round (`drill mock --round`), not on its own"
+        )
 
 
 class UnknownTopic(LookupError):
@@ -126,6 +136,8 @@ class DrillApp(Routes):
         today = study_day(self.clock(), self.rollover_hour)
         if card_id is not None and card_id not in decks.cards:
             raise UnknownCard(card_id, decks.cards)
+        if card_id is not None and decks.cards[card_id].kind in MOCK_ONLY_KINDS:
+            raise MockOnlyCard(card_id, decks.cards[card_id].kind)
         focused = card_id is None and bool(topics or weak or cram)
         self.focus_topics: list[str] = []
         if focused:
@@ -333,7 +345,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     try:
         app = make_app(args)
-    except (UnknownCard, UnknownTopic) as exc:
+    except (UnknownCard, MockOnlyCard, UnknownTopic) as exc:
         print(f"drill: {exc}", file=sys.stderr)
         return 2
     if not (sys.stdin.isatty() and sys.stdout.isatty()):  # with no terminal to read keys from, the app spun forever

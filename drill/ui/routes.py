@@ -286,9 +286,16 @@ class Routes(App[int]):
 
     async def practise_card_now(self, card_id: str) -> None:
         """One card from the browser, reviewed above it; once graded, the browser again with its search as it was."""
+        from drill.study.session import MOCK_ONLY_KINDS
         from drill.ui.browser import BrowsedCardReview, BrowserScreen
         from drill.ui.review import ReviewContext
 
+        kind = self.workspace.cards[card_id].kind
+        if kind in MOCK_ONLY_KINDS:  # no answer form on its own: a key typed at it would reveal and grade it
+            self.notify(
+                f"{card_id} is a {kind} card, asked in stages in a mock round: ctrl+o, then its round", timeout=6
+            )
+            return
         browser = self.screen
         states = await asyncio.to_thread(self.workspace.states)
         session = self.workspace.review_session(
