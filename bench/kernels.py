@@ -40,6 +40,7 @@ from drill.kernel.job import kernel_job
 
 CARDS = (
     "reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward", "paged-decode-attention",
+    "fused-cross-entropy",
 )  # fmt: skip
 # answers that launch one kernel a call, so ncu's figure for a launch is the judge's for the call
 NCU_CARDS = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention")
@@ -198,6 +199,42 @@ def ncu_clocks(shapes: list[tuple[str, str]], log: list[str], cache: str) -> dic
     return words
 
 
+# -- memory: the fused cross-entropy against F.cross_entropy ----------------------------------------
+def cross_entropy_extra_peak(cards: dict[str, Any], rows: int = 8192, vocab: int = 128256) -> dict[str, float]:
+    """Bytes of peak memory above what was allocated before the call (the logits, targets, loss): the answer's
+    `cross_entropy` and F.cross_entropy forward + backward, on the same bf16 logits, each after one untimed call."""
+    import torch
+
+    from drill.judge.judging import load_harness
+    from drill.judge.programs import build_triton
+
+    files = kernel_files(cards["fused-cross-entropy"])
+    harness = load_harness(str(files.harness))
+    program = build_triton(
+        files.solution.read_text(), files.starter.name, entry=harness.ENTRY, workdir=Path(tempfile.mkdtemp())
+    )
+    logits = torch.randn(rows, vocab, device="cuda", dtype=torch.bfloat16)
+    targets = torch.randint(0, vocab, (rows,), device="cuda")
+    loss = torch.empty(rows, device="cuda")
+    leaf = logits.detach().clone().requires_grad_()
+
+    def peak(step: Any) -> float:
+        step()  # compiles the Triton kernel; autograd's first backward
+        leaf.grad = None
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        step()
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - before
+        leaf.grad = None
+        return float(extra)
+
+    answer = peak(lambda: program.module.cross_entropy(logits, targets, loss))
+    baseline = peak(lambda: torch.nn.functional.cross_entropy(leaf, targets).backward())
+    return {"answer": answer, "F.cross_entropy": baseline}
+
+
 # -- start-up figures -----------------------------------------------------------------------------
 def compile_and_first_launch(cards: dict[str, Any], n: int = 5) -> tuple[float, float]:
     """NVRTC compile + module load + first launch + synchronise, each time a new source."""
@@ -335,6 +372,8 @@ def main() -> int:
             report["verdicts"][f"{card_id}:solution"] = [v.to_json() for v in answers[card_id]]
         edits = edit_to_verdict(client, cards)
         report["edit_to_verdict_s"] = edits
+    ce_memory = cross_entropy_extra_peak(cards)
+    report["cross_entropy_extra_peak_bytes"] = ce_memory
     first_launch, compile_s = compile_and_first_launch(cards)
     report["compile_first_launch_s"] = first_launch
 
@@ -457,6 +496,22 @@ def main() -> int:
     evidence += "; ".join([""] + [f"{t.name}: {t.vs_torch or 0:.2f}x gather + SDPA" for t in v.timings])
     targets.append(
         ("paged-decode-attention answer reads K and V at >= 80 % of the read ceiling (64 sequences)", ok, evidence)
+    )
+    v = answers["fused-cross-entropy"][0]
+    hit = [t for t in v.timings if t.name == "8192x128256"]
+    ratio = hit[0].vs_torch if hit else None
+    ok = v.correct is True and not v.errors and ratio is not None and ratio >= 1.0
+    evidence = f"{ratio:.2f}x ({hit[0].ms:.2f} ms)" if hit and ratio else "no figure"
+    targets.append(
+        ("fused-cross-entropy answer >= 1.0x F.cross_entropy forward + backward at 8192x128256 bf16", ok, evidence)
+    )
+    gib = 2**30
+    ok = ce_memory["answer"] <= ce_memory["F.cross_entropy"] / 4
+    evidence = (
+        f"answer {ce_memory['answer'] / gib:.3f} GiB, F.cross_entropy {ce_memory['F.cross_entropy'] / gib:.2f} GiB"
+    )
+    targets.append(
+        ("fused-cross-entropy answer's extra peak memory <= 1/4 of F.cross_entropy's (8192x128256)", ok, evidence)
     )
     if not args.no_ncu:
         diffs = []  # (shape, judge vs ncu %, judge vs ncu less its fixed part %)

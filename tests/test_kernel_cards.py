@@ -18,7 +18,17 @@ from drill.kernel.cards import (
 )
 from drill.kernel.job import kernel_job
 
-BUNDLED = ("reduce", "transpose", "softmax", "rmsnorm", "matmul", "attention", "layernorm-backward", "paged-decode-attention")
+BUNDLED = (
+    "reduce",
+    "transpose",
+    "softmax",
+    "rmsnorm",
+    "matmul",
+    "attention",
+    "layernorm-backward",
+    "paged-decode-attention",
+    "fused-cross-entropy",
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +50,7 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "attention": "flashattention",
         "layernorm-backward": "fusion",
         "paged-decode-attention": "flashattention",
+        "fused-cross-entropy": "fusion",
     }
 
 

@@ -273,3 +273,85 @@ def test_gathering_the_pages_and_calling_sdpa_in_the_file_is_refused_with_the_op
     assert verdict.cases and all(named in c.message for c in verdict.cases), [c.message for c in verdict.cases]
     words = verdict.evidence[0].words
     assert verdict.evidence[0].ok is False and "aten.index" in words.split("allowed besides")[0]
+
+
+# -- fused cross-entropy ----------------------------------------------------------------------------------------
+CE_ANSWER = ROOT / "answers" / "fused_cross_entropy.py"
+
+
+def ce_answer_with(old: str, new: str) -> str:
+    text = CE_ANSWER.read_text()
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def test_cross_entropy_bytes_at_the_timed_shape():
+    logits = kernel_traffic.logits_bytes(8192, 128256, 2)
+    assert logits == 8192 * 128256 * 2 == 2_101_346_304  # 1.96 GiB
+    assert kernel_traffic.cross_entropy_fused_bytes(8192, 128256, 2) == 3 * logits
+    assert kernel_traffic.cross_entropy_stored_softmax_bytes(8192, 128256, 2) == 8 * logits  # 16 B against 6
+
+
+def test_the_cross_entropy_card_allows_only_small_scratch_and_its_recall_card_renders():
+    from drill.cards.rendering import render
+
+    card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards["fused-cross-entropy"]
+    consts = harness_constants(kernel_files(card).harness)
+    assert consts["ENTRY"] == ("cross_entropy",) and consts["ALLOWED"] == ("allocation", "views", "fill")
+    recall = load_decks([paths.cards_dir() / "fusion.yaml"]).cards["fusion-ledger-fused-cross-entropy"]
+    values = [a.value for a in render(recall, {"model": "llama-3-8b", "tokens": 8192, "gpu": "h200"}).answers]
+    logits = 8192 * 128256 * 2
+    assert values[:4] == [logits, 2 * logits, 8 * logits, 3 * logits]
+    assert values[4] == pytest.approx(5 * logits / 4.8e12)
+
+
+@pytest.mark.parametrize("which", ["starter", "solution"])
+@needs_torch
+@one_judge
+def test_the_cross_entropy_starter_and_answer_are_correct_with_their_own_kernels_seen(cpu_judge, cards, which):
+    card = cards.cards["fused-cross-entropy"]
+    verdict = judged(cpu_judge, cards, "fused-cross-entropy", getattr(kernel_files(card), which).read_text())
+    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases if not c.ok])
+    [evidence] = verdict.evidence
+    assert evidence.ok is True and "of your file's Triton kernels" in evidence.words
+    assert "not yours" not in evidence.words
+
+
+@needs_torch
+@one_judge
+def test_a_log_sum_exp_without_the_running_maximum_overflows_on_large_logits(cpu_judge, cards):
+    source = ce_answer_with(
+        's = tl.where(m_new == float("-inf"), 0.0, s * tl.exp(m - m_new) + tl.exp(x - m_new))',
+        's = tl.where(m_new == float("-inf"), 0.0, s + tl.exp(x))',
+    ).replace(
+        'total = tl.sum(tl.where(m == float("-inf"), 0.0, s * tl.exp(m - row_max)), axis=0)',
+        "total = tl.sum(s, axis=0)",
+    )
+    source = source.replace("lse = row_max + tl.log(total)", "lse = tl.log(total)")
+    verdict = judged(cpu_judge, cards, "fused-cross-entropy", source)
+    assert verdict.correct is False
+    assert [c.name for c in verdict.cases if not c.ok] == ["3x700 large logits"]
+
+
+@needs_torch
+@one_judge
+def test_a_gradient_that_leaves_out_the_small_probabilities_is_wrong(cpu_judge, cards):
+    source = ce_answer_with(
+        "g = (tl.exp(x - lse) - tl.where(cols == target, 1.0, 0.0)) * inv_rows",
+        "p = tl.exp(x - lse)\n        g = (tl.where(p > 1e-3, p, 0.0) - tl.where(cols == target, 1.0, 0.0)) * inv_rows",
+    )
+    verdict = judged(cpu_judge, cards, "fused-cross-entropy", source)
+    assert verdict.correct is False
+    assert any("grad" in c.message for c in verdict.cases if not c.ok)
+
+
+@needs_torch
+@one_judge
+def test_f_cross_entropy_in_the_file_is_refused_with_the_op_and_line(cpu_judge, cards):
+    verdict = judged(
+        cpu_judge, cards, "fused-cross-entropy", (CHEATS / "fused_cross_entropy_torch_call.py").read_text()
+    )
+    assert verdict.correct is False and verdict.exit_code() == 1
+    named = "not your kernel: torch ran aten._to_copy (your line 15)"
+    assert verdict.cases and all(named in c.message for c in verdict.cases), [c.message for c in verdict.cases]
+    assert "aten._log_softmax" in verdict.evidence[0].refused

@@ -8,6 +8,10 @@ writes them to a float32 scratch buffer of (groups, cols), summed by a second sm
 Paged decode attention (one query token per sequence, K and V in pages of a fixed number of tokens): a step must
 read every cached K and V row once; a kernel with one program per query head reads each KV head once for every
 query head of its group. A sequence's last page is partly empty.
+
+Cross-entropy over a vocabulary (one logit per vocabulary entry and token): a fused kernel reads the logits twice
+(an online log-sum-exp, then the gradient) and writes the gradient over them; storing the softmax in float32 adds a
+write and a read of a buffer twice the size of 16-bit logits.
 """
 
 from __future__ import annotations
@@ -87,6 +91,22 @@ def paged_empty_slots(context: int, page_size: int) -> int:
     return paged_pages(context, page_size) * page_size - context
 
 
+def logits_bytes(tokens: int, vocab: int, elem_bytes: float) -> float:
+    """One logit per vocabulary entry and token."""
+    return checks.count("tokens", tokens) * checks.count("vocab", vocab) * checks.positive("elem_bytes", elem_bytes)
+
+
+def cross_entropy_fused_bytes(tokens: int, vocab: int, elem_bytes: float) -> float:
+    """Two reads of the logits (the log-sum-exp, then the gradient) and the gradient written over them."""
+    return 3 * logits_bytes(tokens, vocab, elem_bytes)
+
+
+def cross_entropy_stored_softmax_bytes(tokens: int, vocab: int, elem_bytes: float) -> float:
+    """Three reads (max, sum, probabilities), the float32 probabilities written and read back, the gradient
+    written."""
+    return 4 * logits_bytes(tokens, vocab, elem_bytes) + 2 * logits_bytes(tokens, vocab, FP32)
+
+
 CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "layernorm_backward_floor_bytes": layernorm_backward_floor_bytes,
     "layernorm_backward_two_kernel_bytes": layernorm_backward_two_kernel_bytes,
@@ -97,4 +117,7 @@ CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "paged_decode_bytes_per_query_head": paged_decode_bytes_per_query_head,
     "paged_pages": paged_pages,
     "paged_empty_slots": paged_empty_slots,
+    "logits_bytes": logits_bytes,
+    "cross_entropy_fused_bytes": cross_entropy_fused_bytes,
+    "cross_entropy_stored_softmax_bytes": cross_entropy_stored_softmax_bytes,
 }

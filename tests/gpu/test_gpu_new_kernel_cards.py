@@ -1,4 +1,5 @@
-"""On a real GPU: the kernel cards for a normalisation backward pass and paged decode attention (`pytest -m gpu`).
+"""On a real GPU: the kernel cards for LayerNorm backward, paged decode attention and fused cross-entropy
+(`pytest -m gpu`).
 
 Each bundled starter and answer is correct and timed with the kernels of its own file seen; the answer beats
 its starter and torch's own op at the timed shape; a file that hands the work to torch is refused by the ATen
@@ -20,10 +21,11 @@ from drill.kernel.job import kernel_job
 pytestmark = pytest.mark.gpu
 
 CHEATS = Path(__file__).parents[1] / "fixtures" / "cheats"
-CARDS = ("layernorm-backward", "paged-decode-attention")
+CARDS = ("layernorm-backward", "paged-decode-attention", "fused-cross-entropy")
 CHEAT_FILES = {
     "layernorm-backward": "layernorm_backward_torch_call.py",
     "paged-decode-attention": "paged_decode_attention_sdpa.py",
+    "fused-cross-entropy": "fused_cross_entropy_torch_call.py",
 }
 RESULTS: dict[str, dict] = {}
 
