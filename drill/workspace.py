@@ -466,6 +466,7 @@ class Workspace:
             focus_new=focus_new,
             early=frozenset(early),
             budget_seconds=budget,
+            graded_today=reader.reviews_on(self.data_dir, today),
         )
 
     def planned_queue(self, today: dt.date, states: Mapping[str, CardState], new_order: str) -> PlannedDay | None:

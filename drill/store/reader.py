@@ -42,6 +42,9 @@ REACHED_QUESTION = "NOT (a.status = 'unanswered' AND a.spent_s < 0.5)"
 
 _HISTORY = "SELECT reviewed_at, day, grade, mode, duration_ms FROM review_log WHERE card_id = ? ORDER BY id"
 _STUDIED_ON = "SELECT DISTINCT card_id FROM review_log WHERE day = ?"
+_REVIEWS_ON = (
+    "SELECT card_id, COUNT(*) FROM review_log INDEXED BY ix_review_log_day_card WHERE day = ? GROUP BY card_id"
+)
 
 
 def database_path(data_dir: Path) -> Path:
@@ -327,6 +330,19 @@ def studied_on(data_dir: Path, day: dt.date) -> set[str]:
         return {card_id for (card_id,) in _rows_or_none(conn, _STUDIED_ON, (day.isoformat(),)) or []}
 
     return _read(database_path(data_dir), query, set())
+
+
+def reviews_on(data_dir: Path, day: dt.date) -> dict[str, int]:
+    """How many times each card was graded on study day `day` in any mode; empty before the first run.
+
+    Read from the covering index `ix_review_log_day_card`. Raises StoreError as card_history does.
+    """
+
+    def query(conn: sqlite3.Connection) -> dict[str, int]:
+        rows = _rows_or_none(conn, _REVIEWS_ON, (day.isoformat(),)) or []
+        return {card_id: int(count) for card_id, count in rows}
+
+    return _read(database_path(data_dir), query, {})
 
 
 # -- reading --------------------------------------------------------------------------

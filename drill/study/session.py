@@ -214,13 +214,14 @@ class SetAside:
     before: CardState
 
 
-def draw_seed(card_id: str, state: CardState, today: dt.date, salt: int | None = None) -> int:
+def draw_seed(card_id: str, state: CardState, today: dt.date, salt: int | None = None, graded_today: int = 0) -> int:
     """A seed for what a review draws (ledger numbers, choice order).
 
-    It depends on the card, the study day and the card's state before this review,
-    so a new review draws anew while an undo or a restart shows the same draw again.
+    It depends on the card, the study day, the card's state before this review and how many
+    times the card was graded today, so every showing draws anew (a same-day repeat or a
+    cram grade leaves the state as it was) while an undo or a restart shows the same draw again.
     """
-    blob = json.dumps([card_id, today.isoformat(), state.as_json(), salt], sort_keys=True)
+    blob = json.dumps([card_id, today.isoformat(), state.as_json(), salt, graded_today], sort_keys=True)
     return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big")
 
 
@@ -255,6 +256,8 @@ class ReviewSession:
     budget_seconds: float | None = None
     spent_seconds: float = 0.0
     held_back: list[str] = field(default_factory=list)
+    # how many times each card was graded on `today`, any mode (read from the log: drill.store.reader.reviews_on)
+    graded_today: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.hold_back_past_budget()
@@ -281,7 +284,7 @@ class ReviewSession:
         return self.states.get(card_id) or CardState(card_id)
 
     def seed_for(self, card_id: str, salt: int | None = None) -> int:
-        return draw_seed(card_id, self.state_of(card_id), self.today, salt)
+        return draw_seed(card_id, self.state_of(card_id), self.today, salt, self.graded_today.get(card_id, 0))
 
     def grade(
         self,
@@ -321,6 +324,7 @@ class ReviewSession:
             topic=self.cards[card_id].topic,
         )
         self.states[card_id] = after
+        self.graded_today[card_id] = self.graded_today.get(card_id, 0) + 1
         self.saved += 1
         self.queue.pop(0)
         position = min(REPEAT_GAP, len(self.queue))
@@ -361,6 +365,7 @@ class ReviewSession:
             return last
         restored = store.undo_review(last.log_id)
         self.states[last.card_id] = restored
+        self.graded_today[last.card_id] = max(0, self.graded_today.get(last.card_id, 0) - 1)
         self.saved -= 1
         self.spent_seconds -= last.duration_ms / 1000
         if self.held_back and not self.budget_reached:
