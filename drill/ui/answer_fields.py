@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual._context import active_message_pump  # textual is pinned (pyproject.toml)
@@ -136,30 +136,24 @@ class InOrderInput(SafeInput):
 class AnswerInput(InOrderKeys, SafeInput):
     """A one-line answer field. Enter moves to the next field; on the last, it checks the form."""
 
-    _mending = False
-    _typed_unfocused = False  # text typed in after focus moved here, before this field's Focus was handled
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # a focus (tab, shift+tab, enter, a click) never selects the answer: selected, the next key would replace it
+        kwargs.setdefault("select_on_focus", False)
+        super().__init__(*args, **kwargs)
 
     def mend(self) -> None:
-        """Focus it now with the cursor after the text (not all of it selected, as a focus does), so that what
-        is typed next is added to it: to fix a typo, or to go on after leaving the field."""
-        self._mending = True
+        """Focus it with the cursor after the text, so that what is typed next is added to it: to fix a typo,
+        or to go on after leaving the field."""
         self.screen.set_focus(self)
 
     def _on_focus(self, event: events.Focus) -> None:
-        """Runs before Input's own focus handler (Textual calls each class's, most derived first). Text typed
-        into the field before this event was handled (enter, then characters, in one read) is kept and not
-        selected: selected, the next key typed would replace it."""
-        if self._mending or self._typed_unfocused:
-            self._mending = False
-            self._typed_unfocused = False
-            self.select_on_focus = False  # so Input's handler, next, leaves the cursor after the text
-            self.cursor_position = len(self.value)
-            self.call_later(setattr, self, "select_on_focus", True)
+        """Runs before Input's own focus handler (Textual calls each class's, most derived first). However focus
+        arrives, the field keeps its text and the cursor goes after it, so what is typed next adds to the answer
+        (text typed before this event was handled, enter then characters in one read, is kept too)."""
+        self.cursor_position = len(self.value)
 
     def type_character(self, character: str) -> None:
         self._restart_blink()
-        if not self.has_focus:  # focus has moved here, and its Focus event is still queued
-            self._typed_unfocused = True
         selection = self.selection
         if selection.is_empty:
             self.insert_text_at_cursor(character)
