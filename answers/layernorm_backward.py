@@ -12,6 +12,8 @@ Rows longer than WHOLE_ROW_MAX stream in chunks; the program then keeps its
 partial sums in its own row of the scratch buffer (no other program writes it).
 """
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -116,9 +118,10 @@ def sum_partials(part_w_ptr, part_b_ptr, dw_ptr, db_ptr, n_parts, n_cols, STRIP:
     tl.store(db_ptr + cols, tl.sum(acc_b, axis=0), mask=cols < n_cols)
 
 
-def sm_count(t: torch.Tensor) -> int:
-    if t.is_cuda:
-        return torch.cuda.get_device_properties(t.device).multi_processor_count
+@functools.cache
+def sm_count(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
     return 4  # the Triton interpreter on a CPU
 
 
@@ -133,7 +136,7 @@ def layernorm_backward(
     dbias: torch.Tensor,
 ) -> None:
     rows, cols = x.shape
-    rows_per_program = triton.cdiv(rows, PROGRAMS_PER_SM * sm_count(x))
+    rows_per_program = triton.cdiv(rows, PROGRAMS_PER_SM * sm_count(x.device))
     programs = triton.cdiv(rows, rows_per_program)
     part_w = torch.empty((programs, cols), device=x.device, dtype=torch.float32)
     part_b = torch.empty((programs, cols), device=x.device, dtype=torch.float32)

@@ -13,6 +13,8 @@ Splits (flash-decoding) only when batch × KV heads is too few programs to fill
 the GPU; a serving batch uses one or two.
 """
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -20,6 +22,7 @@ import triton.language as tl
 BLOCK_N = 64  # tokens per step: 16 KB of K and 16 KB of V at head_dim 128 in bf16
 PROGRAMS_PER_SM = 4
 MIN_SPLIT_TOKENS = 512  # a split shorter than this costs more in its scratch and merge than it gains
+MAX_SPLITS = 64  # the merge holds every split's output row in registers: 64 × head_dim floats
 
 
 @triton.jit
@@ -80,9 +83,10 @@ def merge_splits(part_acc_ptr, part_m_ptr, part_l_ptr, out_ptr, splits, D: tl.co
     tl.store(out_ptr + row * D + dims, total.to(out_ptr.dtype.element_ty))
 
 
-def sm_count(t: torch.Tensor) -> int:
-    if t.is_cuda:
-        return torch.cuda.get_device_properties(t.device).multi_processor_count
+@functools.cache
+def sm_count(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
     return 4  # the Triton interpreter on a CPU
 
 
@@ -99,8 +103,8 @@ def paged_decode_attention(
     page_size, kv_heads = k_cache.shape[1], k_cache.shape[2]
     group = q_heads // kv_heads
     longest = block_table.shape[1] * page_size  # an upper bound known on the host: no read of seq_lens
-    wanted = triton.cdiv(PROGRAMS_PER_SM * sm_count(q), batch * kv_heads)
-    splits = max(1, min(wanted, triton.cdiv(longest, MIN_SPLIT_TOKENS)))
+    wanted = triton.cdiv(PROGRAMS_PER_SM * sm_count(q.device), batch * kv_heads)
+    splits = max(1, min(wanted, triton.cdiv(longest, MIN_SPLIT_TOKENS), MAX_SPLITS))
     part_acc = torch.empty((batch, q_heads, splits, d), device=q.device, dtype=torch.float32)
     part_m = torch.empty((batch, q_heads, splits), device=q.device, dtype=torch.float32)
     part_l = torch.empty((batch, q_heads, splits), device=q.device, dtype=torch.float32)
