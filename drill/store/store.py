@@ -349,8 +349,10 @@ class Store(MockRecords):
 
         Each log is a review_log row as a mapping of column to value (no `id`),
         read from `logs` as it goes, so a million rows cost no more memory than
-        the keys of the log. A review already logged (same card, time, grade and
-        mode) is skipped, so importing twice adds nothing; one given twice is
+        the keys of the log. A review already logged (`same_review`: the same card
+        at the same second, whatever its grade and mode: an Anki package keeps
+        grades 0 to 2 as one) is skipped, so importing twice, or a CSV after an
+        Anki package of the same reviews, adds nothing; one given twice is
         counted apart. Each batch goes in by `reviewed_at`, the per-day counts
         and each card's review count follow the added rows, and a card whose
         newest logged review is now an imported one takes that review's
@@ -363,8 +365,8 @@ class Store(MockRecords):
         with self._reading():
             raw = self._session.connection().connection.dbapi_connection
             assert raw is not None
-            for cid, at, grade, mode in raw.execute("SELECT card_id, reviewed_at, grade, mode FROM review_log"):
-                logged.add(hash((cid, at, grade, mode)))
+            for cid, at in raw.execute("SELECT card_id, reviewed_at FROM review_log"):
+                logged.add(same_review(cid, at))
                 if at > newest.get(cid, ""):
                     newest[cid] = at
             self._session.rollback()  # end the read, so the batches below can take the write lock
@@ -372,7 +374,7 @@ class Store(MockRecords):
         given: set[int] = set()
         fresh: list[dict[str, Any]] = []
         for log in logs:
-            key = hash((log["card_id"], log["reviewed_at"], log["grade"], log["mode"]))
+            key = same_review(log["card_id"], log["reviewed_at"])
             if key in logged:
                 counts.already_there += 1
             elif key in given:
@@ -417,6 +419,11 @@ class Store(MockRecords):
         for cid, card_rows in added.items():
             newest[cid] = max(newest.get(cid, ""), card_rows[-1]["reviewed_at"])
         return len(rows)
+
+
+def same_review(card_id: str, reviewed_at: str) -> int:
+    """What makes two logged reviews one review: the card and the time to the second (as a 64-bit hash)."""
+    return hash((card_id, str(reviewed_at)[:19]))
 
 
 @dataclass
