@@ -60,17 +60,69 @@ def all_ticked(card, basis=TickBasis.CHECKED):
 
 
 # -- the check on a tick ------------------------------------------------------------------------------------------
-def test_key_terms_are_a_points_own_words_less_those_the_question_says():
-    assert key_terms("Utilisation / autoscaling as the dominant lever") == (
-        "Utilisation",
-        "autoscaling",
-        "dominant",
-        "lever",
-    )
-    # "cost" is in the question: an answer that repeats the question names nothing of the point
+def test_key_terms_are_a_points_distinctive_words_rarest_first():
+    # general English ("dominant", "lever") names nothing; the point is its technical words
+    assert key_terms("Utilisation / autoscaling as the dominant lever") == ("autoscaling", "Utilisation")
+    # "cost" is common in the decks and the question says it: an answer that repeats the question names nothing
     assert "cost" not in key_terms(COST_CARD.rubric[0], COST_CARD.prompt)
-    assert key_terms("TP degree and its all-reduce cost") == ("TP", "degree", "reduce", "cost")
-    assert key_terms("the cost", "the cost") == ("cost",)  # all said by the question: the point's own words
+    # a hyphenated term is one term; an acronym stays however the question uses it
+    assert {"TP", "all-reduce"} <= set(key_terms("TP degree and its all-reduce cost", "What does TP cost?"))
+    # a point with no distinctive word is named by its content words
+    assert key_terms("the cost", "the cost") == ()
+    assert check_point("the cost is what we pay for the fleet each hour", "the cost", "the cost").named == ("cost",)
+
+
+def _stage_of(card_id, point):
+    """The bundled scenario stage whose rubric holds `point`, as a mock asks it (its prompt rendered)."""
+    from drill.cards.draw_prose import combinations
+    from drill.cards.scenario import stage_card, stages_of
+
+    card = {c.id: c for c in bundled_cards().values()}[card_id]
+    stage = next(s for s in stages_of(card) if point in s.rubric)
+    return stage_card(card, stage, next(iter(combinations(card, max_draws=None))))
+
+
+DISAGG_POINT = "KV cache sent layer by layer over RDMA (NIXL, Mooncake-style transfer) while prefill continues"
+FLASH_POINT = "the flash-attention kernel disappeared; bmm, softmax and mask kernels took its place"
+
+
+def _scenario_with(point):
+    return next(c.id for c in bundled_cards().values() if point in str(c.fields.get("stages")))
+
+
+@pytest.mark.parametrize(
+    ("point", "answer", "passed"),
+    [
+        (DISAGG_POINT, "the KV is pushed layer by layer over RDMA to the decode pool", True),
+        (DISAGG_POINT, "move it across to the other side while the first part is still running", False),
+        (FLASH_POINT, "the flash-attention kernel is gone from the second profile, something slower instead", True),
+        (FLASH_POINT, "flash attention no longer runs, three smaller kernels took over its work", True),
+        (FLASH_POINT, "one of the things that ran before took another place in the new one", False),
+    ],
+)
+def test_a_scenario_point_is_named_by_its_technical_words_even_when_the_question_says_them(point, answer, passed):
+    shown = _stage_of(_scenario_with(point), point)
+    terms = key_terms(point, shown.prompt)
+    assert not {"sent", "style", "continues", "took", "place", "disappeared"} & {t.lower() for t in terms}
+    assert check_point(answer, point, shown.prompt).passed is passed, terms
+
+
+def test_a_formula_point_is_named_by_its_symbol():
+    card = bundled_cards()["quantization-affine-mapping"]
+    point = "Formula for q and for dequantisation"
+    assert "Formula" not in key_terms(point, card.prompt)
+    assert check_point("q = round(x / s) + z with the scale s and zero point z", point, card.prompt).passed
+    assert not check_point("the formula is the usual one that everybody writes down first", point, card.prompt).passed
+
+
+def test_every_bundled_rubric_point_has_a_distinctive_term_but_a_few():
+    from drill.mock.term_rarity import common_words
+
+    points = [p for c in bundled_cards().values() for p in c.rubric]
+    empty = [p for p in points if not key_terms(p)]
+    assert len(empty) <= len(points) // 100, empty
+    for point in points:
+        assert not {t.lower() for t in key_terms(point)} & common_words(), point
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ reading, rubric points ticked for an answer that names them). Only the evidence 
 and the review log; a point ticked by the learner's override counts in the score and is shown as such.
 
 - A rubric point may be ticked only for an answer of MIN_WORDS words or more that names at least one of the
-  point's key terms (`key_terms`: its distinctive words, found in the answer by their stems). For an answer of
+  point's key terms (`key_terms`: its technical tokens and words rare across the decks, found in the answer by
+  their stems; a point with none is named by its content words). For an answer of
   MIN_WORDS words or more the learner may tick it anyway, giving a reason, which is kept with the answer.
 - A numeric answer earns STEP_SHARE of its score from the intermediate figures of the card's ledger that
   the learner's working shows (a right final answer vouches for its steps).
@@ -23,6 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
+from drill.mock.term_rarity import TermRarity, bundled_rarity, common_words, is_technical, term_key, tokens
+from drill.mock.term_rarity import stem as stem
+
 # An answer shorter than this says too little for any rubric point to be ticked.
 MIN_WORDS = 8
 # The share of a numeric question earned by its intermediate steps; the rest by its final answers.
@@ -38,19 +42,12 @@ HINT_COST = 0.1
 STRONG_AT = 0.8
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
-# Words that name no idea of their own: a point is recognised by its other words.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also an and any are as at be because been before being below between
-    both but by can could did do does doing down during each either else few for from further had has have having
-    here how if in into is it its itself just least less like make makes many may more most much must no nor not
-    now of off on once one only or other our out over own per same should so some such than that the their them
-    then there these they this those through to too two under until up upon use used uses using very via vs was
-    way we were what when where whether which while who whom why will with within without would you your
-    first second instead rather each every itself whole part parts thing things kind get gets given give
-    slow slower fast faster high higher low lower problem issue bad good
-    """.split()
-)
+# A word more of the decks' cards use than this names nothing in particular (GPU, memory, time), however
+# technical; a plain word the question itself says must be rarer than ASKED_SHARE to count as the point's.
+COMMON_SHARE = 0.35
+ASKED_SHARE = 0.25
+# How many words of an answer may be read as one term: "all reduce" is all-reduce, "flash attention" its kernel.
+_LONGEST_JOIN = 3
 
 
 def words(text: str) -> list[str]:
@@ -58,39 +55,60 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def stem(word: str) -> str:
-    """A word reduced so that its forms meet: case, a plural s, British and American spelling, a long ending."""
-    w = word.lower().replace("z", "s")
-    if len(w) > 3 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if w.endswith("y"):
-        w = w[:-1] + "i"
-    return w[:6]
-
-
 def _is_term(word: str) -> bool:
-    """A word that can name an idea: three letters or more, or an acronym such as KV or TP; not a bare number."""
-    if not any(ch.isalpha() for ch in word) or word.lower() in STOPWORDS:
+    """A word that can name an idea: a technical token, or a word of three letters or more that is not general
+    English; not a bare number."""
+    if not any(ch.isalpha() for ch in word):
         return False
-    return len(word) >= 3 or word.isupper()
+    if is_technical(word):
+        return True
+    return len(word) >= 3 and word.lower() not in common_words()
 
 
-def key_terms(point: str, prompt: str = "") -> tuple[str, ...]:
-    """A rubric point's key terms: its words that name an idea, less those the question itself says (an answer
-    that repeats the question names nothing); all of its words when the question says every one. In order,
-    each stem once, as the point spells them."""
-    candidates = [w for w in words(point) if _is_term(w)]
-    asked = {stem(w) for w in words(prompt)}
-    distinctive = [w for w in candidates if stem(w) not in asked] or candidates
+def said_keys(text: str) -> set[str]:
+    """The keys (`term_key`) of every term `text` names: its words, its hyphenated terms, and runs of up to
+    _LONGEST_JOIN words read as one (so "flash attention" names flash-attention and "GPU hour" GPU-hour)."""
+    plain = words(text)
+    keys = {term_key(t) for t in tokens(text)} | {stem(w) for w in plain}
+    for size in range(2, _LONGEST_JOIN + 1):
+        keys |= {term_key("".join(plain[i : i + size])) for i in range(len(plain) - size + 1)}
+    return keys
+
+
+def _distinct(terms: Iterable[str]) -> list[str]:
+    """`terms` with each key once, as first spelled."""
     seen: set[str] = set()
-    terms: list[str] = []
-    for w in distinctive:
-        if stem(w) not in seen:
-            seen.add(stem(w))
-            terms.append(w)
-    return tuple(terms)
+    kept: list[str] = []
+    for t in terms:
+        if term_key(t) not in seen:
+            seen.add(term_key(t))
+            kept.append(t)
+    return kept
+
+
+def key_terms(point: str, prompt: str = "", rarity: TermRarity | None = None) -> tuple[str, ...]:
+    """A rubric point's distinctive terms, rarest first: its technical tokens and its words few of the decks'
+    cards use (`rarity`, the bundled decks' by default), never general English. A term the question also says
+    stays when it is technical (RDMA) or rare enough (layer); a common plain word the question says (cost, in a
+    question on cost) does not. Empty when the point has no distinctive term (see `content_words`)."""
+    table = rarity if rarity is not None else bundled_rarity()
+    asked = said_keys(prompt)
+    kept = []
+    for token in tokens(point):
+        key = term_key(token)
+        if not _is_term(token) or table.share(key) > COMMON_SHARE:
+            continue
+        if not is_technical(token) and key in asked and table.share(key) > ASKED_SHARE:
+            continue
+        kept.append(token)
+    return tuple(sorted(_distinct(kept), key=lambda t: -table.idf(term_key(t))))
+
+
+def content_words(point: str) -> tuple[str, ...]:
+    """A point's words that are not general English (all its words where every one is): what an answer must
+    name of a point with no distinctive term."""
+    own = [t for t in tokens(point) if _is_term(t)]
+    return tuple(_distinct(own or [t for t in tokens(point) if any(ch.isalpha() for ch in t)]))
 
 
 @dataclass(frozen=True)
@@ -120,12 +138,13 @@ class PointCheck:
         return ""
 
 
-def check_point(answer: str, point: str, prompt: str = "") -> PointCheck:
-    given = words(answer)
-    said = {stem(w) for w in given}
-    terms = key_terms(point, prompt)
-    named = tuple(t for t in terms if stem(t) in said)
-    return PointCheck(point, terms, named, len(given))
+def check_point(answer: str, point: str, prompt: str = "", rarity: TermRarity | None = None) -> PointCheck:
+    """Whether `answer` may tick `point`: MIN_WORDS words or more, naming one of the point's distinctive terms
+    (or, where it has none, one of its content words)."""
+    terms = key_terms(point, prompt, rarity) or content_words(point)
+    said = said_keys(answer)
+    named = tuple(t for t in terms if term_key(t) in said)
+    return PointCheck(point, terms, named, len(words(answer)))
 
 
 class TickBasis(enum.Enum):
@@ -193,8 +212,8 @@ class ReadingMatch:
 def read_choice(text: str, choices: Sequence[str]) -> ReadingMatch:
     """The listed reading that `text` names: the one with the most of its distinctive words (those no other
     reading uses) in the text. None when it names none of them, or two as strongly."""
-    stems = [{stem(w) for w in words(c) if _is_term(w)} for c in choices]
-    said = {stem(w) for w in words(text)}
+    stems = [{term_key(w) for w in tokens(c) if _is_term(w)} for c in choices]
+    said = said_keys(text)
     counts = []
     for i, own in enumerate(stems):
         others = set().union(*(s for j, s in enumerate(stems) if j != i))
