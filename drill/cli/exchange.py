@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
@@ -299,13 +300,16 @@ def _import_reviews(args: argparse.Namespace) -> int:
         print(f"drill import: {source} has problems; nothing imported", file=sys.stderr)
         return 1
 
+    workspace = _workspace(args)
+    strangers = UnknownCards(frozenset(workspace.cards))
+
     def rows() -> Iterator[dict[str, Any]]:
         for item in scan_reviews(source):
             if isinstance(item, CsvProblem):  # the file changed since it was checked
                 raise ExportError(f"{item} (the file changed while it was imported; import it again)")
+            strangers.see(str(item["card_id"]))
             yield item
 
-    workspace = _workspace(args)
     try:
         with _reading(source):
             counts = workspace.store().import_reviews(rows())
@@ -317,7 +321,37 @@ def _import_reviews(args: argparse.Namespace) -> int:
         f"imported {counts.added} reviews from {source} ({counts.already_there} already there{repeated}){taken}",
         file=sys.stderr,
     )
+    if strangers.rows:
+        print(strangers.words(), file=sys.stderr)
     return 0
+
+
+@dataclass
+class UnknownCards:
+    """The rows of an imported log that name cards the decks do not hold (kept: a card removed from the decks
+    keeps its history, and comes back with it if it is added again)."""
+
+    known: frozenset[str]
+    rows: int = 0
+    ids: dict[str, None] = field(default_factory=dict)  # each id once, in the order the file gives them
+
+    SHOWN = 5  # ids named in the words; the rest are counted
+
+    def see(self, card_id: str) -> None:
+        if card_id in self.known:
+            return
+        self.rows += 1
+        self.ids.setdefault(card_id)
+
+    def words(self) -> str:
+        rows = f"{self.rows} row{'s' if self.rows != 1 else ''}"
+        named = ", ".join(list(self.ids)[: self.SHOWN])
+        more = f" and {len(self.ids) - self.SHOWN} more" if len(self.ids) > self.SHOWN else ""
+        cards = f"{len(self.ids)} card{'s' if len(self.ids) != 1 else ''}"
+        return (
+            f"note: {rows} name {cards} not in the decks ({named}{more});"
+            " kept, as the history of a card removed from the decks"
+        )
 
 
 def _import_anki(args: argparse.Namespace) -> int:
