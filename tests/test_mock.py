@@ -397,3 +397,31 @@ def test_a_45_minute_plan_over_every_topic_asks_the_two_weakest(seed):
     assert {"flashattention", "moe"} <= asked
     assert plan.planned_minutes <= 45
     assert {"memory_ledger", "diagnosis", "shape_trace"} <= {q.kind for q in plan.questions}
+
+
+def test_the_report_counts_each_question_skipped_even_once_it_came_back_and_was_answered(tmp_path):
+    cards = deck()
+    store = Store(tmp_path)
+    plan = plan_of("serving-c0", "serving-c1", "moe-c0")
+    clock = Clock()
+    run = MockRun(plan, cards, clock)
+    rec = MockRecorder(store, run, plan, cards, lambda: dt.datetime(2026, 11, 23, 9, 0), lambda: TODAY, {}, {})
+    for _ in range(3):  # each question skipped once; then each comes back and is answered
+        run.begin()
+        run.skip()
+        rec.save()
+    while run.begin() is not None:
+        run.submit(graded(0.7), {"typed": "y"})
+        rec.save()
+    report = rec.finish()
+    assert report["skipped"] == 3 and report["answered"] == 3
+    store.close()
+
+
+def test_a_twist_asked_next_is_not_labelled_twice():
+    from drill.mock.round_report import _without_twist_label
+
+    assert _without_twist_label("**Twist: the team sets `num_workers=8`.** What is the step now?") == (
+        "the team sets `num_workers=8`. What is the step now?"
+    )
+    assert _without_twist_label("What changes at 128k context?") == "What changes at 128k context?"

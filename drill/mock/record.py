@@ -143,6 +143,7 @@ def _row(slot: Slot) -> dict[str, Any]:
     answer keeps what was given with its grade, its follow-up and the score the mock reports."""
     data = slot.as_json()
     data.pop("card_id")
+    data.pop("skips")  # the report reads it from the run; the store keeps a question's state, not its history
     evidence = data.pop("evidence")
     given = {
         "given": data["answer"],

@@ -9,6 +9,7 @@ round into a pass.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -84,6 +85,12 @@ def _first_line(card: Card | None) -> str:
     paragraphs = [p.strip() for p in prompt.split("\n\n") if p.strip()]
     last = paragraphs[-1] if paragraphs else ""
     return " ".join(last.split())[:200]
+
+
+def _without_twist_label(question: str) -> str:
+    """A twist's question without the "Twist:" its deck opens it with (the report already says it is one)."""
+    plain = question.replace("**", "")
+    return re.sub(r"^\s*twist\s*:\s*", "", plain, flags=re.IGNORECASE)
 
 
 def _drawn_question(card: Card) -> str:
@@ -218,7 +225,7 @@ def _next_asked(plan: Mapping[str, Any], lines: Sequence[StageLine], cards: Mapp
             return f"stage {line['number']} ({line['type']}): {_first_line(cards.get(stages[line['number']]))}"
     for line in lines:
         if line["twist"] and line["status"] == TWIST_NOT_REACHED:
-            return f"a twist: {_first_line(cards.get(stages[line['number']]))}"
+            return f"a twist: {_without_twist_label(_first_line(cards.get(stages[line['number']])))}"
     return "every stage and twist was put: the debrief, then the candidate's questions"
 
 

@@ -88,6 +88,7 @@ class Slot:
     kind: str
     budget_s: float
     status: str = PENDING
+    skips: int = 0  # how many times the learner skipped it (it came back after the others)
     spent_s: float = 0.0
     score: float | None = None
     evidence: float | None = None
@@ -104,6 +105,7 @@ class Slot:
             "budget_s": self.budget_s,
             "spent_s": round(self.spent_s, 1),
             "status": self.status,
+            "skips": self.skips,
             "score": self.score,
             "evidence": self.evidence,
             "answer": self.answer,
@@ -222,6 +224,7 @@ class MockRun:
             follow.status = UNANSWERED
         else:
             slot.status = SKIPPED
+            slot.skips += 1
         self.changed.append(slot)
 
     def submit(self, grade: QuestionGrade, answer: Any) -> FollowUpSlot | None:
