@@ -35,13 +35,19 @@ def answers_dir() -> Path:
     return _bundled("answers")
 
 
+def chosen_data_dir(override: str | os.PathLike[str] | None = None) -> Path | None:
+    """The data directory the learner named: --data-dir, else DRILL_HOME; None when neither is given."""
+    if override:
+        return Path(override).expanduser()
+    if os.environ.get("DRILL_HOME"):
+        return Path(os.environ["DRILL_HOME"]).expanduser()
+    return None
+
+
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The learner's data directory: --data-dir, else DRILL_HOME, else the platform's."""
-    if override:
-        path = Path(override).expanduser()
-    elif os.environ.get("DRILL_HOME"):
-        path = Path(os.environ["DRILL_HOME"]).expanduser()
-    else:
+    path = chosen_data_dir(override)
+    if path is None:
         from platformdirs import user_data_dir
 
         path = Path(user_data_dir("drill", appauthor=False))

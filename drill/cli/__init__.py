@@ -132,11 +132,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(args: argparse.Namespace, handlers: dict[str, Handler]) -> int:
     """Run the command (the review app when none), each expected failure as one line on stderr."""
-    from drill.config.settings import ConfigError, load_settings
+    from drill.config.settings import ConfigError, config_path, load_settings
 
     try:
         if args.command != "config":  # `drill config` stays open to show and mend a bad file
-            args.settings = load_settings()
+            args.settings = load_settings(config_path(getattr(args, "data_dir", None)))
         if args.command is None:
             return app.run(args)
         return handlers[args.command](args)

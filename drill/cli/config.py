@@ -36,7 +36,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = cfg.config_path()
+    path = cfg.config_path(getattr(args, "data_dir", None))
     if args.config_action == "path":
         print(path)
         return 0

@@ -294,9 +294,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
     """The settings file as `drill` read it for this command (read now when run without the main CLI)."""
     settings: Settings | None = getattr(args, "settings", None)
     if settings is None:
-        from drill.config.settings import load_settings
+        from drill.config.settings import config_path, load_settings
 
-        settings = load_settings()
+        settings = load_settings(config_path(getattr(args, "data_dir", None)))
     return settings
 
 

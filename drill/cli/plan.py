@@ -53,7 +53,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = cfg.config_path()
+    path = cfg.config_path(getattr(args, "data_dir", None))
     given = [(key, getattr(args, option)) for option, key in SAVED if getattr(args, option) is not None]
     if args.clear:
         if given:

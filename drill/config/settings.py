@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 from drill.config import keybindings
 from drill.config.template import TEMPLATE as TEMPLATE  # its home was here; tests and the README check it
 from drill.hosts import EXAMPLES, BadHost, parse_host
+from drill.paths import chosen_data_dir
 from drill.study.scheduling import DEFAULT_SCHEDULER, SCHEDULERS
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 from drill.study.sm2 import DEFAULT_MAX_INTERVAL
@@ -278,11 +279,16 @@ def parse_text(key: str, text: str) -> object:
     return text
 
 
-def config_path() -> Path:
-    """The settings file: $DRILL_CONFIG, else config.toml in the platform's user config folder."""
+def config_path(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The settings file: $DRILL_CONFIG; else config.toml in the data directory the learner named (`data_dir`,
+    the command's --data-dir, else DRILL_HOME), so that a folder given for a trial or a second profile carries
+    its own settings; else config.toml in the platform's user config folder."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override).expanduser()
+    chosen = chosen_data_dir(data_dir)
+    if chosen is not None:
+        return chosen / FILE_NAME
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("drill", appauthor=False)) / FILE_NAME
