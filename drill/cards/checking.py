@@ -33,6 +33,13 @@ __all__ = [
     "check_diagnosis_card",
     "check_shape_card",
     "check_shape_steps",
+    "echoed",
     "normalise_shape",
     "suggest_grade",
 ]
+
+
+def echoed(answer: str) -> str:
+    """A learner's answer as a verdict line shows it: trimmed, each run of spaces one space (the log keeps it as
+    typed)."""
+    return " ".join(answer.split())

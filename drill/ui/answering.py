@@ -293,7 +293,7 @@ class ShapeTraceForm(AnswerForm):
         ]
 
     def check(self, seconds: float) -> FormVerdict:
-        from drill.cards.checking import check_shape_steps, suggest_grade
+        from drill.cards.checking import check_shape_steps, echoed, suggest_grade
 
         given = [i.value for i in self.inputs()]
         results = check_shape_steps(self.card, given)
@@ -301,7 +301,7 @@ class ShapeTraceForm(AnswerForm):
         for i, r in enumerate(results, 1):
             mark = check_mark(r.ok)
             extra = "" if r.ok else f"  expected [b]{markup_text(r.expected)}[/b]"
-            lines.append(f"{mark} {i}. {markup_text(r.given or '(blank)')}{extra}")
+            lines.append(f"{mark} {i}. {markup_text(echoed(r.given) or '(blank)')}{extra}")
             self.query_one(f"#step{i}", Input).set_class(not r.ok, "wrong")
         right = sum(r.ok for r in results)
         grade = suggest_grade(right / len(results), seconds)
@@ -379,7 +379,7 @@ class LedgerForm(AnswerForm):
         return None
 
     def check(self, seconds: float) -> FormVerdict:
-        from drill.cards.checking import suggest_grade
+        from drill.cards.checking import echoed, suggest_grade
         from drill.cards.number_check import check_number
         from drill.quantities import format_quantity
 
@@ -393,7 +393,7 @@ class LedgerForm(AnswerForm):
             right += verdict.ok
             mark = check_mark(verdict.ok)
             note = f"  {markup_text(verdict.message)}" if verdict.message else ""
-            line = f"{mark} {markup_text(expected.label)}: {markup_text(text or '(blank)')}"
+            line = f"{mark} {markup_text(expected.label)}: {markup_text(echoed(text) or '(blank)')}"
             if verdict.ok:  # the verdict's message already names the value ("right: 32.1 GB (29.9 GiB)")
                 lines.append(f"{line}{note}")
             else:
