@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,15 @@ HELD_ANSWER = "the reference solution is held until the mock ends: its report sh
 DRAFT_KEPT = (
     f"started again from the starter · ctrl+z in the editor, or “{RESTORE_COMMAND}” (ctrl+p), brings your draft back"
 )
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """A kernel card's last finished run: the judge's verdict, the file it judged and the grade it suggests."""
+
+    verdict: Verdict
+    source: str
+    suggested: int | None
 
 
 class DraftEditor(SafeTextArea):
@@ -120,11 +130,20 @@ class KernelScreen(Screen[int | None]):
     NARROW_BELOW = 110  # columns: below this the verdict goes under the editor, which keeps the full width
 
     def __init__(
-        self, card: "Card", *, store: Any = None, data_dir: Path, judge: "JudgeClient", held: bool = False
+        self,
+        card: "Card",
+        *,
+        store: Any = None,
+        data_dir: Path,
+        judge: "JudgeClient",
+        held: bool = False,
+        last_runs: dict[str, KernelRun] | None = None,
     ) -> None:
         super().__init__()
         self.card = card
         self.held = held  # a mock's question: the reference and the grade held until the mock ends
+        # each card's last run in this review: the card's comes back, verdict and suggested grade, when it reopens
+        self.last_runs: dict[str, KernelRun] = {} if last_runs is None else last_runs
         self.store = store
         self.data_dir = Path(data_dir)
         self.files = kernel_files(card)
@@ -193,8 +212,12 @@ class KernelScreen(Screen[int | None]):
             self.timeout = float(settings.judge_timeout)
         self.judge.start()  # warm up while the learner reads the prompt
         self.update_top()
+        last = self.last_runs.get(self.card.id)
+        if last is None:
+            self.query_one("#kstatus", SafeStatic).update(self._not_run_words())
+        else:
+            self.show_run(last)
         self.set_bar()
-        self.query_one("#kstatus", SafeStatic).update(self._not_run_words())
         draft = drafts.load_draft(self.data_dir, self.card.id, self.ext)
         if draft is not None and draft != self.starter:
             self.load_text(draft)
@@ -337,13 +360,9 @@ class KernelScreen(Screen[int | None]):
     def on_kernel_finished(self, message: KernelFinished) -> None:
         self.running = False
         verdict = message.verdict
-        self.verdict = verdict
-        self.suggested = suggest_kernel_grade(verdict, self.target_pct)
-        self.query_one("#kstatus", SafeStatic).update("")
-        self.query_one("#kverdict", SafeStatic).update(
-            render_verdict(verdict, message.source, self.target_pct, self.suggested, held=self.held)
-        )
-        self.query_one("#kside", VerticalScroll).scroll_home(animate=False)  # the outcome is its first line
+        run = KernelRun(verdict, message.source, suggest_kernel_grade(verdict, self.target_pct))
+        self.last_runs[self.card.id] = run
+        self.show_run(run)
         if self.store is not None:
             try:
                 self.store.record_kernel_attempt(self.card.id, message.source, verdict.to_json())
@@ -356,6 +375,16 @@ class KernelScreen(Screen[int | None]):
                 max(0, int(first_error.get("column") or 1) - 1),
             )
         self.set_bar()
+
+    def show_run(self, run: KernelRun) -> None:
+        """The verdict of a finished run in the side pane, its outcome first; its suggested grade is the one F9 offers."""
+        self.verdict = run.verdict
+        self.suggested = run.suggested
+        self.query_one("#kstatus", SafeStatic).update("")
+        self.query_one("#kverdict", SafeStatic).update(
+            render_verdict(run.verdict, run.source, self.target_pct, run.suggested, held=self.held)
+        )
+        self.query_one("#kside", VerticalScroll).scroll_home(animate=False)  # the outcome is its first line
 
     def action_cancel(self) -> None:
         if not self.running:

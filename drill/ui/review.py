@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
     from drill.kernel.client import JudgeClient
     from drill.study.session import ReviewSession, ReviewWriter
+    from drill.ui.kernel_screen import KernelRun
     from drill.ui.messages import StoreOpened
     from drill.workspace import Workspace
 
@@ -54,6 +55,7 @@ class ReviewContext:
     seed: int | None = None  # fixes every draw (tests)
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
+    kernel_runs: dict[str, "KernelRun"] = field(default_factory=dict)  # each kernel card's last run in this review
 
 
 def interview_countdown(date: dt.date | None, today: dt.date) -> str:
@@ -580,6 +582,13 @@ class ReviewScreen(PageScreen[None]):
             await self.action_grade(grade)
 
         self.app.push_screen(
-            KernelScreen(card, store=store, data_dir=self.context.data_dir, judge=self.context.judge()), graded
+            KernelScreen(
+                card,
+                store=store,
+                data_dir=self.context.data_dir,
+                judge=self.context.judge(),
+                last_runs=self.context.kernel_runs,
+            ),
+            graded,
         )
         return True
