@@ -98,19 +98,3 @@ def test_the_cycle_finder_finds_a_cycle():
             return self.edges[module]
 
     assert import_cycles(Graph()) == [["a", "b", "c"]]
-
-
-# A module is as long as its one job needs; past this many lines it is a question to ask of its design.
-QUESTIONABLE_MODULE_LINES = 600
-
-
-def test_no_module_in_drill_passes_600_lines():
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1] / "drill"
-    long = {}
-    for path in root.rglob("*.py"):
-        lines = len(path.read_text().splitlines())
-        if lines > QUESTIONABLE_MODULE_LINES:
-            long[str(path.relative_to(root))] = lines
-    assert long == {}, f"does each of these still do one job? {long}"
