@@ -28,6 +28,7 @@ BUNDLED = (
     "layernorm-backward",
     "paged-decode-attention",
     "fused-cross-entropy",
+    "scan",
 )
 
 
@@ -51,6 +52,7 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "layernorm-backward": "fusion",
         "paged-decode-attention": "flashattention",
         "fused-cross-entropy": "fusion",
+        "scan": "cuda-reduction",
     }
 
 

@@ -355,3 +355,44 @@ def test_f_cross_entropy_in_the_file_is_refused_with_the_op_and_line(cpu_judge, 
     named = "not your kernel: torch ran aten._to_copy (your line 15)"
     assert verdict.cases and all(named in c.message for c in verdict.cases), [c.message for c in verdict.cases]
     assert "aten._log_softmax" in verdict.evidence[0].refused
+
+
+# -- scan (CUDA) ------------------------------------------------------------------------------------------------
+def test_scan_bytes_and_the_two_thirds_cap_of_reduce_then_scan():
+    n = 1 << 28
+    assert kernel_traffic.scan_one_pass_bytes(n, 4) == 8 * n == 2_147_483_648
+    assert kernel_traffic.scan_reduce_then_scan_bytes(n, 4) == 12 * n
+    assert kernel_traffic.scan_tiles(n, 4096) == 65_536 and kernel_traffic.scan_tiles(4097, 4096) == 2
+    from drill.cards.rendering import render
+
+    recall = load_decks([paths.cards_dir() / "cuda-reduction.yaml"]).cards["cuda-reduction-ledger-scan-passes"]
+    values = [a.value for a in render(recall, {"log_n": 28, "tile": 4096, "gpu": "h200"}).answers]
+    assert values[:4] == [12 * n, 8 * n, pytest.approx(2 / 3), 65_536]
+    assert values[4] == pytest.approx(8 * n / 4.8e12)
+
+
+def test_the_scan_card_allows_nothing_but_its_kernel_and_sets_block_and_items(cards):
+    card = cards.cards["scan"]
+    consts = harness_constants(kernel_files(card).harness)
+    assert card.fields["language"] == "cuda" and consts["ENTRY"] == ("scan",)
+    assert consts["ALLOWED"] == () and consts["LAUNCH_KEYS"] == ("block", "items")
+
+
+@pytest.mark.parametrize("which", ["starter", "solution"])
+def test_the_scan_starter_and_answer_compile_with_nvrtc_without_spills(cards, which):
+    from drill.kernel import nvrtc
+
+    if not nvrtc.available():
+        pytest.skip("libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")
+    text = getattr(kernel_files(cards.cards["scan"]), which).read_text()
+    result = nvrtc.compile_cuda(text, "scan.cu", arch="sm_90")
+    assert result.ok and result.errors == [], result.errors
+    assert "0 bytes spill stores" in result.log and "Compiling entry function 'scan'" in result.log
+
+
+@needs_torch
+@one_judge
+def test_the_scan_answer_on_a_cpu_is_compiled_and_said_to_be_unchecked(cpu_judge, cards):
+    verdict = judged(cpu_judge, cards, "scan", kernel_files(cards.cards["scan"]).solution.read_text())
+    assert verdict.compiled is True and verdict.errors == []
+    assert verdict.correct is None and verdict.cases == []

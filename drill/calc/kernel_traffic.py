@@ -12,6 +12,9 @@ query head of its group. A sequence's last page is partly empty.
 Cross-entropy over a vocabulary (one logit per vocabulary entry and token): a fused kernel reads the logits twice
 (an online log-sum-exp, then the gradient) and writes the gradient over them; storing the softmax in float32 adds a
 write and a read of a buffer twice the size of 16-bit logits.
+
+Inclusive scan (prefix sum): one pass reads and writes each element once; reduce-then-scan reads the input twice
+(a pass for the tile sums, a pass for the scan with their prefixes).
 """
 
 from __future__ import annotations
@@ -107,6 +110,22 @@ def cross_entropy_stored_softmax_bytes(tokens: int, vocab: int, elem_bytes: floa
     return 4 * logits_bytes(tokens, vocab, elem_bytes) + 2 * logits_bytes(tokens, vocab, FP32)
 
 
+def scan_one_pass_bytes(n: int, elem_bytes: float) -> float:
+    """One read and one write per element: the floor, and what a decoupled look-back moves."""
+    return 2 * checks.count("n", n) * checks.positive("elem_bytes", elem_bytes)
+
+
+def scan_reduce_then_scan_bytes(n: int, elem_bytes: float) -> float:
+    """The tile sums read the input once, the scan reads it again and writes it: the tile sums themselves are
+    negligible."""
+    return 3 * checks.count("n", n) * checks.positive("elem_bytes", elem_bytes)
+
+
+def scan_tiles(n: int, tile: int) -> int:
+    """Tiles of `tile` elements covering n: ⌈n / tile⌉, each one status word of the look-back."""
+    return -(-checks.count("n", n) // checks.count("tile", tile))
+
+
 CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "layernorm_backward_floor_bytes": layernorm_backward_floor_bytes,
     "layernorm_backward_two_kernel_bytes": layernorm_backward_two_kernel_bytes,
@@ -120,4 +139,7 @@ CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "logits_bytes": logits_bytes,
     "cross_entropy_fused_bytes": cross_entropy_fused_bytes,
     "cross_entropy_stored_softmax_bytes": cross_entropy_stored_softmax_bytes,
+    "scan_one_pass_bytes": scan_one_pass_bytes,
+    "scan_reduce_then_scan_bytes": scan_reduce_then_scan_bytes,
+    "scan_tiles": scan_tiles,
 }

@@ -1,4 +1,4 @@
-"""On a real GPU: the kernel cards for LayerNorm backward, paged decode attention and fused cross-entropy
+"""On a real GPU: the kernel cards for LayerNorm backward, paged decode attention, fused cross-entropy and scan
 (`pytest -m gpu`).
 
 Each bundled starter and answer is correct and timed with the kernels of its own file seen; the answer beats
@@ -21,7 +21,7 @@ from drill.kernel.job import kernel_job
 pytestmark = pytest.mark.gpu
 
 CHEATS = Path(__file__).parents[1] / "fixtures" / "cheats"
-CARDS = ("layernorm-backward", "paged-decode-attention", "fused-cross-entropy")
+CARDS = ("layernorm-backward", "paged-decode-attention", "fused-cross-entropy", "scan")
 CHEAT_FILES = {
     "layernorm-backward": "layernorm_backward_torch_call.py",
     "paged-decode-attention": "paged_decode_attention_sdpa.py",
@@ -80,7 +80,7 @@ def test_the_answer_beats_its_starter_and_torch(judge, cards, card_id):
     assert answer["vs_torch"] > 1.0  # the cards' targets are bench/kernels.py's
 
 
-@pytest.mark.parametrize("card_id", CARDS)
+@pytest.mark.parametrize("card_id", sorted(CHEAT_FILES))  # a CUDA file cannot call torch
 def test_a_file_that_lets_torch_do_the_work_is_refused_by_the_kernels_name(judge, cards, card_id):
     source = (CHEATS / CHEAT_FILES[card_id]).read_text()
     verdict = judged(judge, cards, card_id, source, f"{card_id}:torch")
@@ -106,3 +106,13 @@ def test_a_layernorm_backward_that_drops_the_last_row_group_only_at_scale_is_wro
     assert failed["timing 16384x4096"].startswith("wrong at the timed size 16384x4096, though the small cases passed: ")
     assert "dw" in failed["timing 16384x4096"]
     assert verdict.timings == [] and verdict.pct_of_ceiling is None
+
+
+def test_a_scan_whose_look_back_stops_at_the_first_aggregate_is_wrong(judge, cards):
+    source = text(cards, "scan", "solution").replace("if (flag == INCLUSIVE)\n                    break;", "break;")
+    assert "if (flag == INCLUSIVE)" not in source
+    verdict = judged(judge, cards, "scan", source, "scan:short-look-back", timing="none")
+    assert verdict.correct is False and verdict.exit_code() == 1
+    # one tile of 4,096 has no predecessor; from three tiles on, a tile that stops early misses earlier totals
+    assert [c.ok for c in verdict.cases][:6] == [True] * 6
+    assert any("out[" in c.message for c in verdict.cases if not c.ok)
