@@ -211,9 +211,14 @@ def _pick(rng: random.Random, mix: tuple[tuple[int, float], ...]) -> int:
 
 
 def simulate(job: Job) -> Outcome:
+    """One learner's days in a data folder of their own, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="drill-bench-") as folder:
+        return _simulate_in(job, Path(folder))
+
+
+def _simulate_in(job: Job, folder: Path) -> Outcome:
     rng = random.Random(job.seed)
     draws = random.Random(job.seed + 1)  # what the family draws for the learner (the same for plan and baseline)
-    folder = tempfile.mkdtemp(prefix="drill-bench-")
     learner = api.open(folder, read_config=False)
     learner.use_scheduler("fsrs")
     cards = learner.cards(job.track)
