@@ -616,3 +616,63 @@ async def test_a_strong_answer_earns_a_deeper_follow_up_that_only_adds(tmp_path,
     assert report["score"] == 1.0  # earning the follow-up took nothing away
     assert report["questions"][0]["follow_up"]["status"] == "answered"
     assert rows(data, "SELECT count(*) FROM review_log WHERE card_id = ?", (follow.card.id,)) == [(1,)]
+
+
+async def test_at_80_by_24_a_diagnosis_read_first_then_tabbed_into_shows_its_field_and_how_to_answer(
+    tmp_path, write_deck
+):
+    evidence = "".join(f"      metric_{i:02d}                                  {i}.0 %\n" for i in range(30))
+    deck = write_deck(DIAG_DECK.replace("    evidence: |\n", "    evidence: |\n" + evidence))
+    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20")
+        bar = screen.query_one("#mbar")
+        page = screen.query_one("#mbody")
+        assert app.focused is page and "to answer" in str(bar.render())  # the evidence is read first
+        await type_keys(pilot, "tab", *"memory")
+        await settle(pilot)
+        field = app.focused
+        assert screen.form in field.ancestors and field.value == "memory"
+        shown = screen.find_widget(field).region
+        assert page.content_region.contains_region(shown)  # what is typed is on screen
+        assert "enter on the last field submits" in str(bar.render()) and "to answer" not in str(bar.render())
+
+
+async def test_declining_the_last_follow_up_asks_first_and_the_key_bar_says_decline(tmp_path, write_deck):
+    app = DrillApp(tmp_path / "d", [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20", questions="1")
+        assert "skip" in str(screen.query_one("#mbar").render())
+        strong = "realised tokens per GPU hour set it; utilisation with autoscaling; batch at the SLO; TP degree"
+        await type_keys(pilot, *strong, "enter")
+        await settle(pilot)
+        await tick_every_point(pilot, screen)
+        await type_keys(pilot, "enter")
+        await settle(pilot)
+        assert screen.follow is not None and screen.run.next_slot() is None  # the follow-up is the last question
+        assert "decline" in str(screen.query_one("#mbar").render())
+        await type_keys(pilot, "ctrl+n")
+        await settle(pilot)
+        assert app.screen is screen and screen.follow is not None  # not ended: it warned
+        assert warnings_with(app, "declining it ends the mock")
+        await type_keys(pilot, "ctrl+n")
+        await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+        assert app.screen.report["questions"][0]["follow_up"]["status"] == "unanswered"
+
+
+async def test_the_key_bar_says_the_report_is_being_built_before_the_report_comes(tmp_path, write_deck):
+    data = tmp_path / "d"
+    app = DrillApp(data, [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_mock(pilot, app, minutes="20", questions="1")
+        await screen.end()
+        # the notice is shown first; the report (seconds of work) is built once it is on screen
+        assert "building your report" in str(screen.query_one("#mbar").render())
+        assert app.screen is screen and rows(data, "SELECT status FROM mock") == [("running",)]
+        await settle(pilot)
+        assert isinstance(app.screen, MockReportScreen)
+    assert rows(data, "SELECT count(*) FROM mock WHERE ended_at IS NOT NULL") == [(1,)]

@@ -217,3 +217,46 @@ async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_re
     assert "Reference solution" in kernel["expected"] and kernel["answer"].startswith("kernel graded")
     assert "Reference solution" in render_markdown(report)
     assert all(j.pid is None for j in judges)
+
+
+DEBUG = paths.cards_dir() / "scenarios-debug.yaml"
+
+
+def shown_region(screen, widget):
+    """Where `widget` is on screen; an empty region when it is not laid out there (scrolled out of view)."""
+    from textual.errors import NoWidget
+    from textual.geometry import Region
+
+    try:
+        return screen.find_widget(widget).region
+    except NoWidget:
+        return Region()
+
+
+async def test_at_80_by_24_the_focused_answer_field_of_every_stage_is_in_view_with_its_question(tmp_path):
+    app = DrillApp(tmp_path / "d", [SERVING, DEBUG], clock=FixedClock(NOW), seed=4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await open_round(pilot, app, "debug")
+        checked = []
+        while isinstance(app.screen, MockScreen) and len(checked) < 6:
+            card = screen.card
+            bar = screen.query_one("#mbar")
+            if app.focused is screen.query_one("#mbody"):  # long evidence read first: tab into the answer
+                assert "tab[/b] to answer" in str(bar.render()) or "tab to answer" in str(bar.render())
+                await type_keys(pilot, "tab")
+                await settle(pilot)
+            focused = app.focused
+            assert screen.form in focused.ancestors, card.id
+            page = screen.query_one("#mbody").content_region
+            field = shown_region(screen, focused)
+            where = (card.id, card.fields.get("stage"), field, page)
+            assert field.height > 0 and page.contains_region(field), where
+            # the question, the prompt's last line, is on screen above the field
+            prompt = shown_region(screen, screen.query_one("#mprompt"))
+            assert prompt.height > 0 and page.y <= prompt.bottom - 1 < field.y, where
+            assert "enter on the last field submits" in str(bar.render()), where
+            assert "to answer" not in str(bar.render()), where
+            checked.append(card.fields.get("stage"))
+            await answer(pilot, screen, stage_words(card))
+        assert {"diagnose", "estimate"} <= set(checked), checked

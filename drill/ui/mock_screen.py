@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.strip import Strip
 from textual.widgets import Footer, Input, SelectionList
 
@@ -47,7 +48,12 @@ END_KEY = "ctrl+l"
 OVERRIDE_KEY = "o"
 END_RISK = "End the mock now? Questions not answered count as unanswered; an answer not submitted is not scored."
 QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; one not submitted is not scored)."
-KEYS_HINT = f"[b]ctrl+n[/b] skip · [b]{END_KEY}[/b] end"
+SKIP_KEY = "ctrl+n"
+KEYS_HINT = f"[b]{SKIP_KEY}[/b] skip · [b]{END_KEY}[/b] end"
+# At a follow-up the skip key declines it: a follow-up never comes back.
+FOLLOW_UP_KEYS_HINT = f"[b]{SKIP_KEY}[/b] decline · [b]{END_KEY}[/b] end"
+BUILDING_REPORT = "building your report…"
+LAST_DECLINE_RISK = "This follow-up is the last question: declining it ends the mock."
 HELD = "answers and verdicts are held until the mock ends"
 TICK_HINT = (
     f"[b]space[/b] ticks a point you covered · [b]{OVERRIDE_KEY}[/b] anyway, with a reason · [b]enter[/b] {{then}}"
@@ -141,7 +147,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
     SCROLL_ID = "mbody"
 
     BINDINGS = [
-        Binding("ctrl+n", "skip", "Skip (comes back later)", id="mock.skip"),
+        Binding(SKIP_KEY, "skip", "Skip (or decline a follow-up)", id="mock.skip"),
         Binding(END_KEY, "end", "End the mock", id="mock.end"),
         Binding("enter", "next", "Next question", id="mock.next", show=False),
         Binding("space", "open_kernel", "Open the editor", id="mock.open_kernel", show=False),
@@ -200,7 +206,9 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.kernel_answer: dict[str, Any] = {}  # a kernel question's verdict and its reference, for the report
         self.shown_at = time.monotonic()
         self.ended = False
+        self.report_built = False  # the mock's report was built and stored (it is built once)
         self.end_guard = PressAgain(END_KEY, "end the mock")
+        self.last_decline_guard = PressAgain(SKIP_KEY, "decline it and end the mock")
         # what was typed into a skipped question, put back when it comes round again
         self.drafts: dict[str, dict[str, Any]] = {}
 
@@ -298,22 +306,49 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.follow.shown = prompt
             prompt = f"{self.follow_up_heading(self.follow)}\n\n{prompt}"
         self.query_one("#mprompt", MarkdownView).show(prompt)
+        body = self.query_one("#mbody", Page)
+        body.let_go()  # the last question's field is gone
+        body.scroll_home(animate=False)
         if self.form is not None:
             await work.mount(self.form)
             self.restore_draft(card.id)
-            if self.form.FOCUS_AT_START:
+            if self.form.FOCUS_AT_START:  # the field is held in view as the page is laid out (on_descendant_focus)
                 self.form.focus_first()
-                hint = f"answer, [b]enter[/b] on the last field submits · {KEYS_HINT}"
             else:  # long evidence: the page has the focus, arrows scroll it until the learner tabs into the answer
-                self.set_focus(self.query_one("#mbody"))
-                hint = f"read (↑↓ scroll), then [b]tab[/b] to answer · {KEYS_HINT}"
-            if isinstance(self.form, MockDiagnosisForm):
-                hint += f" · [b]{SHOW_CHOICES_KEY}[/b] list the readings (costs)"
+                self.set_focus(body)
+                body.scroll_home(animate=False)
+            hint = self.form_hint(answering=self.form.FOCUS_AT_START)
         else:
-            hint = f"[b]space[/b] open the editor · {KEYS_HINT}"
+            hint = f"[b]space[/b] open the editor · {self.keys_hint()}"
         self.query_one("#mbar", SafeStatic).update(hint)
-        self.query_one("#mbody", VerticalScroll).scroll_home(animate=False)
         self.update_top()
+
+    def keys_hint(self) -> str:
+        """The mock's own keys in the key bar: skip a question, or decline a follow-up; end the mock."""
+        return FOLLOW_UP_KEYS_HINT if self.follow is not None else KEYS_HINT
+
+    def form_hint(self, *, answering: bool) -> str:
+        """The key bar under an answer form: typing into it (`answering`), or reading the page above it."""
+        if answering:
+            hint = f"answer, [b]enter[/b] on the last field submits · {self.keys_hint()}"
+        else:
+            hint = f"read (↑↓ scroll), then [b]tab[/b] to answer · {self.keys_hint()}"
+        if isinstance(self.form, MockDiagnosisForm):
+            hint += f" · [b]{SHOW_CHOICES_KEY}[/b] list the readings (costs)"
+        return hint
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A field of the answer form took the focus: keep it in view, the question's last lines above it (it
+        sits at the foot of the page, under the prompt), and say how to answer; the page took it: how to read."""
+        form = self.form
+        if self.ended or self.stage is not Stage.ANSWERING or form is None or form.submitted:
+            return
+        body = self.query_one("#mbody", Page)
+        if event.widget is body:
+            self.query_one("#mbar", SafeStatic).update(self.form_hint(answering=False))
+        elif form in event.widget.ancestors:
+            body.hold(event.widget, top=False)
+            self.query_one("#mbar", SafeStatic).update(self.form_hint(answering=True))
 
     def follow_up_heading(self, follow: "FollowUpSlot") -> str:
         """The words above a follow-up: what kind it is, and for a narrower one that its hint costs."""
@@ -513,6 +548,9 @@ class MockScreen(PageScreen[dict[str, Any]]):
     async def action_skip(self) -> None:
         if self.ended or self.slot is None or self.stage is not Stage.ANSWERING or self.card is None:
             return
+        last = self.follow is not None and self.run.next_slot() is None
+        if last and not self.last_decline_guard.confirmed(self.notify, LAST_DECLINE_RISK):
+            return  # nothing comes after this follow-up: declining it would end the mock unasked
         if self.form is not None and self.follow is None:  # keep what was typed for when the question comes back
             self.drafts[self.card.id] = self.form.kept()
         self.run.skip()  # at a follow-up: declined, the question keeps its score
@@ -595,14 +633,22 @@ class MockScreen(PageScreen[dict[str, Any]]):
             slot.answer = kept
 
     async def end(self) -> None:
-        """Close the mock (answered questions kept, the rest unanswered) and hand back its report."""
+        """Close the mock (answered questions kept, the rest unanswered) and hand back its report, once the
+        notice that it is being built is on screen (building it reads the weakness figures: seconds)."""
         if self.ended:
             return
         self.close_current()
         self.ended = True
+        self.query_one("#mbody", Page).let_go()
         self.run.quit()  # no-op when it already finished or ran out of time
-        report = self.recorder.finish()
-        self.dismiss(report)
+        self.query_one("#mbar", SafeStatic).update(BUILDING_REPORT)
+        self.call_after_refresh(self.hand_back_report)
+
+    def hand_back_report(self) -> None:
+        if self.report_built:  # the app quit in between: the report was built then
+            return
+        self.report_built = True
+        self.dismiss(self.recorder.finish())
 
     def stop_for_exit(self) -> None:
         """The app is quitting mid-mock: keep what was answered and close the mock as quit."""
@@ -610,4 +656,6 @@ class MockScreen(PageScreen[dict[str, Any]]):
             self.close_current()
             self.ended = True
             self.run.quit()
+        if not self.report_built:  # not yet, or ended and its report still to be built
+            self.report_built = True
             self.recorder.finish()
