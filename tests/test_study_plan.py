@@ -117,6 +117,14 @@ def test_when_it_does_not_fit_the_slowest_topic_is_left_out_first():
     assert plan.leave_out[0].cards == 40 and plan.leave_out[0].minutes_saved > 0
 
 
+def test_leaving_out_most_of_the_track_is_never_the_advice():
+    topics = ["moe", "serving", "ddp", "gemm", "fusion", "numerics"]
+    cards = [card for topic in topics for card in unseen(10, topic)]
+    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=5)  # one topic alone would fit
+    assert not plan.fits
+    assert len(plan.leave_out) <= len(topics) // 2
+
+
 def test_too_close_to_the_date_to_introduce_every_card():
     plan = make_plan(unseen(300), today=TODAY, date=TODAY + dt.timedelta(days=2), minutes_per_day=30)
     assert not plan.fits
