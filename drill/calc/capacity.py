@@ -59,9 +59,7 @@ def gpus_for_load(
     tokens = checks.non_negative("tokens_per_request", tokens_per_request)
     supply = checks.positive("tokens_per_second", tokens_per_second)
     per_replica = checks.count("gpus_per_replica", gpus_per_replica)
-    ceiling = checks.positive("utilisation", utilisation)
-    if ceiling > 1:
-        raise ValueError(f"utilisation must be <= 1, got {utilisation!r}")
+    ceiling = checks.fraction("utilisation", utilisation)
     needed = rate * tokens / (supply * ceiling)
     replicas = math.ceil(needed - _WHOLE_SLACK) if needed > 0 else 0
     return replicas * per_replica

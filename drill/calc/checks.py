@@ -27,6 +27,14 @@ def non_negative(name: str, value: Any) -> float:
     return number(name, value)
 
 
+def fraction(name: str, value: Any) -> float:
+    """A share of a whole (a utilisation, a load ceiling): > 0 and at most 1."""
+    share = positive(name, value)
+    if share > 1:
+        raise ValueError(f"{name} is a fraction, at most 1, got {value!r}")
+    return share
+
+
 def count(name: str, value: Any, *, minimum: int = 1) -> int:
     """A whole number >= minimum; floats such as 64.0 pass, 6.5 does not."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -28,9 +28,7 @@ def training_time(
     d = checks.non_negative("tokens", tokens)
     g = checks.count("gpus", gpus)
     rate = checks.positive("flops_per_gpu", flops_per_gpu)
-    share = checks.positive("utilisation", utilisation)
-    if share > 1:
-        raise ValueError(f"utilisation is a fraction of peak, at most 1, got {share!r}")
+    share = checks.fraction("utilisation", utilisation)
     k = checks.positive("flops_per_token", flops_per_token)
     return k * n * d / (g * rate * share)
 
