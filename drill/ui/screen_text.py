@@ -129,8 +129,9 @@ def notice_text(message: str) -> str:
 
 
 # -- the widgets ------------------------------------------------------------------------------------------------
-class SafeStatic(Static):
-    """A Static whose content, given at construction, by `update` or as `content`, passes the filter."""
+class _FilteredContent(Static):
+    """The filter on a Static's content, given at construction, by `update` or as `content`: the one definition the
+    safe widgets below share (a Label is a Static, so each names its own widget after this in its bases)."""
 
     def __init__(self, content: VisualType = "", **kwargs: Any) -> None:
         super().__init__(screen_content(content), **kwargs)
@@ -147,22 +148,12 @@ class SafeStatic(Static):
         Static.content.fset(self, screen_content(content))  # type: ignore[attr-defined]
 
 
-class SafeLabel(Label):
+class SafeStatic(_FilteredContent):
+    """A Static whose content, given at construction, by `update` or as `content`, passes the filter."""
+
+
+class SafeLabel(_FilteredContent, Label):
     """A Label whose content, given at construction, by `update` or as `content`, passes the filter."""
-
-    def __init__(self, content: VisualType = "", **kwargs: Any) -> None:
-        super().__init__(screen_content(content), **kwargs)
-
-    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
-        super().update(screen_content(content), layout=layout)
-
-    @property
-    def content(self) -> VisualType:
-        return Label.content.fget(self)  # type: ignore[attr-defined,no-any-return]
-
-    @content.setter
-    def content(self, content: VisualType) -> None:
-        Label.content.fset(self, screen_content(content))  # type: ignore[attr-defined]
 
 
 class DrawnStatic(SafeStatic):
