@@ -34,7 +34,7 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -369,6 +369,14 @@ def _indices(claim: Claim, s: Series) -> list[int]:
     return [i for i, d in enumerate(s.draws) if all(str(d.get(p)) in values for p, values in claim.about.items())]
 
 
+def _split(s: Series, indices: list[int], holds: Callable[[float], bool]) -> tuple[list[int], list[int]]:
+    """The draws among `indices` where `holds` is true of the series' value, and those where it is false (each in
+    draw order): words that are right at some draws and wrong at others are what these checks look for."""
+    true_at = [i for i in indices if holds(s.values[i])]
+    false_at = [i for i in indices if not holds(s.values[i])]
+    return true_at, false_at
+
+
 def _described(claim: Claim, series: list[Series]) -> list[Series]:
     """The series magnitude words may be about: of their dimension, and for a count of things, those things
     ("hundreds of elements": a value named for elements) when any value is named for them."""
@@ -388,9 +396,7 @@ def _magnitude_problem(claim: Claim, series: list[Series]) -> str | None:
     for s in fitting:
         if s.context:
             continue
-        indices = _indices(claim, s)
-        inside = [i for i in indices if claim.low <= s.values[i] < claim.high]
-        outside = [i for i in indices if not claim.low <= s.values[i] < claim.high]
+        inside, outside = _split(s, _indices(claim, s), lambda value: claim.low <= value < claim.high)
         if inside and outside:
             far = max(outside, key=lambda i: abs(math.log10(max(s.values[i], 1e-300) / claim.low)))
             return (
@@ -407,9 +413,7 @@ def _fit_problem(claim: Claim, series: list[Series]) -> str | None:
     for s in series:
         if s.unit != "fraction" or s.context:
             continue
-        indices = _indices(claim, s)
-        below = [i for i in indices if s.values[i] <= 1]
-        above = [i for i in indices if s.values[i] > 1]
+        below, above = _split(s, _indices(claim, s), lambda value: value <= 1)
         if below and above:
             return (
                 f"says {claim.words!r} whatever the draw, but {s.name} is {s.values[below[-1]]:.3g} "
