@@ -390,6 +390,20 @@ def test_the_scan_starter_and_answer_compile_with_nvrtc_without_spills(cards, wh
     assert "0 bytes spill stores" in result.log and "Compiling entry function 'scan'" in result.log
 
 
+def test_the_scan_answer_fits_four_blocks_a_multiprocessor_without_stack(cards):
+    from drill.kernel import nvrtc
+
+    if not nvrtc.available():
+        pytest.skip("libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")
+    text = kernel_files(cards.cards["scan"]).solution.read_text()
+    result = nvrtc.compile_cuda(text, "scan.cu", arch="sm_90")
+    (scan,) = [r for r in result.resources if r.name == "scan"]
+    # 256 threads a block: 64 registers or fewer and under 57 KB of shared memory leave room for four blocks of
+    # loads in flight on each multiprocessor; a stack frame would mean local memory traffic beside the 8 bytes an element
+    assert scan.registers <= 64 and scan.shared_bytes < 57_000, (scan.registers, scan.shared_bytes)
+    assert scan.stack_bytes == 0 and scan.spill_store_bytes == 0 and scan.spill_load_bytes == 0
+
+
 @needs_torch
 @one_judge
 def test_the_scan_answer_on_a_cpu_is_compiled_and_said_to_be_unchecked(cpu_judge, cards):
