@@ -306,11 +306,11 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
-def report(outcomes: list[Outcome], learners: int) -> bool:
+def report(outcomes: list[Outcome], learners: int, budgets: tuple[int, ...] = BUDGETS) -> bool:
     ok = True
     verdicts: list[tuple[str, bool]] = []
     for family in FAMILIES:
-        for budget in BUDGETS:
+        for budget in budgets:
             plan = [o for o in outcomes if o.family == family and o.budget == budget and o.planned]
             base = [o for o in outcomes if o.family == family and o.budget == budget and not o.planned]
             if not plan or not base:
@@ -389,7 +389,9 @@ def main() -> None:
     parser.add_argument("--track", default="inference")
     parser.add_argument("--jobs", type=int, default=2, help="learners simulated at once (processes)")
     parser.add_argument("--families", default="".join(FAMILIES))
+    parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS), help="minutes a day, comma-separated")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--each", action="store_true", help="also list each planned learner's outcome")
     parser.add_argument("--quick", action="store_true", help="1 learner a family and budget, 8 days")
     args = parser.parse_args()
     if args.quick:
@@ -398,8 +400,9 @@ def main() -> None:
     started = time.perf_counter()
     seeds = random.Random(args.seed)
     jobs = []
+    budgets = tuple(int(b) for b in args.budgets.split(","))
     for family in args.families:
-        for budget in BUDGETS:
+        for budget in budgets:
             for _ in range(args.learners):
                 seed = seeds.randrange(2**31)
                 for planned in (True, False):
@@ -410,7 +413,15 @@ def main() -> None:
         f"{args.learners} learners per family and budget, track {args.track}, {args.days} days; "
         f"{time.perf_counter() - started:.0f} s"
     )
-    sys.exit(0 if report(outcomes, args.learners) else 1)
+    if args.each:
+        for job, outcome in zip(jobs, outcomes):
+            if outcome.planned:
+                print(
+                    f"  {job.family}@{job.budget} seed {job.seed}: ready {outcome.ready:6.1%}, recall "
+                    f"{outcome.realised_recall:.3f}, fits said {outcome.fits_said}, busiest day "
+                    f"{max(outcome.minutes):5.1f} min, mean {statistics.fmean(outcome.minutes):5.1f}"
+                )
+    sys.exit(0 if report(outcomes, args.learners, budgets) else 1)
 
 
 if __name__ == "__main__":

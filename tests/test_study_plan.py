@@ -247,6 +247,21 @@ def test_a_days_new_cards_come_in_the_queues_order_kernel_cards_after_the_others
     assert not first_day.new_cards[0].endswith("-k-0")
 
 
+def test_when_the_minutes_bind_the_quickest_cards_come_first_and_more_are_kept():
+    # each topic's kernel card first in the queue's order: 30 minutes hold one kernel card or a dozen concepts
+    cards = []
+    for topic in ("serving", "moe", "ddp", "profiling", "memory"):
+        cards += [*unseen(1, topic, "kernel", f"{topic}-k"), *unseen(8, topic)]
+    plan = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=30, suggest=False)
+    compared = dict(plan.compared)
+    assert plan.policy == "as many as fit, quickest first"
+    assert compared[plan.policy] > compared["as many as fit"]
+    assert plan.today_cards.new and not any(card_id.endswith("-k-0") for card_id in plan.today_cards.new)
+    assert plan.days[0].new_cards == plan.today_cards.new
+    later = [card_id for day in plan.days[1:] for card_id in day.new_cards]
+    assert len(set(later) | set(plan.today_cards.new)) == len(later) + len(plan.today_cards.new)  # none dealt twice
+
+
 # How sure the forecast is ---------------------------------------------------------------
 
 

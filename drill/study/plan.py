@@ -178,7 +178,7 @@ def make_plan(
         leave_out = _topics_to_leave_out(world, cards, others, chosen, budget, run, today, date, target)
     mocks = mock_days(today, date)
     first = world.first_day(chosen, budget)
-    new_ids = world.new_ids_by_day(run, first)
+    new_ids = world.new_ids_by_day(run, first, chosen)
     days = []
     for i in range(world.span):
         day = today + dt.timedelta(days=i)

@@ -43,12 +43,16 @@ INTERVAL = (0.1, 0.9)  # the forecast's interval: these quantiles of the runs' m
 
 @dataclass(frozen=True)
 class Policy:
-    """How many new cards a day, whether cards come up early in the last days, and the days before the date with none."""
+    """How many new cards a day (and in which order), whether cards come up early in the last days, and the days
+    before the date with none."""
 
     name: str
     new_per_day: int | None  # None: as many as the minutes hold
     early: bool
     lead_days: int
+    # new cards the quickest first (the learner's expected seconds), not in the queue's order: when the minutes bind,
+    # a card of a few minutes kept is as ready as one of half an hour
+    quickest_first: bool = False
 
     def new_on(self, day: int, span: int) -> int:
         if day >= span - self.lead_days:
@@ -138,6 +142,7 @@ class PlanWorld:
         self.log_sd = [pace.log_sd(c.kind) for c in every]
         self.early_from = [(early_review_day(c.card_id, date) - today).days for c in every]
         self.unseen = [i for i in range(self.track) if every[i].memory is None]
+        self.unseen_quickest = sorted(self.unseen, key=lambda i: self.seconds[i])  # stable: the queue's order in a tie
         self.first_cost_new = 1 + grades.first_repeat_share()
         self.recalled_repeat = grades.recalled_repeat_share()
 
@@ -149,7 +154,13 @@ class PlanWorld:
         out = [Policy("even", even, True, INTRO_LEAD_DAYS), Policy("as many as fit", None, True, INTRO_LEAD_DAYS)]
         out += [Policy(f"{cap} new a day", cap, True, INTRO_LEAD_DAYS) for cap in NEW_CAPS if cap != even]
         out.append(Policy(f"baseline {BASELINE_NEW_PER_DAY} new a day", BASELINE_NEW_PER_DAY, False, 0))
+        if self.unseen_quickest != self.unseen:
+            out.append(Policy("as many as fit, quickest first", None, True, INTRO_LEAD_DAYS, quickest_first=True))
         return out
+
+    def new_order(self, policy: Policy) -> list[int]:
+        """The unseen cards in the order `policy` introduces them."""
+        return list(self.unseen_quickest if policy.quickest_first else self.unseen)
 
     def _initial(self) -> tuple[list[float], list[float], list[int], list[int], list[int]]:
         stability = [0.0] * len(self.cards)
@@ -170,7 +181,7 @@ class PlanWorld:
     def first_day(self, policy: Policy, budget: float) -> DayCards[str]:
         """Today's cards under `policy`: what the simulation's first day takes in every run, and the queue serves."""
         stability, _, _, last, due = self._initial()
-        picked = self._fill(0, policy, budget, stability, last, due, self.unseen)
+        picked = self._fill(0, policy, budget, stability, last, due, self.new_order(policy))
         name = self.cards
 
         def named(indices: tuple[int, ...]) -> tuple[str, ...]:
@@ -236,7 +247,7 @@ class PlanWorld:
             rng = random.Random(1_000_003 * (sample + 1))
             scale = math.exp(rng.gauss(self.uncertainty.log_scale_mean, self.uncertainty.log_scale_sd))
             stability, difficulty, state, last, due = self._initial()
-            unseen = list(self.unseen)
+            unseen = self.new_order(policy)
             for day in range(span):
                 skipped = day > 0 and rng.random() < self.uncertainty.skip_rate
                 picked = self._fill(day, policy, budget, stability, last, due, unseen)
@@ -304,10 +315,11 @@ class PlanWorld:
             introduced_all=not_introduced <= (1 - FITS_QUANTILE) * samples,
         )
 
-    def new_ids_by_day(self, run: Run, first: DayCards[str]) -> list[tuple[str, ...]]:
-        """Today's new cards as taken; later days' in the queue's order, as many as the runs introduce on average."""
+    def new_ids_by_day(self, run: Run, first: DayCards[str], policy: Policy) -> list[tuple[str, ...]]:
+        """Today's new cards as taken; later days' in the policy's order, as many as the runs introduce on average."""
         out: list[tuple[str, ...]] = [first.new]
-        order = [self.cards[i].card_id for i in self.unseen if self.cards[i].card_id not in set(first.new)]
+        taken_today = set(first.new)
+        order = [self.cards[i].card_id for i in self.new_order(policy) if self.cards[i].card_id not in taken_today]
         dealt = 0.0
         taken = 0
         for day in range(1, self.span):
