@@ -109,8 +109,10 @@ def test_a_layernorm_backward_that_drops_the_last_row_group_only_at_scale_is_wro
 
 
 def test_a_scan_whose_look_back_stops_at_the_first_aggregate_is_wrong(judge, cards):
-    source = text(cards, "scan", "solution").replace("if (flag == INCLUSIVE)\n                    break;", "break;")
-    assert "if (flag == INCLUSIVE)" not in source
+    # any published word ends the walk, so a predecessor's own total is taken for the whole prefix before it
+    prefix_only = "__ballot_sync(FULL, flag == INCLUSIVE)"
+    assert prefix_only in text(cards, "scan", "solution")
+    source = text(cards, "scan", "solution").replace(prefix_only, "__ballot_sync(FULL, flag != 0ull)")
     verdict = judged(judge, cards, "scan", source, "scan:short-look-back", timing="none")
     assert verdict.correct is False and verdict.exit_code() == 1
     # one tile of 4,096 has no predecessor; from three tiles on, a tile that stops early misses earlier totals
