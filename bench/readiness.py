@@ -1,6 +1,7 @@
 """Proof by simulation, through drill.api only: does the plan get learners unlike its model ready, within their minutes?
 
     python bench/readiness.py [--learners 6] [--days 30] [--track inference] [--jobs 2] [--quick]
+        [--families abcd] [--budgets 30,120] [--seed 1] [--each]
 
 --quick (one learner a family and budget, 8 days; under a minute on two cores) shows the bench
 runs end to end; 8 days are too few for 271 cards, so its goals are not the ones to judge by.
