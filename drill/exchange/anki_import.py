@@ -29,7 +29,7 @@ from typing import Any
 
 from drill.exchange.anki import note_guid
 from drill.exchange.anki_revlog import ANSWERED, EASE_GRADE, reviewed_at
-from drill.study.records import CardState, LoggedReview
+from drill.study.records import CardState, LoggedReview, same_review
 from drill.study.scheduling import Scheduler, after_grade
 from drill.study.session import study_day
 
@@ -159,16 +159,16 @@ def plan_import(
     by_guid = {note_guid(card_id): card_id for card_id in topics}
     plan = ImportPlan(not_answers=package.not_answers)
     plan.unknown_notes = sum(1 for guid in package.guids if guid not in by_guid)
-    seen = {(r.card_id, r.reviewed_at[:19]) for r in logged}
+    seen = {same_review(r.card_id, r.reviewed_at) for r in logged}
     fresh: dict[str, list[AnkiReview]] = {}
     for review in package.reviews:
         card_id = by_guid.get(review.guid)
         if card_id is None:
             plan.unknown_reviews += 1
-        elif (card_id, review.reviewed_at) in seen:
+        elif same_review(card_id, review.reviewed_at) in seen:
             plan.already_there += 1
         else:
-            seen.add((card_id, review.reviewed_at))
+            seen.add(same_review(card_id, review.reviewed_at))
             fresh.setdefault(card_id, []).append(review)
     plan.cards = len(fresh)
     logged_by_card: dict[str, list[LoggedReview]] = {}

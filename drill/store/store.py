@@ -25,7 +25,7 @@ from drill.store.mocks import MockRecords
 from drill.store.reader import database_path
 from drill.store.rows import fill_card_row, logged_review_from_row, state_from_row
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
-from drill.study.records import CardState, LoggedReview
+from drill.study.records import CardState, LoggedReview, same_review
 
 BUSY_TIMEOUT_MS = 5000
 # Reviews written per transaction by an import: under a second of the write lock each, and a batch's
@@ -366,7 +366,7 @@ class Store(MockRecords):
             raw = self._session.connection().connection.dbapi_connection
             assert raw is not None
             for cid, at in raw.execute("SELECT card_id, reviewed_at FROM review_log"):
-                logged.add(same_review(cid, at))
+                logged.add(hash(same_review(cid, at)))
                 if at > newest.get(cid, ""):
                     newest[cid] = at
             self._session.rollback()  # end the read, so the batches below can take the write lock
@@ -374,7 +374,7 @@ class Store(MockRecords):
         given: set[int] = set()
         fresh: list[dict[str, Any]] = []
         for log in logs:
-            key = same_review(log["card_id"], log["reviewed_at"])
+            key = hash(same_review(log["card_id"], log["reviewed_at"]))
             if key in logged:
                 counts.already_there += 1
             elif key in given:
@@ -419,11 +419,6 @@ class Store(MockRecords):
         for cid, card_rows in added.items():
             newest[cid] = max(newest.get(cid, ""), card_rows[-1]["reviewed_at"])
         return len(rows)
-
-
-def same_review(card_id: str, reviewed_at: str) -> int:
-    """What makes two logged reviews one review: the card and the time to the second (as a 64-bit hash)."""
-    return hash((card_id, str(reviewed_at)[:19]))
 
 
 @dataclass

@@ -135,6 +135,12 @@ class LoggedReview:
     duration_ms: int = 0  # how long the answer took; 0 when not timed
 
 
+def same_review(card_id: str, reviewed_at: str) -> tuple[str, str]:
+    """What makes two logged reviews one review, whichever file brought them: the card and the time to the
+    second (grades and modes differ between tools: Anki keeps drill's 0 and 2 as its 1)."""
+    return card_id, str(reviewed_at)[:19]
+
+
 @dataclass(frozen=True)
 class CardFigures:
     """One card's row of card_state, as progress figures need it (dates as ISO text, compared as text)."""
