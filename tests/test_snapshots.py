@@ -61,7 +61,7 @@ ANSWERS = {
     "k-concept": [*"32 threads issue together", "enter"],
     "t-shape": [*"(B, S, D)", "enter", *"(B, H, S, Dh)", "enter", *"(B, H, S, D)", "enter"],
     "t-ledger": [*"1.5625 GB", "enter"],
-    "t-diag": ["tab", "down", "enter", *"fuse the add", "enter"],
+    "t-diag": ["tab", "down", "down", "enter", *"fuse the add", "enter"],  # a wrong reading, for its verdict
     "k-ncu": ["tab", "down", "enter", *"split the KV sequence", "enter"],
 }
 
