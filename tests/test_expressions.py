@@ -118,6 +118,22 @@ DOCUMENTED_CALLS = {
     # speculative decoding
     "speculative_tokens_per_round": ((0.8, 4), {}, float),
     "speculative_speedup": ((0.8, 4, 0.1), {}, float),
+    # kernel memory traffic
+    "layernorm_backward_floor_bytes": ((8192, 4096, 2), {}, (int, float)),
+    "layernorm_backward_two_kernel_bytes": ((8192, 4096, 2), {}, (int, float)),
+    "layernorm_backward_groups": ((8192, 132), {"groups_per_sm": 4}, int),
+    "layernorm_backward_scratch_bytes": ((8192, 4096, 132), {}, (int, float)),
+    "layernorm_backward_fused_bytes": ((8192, 4096, 2, 132), {"groups_per_sm": 4}, (int, float)),
+    "paged_decode_bytes": ((65536, 8, 128, 2), {}, (int, float)),
+    "paged_decode_bytes_per_query_head": ((65536, 32, 128, 2), {}, (int, float)),
+    "paged_pages": ((4100, 16), {}, int),
+    "paged_empty_slots": ((4100, 16), {}, int),
+    "logits_bytes": ((8192, 128256, 2), {}, (int, float)),
+    "cross_entropy_fused_bytes": ((8192, 128256, 2), {}, (int, float)),
+    "cross_entropy_stored_softmax_bytes": ((8192, 128256, 2), {}, (int, float)),
+    "scan_one_pass_bytes": ((1 << 26, 4), {}, (int, float)),
+    "scan_reduce_then_scan_bytes": ((1 << 26, 4), {}, (int, float)),
+    "scan_tiles": ((1 << 26, 4096), {}, int),
 }
 
 # name -> a call with an impossible argument
@@ -205,6 +221,21 @@ IMPOSSIBLE_CALLS = {
     "idle_fraction": ((0.2, 0.1), {}),
     "speculative_tokens_per_round": ((1.0, 4), {}),
     "speculative_speedup": ((0.8, 4, -0.1), {}),
+    "layernorm_backward_floor_bytes": ((0, 4096, 2), {}),
+    "layernorm_backward_two_kernel_bytes": ((8192, 4096, 0), {}),
+    "layernorm_backward_groups": ((8192, 0), {}),
+    "layernorm_backward_scratch_bytes": ((8192, -1, 132), {}),
+    "layernorm_backward_fused_bytes": ((8192, 4096, 2, 132), {"groups_per_sm": 0}),
+    "paged_decode_bytes": ((65536, 0, 128, 2), {}),
+    "paged_decode_bytes_per_query_head": ((65536, 32, 0, 2), {}),
+    "paged_pages": ((4100, 0), {}),
+    "paged_empty_slots": ((0, 16), {}),
+    "logits_bytes": ((8192, 0, 2), {}),
+    "cross_entropy_fused_bytes": ((-1, 128256, 2), {}),
+    "cross_entropy_stored_softmax_bytes": ((8192, 128256, -2), {}),
+    "scan_one_pass_bytes": ((0, 4), {}),
+    "scan_reduce_then_scan_bytes": ((1 << 26, 0), {}),
+    "scan_tiles": ((1 << 26, 0), {}),
 }
 
 ARITHMETIC = {"ceil", "floor", "sqrt", "min", "max", "abs", "round"}
