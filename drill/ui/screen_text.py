@@ -131,7 +131,8 @@ def notice_text(message: str) -> str:
 # -- the widgets ------------------------------------------------------------------------------------------------
 class _FilteredContent(Static):
     """The filter on a Static's content, given at construction, by `update` or as `content`: the one definition the
-    safe widgets below share (a Label is a Static, so each names its own widget after this in its bases)."""
+    safe widgets below share. Textual reads a widget's CSS types (what `Label { ... }` and `query(Label)` match)
+    along each class's first base only, so a safe widget names its own Textual widget first in its bases."""
 
     def __init__(self, content: VisualType = "", **kwargs: Any) -> None:
         super().__init__(screen_content(content), **kwargs)
@@ -152,7 +153,7 @@ class SafeStatic(_FilteredContent):
     """A Static whose content, given at construction, by `update` or as `content`, passes the filter."""
 
 
-class SafeLabel(_FilteredContent, Label):
+class SafeLabel(Label, _FilteredContent):
     """A Label whose content, given at construction, by `update` or as `content`, passes the filter."""
 
 
