@@ -75,6 +75,38 @@ VALID_CARDS = {
     answer: "Four bytes each: {{{{ n * 4 }}}}."
     sources: ["proof"]
 """,
+    "scenario": """\
+  - id: {id}
+    kind: scenario
+    round: serving
+    topic: serving
+    params:
+      n: {{range: [1, 8]}}
+    opening: "A service holds some fp32 values."
+    prompt: "A service holds {{{{ n }}}} fp32 values."
+    answer: "Four bytes each."
+    sources: ["proof"]
+    stages:
+      - type: clarify
+        minutes: 5
+        prompt: "Which numbers would you ask for?"
+        asks: ["how many values", "their precision"]
+      - type: estimate
+        minutes: 5
+        prompt: "How many bytes do {{{{ n }}}} fp32 values take?"
+        answers:
+          - {{label: "bytes", expr: "n * 4", unit: bytes}}
+      - type: design
+        minutes: 5
+        prompt: "How would you store them?"
+        rubric: ["contiguous fp32 buffer"]
+      - type: twist
+        minutes: 3
+        set: {{n: 2}}
+        prompt: "Now {{{{ n }}}} values: how many bytes?"
+        answers:
+          - {{label: "bytes", expr: "n * 4", unit: bytes}}
+""",
 }
 
 

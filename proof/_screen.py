@@ -67,9 +67,17 @@ REVEALED = re.compile(r"(suggested \d \(enter\) · )?0 blackout")
 # may well say "error", so the wider words are looked for in notices only).
 NOTICE_TROUBLE = re.compile(r"lock|error|Error|ERROR|database|Traceback|cannot|failed", re.I)
 SCREEN_TROUBLE = re.compile(
-    r"Traceback|database is locked|is in use by another program|cannot open the database|drill\.sqlite3|"
+    r"database is locked|is in use by another program|cannot open the database|drill\.sqlite3|"
     r"StoreError|OperationalError"
 )
+# A traceback of the app itself (Python's or Rich's layout) names a file of drill or Textual; a diagnosis
+# card's evidence may show the traceback of the learner's program (".../transformers/..."), which is no trouble.
+APP_FRAME = re.compile(r"/(?:drill|textual)/[\w./-]*\.py")
+
+
+def _starts(text: str, word: str) -> list[int]:
+    """Where `word` begins in `text`, every place."""
+    return [m.start() for m in re.finditer(re.escape(word), text)]
 
 
 def char_width(ch: str) -> int:
@@ -401,7 +409,7 @@ class App:
         self.cols, self.rows = cols, rows
         self.term = Terminal(cols, rows)
         self.raw = bytearray()  # everything the app wrote
-        self.saw_traceback = False  # "Traceback" anywhere in it
+        self.saw_traceback_word = False  # "Traceback" anywhere in it: an app's traceback, or a card showing one
         self._tail = b""
         self.lock = threading.Lock()
         self.last_output = time.monotonic()
@@ -440,7 +448,7 @@ class App:
                 self.term.feed(data)
                 self.last_output = time.monotonic()
                 seen = strip_escapes((self._tail + data).decode("utf-8", "replace"))
-                self.saw_traceback = self.saw_traceback or "Traceback" in seen
+                self.saw_traceback_word = self.saw_traceback_word or "Traceback" in seen
                 self._tail = data[-256:]
         self._eof.set()
 
@@ -531,6 +539,15 @@ class App:
         if current:
             found.append(" ".join(current))
         return [t for t in found if t]
+
+    @property
+    def saw_traceback(self) -> bool:
+        """Whether the app printed a traceback of its own (one that names a file of drill or Textual)."""
+        if not self.saw_traceback_word:
+            return False
+        with self.lock:
+            text = strip_escapes(bytes(self.raw).decode("utf-8", "replace"))
+        return any(APP_FRAME.search(text, start) for start in _starts(text, "Traceback (most recent call last)"))
 
     def trouble(self) -> list[str]:
         """What reads like an error: a notice about locks or errors, a database message, a traceback."""
