@@ -127,6 +127,7 @@ def test_kernel_screen_with_a_verdict(snap_compare, tmp_path, size):
             await settle(pilot)
             if pilot.app.screen.verdict is not None:
                 break
+        await settle(pilot)  # the verdict drawn and every cursor stopped, however late it came
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
