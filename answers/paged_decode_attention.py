@@ -100,7 +100,8 @@ def paged_decode_attention(
     scale: float,
 ) -> None:
     batch, q_heads, d = q.shape
-    page_size, kv_heads = k_cache.shape[1], k_cache.shape[2]
+    page_size = k_cache.shape[1]
+    kv_heads = k_cache.shape[2]
     group = q_heads // kv_heads
     longest = block_table.shape[1] * page_size  # an upper bound known on the host: no read of seq_lens
     wanted = triton.cdiv(PROGRAMS_PER_SM * sm_count(q.device), batch * kv_heads)

@@ -67,7 +67,8 @@ def paged_decode_attention(
     scale: float,
 ) -> None:
     batch, q_heads, d = q.shape
-    page_size, kv_heads = k_cache.shape[1], k_cache.shape[2]
+    page_size = k_cache.shape[1]
+    kv_heads = k_cache.shape[2]
     decode_one_head[(batch, q_heads)](
         q, k_cache, v_cache, block_table, seq_lens, out, scale,
         q_heads, q_heads // kv_heads, block_table.stride(0), k_cache.stride(0), k_cache.stride(1),

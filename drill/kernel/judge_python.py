@@ -37,7 +37,8 @@ ISOLATED = ("-P",)
 # running app's `drill` package), ROOT leaves sys.path again, and MODULE runs as `python -m MODULE ARGS...`.
 BOOTSTRAP = """\
 import runpy, sys
-root, module = sys.argv[1], sys.argv[2]
+root = sys.argv[1]
+module = sys.argv[2]
 del sys.argv[1:3]
 sys.path.insert(0, root)
 try:

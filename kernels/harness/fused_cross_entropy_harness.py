@@ -51,7 +51,8 @@ def bytes_written(case):
 
 def make_inputs(case, kit):
     torch = kit.torch
-    rows, vocab = case["rows"], case["vocab"]
+    rows = case["rows"]
+    vocab = case["vocab"]
     dt = getattr(torch, case["dtype"])
     n = rows * vocab
     work = kit.randn(n + GUARD, dtype=dt)
@@ -77,7 +78,10 @@ def reference(inputs, kit):
 
 
 def launcher(program, inputs, kit):
-    logits, targets, loss, fresh = inputs["logits"], inputs["targets"], inputs["loss"], inputs["fresh"]
+    logits = inputs["logits"]
+    targets = inputs["targets"]
+    loss = inputs["loss"]
+    fresh = inputs["fresh"]
     return kit.Launch(
         run=lambda: program.module.cross_entropy(logits, targets, loss),
         result=lambda: {"loss": loss, "grad": logits},

@@ -35,7 +35,8 @@ def timing_cases(kit):
 
 
 def bytes_moved(case):
-    rows, cols = case["rows"], case["cols"]
+    rows = case["rows"]
+    cols = case["cols"]
     # dy and x read, dx written; mean and rstd read; weight read, dweight and dbias written
     return 4 * (3 * rows * cols + 2 * rows + 3 * cols)
 
@@ -46,7 +47,8 @@ def bytes_written(case):
 
 def make_inputs(case, kit):
     torch = kit.torch
-    rows, cols = case["rows"], case["cols"]
+    rows = case["rows"]
+    cols = case["cols"]
     x = kit.randn(rows, cols, shift=case.get("shift", 0.0))
     # what the forward saved, in float32 as torch's LayerNorm saves them
     mean = kit.randn(rows)
@@ -103,7 +105,9 @@ def compare(result, ref, inputs, kit):
 
 def baseline(inputs, kit):
     torch = kit.torch
-    dy, x, w = inputs["dy"], inputs["x"], inputs["w"]
+    dy = inputs["dy"]
+    x = inputs["x"]
+    w = inputs["w"]
     mean, rstd = inputs["mean"][:, None], inputs["rstd"][:, None]
     bias = torch.zeros_like(w)
     cols = x.shape[1]
