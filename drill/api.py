@@ -22,7 +22,7 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from drill.config.settings import Settings, load_settings
+from drill.config.settings import Settings, config_path, load_settings
 from drill.study.pace import learned_pace
 from drill.study.session import DEFAULT_NEW_PER_DAY, Graded, ReviewSession
 from drill.workspace import Workspace, studied
@@ -140,7 +140,8 @@ class Learner:
 
     def __init__(self, data_dir: Path, decks: list[Path] | None = None, settings: Settings | None = None) -> None:
         self.day = dt.date.today()
-        self.settings = settings if settings is not None else load_settings()
+        # the settings file of this data folder (or DRILL_CONFIG), as every command finds it for --data-dir
+        self.settings = settings if settings is not None else load_settings(config_path(data_dir))
         self.workspace = Workspace(Path(data_dir), decks, settings=self.settings, clock=self._now)
         self.new_per_day = DEFAULT_NEW_PER_DAY
 
