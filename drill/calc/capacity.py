@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.arguments import COUNT, RATIO, Command, Rows, share, whole
@@ -106,8 +105,8 @@ def kwh_per_million_tokens(watts_per_gpu: float, tokens_per_second: float, gpus:
 
 
 def decode_tokens_per_second(
-    model: Mapping[str, Any] | str,
-    gpu: Mapping[str, Any] | str,
+    model: Mapping[str, object] | str,
+    gpu: Mapping[str, object] | str,
     batch: int,
     context: int,
     dtype: str = "bf16",
@@ -124,8 +123,8 @@ def decode_tokens_per_second(
 
 
 def max_batch_for_tpot(
-    model: Mapping[str, Any] | str,
-    gpu: Mapping[str, Any] | str,
+    model: Mapping[str, object] | str,
+    gpu: Mapping[str, object] | str,
     context: int,
     tpot: float,
     dtype: str = "bf16",
@@ -149,7 +148,7 @@ def max_batch_for_tpot(
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "concurrency": concurrency,
     "gpus_for_load": gpus_for_load,
     "dollars_per_million_tokens": dollars_per_million_tokens,

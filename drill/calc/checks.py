@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 
-def number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False) -> float:
+def number(name: str, value: object, *, minimum: float = 0.0, strict: bool = False) -> float:
     """A finite real number >= minimum (> minimum when strict)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}")
@@ -19,15 +18,15 @@ def number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False)
     return value
 
 
-def positive(name: str, value: Any) -> float:
+def positive(name: str, value: object) -> float:
     return number(name, value, strict=True)
 
 
-def non_negative(name: str, value: Any) -> float:
+def non_negative(name: str, value: object) -> float:
     return number(name, value)
 
 
-def fraction(name: str, value: Any) -> float:
+def fraction(name: str, value: object) -> float:
     """A share of a whole (a utilisation, a load ceiling): > 0 and at most 1."""
     share = positive(name, value)
     if share > 1:
@@ -35,7 +34,7 @@ def fraction(name: str, value: Any) -> float:
     return share
 
 
-def count(name: str, value: Any, *, minimum: int = 1) -> int:
+def count(name: str, value: object, *, minimum: int = 1) -> int:
     """A whole number >= minimum; floats such as 64.0 pass, 6.5 does not."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
@@ -46,13 +45,13 @@ def count(name: str, value: Any, *, minimum: int = 1) -> int:
     return int(value)
 
 
-def choice(name: str, value: Any, options: tuple[str, ...] | list[str]) -> str:
+def choice(name: str, value: object, options: tuple[str, ...] | list[str]) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}")
     return str(value)
 
 
-def field(mapping: Mapping[str, Any], key: str, what: str = "model") -> Any:
+def field(mapping: Mapping[str, object], key: str, what: str = "model") -> object:
     """A key of a model or GPU mapping, with a message naming the entry when it is missing."""
     try:
         return mapping[key]

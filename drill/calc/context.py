@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from drill.calc import checks, data
 from drill.calc.arguments import (
@@ -37,7 +36,7 @@ from drill.calc.dtypes import dtype_bytes
 ATTENTION_MODES: dict[str, float] = {"fwd": 1.0, "bwd": 2.5, "fwd_bwd": 3.5}
 
 
-def _block(seq: Any, ranks: Any, what: str) -> tuple[int, int]:
+def _block(seq: object, ranks: object, what: str) -> tuple[int, int]:
     """(S, ranks) after checks; S must split evenly over the ranks."""
     s = checks.count("seq", seq)
     n = checks.count(what, ranks)
@@ -225,7 +224,7 @@ def ring_min_block_tokens(
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "attention_flops": attention_flops,
     "per_token_flops_ratio": per_token_flops_ratio,
     "ring_bytes_per_step": ring_bytes_per_step,
@@ -244,12 +243,12 @@ CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 def _heads(args: argparse.Namespace) -> tuple[int, int, int, str]:
     """(heads, kv_heads, head_dim, label) from --model, overridden by --heads/--kv-heads/--head-dim."""
-    model: Mapping[str, Any] = data.model(args.model) if args.model else {}
-    heads = args.heads if args.heads is not None else model.get("heads")
-    head_dim = args.head_dim if args.head_dim is not None else model.get("head_dim")
-    kv_heads = args.kv_heads if args.kv_heads is not None else model.get("kv_heads", heads)
-    if heads is None or head_dim is None:
+    model: Mapping[str, object] = data.model(args.model) if args.model else {}
+    if args.heads is None and "heads" not in model or args.head_dim is None and "head_dim" not in model:
         raise ValueError("give --model, or --heads and --head-dim")
+    heads = args.heads if args.heads is not None else checks.count("heads", model["heads"])
+    head_dim = args.head_dim if args.head_dim is not None else checks.count("head_dim", model["head_dim"])
+    kv_heads = args.kv_heads if args.kv_heads is not None else checks.count("kv_heads", model.get("kv_heads", heads))
     label = str(model["title"]) if model else f"H={heads}, Hkv={kv_heads}, Dh={head_dim}"
     return heads, kv_heads, head_dim, label
 
@@ -267,7 +266,8 @@ def _attention_flops(args: argparse.Namespace) -> tuple[Rows, str]:
     per_layer = attention_flops(args.seq, heads, head_dim, args.batch, args.causal, args.mode)
     rows: Rows = {"flops_per_layer": (per_layer, RATIO)}
     if args.model:
-        rows["flops_all_layers"] = (per_layer * data.model(args.model)["layers"], RATIO)
+        layers = checks.count("layers", data.model(args.model)["layers"])
+        rows["flops_all_layers"] = (per_layer * layers, RATIO)
     mask = "causal" if args.causal else "full"
     return rows, f"attention matmul FLOPs ({args.mode}, {mask} mask) of {label}, {args.batch} x {args.seq} tokens"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -81,19 +80,19 @@ class DataFileError(ValueError):
     """A data file that is missing a key or holds a bad value."""
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def _load(
     path: Path, section: str, required: tuple[str, ...], numbers: tuple[str, ...] = (), nullable: tuple[str, ...] = ()
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     with path.open(encoding="utf-8") as handle:
         doc = yaml.safe_load(handle) or {}
     entries = doc.get(section)
     if not isinstance(entries, list):
         raise DataFileError(f"{path}: expected a list under '{section}:'")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for entry in entries:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not name:
@@ -114,11 +113,17 @@ def _load(
     return out
 
 
-def _is_whole(value: Any, minimum: int) -> bool:
+def _is_whole(value: object, minimum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
-def _check_moe(path: Path, name: str, entry: dict[str, Any]) -> None:
+def _whole(entry: dict[str, object], key: str) -> int:
+    """A key already checked to be a whole number (0 when absent)."""
+    value = entry.get(key, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _check_moe(path: Path, name: str, entry: dict[str, object]) -> None:
     """The optional MoE and MLA keys of one model entry: complete, whole numbers, consistent."""
     problems: list[str] = []
     moe = [key for key in MOE_REQUIRED + MOE_OPTIONAL + ("router_score",) if key in entry]
@@ -133,9 +138,9 @@ def _check_moe(path: Path, name: str, entry: dict[str, Any]) -> None:
         if "router_score" in entry and entry["router_score"] not in ROUTER_SCORES:
             problems.append(f"router_score not one of {', '.join(ROUTER_SCORES)}")
         if not problems:
-            if entry["experts_per_token"] > entry["experts"]:
+            if _whole(entry, "experts_per_token") > _whole(entry, "experts"):
                 problems.append("experts_per_token > experts")
-            if entry.get("dense_layers", 0) >= entry["layers"]:
+            if _whole(entry, "dense_layers") >= _whole(entry, "layers"):
                 problems.append("dense_layers >= layers")
     mla = [key for key in MLA_REQUIRED + ("q_lora_rank",) if key in entry]
     if mla:
@@ -151,7 +156,7 @@ def _check_moe(path: Path, name: str, entry: dict[str, Any]) -> None:
 
 
 @cache
-def _models(directory: Path) -> dict[str, dict[str, Any]]:
+def _models(directory: Path) -> dict[str, dict[str, object]]:
     path = directory / "models.yaml"
     models = _load(path, "models", MODEL_KEYS, MODEL_COUNTS)
     for name, entry in models.items():
@@ -160,26 +165,26 @@ def _models(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 @cache
-def _gpus(directory: Path) -> dict[str, dict[str, Any]]:
+def _gpus(directory: Path) -> dict[str, dict[str, object]]:
     gpus = _load(directory / "gpus.yaml", "gpus", GPU_KEYS, GPU_NUMBERS, GPU_NULLABLE)
     for entry in gpus.values():
         # Derived once from the reported MiB: the capacity every calculator and card reads.
         mib = entry["hbm_mib"]
-        entry["hbm_bytes"] = None if mib is None else float(mib * MiB)
+        entry["hbm_bytes"] = float(mib) * MiB if isinstance(mib, (int, float)) else None
     return gpus
 
 
-def load_models() -> dict[str, dict[str, Any]]:
+def load_models() -> dict[str, dict[str, object]]:
     """Every model configuration, keyed by name (a fresh copy: callers may not change the cache)."""
     return {name: dict(entry) for name, entry in _models(paths.data_files_dir()).items()}
 
 
-def load_gpus() -> dict[str, dict[str, Any]]:
+def load_gpus() -> dict[str, dict[str, object]]:
     """Every GPU specification, keyed by name."""
     return {name: dict(entry) for name, entry in _gpus(paths.data_files_dir()).items()}
 
 
-def model(name: str) -> dict[str, Any]:
+def model(name: str) -> dict[str, object]:
     """One model configuration; UnknownName lists the known ones."""
     models = _models(paths.data_files_dir())
     if name not in models:
@@ -187,7 +192,7 @@ def model(name: str) -> dict[str, Any]:
     return dict(models[name])
 
 
-def gpu(name: str) -> dict[str, Any]:
+def gpu(name: str) -> dict[str, object]:
     """One GPU specification; UnknownName lists the known ones."""
     gpus = _gpus(paths.data_files_dir())
     if name not in gpus:
@@ -195,7 +200,7 @@ def gpu(name: str) -> dict[str, Any]:
     return dict(gpus[name])
 
 
-def as_model(value: Mapping[str, Any] | str) -> Mapping[str, Any]:
+def as_model(value: Mapping[str, object] | str) -> Mapping[str, object]:
     """A model mapping, given either the mapping itself or its name."""
     if isinstance(value, str):
         return model(value)
@@ -204,7 +209,7 @@ def as_model(value: Mapping[str, Any] | str) -> Mapping[str, Any]:
     return value
 
 
-def as_gpu(value: Mapping[str, Any] | str) -> Mapping[str, Any]:
+def as_gpu(value: Mapping[str, object] | str) -> Mapping[str, object]:
     """A GPU mapping, given either the mapping itself or its name."""
     if isinstance(value, str):
         return gpu(value)

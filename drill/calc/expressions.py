@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from drill.calc import (
     activations,
     capacity,
+    checks,
     collectives,
     context,
     flops,
@@ -36,8 +36,8 @@ from drill.calc.dtypes import dtype_bytes
 from drill.calc.sizes import GB, KB, MB, TB, GiB, KiB, MiB, TiB
 from drill.calc.totals import count_params
 
-Model = Mapping[str, Any] | str
-Gpu = Mapping[str, Any] | str
+Model = Mapping[str, object] | str
+Gpu = Mapping[str, object] | str
 
 
 def params(model: Model) -> int:
@@ -62,8 +62,10 @@ def activation_bytes(
 ) -> float:
     """Korthikanti activations of all layers of `model` for one micro-batch."""
     m = as_model(model)
-    per_layer = activations.activation_bytes_per_layer(seq, batch, m["hidden"], m["heads"], tp, sp, recompute)
-    return float(per_layer * m["layers"])
+    hidden = checks.count("hidden", checks.field(m, "hidden"))
+    heads = checks.count("heads", checks.field(m, "heads"))
+    per_layer = activations.activation_bytes_per_layer(seq, batch, hidden, heads, tp, sp, recompute)
+    return float(per_layer * checks.count("layers", checks.field(m, "layers")))
 
 
 def peak_flops(gpu: Gpu, dtype: str = "bf16") -> float:
@@ -120,7 +122,7 @@ def log2(x: float) -> float:
     return math.log2(x)
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {
+FUNCTIONS: dict[str, Callable[..., object]] = {
     # models and dtypes
     "params": params,
     "weight_bytes": weight_bytes,
@@ -189,7 +191,7 @@ CONSTANTS: dict[str, float] = {
 }
 
 # Everything a card expression can name: functions first, then the size constants.
-NAMES: dict[str, Any] = {**FUNCTIONS, **CONSTANTS}
+NAMES: dict[str, object] = {**FUNCTIONS, **CONSTANTS}
 
 # Module-level constants too, so `from drill.calc.expressions import GB` works.
 __all__ = ["CONSTANTS", "FUNCTIONS", "GB", "KB", "MB", "NAMES", "TB", "GiB", "KiB", "MiB", "TiB"]

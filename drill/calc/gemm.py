@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
 
 from drill.calc import checks, data, roofline
 from drill.calc.arguments import BYTES, COUNT, FRACTION, RATIO, SECONDS, TEXT, Command, Rows, dtype, whole
 from drill.calc.dtypes import dtype_bytes
 
 
-def _dims(m: Any, n: Any, k: Any) -> tuple[int, int, int]:
+def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
     return checks.count("m", m), checks.count("n", n), checks.count("k", k)
 
 
@@ -132,7 +131,7 @@ def block_scaled_bytes(rows: int, cols: int, dtype: str = "fp8", block: int = 32
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "gemm_flops": gemm_flops,
     "gemm_bytes": gemm_bytes,
     "gemm_intensity": gemm_intensity,

@@ -8,13 +8,12 @@ the reported figure (gpus.yaml `hbm_mib`); the label is only a name.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.sizes import GiB, MiB
 
 
-def hbm_bytes(gpu: Mapping[str, Any]) -> float:
+def hbm_bytes(gpu: Mapping[str, object]) -> float:
     """The HBM capacity the device reports, in bytes; ValueError when only the label is sourced."""
     mib = gpu.get("hbm_mib")
     if mib is None:
@@ -23,7 +22,7 @@ def hbm_bytes(gpu: Mapping[str, Any]) -> float:
     return float(checks.positive("hbm_mib", mib) * MiB)
 
 
-def hbm_statement(gpu: Mapping[str, Any]) -> str:
+def hbm_statement(gpu: Mapping[str, object]) -> str:
     """The capacity a card assumes, as a prompt states it: the reported MiB and GiB, who reports it, the label.
 
     '81,559 MiB of HBM (79.6 GiB per nvidia-smi; sold as "80 GB")': at most 72 characters, a line of a card.

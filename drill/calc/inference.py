@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.dtypes import dtype_bytes
@@ -13,14 +12,14 @@ from drill.calc.kv import kv_bytes, kv_bytes_per_token
 from drill.calc.totals import count_params
 
 
-def weight_bytes(model: Mapping[str, Any], dtype: str = "bf16") -> float:
+def weight_bytes(model: Mapping[str, object], dtype: str = "bf16") -> float:
     """Bytes of all weights stored in `dtype`."""
     return count_params(model) * dtype_bytes(dtype)
 
 
 def decode_time_lower_bound(
-    model: Mapping[str, Any],
-    gpu: Mapping[str, Any],
+    model: Mapping[str, object],
+    gpu: Mapping[str, object],
     batch: int,
     context: int,
     dtype: str = "bf16",
@@ -39,8 +38,8 @@ def decode_time_lower_bound(
 
 
 def max_concurrent_sequences(
-    model: Mapping[str, Any],
-    gpu: Mapping[str, Any],
+    model: Mapping[str, object],
+    gpu: Mapping[str, object],
     tokens_per_seq: int,
     dtype: str = "bf16",
     kv_dtype: str = "bf16",

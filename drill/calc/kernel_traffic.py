@@ -20,7 +20,6 @@ Inclusive scan (prefix sum): one pass reads and writes each element once; reduce
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from drill.calc import checks
 
@@ -28,7 +27,7 @@ FP32 = 4
 GROUPS_PER_SM = 4  # row groups per multiprocessor in the fused kernel (answers/layernorm_backward.py)
 
 
-def _rows_cols(rows: Any, cols: Any, elem_bytes: Any) -> tuple[int, int, float]:
+def _rows_cols(rows: object, cols: object, elem_bytes: object) -> tuple[int, int, float]:
     return checks.count("rows", rows), checks.count("cols", cols), checks.positive("elem_bytes", elem_bytes)
 
 
@@ -126,7 +125,7 @@ def scan_tiles(n: int, tile: int) -> int:
     return -(-checks.count("n", n) // checks.count("tile", tile))
 
 
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "layernorm_backward_floor_bytes": layernorm_backward_floor_bytes,
     "layernorm_backward_two_kernel_bytes": layernorm_backward_two_kernel_bytes,
     "layernorm_backward_groups": layernorm_backward_groups,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.dtypes import dtype_bytes
 
 
-def kv_bytes_per_token(model: Mapping[str, Any], dtype: str = "bf16") -> float:
+def kv_bytes_per_token(model: Mapping[str, object], dtype: str = "bf16") -> float:
     """Bytes of K and V one token adds across all layers (vLLM: OPT-13B holds 800 KB); MLA's latent cache for MLA models."""
     if model.get("kv_lora_rank"):
         from drill.calc.moe import mla_kv_bytes_per_token
@@ -21,7 +20,7 @@ def kv_bytes_per_token(model: Mapping[str, Any], dtype: str = "bf16") -> float:
     return 2 * layers * kv_heads * head_dim * dtype_bytes(dtype)
 
 
-def kv_bytes(model: Mapping[str, Any], tokens: int, batch: int = 1, dtype: str = "bf16") -> float:
+def kv_bytes(model: Mapping[str, object], tokens: int, batch: int = 1, dtype: str = "bf16") -> float:
     """Bytes of KV cache for `batch` sequences of `tokens` tokens each."""
     tokens = checks.count("tokens", tokens, minimum=0)
     batch = checks.count("batch", batch, minimum=0)

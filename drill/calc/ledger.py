@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.activations import activation_bytes_per_layer
@@ -22,7 +21,7 @@ OPTIMIZER_BYTES: dict[str, float] = {
 
 
 def training_ledger(
-    model: Mapping[str, Any],
+    model: Mapping[str, object],
     seq: int | None = None,
     batch: int | None = None,
     optimizer: str = "adam",
@@ -53,7 +52,13 @@ def training_ledger(
     activations = 0.0
     if seq is not None and batch is not None:
         per_layer = activation_bytes_per_layer(
-            seq, batch, checks.field(model, "hidden"), checks.field(model, "heads"), tp=tp, sp=sp, recompute=recompute
+            seq,
+            batch,
+            checks.count("hidden", checks.field(model, "hidden")),
+            checks.count("heads", checks.field(model, "heads")),
+            tp=tp,
+            sp=sp,
+            recompute=recompute,
         )
         activations = per_layer * checks.count("layers", checks.field(model, "layers"))
     ledger = {

@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from drill.calc import checks, data
 from drill.calc.dtypes import dtype_bytes
 from drill.calc.parameter_count import breakdown
 
-Model = Mapping[str, Any] | str
+Model = Mapping[str, object] | str
 
 
 @dataclass(frozen=True)
@@ -72,11 +71,11 @@ class MoeParams:
         return self.total - self.moe_layers * (self.experts - self.experts_per_token) * self.expert
 
 
-def _model(model: Model) -> Mapping[str, Any]:
+def _model(model: Model) -> Mapping[str, object]:
     return data.as_model(model)
 
 
-def _moe_counts(m: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
+def _moe_counts(m: Mapping[str, object]) -> tuple[int, int, int, int, int]:
     layers = checks.count("layers", checks.field(m, "layers"))
     experts = checks.count("experts", checks.field(m, "experts"))
     top_k = checks.count("experts_per_token", checks.field(m, "experts_per_token"))
@@ -317,7 +316,7 @@ def moe_decode_weight_bytes(model: Model, batch: int, dtype: str = "bf16") -> fl
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "moe_params": moe_params,
     "moe_total_params": moe_total_params,
     "moe_active_params": moe_active_params,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from drill.calc import checks
 
@@ -31,12 +30,12 @@ class ParamBreakdown:
         return self.embedding + self.positions + self.layers * self.per_layer + self.final_norm + self.head
 
 
-def _dims(model: Mapping[str, Any]) -> dict[str, int]:
+def _dims(model: Mapping[str, object]) -> dict[str, int]:
     names = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
     return {key: checks.count(key, checks.field(model, key)) for key in names}
 
 
-def breakdown(model: Mapping[str, Any]) -> ParamBreakdown:
+def breakdown(model: Mapping[str, object]) -> ParamBreakdown:
     """Count every weight and bias of a Llama-, OPT- or GPT-style decoder.
 
     Attention: Q and O are hidden x (heads*head_dim); K and V are

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.arguments import (
@@ -143,7 +142,7 @@ def expected_lost_time(window: float, mtbf: float, interval: float, restart_time
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "cluster_mtbf": cluster_mtbf,
     "mtbf_from_failures": mtbf_from_failures,
     "failure_probability": failure_probability,

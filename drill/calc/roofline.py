@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Literal, TypedDict
 
 from drill.calc import checks
 from drill.calc.dtypes import dtype_name
@@ -12,7 +12,7 @@ from drill.calc.dtypes import dtype_name
 PEAK_KEYS = {"bf16": "bf16_flops", "fp16": "bf16_flops", "fp8": "fp8_flops", "tf32": "tf32_flops", "fp32": "fp32_flops"}
 
 
-def peak_flops(gpu: Mapping[str, Any], dtype: str = "bf16") -> float:
+def peak_flops(gpu: Mapping[str, object], dtype: str = "bf16") -> float:
     """Dense peak FLOP/s of `gpu` in `dtype` (fp16 runs at the bf16 rate)."""
     name = dtype_name(dtype)
     if name not in PEAK_KEYS:
@@ -23,16 +23,26 @@ def peak_flops(gpu: Mapping[str, Any], dtype: str = "bf16") -> float:
     return checks.positive(PEAK_KEYS[name], value)
 
 
-def bandwidth(gpu: Mapping[str, Any]) -> float:
+def bandwidth(gpu: Mapping[str, object]) -> float:
     return checks.positive("hbm_bandwidth", checks.field(gpu, "hbm_bandwidth", "gpu"))
 
 
-def ridge(gpu: Mapping[str, Any], dtype: str = "bf16") -> float:
+def ridge(gpu: Mapping[str, object], dtype: str = "bf16") -> float:
     """FLOP per byte at which compute time equals memory time (H100 BF16: 989e12 / 3.35e12 = 295)."""
     return peak_flops(gpu, dtype) / bandwidth(gpu)
 
 
-def roofline(gpu: Mapping[str, Any], flops: float, bytes: float, dtype: str = "bf16") -> dict[str, Any]:
+class Roofline(TypedDict):
+    """One kernel on the roofline: both times in seconds, the side that binds, FLOP per byte."""
+
+    compute_s: float
+    memory_s: float
+    time_s: float
+    bound: Literal["compute", "memory"]
+    intensity: float
+
+
+def roofline(gpu: Mapping[str, object], flops: float, bytes: float, dtype: str = "bf16") -> Roofline:
     """Compute time, memory time, the bound max of the two, and which side binds."""
     flops = checks.non_negative("flops", flops)
     traffic = checks.non_negative("bytes", bytes)
@@ -47,6 +57,6 @@ def roofline(gpu: Mapping[str, Any], flops: float, bytes: float, dtype: str = "b
     }
 
 
-def roofline_time(gpu: Mapping[str, Any], flops: float, bytes: float, dtype: str = "bf16") -> float:
+def roofline_time(gpu: Mapping[str, object], flops: float, bytes: float, dtype: str = "bf16") -> float:
     """Lower bound on time: max(flops / peak, bytes / bandwidth)."""
-    return float(roofline(gpu, flops, bytes, dtype)["time_s"])
+    return roofline(gpu, flops, bytes, dtype)["time_s"]

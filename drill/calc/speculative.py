@@ -9,7 +9,6 @@ plus one target step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from drill.calc import checks
 
@@ -40,7 +39,7 @@ def speculative_speedup(acceptance: float, draft_tokens: int, cost_ratio: float)
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "speculative_tokens_per_round": speculative_tokens_per_round,
     "speculative_speedup": speculative_speedup,
 }

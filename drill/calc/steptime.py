@@ -4,7 +4,6 @@ traffic of an elementwise chain run kernel by kernel or fused, and the GPU's idl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from drill.calc import checks
 from drill.calc.dtypes import dtype_bytes
@@ -60,7 +59,7 @@ def idle_fraction(busy: float, step: float) -> float:
 
 
 # Functions parameterised cards may call, by the name cards use (merged into drill.calc.expressions).
-CARD_FUNCTIONS: dict[str, Callable[..., Any]] = {
+CARD_FUNCTIONS: dict[str, Callable[..., object]] = {
     "exposed_time": exposed_time,
     "loader_batch_time": loader_batch_time,
     "overlapped_step_time": overlapped_step_time,

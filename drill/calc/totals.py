@@ -7,13 +7,12 @@ Apart from drill.calc.parameter_count so that the dense breakdown and the MoE co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from drill.calc.moe import moe_total_params
 from drill.calc.parameter_count import breakdown
 
 
-def count_params(model: Mapping[str, Any]) -> int:
+def count_params(model: Mapping[str, object]) -> int:
     """Total parameters, embeddings and an untied output head included (every expert of an MoE model)."""
     if model.get("experts") or model.get("kv_lora_rank"):
         return moe_total_params(model)
