@@ -242,7 +242,7 @@ def compile_and_first_launch(cards: dict[str, Any], n: int = 5) -> tuple[float, 
     import torch
 
     from drill.judge import cudadrv
-    from drill.kernel import nvrtc
+    from drill.kernel_shared import nvrtc
 
     torch.zeros(1, device="cuda")
     major, minor = torch.cuda.get_device_capability(0)

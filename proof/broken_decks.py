@@ -460,12 +460,13 @@ def load_task(path: Path, deck: Deck, bundled_paths: set[str]):
 
 def app_task(path: Path, data_dir: Path):
     def task() -> dict[str, Any]:
-        from drill.ui.app import DrillApp
+        from drill.start import AppOptions
+        from drill.ui.app import make_app
 
         expected = {str(p) for p in load_decks([BUNDLED, path]).problems if p.path == str(path)}
 
         async def start() -> dict[str, Any]:
-            app = DrillApp(data_dir, [BUNDLED, path])
+            app = make_app(AppOptions(data_dir, [BUNDLED, path]))
             async with app.run_test(size=(100, 30)) as pilot:
                 await pilot.app.workers.wait_for_complete()
                 await pilot.pause()

@@ -438,7 +438,8 @@ def app_task(data_root: Path, roots: list[Path], card_ids: list[str]):
     """Start the app with the decks, then once per card showing that card; press nothing."""
 
     def task() -> dict[str, Any]:
-        from drill.ui.app import DrillApp
+        from drill.start import AppOptions
+        from drill.ui.app import DrillApp, make_app
         from drill.ui.markdown_view import MarkdownView
 
         per_card = "card_id" in inspect.signature(DrillApp.__init__).parameters
@@ -446,7 +447,7 @@ def app_task(data_root: Path, roots: list[Path], card_ids: list[str]):
 
         async def start(data_dir: Path, card_id: str | None) -> dict[str, Any]:
             kwargs = {"card_id": card_id} if card_id else {}
-            app = DrillApp(data_dir, roots, **kwargs)
+            app = make_app(AppOptions(data_dir, roots, **kwargs))
             async with app.run_test(size=(120, 40)) as pilot:
                 await pilot.app.workers.wait_for_complete()
                 await pilot.pause()

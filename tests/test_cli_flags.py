@@ -193,11 +193,14 @@ def test_a_bad_focus_new_stops_with_one_line(argv, message, capsys):
 
 
 def focused_app(tmp_path, *flags):
+    from drill.cli.app import app_options
     from drill.ui.app import make_app
 
     parser, _ = cli.build_parser()
     # --new-per-day 0: the day's new cards are done before the topic is chosen
-    return make_app(parser.parse_args(["--data-dir", str(tmp_path / "data"), "--new-per-day", "0", *flags]))
+    return make_app(
+        app_options(parser.parse_args(["--data-dir", str(tmp_path / "data"), "--new-per-day", "0", *flags]))
+    )
 
 
 def test_a_topic_starts_its_new_cards_when_the_days_are_done(tmp_path, bundled_decks):

@@ -17,10 +17,10 @@ import pytest
 
 from drill import paths
 from drill.cards.loader import load_decks
-from drill.kernel import collective_sizes as sizes
 from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
+from drill.kernel_shared import collective_sizes as sizes
 
 pytestmark = pytest.mark.xdist_group("collectives")
 
@@ -263,7 +263,7 @@ import torch, torch.distributed as dist
 import torch.distributed._functional_collectives
 dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
 from drill.judge.rank_ops import refuse_collectives
-from drill.kernel.collective_source import MODULE_COLLECTIVES
+from drill.kernel_shared.collective_source import MODULE_COLLECTIVES
 refuse_collectives()
 left = sorted(
     f"{o.__module__}.{o.__qualname__}"

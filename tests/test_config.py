@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from drill import cli
+from drill.cli.app import app_options
 from drill.config import settings as cfg
 from drill.config.settings import ConfigError, Settings, load_settings
+from drill.start import AppOptions
 from drill.store.reader import read_settings
 from drill.store.store import Store
-from drill.ui.app import DrillApp, make_app
+from drill.ui.app import make_app
 from tests.conftest import FixedClock, type_keys
 from tests.test_ui_keys import CONCEPTS, db, settle
 
@@ -262,10 +264,12 @@ def test_the_app_takes_the_flag_then_the_file_then_the_saved_setting(config_file
     data = tmp_path / "data"
     save(data, new_order="deck", day_starts_at="2")
     write(config_file, 'new_order = "random"\nnew_per_day = 1\n')
-    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings())
+    app = make_app(AppOptions(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings()))
     assert (app.new_order, app.new_per_day, app.rollover_hour) == ("random", 1, 2)
     assert app.settings_to_save == {}  # the file's values stay in the file
-    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings(), new_order="lab")
+    app = make_app(
+        AppOptions(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings(), new_order="lab")
+    )
     assert (app.new_order, app.new_per_day) == ("lab", 1)
     assert app.settings_to_save == {"new_order": "lab"}  # a flag is still saved, as before
 
@@ -488,9 +492,11 @@ def test_a_switch_replays_the_log_within_the_files_max_interval_days(config_file
 
 def test_the_review_app_grades_within_the_files_max_interval_days(config_file, tmp_path, write_deck):
     write(config_file, "max_interval_days = 400\n")
-    app = make_app(argparse.Namespace(data_dir=str(tmp_path / "data"), decks=[str(deck(write_deck))]))
+    app = make_app(app_options(argparse.Namespace(data_dir=str(tmp_path / "data"), decks=[str(deck(write_deck))])))
     assert app.session.max_interval == 400
-    assert DrillApp(tmp_path / "data", [deck(write_deck)]).session.max_interval == 36500  # no settings given
+    assert (
+        make_app(AppOptions(tmp_path / "data", [deck(write_deck)])).session.max_interval == 36500
+    )  # no settings given
 
 
 # -- the app: key bindings and theme ------------------------------------------------------
@@ -506,7 +512,7 @@ async def test_a_keymap_override_moves_suspend_to_another_key(
 ):
     settings = load_settings(write(config_file, file)) if file else None
     data = tmp_path / "data"
-    app = DrillApp(data, [deck(write_deck)], clock=FixedClock(NOW), new_order="deck", settings=settings)
+    app = make_app(AppOptions(data, [deck(write_deck)], clock=FixedClock(NOW), new_order="deck", settings=settings))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert app.theme == "textual-dark"
@@ -527,7 +533,7 @@ async def test_make_app_applies_the_files_theme_keys_and_study_settings(config_f
     monkeypatch.setattr(paths, "cards_dir", lambda: bare)
     write(config_file, 'theme = "nord"\nnew_per_day = 1\nnew_order = "deck"\n[keys]\n"review.bury" = "f7"\n')
     data = tmp_path / "data"
-    app = make_app(argparse.Namespace(data_dir=str(data), decks=[str(deck(write_deck))]))
+    app = make_app(app_options(argparse.Namespace(data_dir=str(data), decks=[str(deck(write_deck))])))
     assert (app.new_per_day, app.new_order, app.session.queue) == (1, "deck", ["k-concept"])
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from drill.cli import main
+from drill.cli.app import app_options
 from drill.store.errors import StoreError
 from drill.store.reader import DB_NAME
 from drill.store.store import Store
@@ -45,7 +46,7 @@ async def test_the_app_says_grades_cannot_be_saved_before_any_answer(tmp_path, w
     Store(data).close()
     _read_only_after_open(monkeypatch, data / DB_NAME)
     deck = write_deck("cards:\n" + CONCEPTS)
-    app = make_app(argparse.Namespace(data_dir=str(data), decks=[str(deck)]))
+    app = make_app(app_options(argparse.Namespace(data_dir=str(data), decks=[str(deck)])))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         said = [n.message for n in app._notifications if "grades cannot be saved" in n.message]

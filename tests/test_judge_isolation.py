@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from drill.kernel import judge_python
 from drill.kernel.client import JudgeClient, default_command
 from drill.kernel.remote import ssh_command
+from drill.kernel_shared import judge_python
 
 PLANTED = ("numpy", "torch", "triton", "json", "sitecustomize")
 

@@ -10,7 +10,8 @@ import pytest
 
 from drill.kernel import bytecode, trust
 from drill.kernel.job import kernel_job
-from drill.kernel.trust import NotTrusted, Pins, locked_reason
+from drill.kernel.trust import locked_reason
+from drill.kernel_shared.trusted_source import NotTrusted, Pins
 from tests.conftest import only_card
 from tests.test_trust import canary_deck, harness_of
 

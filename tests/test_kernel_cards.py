@@ -10,13 +10,14 @@ import pytest
 from drill import paths
 from drill.cards.loader import load_decks
 from drill.cards.model import Card
-from drill.kernel import drafts, nvrtc
+from drill.kernel import drafts
 from drill.kernel.cards import (
     check_kernel_card,
     harness_constants,
     kernel_files,
 )
 from drill.kernel.job import kernel_job
+from drill.kernel_shared import nvrtc
 
 BUNDLED = (
     "reduce",

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from drill.cli import main
-from drill.kernel import drafts, nvrtc
+from drill.kernel import drafts
+from drill.kernel_shared import nvrtc
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not installed")
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from drill.kernel import judge_python
 from drill.kernel.client import JudgeClient
+from drill.kernel_shared import judge_python
 
 JOB = {"card": "reduce", "language": "cuda", "harness": "unused", "filename": "reduce.cu"}
 

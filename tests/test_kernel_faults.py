@@ -87,8 +87,8 @@ def test_without_nvrtc_a_cuda_card_is_not_checked_rather_than_failed(tmp_path, m
 
     from drill import paths
     from drill.judge.judging import Judge
-    from drill.kernel import nvrtc
     from drill.kernel.verdict import VerdictBuilder
+    from drill.kernel_shared import nvrtc
 
     def missing():
         raise nvrtc.NvrtcUnavailable("libnvrtc not found")

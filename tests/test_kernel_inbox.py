@@ -9,7 +9,7 @@ import time
 import pytest
 
 from drill.judge.inbox import Inbox, compile_ahead, is_cuda_run
-from drill.kernel import nvrtc
+from drill.kernel_shared import nvrtc
 
 pytestmark = pytest.mark.skipif(
     not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from drill.kernel.launch import (
+from drill.kernel_shared.launch import (
     LaunchError,
     block_dims,
     grid_size,

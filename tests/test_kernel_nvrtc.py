@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from drill import paths
-from drill.kernel import nvrtc
+from drill.kernel_shared import nvrtc
 
 pytestmark = pytest.mark.skipif(
     not nvrtc.available(), reason="libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)"
@@ -145,7 +145,7 @@ def test_each_compile_is_a_fresh_build_with_its_own_report():
 def test_builds_in_fresh_processes_keep_the_ptxas_report():
     # NVRTC 12.9+ can answer a repeated build from its cache, without ptxas's lines
     code = (
-        "from drill import paths; from drill.kernel import nvrtc;"
+        "from drill import paths; from drill.kernel_shared import nvrtc;"
         "r = nvrtc.compile_cuda((paths.answers_dir() / 'reduce.cu').read_text(), 'reduce.cu');"
         "print(r.resources[0].report, 'ptxas info' in r.log)"
     )

@@ -1,6 +1,7 @@
 """Hard mode: a numeric question withholds the GPU and model figures, its answers are checked within the looser
 tolerance against the values the true figures give, and a mock asked so says it in its report."""
 
+import dataclasses
 import datetime as dt
 import random
 
@@ -11,7 +12,8 @@ from drill.cards.templating import render
 from drill.mock.answers import grade_answer
 from drill.mock.hard import HARD_TOLERANCE, hard_question
 from drill.mock.render import render_markdown
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import make_app
 from drill.ui.mock_forms import MockLedgerForm
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
@@ -142,7 +144,7 @@ async def test_a_hard_mode_mock_from_setup_to_report(tmp_path, write_deck):
     loose tolerance, not the card's), and the report says the mock was hard mode."""
     deck = write_deck(DECODE)
     data = tmp_path / "d"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "ctrl+o")
@@ -183,15 +185,15 @@ async def test_a_hard_mode_mock_from_setup_to_report(tmp_path, write_deck):
 
 async def test_drill_mock_hard_opens_the_setup_with_hard_mode_on(tmp_path, write_deck):
     from drill.cli import build_parser
-    from drill.ui.app import make_app
+    from drill.cli.app import app_options
+    from drill.cli.mock import mock_asked
 
     deck = write_deck(DECODE)
     argv = ["mock", "--hard", "--quick", "--data-dir", str(tmp_path / "d"), "--decks", str(deck)]
     args = build_parser(argv)[0].parse_args(argv)
-    args.mock = True  # as `drill mock` sets it before it opens the app
-    args.clock = FixedClock(NOW)
-    app = make_app(args)
-    assert app.mock_options["hard"] is True
+    options = app_options(args, mock=mock_asked(args))  # as `drill mock` opens the app
+    app = make_app(dataclasses.replace(options, clock=FixedClock(NOW)))
+    assert app.mock_asked is not None and app.mock_asked.hard is True
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         setup = app.screen

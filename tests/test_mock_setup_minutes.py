@@ -8,7 +8,8 @@ from textual.widgets import Input
 from drill import paths
 from drill.mock.plan import DEFAULT_MINUTES
 from drill.mock.rounds import DEFAULT_ROUND_MINUTES
-from drill.ui.app import DrillApp
+from drill.start import AppOptions, MockAsked
+from drill.ui.app import make_app
 from drill.ui.mock_setup import MockSetupScreen
 from tests.conftest import FixedClock
 from tests.conftest import settle as settle_app
@@ -29,7 +30,7 @@ SERVING = paths.cards_dir() / "scenarios-serving.yaml"
 )
 async def test_the_setup_opens_with_the_length_the_command_line_asked_for(tmp_path, options, minutes):
     assert DEFAULT_ROUND_MINUTES != DEFAULT_MINUTES
-    app = DrillApp(tmp_path / "data", [SERVING], clock=FixedClock(NOW), mock=options)
+    app = make_app(AppOptions(tmp_path / "data", [SERVING], clock=FixedClock(NOW), mock=MockAsked(**options)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle_app(pilot, pauses=2)
         assert isinstance(app.screen, MockSetupScreen)

@@ -380,7 +380,7 @@ def test_the_scan_card_allows_nothing_but_its_kernel_and_sets_block_and_items(ca
 
 @pytest.mark.parametrize("which", ["starter", "solution"])
 def test_the_scan_starter_and_answer_compile_with_nvrtc_without_spills(cards, which):
-    from drill.kernel import nvrtc
+    from drill.kernel_shared import nvrtc
 
     if not nvrtc.available():
         pytest.skip("libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")
@@ -391,7 +391,7 @@ def test_the_scan_starter_and_answer_compile_with_nvrtc_without_spills(cards, wh
 
 
 def test_the_scan_answer_fits_four_blocks_a_multiprocessor_without_stack(cards):
-    from drill.kernel import nvrtc
+    from drill.kernel_shared import nvrtc
 
     if not nvrtc.available():
         pytest.skip("libnvrtc not installed (pip install nvidia-cuda-nvrtc-cu12)")

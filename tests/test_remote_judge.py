@@ -171,9 +171,10 @@ def test_a_port_in_the_host_goes_to_ssh_as_a_port():
 
 
 def test_the_app_judges_on_the_host_it_is_given(tmp_path):
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
 
-    app = DrillApp(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], gpu_host="learner@gpu-box")
+    app = make_app(AppOptions(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], gpu_host="learner@gpu-box"))
     judge = app.kernel_judge()
     assert judge.command[0] == "ssh" and "learner@gpu-box" in judge.command
     assert judge.command[-1].endswith("-m drill.judge --remote")
@@ -184,12 +185,13 @@ def test_the_app_takes_a_stored_host_with_a_port_and_gives_ssh_the_port(tmp_path
     """`config set gpu_host user@host:22` was accepted, then space on a kernel card ended the app with status 1."""
     from drill.cli import main
     from drill.config.settings import load_settings
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
 
     monkeypatch.setenv("DRILL_CONFIG", str(tmp_path / "config.toml"))
     assert main(["config", "set", "gpu_host", "user@host:22"]) == 0
     assert load_settings().gpu_host == "user@host:22"
-    app = DrillApp(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], settings=load_settings())
+    app = make_app(AppOptions(tmp_path / "data", [paths.cards_dir() / "kernels.yaml"], settings=load_settings()))
     judge = app.kernel_judge()
     assert judge.command[judge.command.index("-p") + 1] == "22"
     assert judge.command[-3:-1] == ["--", "user@host"]

@@ -7,8 +7,9 @@ import pytest
 
 from drill import paths
 from drill.cli import main
+from drill.start import AppOptions, MockOnlyCard
 from drill.store.reader import DB_NAME
-from drill.ui.app import DrillApp, MockOnlyCard
+from drill.ui.app import make_app
 from drill.ui.browser import BrowserScreen
 from tests.conftest import FixedClock, rows, settle, type_keys
 from tests.test_ui_browser import open_browser, search, shown_ids
@@ -20,7 +21,7 @@ SCENARIO = "scenario-serve-chat-70b"
 
 def test_drill_card_refuses_a_scenario_and_says_where_it_is_asked(tmp_path, capsys):
     with pytest.raises(MockOnlyCard):
-        DrillApp(tmp_path / "data", [SERVING], clock=FixedClock(NOW), card_id=SCENARIO)
+        make_app(AppOptions(tmp_path / "data", [SERVING], clock=FixedClock(NOW), card_id=SCENARIO))
     assert main(["--card", SCENARIO, "--data-dir", str(tmp_path / "data")]) == 2
     err = capsys.readouterr().err
     assert f"'{SCENARIO}' is a scenario card, asked in stages in a mock round (`drill mock --round`)" in err
@@ -29,7 +30,7 @@ def test_drill_card_refuses_a_scenario_and_says_where_it_is_asked(tmp_path, caps
 
 async def test_enter_on_a_scenario_in_the_browser_says_so_and_grades_nothing(tmp_path, concept_deck):
     data = tmp_path / "data"
-    app = DrillApp(data, [SERVING, concept_deck(1)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [SERVING, concept_deck(1)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await open_browser(pilot)

@@ -18,8 +18,9 @@ from drill.cards.search_words import (
     search_words_path,
     words_of,
 )
+from drill.start import AppOptions
 from drill.store.search import Vocabulary, edit_distance
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from tests.conftest import FixedClock, bundled_cards
 from tests.test_ui_browser import NOW, detail, open_browser, shown_ids
 from tests.test_ui_browser import search as type_search
@@ -372,7 +373,7 @@ def test_a_valid_file_gives_each_entry_by_any_of_its_forms():
 
 
 async def test_the_browser_offers_the_nearest_word_when_nothing_matches(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         await type_search(pilot, "multi-head atention")

@@ -16,7 +16,8 @@ import pytest
 from drill import paths
 from drill.config.settings import Settings
 from drill.kernel.client import JudgeClient
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import DrillApp, make_app
 from drill.ui.markdown_view import CodeStrip
 from tests import test_ui_stats
 from tests.conftest import FixedClock, refresh, type_keys
@@ -71,7 +72,9 @@ def app_on(tmp_path, card_id: str) -> DrillApp:
     decks.mkdir(exist_ok=True)
     deck = decks / "deck.yaml"
     deck.write_text(textwrap.dedent(DECK).rstrip("\n") + "\n" + CONCEPT, encoding="utf-8")
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=7, new_order="deck", card_id=card_id)
+    app = make_app(
+        AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=7, new_order="deck", card_id=card_id)
+    )
     return app
 
 
@@ -116,7 +119,7 @@ def test_kernel_screen_with_a_verdict(snap_compare, tmp_path, size):
     def judge(_data_dir):
         return JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30)
 
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="reduce", judge_factory=judge)
+    app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="reduce"), judge_factory=judge)
 
     async def run_before(pilot) -> None:
         await settle(pilot)
@@ -146,7 +149,7 @@ def test_mock_screens(snap_compare, tmp_path, monkeypatch, step, size):
     deck = tmp_path / "decks" / "deck.yaml"
     deck.parent.mkdir()
     deck.write_text(textwrap.dedent(DECK) + MORE, encoding="utf-8")
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=4))
 
     async def run_before(pilot) -> None:
         await settle(pilot)
@@ -176,7 +179,7 @@ def test_start_with_a_broken_deck_names_it(snap_compare, tmp_path):
     (decks / "broken.yaml").write_text(
         "deck: Broken\ncards:\n  - id: x\n    kind: concept\n    prompt: [unclosed\n", encoding="utf-8"
     )
-    app = DrillApp(tmp_path / "data", [decks], clock=FixedClock(NOW), seed=7, new_order="deck")
+    app = make_app(AppOptions(tmp_path / "data", [decks], clock=FixedClock(NOW), seed=7, new_order="deck"))
 
     async def run_before(pilot) -> None:
         await settle(pilot)
@@ -189,7 +192,7 @@ def test_stats_with_an_interview_date(snap_compare, seeded, size):
     """Readiness on the date first: per topic, furthest from the target first, then today's share of the plan."""
     deck, data, _ = seeded
     settings = Settings(interview_date=dt.date(2026, 5, 27), minutes_per_day=30)
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1, settings=settings)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1, settings=settings))
 
     async def run_before(pilot) -> None:
         await open_stats(pilot)

@@ -4,9 +4,10 @@ import datetime as dt
 
 from textual.widgets import Static
 
+from drill.start import AppOptions
 from drill.store.store import Store
 from drill.study.records import CardState
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from tests.conftest import FixedClock
 from tests.test_ui_stats import open_stats
 
@@ -20,7 +21,7 @@ async def test_one_review_and_one_card_are_said_in_the_singular(tmp_path, concep
     at = dt.datetime.combine(day, dt.time(9, 0))
     store.record_review(CardState("c00"), CardState("c00"), grade=4, at=at, day=day, mode="review", duration_ms=0)
     store.close()
-    app = DrillApp(data, [concept_deck(1)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [concept_deck(1)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_stats(pilot)
         header = str(screen.query_one("#sttop", Static).render())

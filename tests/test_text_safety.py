@@ -206,9 +206,10 @@ async def test_each_safe_widget_shows_its_text_filtered():
 
 
 async def test_a_notice_is_filtered_and_never_read_as_markup(tmp_path):
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
 
-    app = DrillApp(tmp_path / "data", [])
+    app = make_app(AppOptions(tmp_path / "data", []))
     async with app.run_test(size=(100, 30)) as pilot:
         app.notify("[b]card\x1b]0;t\x07[/b] [9", title="\x9btitle")
         await pilot.pause()

@@ -7,6 +7,7 @@ One rule (drill.config.study_day): --today D is the study day D at any hour, in 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 
@@ -63,9 +64,8 @@ def _app_day(monkeypatch, data, argv, now):
 
     built = {}
 
-    def capture(args):
-        args.clock = fixed(now)
-        app = ui_app.make_app(args)
+    def capture(options):
+        app = ui_app.make_app(dataclasses.replace(options, clock=fixed(now)))
         built["app_day"] = app.today()
         built["session_day"] = app.session.today
         built["clock"] = app.clock()

@@ -4,9 +4,10 @@ import datetime as dt
 
 from textual.widgets import DataTable, Input, Static
 
+from drill.start import AppOptions
 from drill.store.store import Store
 from drill.study.records import CardState
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.browser import BrowserScreen
 from drill.ui.review import ReviewScreen
 from tests.conftest import FixedClock, rows, settle, type_keys, until
@@ -40,7 +41,7 @@ async def search(pilot, text):
 
 
 async def test_typing_a_filter_narrows_the_list(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         assert sorted(shown_ids(app)) == ["t-diag", "t-ledger", "t-shape"]
@@ -60,7 +61,7 @@ async def test_typing_a_filter_narrows_the_list(tmp_path, write_deck):
 
 
 async def test_tab_moves_between_the_search_and_the_list(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         assert app.screen.focused is app.screen.query_one("#query", Input)
@@ -93,7 +94,7 @@ async def test_a_suspended_card_is_found_and_unsuspended(tmp_path, write_deck):
         mode="review",
     )
     store.close()
-    app = DrillApp(data, [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         await search(pilot, "is:suspended")
@@ -115,7 +116,7 @@ async def test_a_suspended_card_is_found_and_unsuspended(tmp_path, write_deck):
 
 async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search(tmp_path, concept_deck):
     data = tmp_path / "data"
-    app = DrillApp(data, [concept_deck(3)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [concept_deck(3)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         review = app.screen
@@ -150,7 +151,7 @@ async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search
 
 async def test_ctrl_f_leaves_a_card_practised_from_the_browser_ungraded(tmp_path, concept_deck):
     data = tmp_path / "data"
-    app = DrillApp(data, [concept_deck(2)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [concept_deck(2)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         await search(pilot, "id:c01")
@@ -171,7 +172,7 @@ async def test_is_today_lists_the_cards_graded_today(tmp_path, write_deck):
         at = dt.datetime.combine(day, dt.time(9))
         store.record_review(CardState(card_id), CardState(card_id), grade=4, at=at, day=day, duration_ms=9, mode="cram")
     store.close()
-    app = DrillApp(data, [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         await search(pilot, "is:today")
@@ -182,7 +183,7 @@ async def test_is_today_lists_the_cards_graded_today(tmp_path, write_deck):
 
 
 async def test_a_search_that_finds_nothing_clears_the_card_shown_and_names_a_misspelt_filter(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await open_browser(pilot)
         assert shown_ids(app)[0] in detail(app)

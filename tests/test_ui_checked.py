@@ -5,7 +5,8 @@ import json
 
 from textual.widgets import Input, OptionList, Static
 
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import make_app
 from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock, refresh, rows, settle, type_keys
 
@@ -56,7 +57,7 @@ cards:
 async def test_three_checked_kinds(tmp_path, write_deck):
     deck = write_deck(DECK)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=3, new_order="deck")
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=3, new_order="deck"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         # shape trace: two steps right (different spellings), one wrong
@@ -121,7 +122,7 @@ async def test_three_checked_kinds(tmp_path, write_deck):
 
 async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
     deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1))
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -137,7 +138,7 @@ async def test_wrong_diagnosis_names_the_right_one(tmp_path, write_deck):
 
 async def test_no_choice_made_is_not_checked_and_back_to_the_choices(tmp_path, write_deck):
     deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1))
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -158,7 +159,7 @@ async def test_no_choice_made_is_not_checked_and_back_to_the_choices(tmp_path, w
 async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_path, write_deck):
     deck = write_deck(DECK)
     data = tmp_path / "d"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
     app.session.queue = ["t-diag", "t-shape", "t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -185,7 +186,7 @@ async def test_tab_reaches_the_choices_on_a_fresh_card_and_after_a_grade(tmp_pat
 
 def one_card(tmp_path, write_deck, card_id):
     """The app on one card of DECK, its draws fixed."""
-    return DrillApp(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=3, card_id=card_id)
+    return make_app(AppOptions(tmp_path / "data", [write_deck(DECK)], clock=FixedClock(NOW), seed=3, card_id=card_id))
 
 
 def verdict_text(app):
@@ -257,7 +258,7 @@ async def test_a_burst_from_the_evidence_into_the_choices_and_the_experiment_los
 
 
 async def test_enter_then_text_in_a_burst_goes_back_into_the_field(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, *"warps", "escape")
@@ -269,7 +270,7 @@ async def test_enter_then_text_in_a_burst_goes_back_into_the_field(tmp_path, con
 
 async def test_choosing_a_reading_takes_away_the_choose_first_words(tmp_path, write_deck):
     deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=1))
     app.session.queue = ["t-diag"]
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

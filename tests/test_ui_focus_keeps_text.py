@@ -31,11 +31,12 @@ async def test_tab_shift_tab_and_enter_into_a_filled_field_keep_its_text(tmp_pat
 async def test_shift_tab_back_to_a_mock_reading_keeps_it(tmp_path, write_deck):
     from textual.widgets import Input
 
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock
     from tests.test_ui_mock import DIAG_DECK, NOW, open_mock
 
-    app = DrillApp(tmp_path / "d", [write_deck(DIAG_DECK)], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(tmp_path / "d", [write_deck(DIAG_DECK)], clock=FixedClock(NOW), seed=4))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")

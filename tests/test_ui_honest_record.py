@@ -84,11 +84,12 @@ async def test_the_palette_check_needs_a_reading_too(tmp_path, write_deck):
 async def test_space_into_choices_below_the_fold_scrolls_them_into_view(tmp_path, write_deck):
     evidence = "\n".join(f"      line {i:02d}: dram 92 % sm 11 %" for i in range(30))
     deck = write_deck(LONG_DIAG.format(lines=evidence).replace("  - id", "cards:\n  - id", 1))
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock
     from tests.test_ui_keys import NOW
 
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=5, new_order="deck")
+    app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=5, new_order="deck"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         choices = app.screen.query_one(OptionList)

@@ -248,8 +248,9 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
     import datetime as dt
     import sqlite3
 
+    from drill.start import AppOptions
     from drill.store.reader import DB_NAME
-    from drill.ui.app import DrillApp
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock
 
     deck = tmp_path / "decks" / "kernels.yaml"
@@ -262,7 +263,7 @@ async def test_the_review_loop_opens_the_kernel_screen_and_records_its_grade(tmp
         judges.append(fake_judge("--gpu"))
         return judges[-1]
 
-    app = DrillApp(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=factory)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0))), judge_factory=factory)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         first = app.session.current.id
@@ -288,15 +289,17 @@ async def test_an_edit_typed_just_before_quitting_is_in_the_draft(tmp_path):
     import datetime as dt
 
     from drill.kernel import drafts
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock
 
     deck = tmp_path / "decks" / "kernels.yaml"
     deck.parent.mkdir()
     deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
     data = tmp_path / "data"
-    app = DrillApp(
-        data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=lambda d: fake_judge("--gpu")
+    app = make_app(
+        AppOptions(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0))),
+        judge_factory=lambda d: fake_judge("--gpu"),
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
@@ -317,15 +320,17 @@ async def test_a_draft_reopened_in_the_review_survives_any_single_key(tmp_path):
     """Leave the editor, press space to reopen the card, then one key: whichever key it is, the draft stays."""
     import datetime as dt
 
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock
 
     deck = tmp_path / "decks" / "kernels.yaml"
     deck.parent.mkdir()
     deck.write_text((paths.cards_dir() / "kernels.yaml").read_text())
     data = tmp_path / "data"
-    app = DrillApp(
-        data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=lambda d: fake_judge("--gpu")
+    app = make_app(
+        AppOptions(data, [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0))),
+        judge_factory=lambda d: fake_judge("--gpu"),
     )
     mark = "// my draft, line two"
     async with app.run_test(size=(120, 36)) as pilot:

@@ -9,7 +9,8 @@ from textual.widgets import Static
 
 from drill import paths
 from drill.kernel.client import JudgeClient
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import make_app
 from drill.ui.kernel_screen import KernelScreen
 from tests.conftest import FixedClock, settle, type_keys
 
@@ -28,7 +29,9 @@ async def test_the_last_verdict_comes_back_when_the_kernel_card_reopens(tmp_path
         judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30))
         return judges[-1]
 
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)), judge_factory=factory)
+    app = make_app(
+        AppOptions(tmp_path / "data", [deck], clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0))), judge_factory=factory
+    )
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         first = app.session.current.id

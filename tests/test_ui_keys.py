@@ -15,9 +15,10 @@ from textual import events
 from textual.keys import _character_to_key
 from textual.widgets import Input, OptionList, Static
 
+from drill.start import AppOptions
 from drill.store.reader import DB_NAME
+from drill.ui import app as ui_app
 from drill.ui.answering import form_for
-from drill.ui.app import DrillApp
 from tests.conftest import FixedClock, handled, refresh, settle, type_keys
 from tests.test_ui_checked import DECK
 
@@ -88,7 +89,7 @@ def schedule_snapshot(data):
 def make_app(tmp_path, write_deck, first, order="deck"):
     deck = write_deck(DECK.rstrip("\n") + "\n" + CONCEPTS)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=5, new_order=order, new_per_day=10)
+    app = ui_app.make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=5, new_order=order, new_per_day=10))
     queue = app.session.queue
     queue.remove(first)
     queue.insert(0, first)
@@ -309,13 +310,13 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
     data = tmp_path / "data"
     orders = set()
     for day in range(12):  # the form each day's review screen makes (the screen itself is driven below)
-        app = DrillApp(tmp_path / f"d{day}", [deck], clock=FixedClock(NOW + dt.timedelta(days=day)))
+        app = ui_app.make_app(AppOptions(tmp_path / f"d{day}", [deck], clock=FixedClock(NOW + dt.timedelta(days=day))))
         card = app.session.cards["t-diag"]
         orders.add(tuple(form_for(card, app.session.seed_for(card.id, app.seed)).choices))
     assert len(orders) >= 4  # 3! = 6 orders; twelve reviews show most of them
     assert {order.index("memory-bound") for order in orders} == {0, 1, 2}  # the right one can be anywhere
     # same review, same order: after an undo, and in a new app on the same day
-    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    app = ui_app.make_app(AppOptions(data, [deck], clock=FixedClock(NOW)))
     app.session.queue = ["t-diag", "t-shape"]
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -329,7 +330,7 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
         await type_keys(pilot, "ctrl+z")
         await settle(pilot)
         assert app.screen.card.id == "t-diag" and app.screen.form.choices == first
-    again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
+    again = ui_app.make_app(AppOptions(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1))))
     again.session.queue = ["t-diag"]
     async with again.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -339,7 +340,7 @@ async def test_choices_are_shuffled_per_review_and_stable_across_undo_and_restar
 async def test_card_flag_opens_one_card_and_cram_leaves_the_schedule(tmp_path, write_deck):
     deck = write_deck(DECK.rstrip("\n") + "\n" + CONCEPTS)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), card_id="k-spare", cram=True)
+    app = ui_app.make_app(AppOptions(data, [deck], clock=FixedClock(NOW), card_id="k-spare", cram=True))
     assert app.session.queue == ["k-spare"]
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -347,7 +348,7 @@ async def test_card_flag_opens_one_card_and_cram_leaves_the_schedule(tmp_path, w
         await settle(pilot)
     assert db(data, "SELECT card_id, grade, mode FROM review_log") == [("k-spare", 5, "cram")]
     assert db(data, "SELECT due, repetitions FROM card_state WHERE card_id='k-spare'") in ([], [(None, 0)])
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), card_id="k-spare")
+    app = ui_app.make_app(AppOptions(data, [deck], clock=FixedClock(NOW), card_id="k-spare"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "5")

@@ -16,8 +16,9 @@ import pytest
 from textual.widgets import Static
 
 from drill import paths
+from drill.start import AppOptions
 from drill.store.reader import DB_NAME
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.kernel_screen import KernelScreen
 from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock, settle, type_keys, until
@@ -99,11 +100,13 @@ def check_verdict(card: NewCard, starter: str, verdict: str) -> None:
 async def test_a_new_kernel_card_is_edited_run_revealed_and_graded_once(tmp_path, card):
     data_dir = tmp_path / "data"
     starter = (paths.kernels_dir() / card.starter).read_text()
-    app = DrillApp(
-        data_dir,
-        [paths.cards_dir() / "kernels.yaml"],
-        clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)),
-        card_id=card.card_id,
+    app = make_app(
+        AppOptions(
+            data_dir,
+            [paths.cards_dir() / "kernels.yaml"],
+            clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)),
+            card_id=card.card_id,
+        )
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)

@@ -10,8 +10,9 @@ import pytest
 from textual.widgets import Input, Label, Static
 from textual.widgets._footer import FooterKey
 
+from drill.start import AppOptions
 from drill.ui.answering import AnswerForm, ConceptForm, ShapeTraceForm
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.markdown_view import MarkdownView, PlainParagraph, is_plain_paragraph, markdown
 from tests.conftest import FixedClock, bundled_cards, rows, settle, type_keys
 
@@ -68,7 +69,7 @@ def prompt_of(app):
 
 async def test_the_next_concept_card_reuses_the_form_with_an_empty_live_field(tmp_path, concept_deck):
     data = tmp_path / "data"
-    app = DrillApp(data, [concept_deck(3)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [concept_deck(3)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         form, field = app.screen.form, app.screen.query_one("#typed", Input)
@@ -94,7 +95,7 @@ async def test_the_next_concept_card_reuses_the_form_with_an_empty_live_field(tm
 
 
 async def test_a_shape_trace_with_as_many_steps_shows_its_own_labels_and_clean_fields(tmp_path, write_deck):
-    app = DrillApp(tmp_path / "data", [write_deck(SHAPES)], clock=FixedClock(NOW), new_order="deck")
+    app = make_app(AppOptions(tmp_path / "data", [write_deck(SHAPES)], clock=FixedClock(NOW), new_order="deck"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         form = app.screen.form
@@ -123,7 +124,7 @@ async def test_a_shape_trace_with_as_many_steps_shows_its_own_labels_and_clean_f
 
 async def test_a_memory_ledger_keeps_the_draw_of_the_card_it_shows(tmp_path, write_deck):
     data = tmp_path / "data"
-    app = DrillApp(data, [write_deck(LEDGERS)], clock=FixedClock(NOW), new_order="deck", seed=3)
+    app = make_app(AppOptions(data, [write_deck(LEDGERS)], clock=FixedClock(NOW), new_order="deck", seed=3))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         form = app.screen.form
@@ -146,7 +147,7 @@ async def test_a_memory_ledger_keeps_the_draw_of_the_card_it_shows(tmp_path, wri
 
 
 async def test_a_late_submit_from_the_card_before_checks_nothing(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "3")
@@ -161,7 +162,7 @@ def footer_keys(app):
 
 
 async def test_the_footer_is_rebuilt_only_when_its_keys_change(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         keys = list(app.screen.query(FooterKey))
@@ -180,7 +181,7 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(tmp_path, concept
 async def test_the_collector_runs_again_once_the_first_card_is_painted(tmp_path, concept_deck):
     gc.disable()  # as `drill` does before the app starts
     try:
-        app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+        app = make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
             assert gc.isenabled()
@@ -238,10 +239,11 @@ async def test_a_concept_answer_longer_than_its_field_is_shown_whole_under_it(tm
 
     from textual.widgets import Input, Static
 
-    from drill.ui.app import DrillApp
+    from drill.start import AppOptions
+    from drill.ui.app import make_app
     from tests.conftest import FixedClock, settle, type_keys
 
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(dt.datetime(2026, 5, 10, 12)))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(dt.datetime(2026, 5, 10, 12))))
     async with app.run_test(size=(60, 24)) as pilot:
         await settle(pilot)
         whole = app.screen.query_one("#typed-whole", Static)

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from drill.config.settings import Settings
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import DrillApp, make_app
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.mock_screen import MockScreen
 from drill.ui.mock_setup import MockReportScreen
@@ -166,7 +167,7 @@ def test_what_would_fit_names_the_minutes_and_the_topics_by_title():
 )
 async def test_the_top_bar_counts_the_days_to_the_interview(tmp_path, concept_deck, now, shown):
     settings = Settings(interview_date=dt.date(2026, 5, 22))
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(now), settings=settings)
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(now), settings=settings))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         top = top_text(app)
@@ -179,7 +180,7 @@ async def test_the_top_bar_counts_the_days_to_the_interview(tmp_path, concept_de
 
 async def test_the_days_left_stay_beside_the_grades_saved(tmp_path, concept_deck):
     settings = Settings(interview_date=dt.date(2026, 5, 22))
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW), settings=settings)
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW), settings=settings))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "4")  # a grade redraws the bar
@@ -188,7 +189,7 @@ async def test_the_days_left_stay_beside_the_grades_saved(tmp_path, concept_deck
 
 
 async def test_without_an_interview_date_the_top_bar_is_as_before(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert top_text(app).startswith("done 0 · left 2 │ concept")
@@ -200,7 +201,7 @@ INTERVIEW = dt.date(2026, 5, 27)
 
 def app_with_a_date(deck, data, **settings: Any) -> DrillApp:
     chosen = Settings(interview_date=INTERVIEW, **settings)
-    return DrillApp(data, [deck], clock=FixedClock(NOW), seed=1, settings=chosen)
+    return make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1, settings=chosen))
 
 
 def chart_rows(text: str) -> list[str]:
@@ -236,7 +237,9 @@ async def test_the_stats_screen_shows_readiness_furthest_from_the_target_first(s
 
 async def test_the_stats_screen_shows_how_the_forecast_matched_the_record(seeded):
     deck, data, _ = seeded
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)  # no date: calibration is shown all the same
+    app = make_app(
+        AppOptions(data, [deck], clock=FixedClock(NOW), seed=1)
+    )  # no date: calibration is shown all the same
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_stats(pilot)
         assert not screen.query("#stready")
@@ -256,7 +259,7 @@ async def test_the_stats_screen_shows_how_the_forecast_matched_the_record(seeded
 
 
 async def test_a_short_record_needs_more_reviews(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(3)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(3)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_stats(pilot)
         text = screen.query_one("#stcalibration", CalibrationChart).render().plain
@@ -268,7 +271,7 @@ async def test_a_short_record_needs_more_reviews(tmp_path, concept_deck):
 
 async def test_a_plan_that_cannot_fit_says_what_would(seeded):
     deck, data, report = seeded
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = StatsScreen(report, {"collectives": "Collectives"}, readiness_json(fits=False), calibration_json())
@@ -294,7 +297,7 @@ def test_a_day_the_plan_makes_longer_than_the_minutes_given_says_so():
 async def test_a_mocks_report_carries_readiness_on_the_date(tmp_path, write_deck, date):
     deck = write_deck(test_ui_mock.DECK + test_ui_mock.MORE)
     data = tmp_path / "d"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=4, settings=Settings(interview_date=date))
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4, settings=Settings(interview_date=date)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await test_ui_mock.open_mock(pilot, app)

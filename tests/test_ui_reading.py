@@ -13,6 +13,8 @@ import textwrap
 import pytest
 from textual.widgets import Static
 
+from drill.start import AppOptions
+from drill.ui import app as ui_app
 from drill.ui.app import DrillApp
 from tests.conftest import FixedClock, settle, type_keys
 
@@ -64,7 +66,9 @@ def make_app(tmp_path, card_id: str | None = None, deck_text: str = DECK) -> Dri
     deck = tmp_path / "decks" / "deck.yaml"
     deck.parent.mkdir(exist_ok=True)
     deck.write_text(textwrap.dedent(deck_text), encoding="utf-8")
-    return DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=1, new_order="deck", card_id=card_id)
+    return ui_app.make_app(
+        AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=1, new_order="deck", card_id=card_id)
+    )
 
 
 async def press(pilot, *keys: str) -> None:
@@ -123,7 +127,7 @@ def warnings(app) -> list[str]:
 
 
 async def test_the_quit_warning_goes_with_the_card_it_was_about(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(3)], clock=FixedClock(NOW))
+    app = ui_app.make_app(AppOptions(tmp_path / "data", [concept_deck(3)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, *"warps", "ctrl+q")
@@ -156,7 +160,7 @@ async def test_an_undone_grade_puts_the_answer_back_in_view_with_no_toast_over_i
 
 
 async def test_counts_agree_with_their_nouns_and_say_what_they_count(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    app = ui_app.make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "3")  # below 4: back today
@@ -172,7 +176,7 @@ async def test_counts_agree_with_their_nouns_and_say_what_they_count(tmp_path, c
 
 
 async def test_a_card_back_for_a_repeat_says_the_grade_that_brought_it_back(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(4)], clock=FixedClock(NOW))
+    app = ui_app.make_app(AppOptions(tmp_path / "data", [concept_deck(4)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "3")
@@ -203,7 +207,7 @@ async def test_a_kernel_card_is_named_by_its_topic_not_the_deck_that_holds_every
 
 
 async def test_an_undone_grade_of_an_answer_said_out_loud_puts_nothing_back(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    app = ui_app.make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "5", "ctrl+z")

@@ -3,8 +3,9 @@ import sqlite3
 
 from textual.widgets import Static
 
+from drill.start import AppOptions
 from drill.store.reader import DB_NAME
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock, settle, type_keys
 
@@ -26,7 +27,7 @@ def top_text(app):
 async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
     deck = concept_deck(3)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert "Question c00?" in app.screen.query_one("#prompt", MarkdownView).source
@@ -67,7 +68,7 @@ async def test_reveal_grade_next_undo_quit(tmp_path, concept_deck):
 
 
 async def test_one_ctrl_q_quits_when_nothing_is_typed(tmp_path, concept_deck):
-    app = DrillApp(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "ctrl+q")
@@ -78,7 +79,7 @@ async def test_one_ctrl_q_quits_when_nothing_is_typed(tmp_path, concept_deck):
 
 async def grade_the_only_card(data, deck, grade="5"):
     """Open the app on a one-card deck, give the card `grade`; the prompt shown after it."""
-    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", grade)
@@ -94,7 +95,7 @@ async def test_empty_queue_says_when_the_next_card_is_due(tmp_path, concept_deck
 async def test_suspend_and_bury_from_the_screen(tmp_path, concept_deck):
     deck = concept_deck(3)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), new_per_day=3)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), new_per_day=3))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "s", "b")  # letters do nothing
@@ -115,12 +116,12 @@ async def test_suspend_and_bury_from_the_screen(tmp_path, concept_deck):
 async def test_grades_survive_a_new_app_and_repeats_come_first(tmp_path, concept_deck):
     deck = concept_deck(3)
     data = tmp_path / "data"
-    app = DrillApp(data, [deck], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "enter", "5", "enter", "2")
         await settle(pilot)
-    again = DrillApp(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1)))
+    again = make_app(AppOptions(data, [deck], clock=FixedClock(NOW + dt.timedelta(hours=1))))
     assert again.session.queue == ["c01", "c02"]
 
 
@@ -141,7 +142,7 @@ async def test_a_kernel_card_from_an_untrusted_folder_is_locked_and_shows_its_an
     deck = write_kernel_deck(
         root, language="cuda", starter="mine.cu", solution="mine.cu", writeup="mine.md", harness="mine_harness.py"
     )
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="mine")
+    app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="mine"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         verdict = str(app.screen.query_one("#verdict", Static).render())
@@ -157,10 +158,11 @@ def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(t
     import pytest
 
     from drill.cards.loader import load_decks
-    from drill.ui.app import DrillApp, UnknownTopic
+    from drill.start import AppOptions, UnknownTopic
+    from drill.ui.app import make_app
 
     deck = concept_deck(2)
-    app = DrillApp(tmp_path / "d", [deck])
+    app = make_app(AppOptions(tmp_path / "d", [deck]))
     cards = load_decks([deck]).cards
     assert app.chosen_topics(cards, ["GPU-ARCH"], None, dt.date(2026, 5, 10)) == ["gpu-arch"]
     with pytest.raises(UnknownTopic, match=r"did you mean gpu-arch\?"):
@@ -173,14 +175,14 @@ async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp
     deck = concept_deck(1)
     data = tmp_path / "data"
     await grade_the_only_card(data, deck)
-    focused = DrillApp(data, [deck], clock=FixedClock(NOW), topics=["GPU-ARCH"])
+    focused = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), topics=["GPU-ARCH"]))
     async with focused.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         text = focused.screen.query_one("#prompt", MarkdownView).source
         assert "All done for today in gpu-arch" in text
         assert "Nothing in gpu-arch is due or new today" in text and "`drill --topic gpu-arch --cram`" in text
         assert "cram" not in top_text(focused)
-    cram = DrillApp(data, [deck], clock=FixedClock(NOW), topics=["gpu-arch"], cram=True)
+    cram = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), topics=["gpu-arch"], cram=True))
     async with cram.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert "Question c00?" in cram.screen.query_one("#prompt", MarkdownView).source
@@ -193,7 +195,7 @@ async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp
 async def test_f1_shows_and_hides_the_keys_even_from_an_answer_field(tmp_path, concept_deck):
     from textual.widgets import HelpPanel, Input
 
-    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         field = app.screen.query_one(Input)
@@ -209,7 +211,7 @@ async def test_undo_brings_back_the_answer_that_was_typed(tmp_path, concept_deck
     from textual.widgets import Input
 
     data = tmp_path / "data"
-    app = DrillApp(data, [concept_deck(2)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(data, [concept_deck(2)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, *"warps of 32", "enter")
@@ -228,7 +230,7 @@ async def test_undo_brings_back_the_answer_that_was_typed(tmp_path, concept_deck
 async def test_going_back_into_a_field_after_esc_adds_to_what_was_typed(tmp_path, concept_deck):
     from textual.widgets import Input
 
-    app = DrillApp(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, *"weights 16 GB", "escape", "down", "enter", *" and Adam")
@@ -242,7 +244,7 @@ async def test_a_deck_refused_whole_is_named_as_drill_check_names_it(tmp_path, c
     good = concept_deck(2)
     big = good.parent / "big.yaml"
     big.write_text("# " + "x" * MAX_DECK_BYTES + "\n", encoding="utf-8")
-    app = DrillApp(tmp_path / "data", [good.parent], clock=FixedClock(NOW))
+    app = make_app(AppOptions(tmp_path / "data", [good.parent], clock=FixedClock(NOW)))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         (said,) = [n.message for n in app._notifications if "big.yaml" in n.message]

@@ -8,7 +8,8 @@ from textual.widgets import OptionList
 
 from drill import paths
 from drill.mock.render import render_markdown
-from drill.ui.app import DrillApp
+from drill.start import AppOptions
+from drill.ui.app import make_app
 from drill.ui.mock_screen import END_KEY, MockScreen
 from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
 from tests.conftest import FixedClock, refresh, rows, type_keys
@@ -87,7 +88,7 @@ async def sit_round(pilot, app, screen, limit=12):
 async def test_a_serving_design_round_from_the_setup_to_the_report(tmp_path, write_deck):
     deck = write_deck(SCENARIO)
     data = tmp_path / "d"
-    app = DrillApp(data, [SERVING, deck], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(data, [SERVING, deck], clock=FixedClock(NOW), seed=4))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_round(pilot, app, "serving")
@@ -123,7 +124,7 @@ async def test_a_serving_design_round_from_the_setup_to_the_report(tmp_path, wri
 async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_deck):
     deck = write_deck(SCENARIO)
     data = tmp_path / "d"
-    app = DrillApp(data, [SERVING, deck], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(data, [SERVING, deck], clock=FixedClock(NOW), seed=4))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_round(pilot, app, "debug")
@@ -177,7 +178,7 @@ async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_re
         return judges[-1]
 
     data = tmp_path / "d"
-    app = DrillApp(data, [SERVING, kernels], clock=FixedClock(NOW), seed=4, judge_factory=cpu_judge)
+    app = make_app(AppOptions(data, [SERVING, kernels], clock=FixedClock(NOW), seed=4), judge_factory=cpu_judge)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         screen = await open_round(pilot, app, "kernel")
@@ -234,7 +235,7 @@ def shown_region(screen, widget):
 
 
 async def test_at_80_by_24_the_focused_answer_field_of_every_stage_is_in_view_with_its_question(tmp_path):
-    app = DrillApp(tmp_path / "d", [SERVING, DEBUG], clock=FixedClock(NOW), seed=4)
+    app = make_app(AppOptions(tmp_path / "d", [SERVING, DEBUG], clock=FixedClock(NOW), seed=4))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = await open_round(pilot, app, "debug")

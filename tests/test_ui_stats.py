@@ -6,10 +6,11 @@ import pytest
 from textual.widgets import DataTable
 
 from drill.cards.loader import load_decks
+from drill.start import AppOptions
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.study.sm2 import days_after, review
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, column_width, columns_that_fit, sort_topics
 from drill.ui.stats_widgets import (
     HeatmapChart,
@@ -236,7 +237,7 @@ def test_columns_are_left_out_in_the_chosen_order_until_the_table_fits():
 # -- the screen ---------------------------------------------------------------------------------
 async def test_stats_screen_on_a_seeded_history(seeded):
     deck, data, report = seeded
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_stats(pilot)
         table = screen.query_one("#sttopics", DataTable)
@@ -286,7 +287,7 @@ async def test_stats_screen_on_a_seeded_history(seeded):
 
 async def test_at_80_columns_the_table_leaves_out_counts_and_says_which(seeded):
     deck, data, _ = seeded
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_stats(pilot)
         table = screen.query_one("#sttopics", DataTable)
@@ -312,7 +313,7 @@ async def test_at_80_columns_the_table_leaves_out_counts_and_says_which(seeded):
 
 async def test_an_empty_history_reads_plainly(tmp_path, write_deck):
     deck = write_deck(DECK)
-    app = DrillApp(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_stats(pilot)
         assert screen.query_one("#sttopics", DataTable).row_count == 6
@@ -328,7 +329,7 @@ async def test_an_empty_history_reads_plainly(tmp_path, write_deck):
 @pytest.mark.parametrize("keys", [(), ("end",)], ids=["top", "scrolled-to-the-end"])
 def test_stats_snapshot(snap_compare, seeded, keys, size):
     deck, data, _ = seeded
-    app = DrillApp(data, [deck], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
 
     async def run_before(pilot) -> None:
         await open_stats(pilot)

@@ -9,12 +9,13 @@ import json
 from drill import paths
 from drill.cli import main
 from drill.mock.report import build_report
+from drill.start import AppOptions
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.study.sm2 import SM2State
 from drill.study.standing import RANKING_RULE, UNSEEN_WEAKNESS, ranked_topics, weakest
 from drill.study.standing import measured_weakness as measured
-from drill.ui.app import DrillApp
+from drill.ui.app import make_app
 from drill.ui.mock_setup import MockSetupScreen
 from drill.workspace import Workspace, topic_titles
 from tests.conftest import FixedClock, settle, type_keys
@@ -85,11 +86,11 @@ async def test_stats_weak_the_mock_setup_and_the_mock_report_agree(tmp_path, cap
     assert unseen_row.split()[-1] == "-"  # no score shown for a topic not practised yet
 
     # --weak 4: the three practised topics, then the first topic not practised yet
-    app = DrillApp(data, [paths.cards_dir()], clock=FixedClock(NOW), weak=4)
+    app = make_app(AppOptions(data, [paths.cards_dir()], clock=FixedClock(NOW), weak=4))
     assert app.focus_topics == ranking[:4] == weakest(figures, 4)
 
     # the mock's setup: one mix per topic, in the ranking
-    app = DrillApp(data, [paths.cards_dir()], clock=FixedClock(NOW), seed=1)
+    app = make_app(AppOptions(data, [paths.cards_dir()], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "ctrl+o")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from jinja2 import nodes
 
@@ -76,7 +75,7 @@ _JINJA_NAMES = {
 }
 
 
-def node_problems(root: nodes.Node, names: Mapping[str, Any]) -> list[str]:
+def node_problems(root: nodes.Node, names: Mapping[str, object]) -> list[str]:
     """Why a parsed template or expression may not run; empty when it may."""
     problems: list[str] = []
     for what, text in _checks(root):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 
+from drill.cards.field_values import texts
 from drill.cards.model import Card
 
 
@@ -27,7 +28,7 @@ def _index(choice: str | int, n: int) -> int | None:
 
 def check_choice(card: Card, choice: str | int) -> bool:
     """Whether `choice` (a choice's text, its 1-based number, or its letter a, b, ...) is the card's `correct`."""
-    choices = [str(c) for c in card.fields.get("choices", [])]
+    choices = texts(card.fields.get("choices"))
     correct = _choice_key(str(card.fields.get("correct", "")))
     i = _index(choice, len(choices))
     if i is not None:
@@ -70,6 +71,6 @@ def check_diagnosis_card(card: Card) -> list[str]:
 def choices_in_export_order(card: Card) -> list[str]:
     """A diagnosis card's choices in an order fixed by its id: an export lists them the same way every time,
     and the deck's own order (often the right choice first) tells nothing."""
-    choices = [str(c) for c in card.fields.get("choices") or []]
+    choices = texts(card.fields.get("choices"))
     random.Random(card.id).shuffle(choices)
     return choices

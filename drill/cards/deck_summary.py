@@ -12,7 +12,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from drill import paths
 from drill.cards.deck_cache import cache_key, load_decks_cached
@@ -31,7 +31,7 @@ class CardSummary:
     id: str
     topic: str
     kind: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -93,7 +93,7 @@ def _read(path: Path, line: str) -> DeckSummary | None:
         return None
 
 
-def _write(path: Path, line: str, summary: DeckSummary, topics: dict[str, dict[str, Any]]) -> None:
+def _write(path: Path, line: str, summary: DeckSummary, topics: dict[str, dict[str, object]]) -> None:
     """Write the summary atomically; a folder drill may not write to keeps none (it is summarised each time)."""
     import os
     import tempfile

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from drill.cards.model import Card
 
 KIND_COLUMNS = ("concept", "shape_trace", "memory_ledger", "diagnosis", "kernel", "scenario")
 
 
-def deck_table(cards: Mapping[str, Card], topics: Mapping[str, Mapping[str, Any]]) -> str:
+def deck_table(cards: Mapping[str, Card], topics: Mapping[str, Mapping[str, object]]) -> str:
     """The README's table of topics with card counts per kind."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for card in cards.values():

@@ -36,11 +36,11 @@ import random
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from jinja2 import nodes
 
 from drill.cards.evaluation import Scope, evaluate
+from drill.cards.field_values import mapping, number
 from drill.cards.model import Card
 from drill.cards.param_specs import card_params, options
 from drill.cards.rendering import Catalogue, card_scope, load_catalogue
@@ -136,7 +136,7 @@ class Series:
     name: str
     unit: str
     values: tuple[float, ...]
-    draws: tuple[Mapping[str, Any], ...]
+    draws: tuple[Mapping[str, object], ...]
     # A figure of the drawn model or GPU (its L2, its layers): what magnitude words may describe, never an answer.
     context: bool = False
     # How a figure of the model or GPU is named in prose ("SMs", "layers").
@@ -174,10 +174,10 @@ def _option_names(card: Card, cat: Catalogue) -> dict[str, dict[str, list[str]]]
         names: dict[str, list[str]] = {}
         for value in options(spec):
             if "model" in spec:
-                title = str(cat.models.get(value, {}).get("title", ""))
+                title = str(cat.models.get(str(value), {}).get("title", ""))
                 names[str(value)] = [_squeezed(str(value)), _squeezed(title), *_SIZE.findall(title)]
             elif "gpu" in spec:
-                names[str(value)] = _CHIP.findall(str(cat.gpus.get(value, {}).get("title", "")))
+                names[str(value)] = _CHIP.findall(str(cat.gpus.get(str(value), {}).get("title", "")))
             elif isinstance(value, str):
                 names[str(value)] = [value]
             elif isinstance(value, (int, float)) and abs(value) >= SMALLEST_NAMING_OPTION:
@@ -273,7 +273,9 @@ def card_claims(card: Card, cat: Catalogue) -> list[Claim]:
     return found
 
 
-def combinations(card: Card, seed: int = PROSE_SEED, max_draws: int | None = MAX_PROSE_DRAWS) -> list[dict[str, Any]]:
+def combinations(
+    card: Card, seed: int = PROSE_SEED, max_draws: int | None = MAX_PROSE_DRAWS
+) -> list[dict[str, object]]:
     """Every combination of the card's listed options (both ends of a range), or a seeded sample of `max_draws`."""
     params = card_params(card)
     names = list(params)
@@ -291,16 +293,16 @@ def combinations(card: Card, seed: int = PROSE_SEED, max_draws: int | None = MAX
     return draws
 
 
-def _entries(card: Card, key: str) -> list[Mapping[str, Any]]:
+def _entries(card: Card, key: str) -> list[Mapping[str, object]]:
     entries = card.fields.get(key) or []
     return [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
 
 
 @dataclass(frozen=True)
 class _Evaluated:
-    draw: Mapping[str, Any]
+    draw: Mapping[str, object]
     values: list[float]
-    scope: Mapping[str, Any]
+    scope: Mapping[str, object]
 
 
 def _context_series(card: Card, rows: Sequence[_Evaluated]) -> list[Series]:
@@ -314,14 +316,14 @@ def _context_series(card: Card, rows: Sequence[_Evaluated]) -> list[Series]:
         if "model" in spec:
             figures = {key: (words, "count") for key, words in MODEL_FIGURES.items()}
         for key, (words, unit) in figures.items():
-            values = [r.scope[param].get(key) for r in rows]
+            values = [mapping(r.scope[param]).get(key) for r in rows]
             if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
                 numbers = tuple(float(v) for v in values if isinstance(v, (int, float)))
                 series.append(Series(f"{param}.{key}", unit or "count", numbers, draws, context=True, words=words))
     return series
 
 
-def computed_series(card: Card, cat: Catalogue, draws: Sequence[Mapping[str, Any]]) -> list[Series]:
+def computed_series(card: Card, cat: Catalogue, draws: Sequence[Mapping[str, object]]) -> list[Series]:
     """Each answer and ledger term at every draw that evaluates, each byte figure over the drawn GPU's HBM,
     and the drawn models' and GPUs' own figures."""
     entries = [(f"answers[{i}]", e) for i, e in enumerate(_entries(card, "answers"))]
@@ -346,9 +348,9 @@ def computed_series(card: Card, cat: Catalogue, draws: Sequence[Mapping[str, Any
         if unit != "bytes":
             continue
         for gpu in gpu_params:
-            capacities = [r.scope[gpu].get("hbm_bytes") for r in rows]
-            if all(capacities):
-                ratios = tuple(r.values[i] / float(c) for r, c in zip(rows, capacities))
+            capacities = [mapping(r.scope[gpu]).get("hbm_bytes") for r in rows]
+            if all(isinstance(c, (int, float)) and c for c in capacities):
+                ratios = tuple(r.values[i] / number(c) for r, c in zip(rows, capacities))
                 series.append(Series(f"{where} ({label}) over the {gpu}'s HBM", "fraction", ratios, done))
     return series + _context_series(card, rows)
 
@@ -360,7 +362,7 @@ def _shown(value: float, unit: str) -> str:
     return format_quantity(value, unit, alternate=False)
 
 
-def _draw_words(draw: Mapping[str, Any]) -> str:
+def _draw_words(draw: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in draw.items())
 
 

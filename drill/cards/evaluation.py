@@ -67,7 +67,7 @@ def _compiled_expression(source: str) -> TemplateExpression:
     return TemplateExpression(template, undefined_to_none=False)
 
 
-def template_problems(source: str, names: Mapping[str, Any]) -> list[str]:
+def template_problems(source: str, names: Mapping[str, object]) -> list[str]:
     """Why `source` may not be used as card text given the available `names`; empty when it may."""
     try:
         ast = _parse_template(source)
@@ -76,7 +76,7 @@ def template_problems(source: str, names: Mapping[str, Any]) -> list[str]:
     return node_problems(ast, names)
 
 
-def expression_problems(source: str, names: Mapping[str, Any]) -> list[str]:
+def expression_problems(source: str, names: Mapping[str, object]) -> list[str]:
     """Why `source` may not be used as a card expression; empty when it may."""
     try:
         expr = _parse_expression(source)
@@ -85,15 +85,15 @@ def expression_problems(source: str, names: Mapping[str, Any]) -> list[str]:
     return node_problems(expr, names)
 
 
-class Scope(dict[str, Any]):
+class Scope(dict[str, object]):
     """Names for many templates and expressions in a row: the functions among them are found once."""
 
-    def __init__(self, names: Mapping[str, Any]) -> None:
+    def __init__(self, names: Mapping[str, object]) -> None:
         super().__init__(names)
-        self.callables = tuple(v for v in self.values() if callable(v))
+        self.callables: tuple[object, ...] = tuple(v for v in self.values() if callable(v))
 
 
-def _callables(names: Mapping[str, Any]) -> tuple[Any, ...]:
+def _callables(names: Mapping[str, object]) -> tuple[object, ...]:
     if isinstance(names, Scope):
         return names.callables
     return tuple(v for v in names.values() if callable(v))
@@ -115,7 +115,7 @@ def _run(fn: Callable[[], Any], allowed: tuple[Any, ...], where: str) -> Any:
         CALLABLE_NOW.reset(token)
 
 
-def render_text(source: str, names: Mapping[str, Any], where: str = "template") -> str:
+def render_text(source: str, names: Mapping[str, object], where: str = "template") -> str:
     """Render card text in the sandbox with `names` (functions and parameters) in scope."""
     problems = template_problems(source, names)
     if problems:
@@ -128,7 +128,7 @@ def render_text(source: str, names: Mapping[str, Any], where: str = "template") 
     return str(text)
 
 
-def evaluate(source: str, names: Mapping[str, Any], where: str = "expr") -> float:
+def evaluate(source: str, names: Mapping[str, object], where: str = "expr") -> float:
     """Evaluate a card expression in the sandbox; the result must be a finite real number."""
     problems = expression_problems(source, names)
     if problems:

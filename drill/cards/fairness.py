@@ -11,6 +11,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
+from drill.cards.field_values import texts
 from drill.cards.model import Card
 
 # The correct choice may be at most this many times the median length of the others.
@@ -98,7 +99,7 @@ class ChoiceShape:
 
 def choice_shape(card: Card) -> ChoiceShape | None:
     """The shape of a diagnosis card's correct choice; None when the card has no usable choices."""
-    choices = [str(c) for c in card.fields.get("choices", []) or []]
+    choices = texts(card.fields.get("choices"))
     correct = str(card.fields.get("correct", ""))
     others = [c for c in choices if c != correct]
     if correct not in choices or not others:
@@ -151,7 +152,7 @@ def longest_pick_figures(cards: list[Card]) -> LongestPickFigures:
     longest_pick = 0.0
     chance = 0.0
     for card in cards:
-        choices = [str(c) for c in card.fields.get("choices", []) or []]
+        choices = texts(card.fields.get("choices"))
         correct = str(card.fields.get("correct", ""))
         if card.kind != "diagnosis" or correct not in choices:
             continue

@@ -8,6 +8,7 @@ from typing import Any
 
 from drill.cards.draw_prose import draw_prose_problems
 from drill.cards.evaluation import expression_problems, template_problems
+from drill.cards.field_values import mapping
 from drill.cards.model import Card
 from drill.cards.param_specs import MAX_PARAMS, draw_params, options, spec_problem
 from drill.cards.rendering import Catalogue, card_scope, load_catalogue, render
@@ -50,7 +51,7 @@ def _unrendered_problems(card: Card) -> list[str]:
     ]
 
 
-def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mapping[str, Any]) -> list[str]:
+def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mapping[str, object]) -> list[str]:
     if key == "answers" and (not isinstance(entries, list) or not entries):
         return ["`answers` needs at least one entry"]
     if not isinstance(entries, list):
@@ -84,13 +85,13 @@ def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mappin
     return problems
 
 
-def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[str, Any]]:
+def _check_draws(card: Card, params: Mapping[str, object], seed: int) -> list[dict[str, object]]:
     """Random draws, plus draws that pin one parameter to each listed option (at most MAX_CORNER_DRAWS)."""
     rng = random.Random(seed)
     draws = [draw_params(card, rng) for _ in range(CHECK_DRAWS)]
     pinned = []
     for name, spec in params.items():
-        distinct = {repr(o): o for o in options(spec)}  # an option listed twice is pinned once
+        distinct = {repr(o): o for o in options(mapping(spec))}  # an option listed twice is pinned once
         pinned += [(name, value) for value in distinct.values()]
     if len(pinned) > MAX_CORNER_DRAWS:
         pinned = rng.sample(pinned, MAX_CORNER_DRAWS)
@@ -103,7 +104,7 @@ def _check_draws(card: Card, params: Mapping[str, Any], seed: int) -> list[dict[
 
 
 def _unstated_problems(
-    card: Card, draw: Mapping[str, Any], cat: Catalogue, prompt: str, seen: set[str], shown: str
+    card: Card, draw: Mapping[str, object], cat: Catalogue, prompt: str, seen: set[str], shown: str
 ) -> list[str]:
     """Answers computed from a number the prompt does not state (each answer once)."""
     try:
@@ -127,9 +128,9 @@ def _unstated_problems(
 def check_ledger_card(
     card: Card,
     *,
-    functions: Mapping[str, Any] | None = None,
-    models: Mapping[str, Mapping[str, Any]] | None = None,
-    gpus: Mapping[str, Mapping[str, Any]] | None = None,
+    functions: Mapping[str, object] | None = None,
+    models: Mapping[str, Mapping[str, object]] | None = None,
+    gpus: Mapping[str, Mapping[str, object]] | None = None,
     seed: int = CHECK_SEED,
 ) -> list[str]:
     """Problems of a memory_ledger card (empty when it is fine).

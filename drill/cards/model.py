@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Card:
     sources: tuple[str, ...] = ()
     # Card ids a mock interview may ask next after a good answer to this one.
     follow_ups: tuple[str, ...] = ()
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, object] = field(default_factory=dict)
     deck: str = ""
     path: Path = Path("?")
     line: int = 0

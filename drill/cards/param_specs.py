@@ -7,8 +7,8 @@ import math
 import random
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from drill.cards.field_values import items
 from drill.cards.model import Card
 from drill.cards.template_records import TemplateProblem
 
@@ -18,7 +18,7 @@ MAX_CHOICES = 1000
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
-def spec_problem(name: Any, spec: Any) -> str | None:
+def spec_problem(name: object, spec: object) -> str | None:
     """Why the parameter `name` with `spec` cannot be used; None when it can."""
     if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
         return f"parameter name {name!r} must be a plain identifier (letters, digits, _; no leading _)"
@@ -63,7 +63,7 @@ def spec_problem(name: Any, spec: Any) -> str | None:
     return None
 
 
-def card_params(card: Card) -> dict[str, dict[str, Any]]:
+def card_params(card: Card) -> dict[str, dict[str, object]]:
     """The card's parameter specs; raises TemplateProblem on the first bad one."""
     params = card.fields.get("params") or {}
     if not isinstance(params, dict):
@@ -77,25 +77,30 @@ def card_params(card: Card) -> dict[str, dict[str, Any]]:
     return params
 
 
-def options(spec: Mapping[str, Any]) -> list[Any]:
+def _range(spec: Mapping[str, object]) -> tuple[int, int, int]:
+    """A checked range spec's low end, high end and step."""
+    bounds = [int(v) for v in items(spec["range"]) if isinstance(v, int)]
+    step = spec.get("step", 1)
+    return bounds[0], bounds[1], step if isinstance(step, int) else 1
+
+
+def options(spec: Mapping[str, object]) -> list[object]:
     """The values worth trying in a deck check: every listed option, or both ends of a range."""
     if "range" in spec:
-        low, high = spec["range"]
-        step = spec.get("step", 1)
+        low, high, step = _range(spec)
         return [low, low + step * ((high - low) // step)]
     kind = next(k for k in PARAM_KINDS if k in spec)
-    return list(spec[kind])
+    return items(spec[kind])
 
 
-def _draw_one(spec: Mapping[str, Any], rng: random.Random) -> Any:
+def _draw_one(spec: Mapping[str, object], rng: random.Random) -> object:
     if "range" in spec:
-        low, high = spec["range"]
-        step = spec.get("step", 1)
+        low, high, step = _range(spec)
         return low + step * rng.randrange((high - low) // step + 1)
     kind = next(k for k in PARAM_KINDS if k in spec)
-    return rng.choice(spec[kind])
+    return rng.choice(items(spec[kind]))
 
 
-def draw_params(card: Card, rng: random.Random) -> dict[str, Any]:
+def draw_params(card: Card, rng: random.Random) -> dict[str, object]:
     """A fresh draw of the card's parameters: plain numbers and text (models and GPUs by name)."""
     return {name: _draw_one(spec, rng) for name, spec in card_params(card).items()}

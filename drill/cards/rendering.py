@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.cards.evaluation import Scope, evaluate, render_text
+from drill.cards.field_values import number
 from drill.cards.model import Card
 from drill.cards.number_check import DEFAULT_TOLERANCE
 from drill.cards.param_specs import card_params
@@ -18,15 +19,15 @@ from drill.cards.template_records import ExpectedAnswer, LedgerTerm, Rendered, T
 class Catalogue:
     """What a card's templates can refer to: the calculator functions and constants, the models and the GPUs."""
 
-    names: Mapping[str, Any]
-    models: Mapping[str, Mapping[str, Any]]
-    gpus: Mapping[str, Mapping[str, Any]]
+    names: Mapping[str, object]
+    models: Mapping[str, Mapping[str, object]]
+    gpus: Mapping[str, Mapping[str, object]]
 
 
 def load_catalogue(
-    functions: Mapping[str, Any] | None,
-    models: Mapping[str, Mapping[str, Any]] | None,
-    gpus: Mapping[str, Mapping[str, Any]] | None,
+    functions: Mapping[str, object] | None,
+    models: Mapping[str, Mapping[str, object]] | None,
+    gpus: Mapping[str, Mapping[str, object]] | None,
 ) -> Catalogue:
     """The given tables, with the calculators' own tables for those left out."""
     if functions is None:
@@ -41,7 +42,7 @@ def load_catalogue(
     return Catalogue(functions, models, gpus)
 
 
-def _resolve(name: str, value: Any, spec: Mapping[str, Any], cat: Catalogue) -> Any:
+def _resolve(name: str, value: Any, spec: Mapping[str, object], cat: Catalogue) -> Any:
     for kind, table in (("model", cat.models), ("gpu", cat.gpus)):
         if kind in spec:
             if value not in table:
@@ -53,7 +54,7 @@ def _resolve(name: str, value: Any, spec: Mapping[str, Any], cat: Catalogue) -> 
     return value
 
 
-def card_scope(card: Card, draw: Mapping[str, Any], cat: Catalogue) -> dict[str, Any]:
+def card_scope(card: Card, draw: Mapping[str, object], cat: Catalogue) -> dict[str, object]:
     """The names a card's templates see for one draw: the catalogue's functions and constants, and each parameter."""
     params = card_params(card)
     missing = [name for name in params if name not in draw]
@@ -65,7 +66,7 @@ def card_scope(card: Card, draw: Mapping[str, Any], cat: Catalogue) -> dict[str,
     return scope
 
 
-def _entries(card: Card, key: str) -> list[dict[str, Any]]:
+def _entries(card: Card, key: str) -> list[dict[str, object]]:
     entries = card.fields.get(key) or []
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise TemplateProblem("must be a list of mappings", key)
@@ -74,11 +75,11 @@ def _entries(card: Card, key: str) -> list[dict[str, Any]]:
 
 def render(
     card: Card,
-    draw: Mapping[str, Any],
+    draw: Mapping[str, object],
     *,
-    functions: Mapping[str, Any] | None = None,
-    models: Mapping[str, Mapping[str, Any]] | None = None,
-    gpus: Mapping[str, Mapping[str, Any]] | None = None,
+    functions: Mapping[str, object] | None = None,
+    models: Mapping[str, Mapping[str, object]] | None = None,
+    gpus: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Rendered:
     """The card's text and expected answers for one draw; raises TemplateProblem.
 
@@ -98,7 +99,7 @@ def render(
         tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
         label = render_text(str(entry.get("label", "")), scope, f"{where}.label")
         value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
-        answers.append(ExpectedAnswer(label, value, str(entry.get("unit", "")), float(tolerance)))
+        answers.append(ExpectedAnswer(label, value, str(entry.get("unit", "")), number(tolerance)))
     ledger = []
     for i, entry in enumerate(_entries(card, "ledger")):
         where = f"ledger[{i}]"

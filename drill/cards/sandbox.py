@@ -153,9 +153,9 @@ _SAFE_TESTS = (
     "true",
     "false",
 )
-FILTERS: dict[str, Callable[..., Any]] = {name: JINJA_FILTERS[name] for name in _SAFE_FILTERS}
+FILTERS: dict[str, Callable[..., object]] = {name: JINJA_FILTERS[name] for name in _SAFE_FILTERS}
 FILTERS.update({"format": _format_filter, "qty": _qty_filter, "thousands": _thousands_filter})
-TESTS: dict[str, Callable[..., Any]] = {name: cast(Callable[..., Any], JINJA_TESTS[name]) for name in _SAFE_TESTS}
+TESTS: dict[str, Callable[..., object]] = {name: cast(Callable[..., object], JINJA_TESTS[name]) for name in _SAFE_TESTS}
 
 
 def _make_environment() -> CardSandbox:

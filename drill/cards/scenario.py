@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from drill.cards.field_values import items
 from drill.cards.model import Card
 
 STAGE_MARK = "#"
@@ -89,10 +90,10 @@ class Stage:
     dimension: Dimension
     answer: str = ""
     asks: tuple[str, ...] = ()
-    answers: tuple[Mapping[str, Any], ...] = ()
-    ledger: tuple[Mapping[str, Any], ...] = ()
+    answers: tuple[Mapping[str, object], ...] = ()
+    ledger: tuple[Mapping[str, object], ...] = ()
     rubric: tuple[str, ...] = ()
-    changes: Mapping[str, Any] = field(default_factory=dict)  # a twist's changed parameters and their new values
+    changes: Mapping[str, object] = field(default_factory=dict)  # a twist's changed parameters and their new values
 
     @property
     def numeric(self) -> bool:
@@ -135,15 +136,15 @@ def _texts(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def _entries(value: Any) -> tuple[Mapping[str, Any], ...]:
+def _entries(value: Any) -> tuple[Mapping[str, object], ...]:
     return tuple(v for v in value if isinstance(v, dict)) if isinstance(value, list) else ()
 
 
-def _twist_dimension(raw: Mapping[str, Any]) -> Dimension:
+def _twist_dimension(raw: Mapping[str, object]) -> Dimension:
     return Dimension.ESTIMATION if raw.get("answers") else Dimension.DESIGN
 
 
-def read_stage(number: int, raw: Mapping[str, Any]) -> Stage:
+def read_stage(number: int, raw: Mapping[str, object]) -> Stage:
     """One stage from its YAML mapping; raises ValueError where the deck check would refuse it."""
     try:
         kind = StageType(raw.get("type"))
@@ -177,9 +178,8 @@ def read_stage(number: int, raw: Mapping[str, Any]) -> Stage:
 
 def stages_of(card: Card) -> tuple[Stage, ...]:
     """The scenario's stages in deck order; raises ValueError on the first that cannot be read."""
-    raw = card.fields.get("stages") or []
     stages = []
-    for number, entry in enumerate(raw, 1):
+    for number, entry in enumerate(items(card.fields.get("stages")), 1):
         if not isinstance(entry, dict):
             raise ValueError(f"stages[{number - 1}]: a stage is a mapping with `type` and `prompt`")
         try:
@@ -198,7 +198,7 @@ def twists(stages: Sequence[Stage]) -> tuple[Stage, ...]:
     return tuple(s for s in stages if s.twist)
 
 
-def _pinned(card: Card, draw: Mapping[str, Any]) -> dict[str, dict[str, list[Any]]]:
+def _pinned(card: Card, draw: Mapping[str, object]) -> dict[str, dict[str, list[Any]]]:
     """The scenario's parameter specs with each pinned to its value in `draw`: every draw of them is that one."""
     from drill.cards.param_specs import PARAM_KINDS, card_params
 
@@ -210,7 +210,7 @@ def _pinned(card: Card, draw: Mapping[str, Any]) -> dict[str, dict[str, list[Any
     return pinned
 
 
-def stage_draw(stage: Stage, draw: Mapping[str, Any]) -> dict[str, Any]:
+def stage_draw(stage: Stage, draw: Mapping[str, object]) -> dict[str, object]:
     """The parameters a stage is asked with: the scenario's draw, a twist's changes applied."""
     return {**draw, **stage.changes}
 
@@ -223,7 +223,9 @@ def stage_prompt_source(card: Card, stage: Stage) -> str:
     return f"{scenario.rstrip()}\n\n{stage.prompt.strip()}\n"
 
 
-def stage_card(card: Card, stage: Stage, draw: Mapping[str, Any], *, params: Mapping[str, Any] | None = None) -> Card:
+def stage_card(
+    card: Card, stage: Stage, draw: Mapping[str, object], *, params: Mapping[str, object] | None = None
+) -> Card:
     """The card stage `stage` of scenario `card` is asked as, with the scenario's `draw` (a twist's changes applied).
 
     A numeric stage is a memory_ledger card (its templates rendered by its form, as any numeric card's); a free-text
@@ -231,7 +233,7 @@ def stage_card(card: Card, stage: Stage, draw: Mapping[str, Any], *, params: Map
     passes the scenario's own, to render many draws)."""
     asked = stage_draw(stage, draw)
     specs = dict(params) if params is not None else _pinned(card, asked)
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "stage": stage.type.value,
         "dimension": stage.dimension.value,
         "scenario": card.id,
@@ -256,7 +258,9 @@ def stage_card(card: Card, stage: Stage, draw: Mapping[str, Any], *, params: Map
     return replace(base, kind="concept", prompt=prompt, answer=shown_answer, rubric=rubric, fields=fields)
 
 
-def render_stage_text(card: Card, specs: Mapping[str, Any], draw: Mapping[str, Any], source: str, where: str) -> str:
+def render_stage_text(
+    card: Card, specs: Mapping[str, object], draw: Mapping[str, object], source: str, where: str
+) -> str:
     """A free-text stage's template rendered in the card sandbox with one draw (raises TemplateProblem)."""
     from drill.cards.evaluation import Scope, render_text
     from drill.cards.rendering import card_scope, load_catalogue

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.cards.evaluation import template_problems
+from drill.cards.field_values import mapping
 from drill.cards.ledger_check import CHECK_DRAWS, CHECK_SEED, TEMPLATE_MARKS, check_ledger_card
 from drill.cards.model import Card
 from drill.cards.param_specs import card_params, draw_params, spec_problem
@@ -32,7 +33,7 @@ from drill.cards.template_records import TemplateProblem
 _WORD = re.compile(r"[A-Za-z]{3,}|\b[A-Z]{2}\b")
 
 
-def stage_shape_problems(fields: Mapping[str, Any]) -> list[tuple[int | None, str]]:
+def stage_shape_problems(fields: Mapping[str, object]) -> list[tuple[int | None, str]]:
     """The problems of a scenario's round, params and stages' keys, checked as the deck loads: each with the index
     of its stage (None for the card itself). `fields`: the card's keys as the deck wrote them."""
     problems: list[tuple[int | None, str]] = []
@@ -75,7 +76,7 @@ def check_scenario_card(card: Card) -> list[str]:
     """Problems of a scenario card (empty when it is fine): its shape (as the deck load checks it), then each
     stage rendered and checked as the card it is asked as."""
     problems = [message for _, message in stage_shape_problems(card.fields)]
-    params = card.fields.get("params") or {}
+    params = mapping(card.fields.get("params"))
     problems += [p for name, spec in params.items() if (p := spec_problem(name, spec))]
     if problems:
         return problems
@@ -84,7 +85,7 @@ def check_scenario_card(card: Card) -> list[str]:
     return problems
 
 
-def _shape_problems(entry: Any, params: Mapping[str, Any]) -> list[str]:
+def _shape_problems(entry: Any, params: Mapping[str, object]) -> list[str]:
     """A stage's keys: a mapping, a known type, the keys its type needs, none it does not know."""
     if not isinstance(entry, dict):
         return ["a stage is a mapping with `type` and `prompt`"]
@@ -114,7 +115,7 @@ def _shape_problems(entry: Any, params: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _twist_problems(entry: Mapping[str, Any], params: Mapping[str, Any]) -> list[str]:
+def _twist_problems(entry: Mapping[str, object], params: Mapping[str, object]) -> list[str]:
     changes = entry.get("set")
     problems = []
     if changes is not None and not isinstance(changes, dict):
@@ -137,7 +138,7 @@ def _stage_problems(card: Card, stage: Stage) -> list[str]:
     if stage.numeric:
         ledger_card = stage_card(card, stage, {}, params=specs)
         return problems + check_ledger_card(ledger_card)
-    names: dict[str, Any] = {name: None for name in specs}
+    names: dict[str, object] = {name: None for name in specs}
     from drill.calc.expressions import NAMES
 
     names.update(NAMES)
@@ -161,7 +162,7 @@ def _stage_problems(card: Card, stage: Stage) -> list[str]:
     return problems
 
 
-def _with_params(card: Card, specs: Mapping[str, Any]) -> Card:
+def _with_params(card: Card, specs: Mapping[str, object]) -> Card:
     from dataclasses import replace
 
     return replace(card, fields={"params": dict(specs)})

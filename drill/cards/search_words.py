@@ -128,7 +128,7 @@ def _entry(node: Any, where: str, yaml: Any) -> SearchTerm:
     return SearchTerm(tuple(forms), meaning.strip(), source.strip(), line)
 
 
-def _construct(node: Any, yaml: Any) -> dict[str, Any]:
+def _construct(node: Any, yaml: Any) -> dict[str, object]:
     """The entry's mapping as plain values (the node's own lines are kept for the messages)."""
     loader = yaml.SafeLoader("")
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from drill.cards.field_values import mapping, mappings
 from drill.cards.model import Card
 from drill.cards.shape_reading import ShapeError
 from drill.cards.shapes import accepted_shapes, canonical_dim, case_matters, normalise_shape
@@ -26,10 +26,10 @@ def check_shape_steps(card: Card, answers: Sequence[str]) -> list[StepResult]:
     same tensor under another convention, e.g. a per-channel scale as (N)
     or (N, 1)); `expected` reports the `shape`.
     """
-    aliases = card.fields.get("aliases") or {}
+    aliases = mapping(card.fields.get("aliases"))
     fold = not case_matters(card)
     results = []
-    for i, step in enumerate(card.fields.get("steps", [])):
+    for i, step in enumerate(mappings(card.fields.get("steps"))):
         expected = str(step["shape"])
         given = answers[i] if i < len(answers) else ""
         ok = False
@@ -108,7 +108,9 @@ def check_shape_card(card: Card) -> list[str]:
     return problems
 
 
-def _check_also(also: object, main: tuple[str, ...] | None, where: str, aliases: Mapping[str, Any] | None) -> list[str]:
+def _check_also(
+    also: object, main: tuple[str, ...] | None, where: str, aliases: Mapping[str, object] | None
+) -> list[str]:
     """Problems of a step's `also` list: non-empty shape texts, readable, none a repeat of the step's shape."""
     if not isinstance(also, list) or not also:
         return [f'{where}: `also` must be a non-empty list of other accepted shapes (e.g. also: ["(N, 1)"])']

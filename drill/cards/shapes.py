@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from drill.cards.field_values import mapping, mappings
 from drill.cards.model import Card
 from drill.cards.shape_reading import NAME, ShapeError, read_dims, strip_outer, tokenize
 
@@ -80,7 +81,7 @@ def _spelling_list(spellings: Any) -> list[Any]:
     return list(spellings or [])
 
 
-def _alias_table(aliases: Mapping[str, Any] | None, fold: bool) -> dict[str, str]:
+def _alias_table(aliases: Mapping[str, object] | None, fold: bool) -> dict[str, str]:
     table: dict[str, str] = {}
     for symbol, spellings in (aliases or {}).items():
         target = canonical_dim(str(symbol).casefold() if fold else str(symbol))
@@ -123,7 +124,9 @@ def _is_name(text: str) -> bool:
     return re.fullmatch(NAME, text) is not None
 
 
-def normalise_shape(text: str, aliases: Mapping[str, Any] | None = None, *, fold_case: bool = False) -> tuple[str, ...]:
+def normalise_shape(
+    text: str, aliases: Mapping[str, object] | None = None, *, fold_case: bool = False
+) -> tuple[str, ...]:
     """The dimensions of a typed shape in a canonical spelling; raises ShapeError if it is not a shape.
 
     `aliases` maps a symbol to its other accepted spellings. With `fold_case`
@@ -142,7 +145,7 @@ def _names_in(texts: Iterable[str]) -> set[str]:
     return names
 
 
-def accepted_shapes(step: Mapping[str, Any]) -> list[str]:
+def accepted_shapes(step: Mapping[str, object]) -> list[str]:
     """The step's `shape` followed by the other spellings its optional `also` list accepts."""
     also = step.get("also") or []
     if not isinstance(also, list):
@@ -158,11 +161,10 @@ def case_matters(card: Card) -> bool:
     those symbols (its prose has words such as "Diffusion" and "diffusion"
     that are no symbols).
     """
-    aliases = card.fields.get("aliases") or {}
+    aliases = mapping(card.fields.get("aliases"))
     texts = []
-    for step in card.fields.get("steps", []):
-        if isinstance(step, dict):
-            texts += accepted_shapes(step)
+    for step in mappings(card.fields.get("steps")):
+        texts += accepted_shapes(step)
     for symbol, spellings in aliases.items():
         texts.append(str(symbol))
         texts += [str(s) for s in _spelling_list(spellings)]

@@ -43,6 +43,7 @@ from jinja2.parser import Parser
 
 from drill.calc.totals import count_params
 from drill.cards.evaluation import Scope, evaluate, render_text
+from drill.cards.field_values import items, mapping
 from drill.cards.param_specs import options
 from drill.cards.sandbox import ENV
 from drill.quantities import format_quantity
@@ -121,10 +122,10 @@ class _Recorder:
             self.stack[-1].reads.append(Input(owner, name, float(value)))
 
 
-class _Watched(Mapping[str, Any]):
+class _Watched(Mapping[str, object]):
     """A model or GPU mapping that tells the recorder each field read from it."""
 
-    def __init__(self, owner: str, data: Mapping[str, Any], recorder: _Recorder) -> None:
+    def __init__(self, owner: str, data: Mapping[str, object], recorder: _Recorder) -> None:
         self._owner = owner
         self._data = data
         self._recorder = recorder
@@ -160,7 +161,7 @@ def _counting() -> bool:
     return False
 
 
-def _watching(name: str, fn: Callable[..., Any], recorder: _Recorder) -> Callable[..., Any]:
+def _watching(name: str, fn: Callable[..., object], recorder: _Recorder) -> Callable[..., object]:
     def call(*args: Any, **kwargs: Any) -> Any:
         frame = _Frame()
         recorder.stack.append(frame)
@@ -213,7 +214,7 @@ def _parse(source: str) -> nodes.Expr:
     return Parser(ENV, source, state="variable").parse_expression()
 
 
-def _without_titles(text: str, params: Mapping[str, Any], scope: Mapping[str, Any]) -> str:
+def _without_titles(text: str, params: Mapping[str, object], scope: Mapping[str, object]) -> str:
     """`text` without the names of its models and GPUs: the 8 of "Llama 3 8B" states no figure of the model."""
     for name in params:
         thing = scope.get(name)
@@ -223,7 +224,7 @@ def _without_titles(text: str, params: Mapping[str, Any], scope: Mapping[str, An
     return text
 
 
-def _shown_by_prompt(name: str, spec: Any, scope: Mapping[str, Any], template: str, prompt: str) -> bool:
+def _shown_by_prompt(name: str, spec: Any, scope: Mapping[str, object], template: str, prompt: str) -> bool:
     """Whether the prompt shows the drawn value of `name`, perhaps worked into another number (`{{ mib * us }} µs`):
     it reads differently when only that value changes."""
     if not isinstance(spec, Mapping):
@@ -246,7 +247,7 @@ def _figure_literals(expr: nodes.Node) -> list[float]:
 
 
 def unstated_inputs(
-    card_fields: Mapping[str, Any], scope: Mapping[str, Any], template: str, shown: str | None = None
+    card_fields: Mapping[str, object], scope: Mapping[str, object], template: str, shown: str | None = None
 ) -> dict[str, list[Input]]:
     """For each answer (by its place, `answers[0]`), the numbers it reads that the prompt does not state.
 
@@ -256,18 +257,19 @@ def unstated_inputs(
     """
     recorder = _Recorder()
     prompt = render_text(template, Scope(scope), "prompt")
-    params = card_fields.get("params") or {}
+    params = mapping(card_fields.get("params"))
     numbers = stated_numbers(_without_titles(prompt if shown is None else shown, params, scope))
     watched = dict(scope)
     for name in params:
-        if isinstance(scope.get(name), Mapping):
-            watched[name] = _Watched(name, scope[name], recorder)
+        owned = scope.get(name)
+        if isinstance(owned, Mapping):
+            watched[name] = _Watched(name, owned, recorder)
     for name, value in scope.items():
         if callable(value):
             watched[name] = _watching(name, value, recorder)
     names = Scope(watched)
     out: dict[str, list[Input]] = {}
-    for i, entry in enumerate(card_fields.get("answers") or []):
+    for i, entry in enumerate(items(card_fields.get("answers"))):
         source = str(entry.get("expr", "")) if isinstance(entry, Mapping) else ""
         recorder.stack = [_Frame()]
         evaluate(source, names, f"answers[{i}].expr")
@@ -275,8 +277,10 @@ def unstated_inputs(
         expr = _parse(source)
         drawn = {n.name for n in expr.find_all(nodes.Name)} & set(params)
         for name in sorted(drawn):
-            if _is_number(scope[name]) and not _shown_by_prompt(name, params[name], scope, template, prompt):
-                root.reads.append(Input(None, name, float(scope[name])))
+            drawn_value = scope[name]
+            if isinstance(drawn_value, (int, float)) and _is_number(drawn_value):
+                if not _shown_by_prompt(name, params[name], scope, template, prompt):
+                    root.reads.append(Input(None, name, float(drawn_value)))
         root.reads += [Input(None, f"the literal {v:g}", v) for v in _figure_literals(expr)]
         missing = list(dict.fromkeys(_unstated(root, numbers)))
         if missing:
@@ -284,7 +288,7 @@ def unstated_inputs(
     return out
 
 
-def _gpu_figure(gpu: Mapping[str, Any], name: str, value: float) -> str:
+def _gpu_figure(gpu: Mapping[str, object], name: str, value: float) -> str:
     if name == "hbm_bytes":
         from drill.calc.hbm import hbm_statement
 
@@ -300,7 +304,7 @@ def _model_figure(name: str, value: float) -> str:
     return f"{MODEL_FIGURES.get(name, name.replace('_', ' '))} {value:,.0f}"
 
 
-def given_text(missing: Mapping[str, list[Input]], scope: Mapping[str, Any]) -> str:
+def given_text(missing: Mapping[str, list[Input]], scope: Mapping[str, object]) -> str:
     """The figures of models and GPUs the answers read but the prompt leaves out, as one line; "" when none."""
     by_owner: dict[str, dict[str, float]] = {}
     for inputs in missing.values():
@@ -309,7 +313,7 @@ def given_text(missing: Mapping[str, list[Input]], scope: Mapping[str, Any]) -> 
                 by_owner.setdefault(i.owner, {})[i.name] = i.value
     parts = []
     for owner, figures in by_owner.items():
-        thing = scope[owner]
+        thing = mapping(scope[owner])
         if "hbm_bandwidth" in thing:
             shown = [_gpu_figure(thing, name, value) for name, value in figures.items()]
         else:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.cli import options
+
+# The app's modules are imported when it opens: another command needs none of them.
+if TYPE_CHECKING:
+    from drill.start import AppOptions, MockAsked
 
 # --weak with no N practises this many of the weakest topics
 WEAKEST_TOPICS = 3
@@ -143,8 +147,32 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         parser.error("--focus-new goes with --topic or --weak (the new cards of the topics practised)")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Open the review app (`args.settings` already read)."""
+def app_options(args: argparse.Namespace, *, mock: MockAsked | None = None) -> AppOptions:
+    """The review app's options from parsed arguments (the settings file as `_run` read it, else read now)."""
+    from drill.config.settings import load_settings
+    from drill.start import AppOptions
+
+    settings = getattr(args, "settings", None)
+    return AppOptions(
+        data_dir=options.data_dir(args),
+        deck_roots=options.deck_roots(args),
+        settings=settings if settings is not None else load_settings(),
+        chosen_day=getattr(args, "today", None),  # the app's clock is moved to that study day
+        new_per_day=getattr(args, "new_per_day", None),
+        day_starts_at=getattr(args, "day_starts_at", None),
+        new_order=getattr(args, "new_order", None),
+        card_id=getattr(args, "card", None),
+        cram=bool(getattr(args, "cram", False)),
+        topics=tuple(getattr(args, "topic", None) or ()),
+        weak=getattr(args, "weak", None),
+        focus_new=getattr(args, "focus_new", None),
+        gpu_host=getattr(args, "gpu_host", None),
+        mock=mock,
+    )
+
+
+def run(args: argparse.Namespace, *, mock: MockAsked | None = None) -> int:
+    """Open the review app (`args.settings` already read); `mock`: with the mock setup open (`drill mock`)."""
     import gc
 
     # A start makes many objects that live as long as the app, and little garbage: the collector
@@ -152,4 +180,4 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()
     from drill.ui.app import run_app
 
-    return run_app(args)  # --today moves the app's clock to that study day (drill.config.study_day)
+    return run_app(app_options(args, mock=mock))

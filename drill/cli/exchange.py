@@ -216,7 +216,7 @@ def _export_anki(args: argparse.Namespace) -> int:
     if args.with_history:
         workspace = _workspace(args)
         try:
-            history = History(workspace.states(), workspace.store().reviews())
+            history = History(workspace.states(), workspace.review_records())
         finally:
             workspace.close()
     times_file = times_path(options.data_dir(args))
@@ -262,7 +262,7 @@ def _export_reviews(args: argparse.Namespace) -> int:
     target = _csv_target(args.out)
     workspace = _workspace(args)
     try:
-        rows = workspace.store().reviews()
+        rows = workspace.review_records()
         parameters = workspace.fsrs_parameters()
     finally:
         workspace.close()
@@ -377,7 +377,7 @@ def _import_anki(args: argparse.Namespace) -> int:
             saved_scheduler(saved), workspace.settings.max_interval_days, workspace.fsrs_parameters()
         )
         store = workspace.store()
-        logged = [logged_review_from_row(row.model_dump()) for row in store.reviews()]  # with their times
+        logged = [logged_review_from_row(row.columns()) for row in workspace.review_records()]  # with their times
         plan = plan_import(package, topics, logged, store.states(), scheduler, workspace.rollover_hour())
         counts = store.import_reviews(plan.rows)
         if plan.needs_replay:  # a review older than one logged: the schedule is rebuilt from the whole log

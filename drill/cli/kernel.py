@@ -14,7 +14,7 @@ from drill.config.settings import DEFAULT_JUDGE_TIMEOUT, Settings
 
 if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
-    from drill.kernel.protocol import JudgeEvent
+    from drill.kernel_shared.protocol import JudgeEvent
 
 # Exit statuses: 2 for a usage error, as argparse's own; a judged card exits with its verdict's (0 or 1).
 EXIT_OK = 0
@@ -60,7 +60,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 def _ranks(text: str) -> int:
     """--world: the ranks of a collective card."""
-    from drill.kernel.protocol import MAX_WORLD, MIN_WORLD
+    from drill.kernel_shared.protocol import MAX_WORLD, MIN_WORLD
 
     value = options.whole_number(text)
     if not MIN_WORLD <= value <= MAX_WORLD:
@@ -140,7 +140,8 @@ def source_for(card: Any, data_dir: Path, file: str | None) -> tuple[str, str]:
     draft = load_draft(data_dir, card.id, ext)
     if draft is not None:
         return draft, str(draft_path(data_dir, card.id, ext))
-    from drill.kernel.trust import Pins, checked_source, deck_python, pins
+    from drill.kernel.trust import deck_python, pins
+    from drill.kernel_shared.trusted_source import Pins, checked_source
 
     starter = kernel_files(card).starter
     # a deck's Triton starter is Python the judge runs: what is sent must be what the learner trusted
@@ -198,7 +199,8 @@ def _run_with_bytecode(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int:
     from drill.kernel.job import kernel_job
-    from drill.kernel.trust import NotTrusted, locked_reason
+    from drill.kernel.trust import locked_reason
+    from drill.kernel_shared.trusted_source import NotTrusted
 
     cards = kernel_cards(args)
     # the attempt log's database layer takes a while to import: let it load while the judge starts and runs

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from drill.cli import options
 
 if TYPE_CHECKING:
+    from drill.start import MockAsked
     from drill.workspace import Workspace
 
 
@@ -94,10 +95,25 @@ def run(args: argparse.Namespace) -> int:
     except PlanError as exc:
         print(f"drill mock: {exc}", file=sys.stderr)
         return 2
-    from drill.ui.app import run_app
+    from drill.cli.app import run as open_app
 
-    args.mock = True
-    return run_app(args)
+    return open_app(args, mock=mock_asked(args))
+
+
+def mock_asked(args: argparse.Namespace) -> MockAsked:
+    """What `drill mock` with no --list, --report or --plan asks the app's mock setup to open with."""
+    from drill.mock.plan import chosen_topics
+    from drill.start import MockAsked
+
+    return MockAsked(
+        minutes=args.minutes,
+        topics=tuple(chosen_topics(args.topics, args.track)),
+        questions=args.questions,
+        practice=args.practice,
+        hard=args.hard,
+        round=args.round,
+        quick=args.quick,
+    )
 
 
 def _close_abandoned(workspace: Workspace) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.exchange.anki_revlog import GRADE_EASE, RevlogKind, revlog_id
-from drill.store.tables import ReviewRow
+from drill.store.rows import ReviewRecord
 from drill.study.records import CardState
 
 # The collection's first day: every due date is counted from it (a date before it would be a negative day).
@@ -29,7 +29,7 @@ class History:
     """What --with-history takes from the learner's data: every card's state and the review log."""
 
     states: Mapping[str, CardState]
-    reviews: Sequence[ReviewRow]
+    reviews: Sequence[ReviewRecord]
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _ease_permille(state_json: str) -> int:
     return round(float(json.loads(state_json).get("ef", 2.5)) * 1000)
 
 
-def _kind(review: ReviewRow) -> RevlogKind:
+def _kind(review: ReviewRecord) -> RevlogKind:
     if review.mode in ("cram", "mock"):
         return RevlogKind.FILTERED
     if not json.loads(review.state_before).get("introduced_on"):
@@ -124,11 +124,11 @@ def _kind(review: ReviewRow) -> RevlogKind:
     return RevlogKind.REVIEW
 
 
-def revlog_rows(reviews: Iterable[ReviewRow], anki_card_ids: Mapping[str, int]) -> list[RevlogRow]:
+def revlog_rows(reviews: Iterable[ReviewRecord], anki_card_ids: Mapping[str, int]) -> list[RevlogRow]:
     """The reviews of exported cards as revlog rows, oldest first; two in one millisecond are a millisecond apart."""
     rows: list[RevlogRow] = []
     taken: set[int] = set()
-    for review in sorted(reviews, key=lambda r: (r.reviewed_at, r.id or 0)):
+    for review in sorted(reviews, key=lambda r: (r.reviewed_at, r.id)):
         cid = anki_card_ids.get(review.card_id)
         if cid is None:
             continue

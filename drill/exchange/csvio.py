@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from drill.exchange.flat import FlatCard
-from drill.store.tables import ReviewRow
+from drill.store.rows import ReviewRecord
 from drill.study.records import CardState
 from drill.study.scheduling import PARAMETER_COUNT, PARAMETERS_SETTING, parameters_text, saved_parameters
 
@@ -104,7 +104,7 @@ def write_cards(cards: Iterable[FlatCard], out: IO[str]) -> int:
     return count
 
 
-def write_reviews(rows: Iterable[ReviewRow], out: IO[str], parameters: tuple[float, ...] | None = None) -> int:
+def write_reviews(rows: Iterable[ReviewRecord], out: IO[str], parameters: tuple[float, ...] | None = None) -> int:
     """The review log in the order it was written; empty cells for values never given. FSRS parameters fitted
     to it (`drill fsrs fit`) go on a first line of their own (PARAMETERS_LINE), before the header."""
     if parameters is not None:
@@ -113,7 +113,7 @@ def write_reviews(rows: Iterable[ReviewRow], out: IO[str], parameters: tuple[flo
     writer.writerow(REVIEW_COLUMNS)
     count = 0
     for row in rows:
-        values = row.model_dump()
+        values = row.columns()
         writer.writerow(["" if values.get(name) is None else cell(values[name]) for name in REVIEW_COLUMNS])
         count += 1
     return count

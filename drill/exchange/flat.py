@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from drill.cards.field_values import mappings
 from drill.cards.model import Card
 from drill.cards.shapes import accepted_shapes
 
@@ -79,7 +80,7 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     """Text for one cell of a Markdown table."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -89,7 +90,7 @@ def _concept(card: Card) -> tuple[str, str]:
 
 
 def _shape_trace(card: Card) -> tuple[str, str]:
-    steps = [s for s in card.fields.get("steps") or [] if isinstance(s, Mapping)]
+    steps = mappings(card.fields.get("steps"))
     given = str(card.fields.get("given", ""))
     labels = "\n".join(f"{i}. {_cell(s.get('label', ''))}" for i, s in enumerate(steps, 1))
     front = f"{card.prompt}\n\n**Given:** {code_span(given)}\n\nThe shape after each step:\n\n{labels}"

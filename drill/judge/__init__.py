@@ -2,8 +2,8 @@
 
 Only this package imports torch, triton or cupy, and nothing outside it imports
 it: the app talks to it through drill.kernel.client, in the JSON lines of
-drill.kernel.protocol. It may import the app's pure kernel modules (protocol,
-nvrtc, launch, trust), never the UI or the store.
+drill.kernel_shared.protocol. From the app's side it imports only
+drill.kernel_shared (what both processes share), drill.paths and drill.words.
 
 `__main__` serves requests; `runtime` is what the judge knows about this machine
 and its kits; `judging` runs one request; `programs` builds the learner's file

@@ -21,8 +21,8 @@ from typing import TextIO, cast
 from drill.judge.devices import cuda_device_count
 from drill.judge.judging import Fatal, Judge, describe_fault
 from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed
-from drill.kernel import protocol
-from drill.kernel.protocol import CalibratedEvent, Emit, JudgeEvent
+from drill.kernel_shared import protocol
+from drill.kernel_shared.protocol import CalibratedEvent, Emit, JudgeEvent
 
 
 def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:
@@ -97,7 +97,7 @@ def calibrate(runtime: Runtime, emit: Emit) -> None:
 def forget_start_folder() -> None:
     """Take the start folder off the import path when this judge was started without `-P` (by hand, say, as
     `python -m drill.judge`): numpy, torch and the rest are then found where they are installed, never in the
-    folder it was started from. The app starts it isolated from the outset (drill.kernel.judge_python)."""
+    folder it was started from. The app starts it isolated from the outset (drill.kernel_shared.judge_python)."""
     if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
 

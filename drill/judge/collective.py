@@ -46,9 +46,9 @@ from drill.judge.rank_traffic import (
     traffic_words,
 )
 from drill.judge.ranks import START_STALL_SECONDS, RankFailure, RankGroup, RankSpec, run_folder
-from drill.kernel.collective_sizes import TrafficFloor
-from drill.kernel.collective_source import refused_calls
-from drill.kernel.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent
+from drill.kernel_shared.collective_sizes import TrafficFloor
+from drill.kernel_shared.collective_source import refused_calls
+from drill.kernel_shared.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent
 
 CPU_WORLDS = (2, 3, 4)
 PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from drill.kernel.protocol import EvidenceEvent
+from drill.kernel_shared.protocol import EvidenceEvent
 
 
 class Allowance(str, Enum):

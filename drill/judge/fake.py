@@ -29,7 +29,7 @@ import signal
 import sys
 import time
 
-from drill.kernel import protocol
+from drill.kernel_shared import protocol
 
 _DIRECTIVE = re.compile(r"fake:\s*(?P<what>[a-z-]+)(?:\s+(?P<arg>[\d.]+))?")
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from drill.kernel.protocol import TimingEvent
+from drill.kernel_shared.protocol import TimingEvent
 
 
 def laps(into: dict[str, float]) -> Callable[[str], None]:

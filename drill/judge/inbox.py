@@ -15,8 +15,8 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeGuard
 
-from drill.kernel import nvrtc, protocol
-from drill.kernel.protocol import RunRequest
+from drill.kernel_shared import nvrtc, protocol
+from drill.kernel_shared.protocol import RunRequest
 
 
 class Inbox:

@@ -16,10 +16,10 @@ from drill.judge.kitbase import Check
 from drill.judge.programs import BuildError, build_cuda, build_triton, learner_line
 from drill.judge.source_only import deck_imports, load_file
 from drill.judge.tamper import Fingerprint, tampered_words
-from drill.kernel.launch import LaunchError
-from drill.kernel.nvrtc import NvrtcUnavailable
-from drill.kernel.protocol import Emit, Job
-from drill.kernel.trust import NotTrusted, Pins
+from drill.kernel_shared.launch import LaunchError
+from drill.kernel_shared.nvrtc import NvrtcUnavailable
+from drill.kernel_shared.protocol import Emit, Job
+from drill.kernel_shared.trusted_source import NotTrusted, Pins
 
 _harness_ids = itertools.count(1)
 
@@ -505,6 +505,6 @@ def timed_work(mine: Any, watch: Any) -> Seen:
 
 
 def nvrtc_kernels(cubin: bytes) -> list[Any]:
-    from drill.kernel.nvrtc import cubin_kernels
+    from drill.kernel_shared.nvrtc import cubin_kernels
 
     return cubin_kernels(cubin)

@@ -359,7 +359,7 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
     writes), so this is the ceiling a read-only card is held against.
     """
     from drill.judge import cudadrv
-    from drill.kernel import nvrtc
+    from drill.kernel_shared import nvrtc
 
     n = n_bytes // 4
     x = kit.randn(n, guard=None)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from drill.judge.source_only import run_source
-from drill.kernel import nvrtc
-from drill.kernel.launch import LaunchDecl, LaunchError, parse_launch, validate
+from drill.kernel_shared import nvrtc
+from drill.kernel_shared.launch import LaunchDecl, LaunchError, parse_launch, validate
 
 _counter = itertools.count(1)
 

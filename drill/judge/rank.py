@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from drill.kernel.protocol import DeckPins
+from drill.kernel_shared.protocol import DeckPins
 
 FAULT_EXIT = 3  # the exit code of a rank that reported a fault
 
@@ -92,7 +92,7 @@ def _serve(spec: dict[str, Any]) -> int:
     from drill.judge.rank_ops import PointToPoint, Watch, refuse_collectives
     from drill.judge.source_only import deck_imports, load_file, run_source
     from drill.judge.tamper import Fingerprint, tampered_words
-    from drill.kernel.trust import Pins
+    from drill.kernel_shared.trusted_source import Pins
 
     point_to_point = PointToPoint()  # torch's own, before anything replaces them
     kit = RankKit(rank, world, device)

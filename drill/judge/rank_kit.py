@@ -19,7 +19,7 @@ import torch
 from drill.judge.collective_inputs import drawn
 from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch
 from drill.judge.torch_kit import guard_value, poison_output
-from drill.kernel.collective_sizes import shards
+from drill.kernel_shared.collective_sizes import shards
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

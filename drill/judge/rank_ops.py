@@ -5,7 +5,7 @@ torch.distributed and of its functional collectives, the methods of process
 groups and backends, the c10d operators) is replaced by one that raises
 `Refused`, so a call through an alias or a `getattr` is caught as surely as
 `dist.all_reduce(x)` (the source is also read for them before anything runs:
-drill.kernel.collective_source). Nothing of torch's collectives is kept: the
+drill.kernel_shared.collective_source). Nothing of torch's collectives is kept: the
 judge needs none once the learner's file is loaded (the expected result is
 computed in the judge's own process, NCCL's collective is timed before the
 learner's file is read), so no closure, attribute or frame leads back to one.
@@ -34,7 +34,7 @@ import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
 from drill.judge.rank_status import StatusSlot
-from drill.kernel.collective_source import MODULE_COLLECTIVES
+from drill.kernel_shared.collective_source import MODULE_COLLECTIVES
 
 # The same, as methods of a process group or backend object.
 COLLECTIVE_METHODS = (

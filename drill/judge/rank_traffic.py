@@ -29,7 +29,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drill.kernel.collective_sizes import TrafficFloor, size_words
+from drill.kernel_shared.collective_sizes import TrafficFloor, size_words
 
 PIDFD_GETFD = 438  # the system call's number (the same on x86-64 and arm64)
 TCP_INFO_BYTES = 144

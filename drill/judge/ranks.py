@@ -166,7 +166,7 @@ class RankGroup:
         return pid
 
     def _spawn(self, spec: dict[str, Any], keep: tuple[int, int], log: int) -> int:
-        from drill.kernel import judge_python
+        from drill.kernel_shared import judge_python
 
         proc = subprocess.Popen(
             judge_python.command("drill.judge.rank", json.dumps(spec), python=sys.executable),  # isolated imports

@@ -21,8 +21,8 @@ from typing import Any
 
 from drill.judge.calibration import Calibrated, installed
 from drill.judge.devices import cuda_device_count
-from drill.kernel import nvrtc
-from drill.kernel.protocol import Emit
+from drill.kernel_shared import nvrtc
+from drill.kernel_shared.protocol import Emit
 from drill.words import KERNELS_INSTALL
 
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
@@ -128,6 +128,11 @@ class Runtime(Calibrated):
         context.start()
         # a GPU not measured yet is measured in the first run: its read kernel builds meanwhile
         threading.Thread(target=_quietly, args=(self._build_read_kernel,), daemon=True).start()
+        if not torch_now and cupy_installed():
+            from drill.judge import cupy_ops  # here, not in the thread: numpy imports once, on this thread
+            from drill.judge.inbox import device_arch
+
+            threading.Thread(target=_quietly, args=(lambda: cupy_ops.build_ahead(device_arch()),), daemon=True).start()
         if not torch_now:
             try:
                 self.cupy_kit()

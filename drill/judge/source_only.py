@@ -4,7 +4,7 @@ Python's import system reads `__pycache__/NAME.cpython-3XX.pyc` in place of a
 source whose size and mtime match the file's header, and both survive a tar or
 a zip: compiled code the learner never read could run instead of the harness
 they trusted. So the judge reads each file once, checks those bytes against the
-trusted hash (drill.kernel.trust.checked_source), compiles them and runs them;
+trusted hash (drill.kernel_shared.trusted_source.checked_source), compiles them and runs them;
 no bytecode is read or written for them. While a run lasts, a module the deck's
 Python imports from its own folder is loaded the same way (DeckImports).
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from drill.kernel.trust import NotTrusted, Pins, checked_source
+from drill.kernel_shared.trusted_source import NotTrusted, Pins, checked_source
 
 
 def run_source(name: str, path: Path, data: bytes, *, register: bool = False) -> types.ModuleType:

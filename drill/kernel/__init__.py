@@ -9,8 +9,6 @@ judge's job; `drafts` keeps the learner's edits; `trust` records which decks'
 Python the learner trusted; `client` starts the judge, sends it requests and
 folds its events into a `verdict` (`bytecode`: where the judge's Python keeps
 torch's bytecode; `remote`: the ssh command of a judge on another host).
-`protocol` is the typed JSON-lines messages both processes import; `nvrtc`
-(compiling CUDA through ctypes) and `launch` (a kernel's declared launch
-shape) are pure modules that `drill check` uses here and the judge uses too;
-`collective_sizes` holds the sizes the collective cards' harnesses share.
+What both processes import (the messages, NVRTC, launch shapes, trusted
+source) lives in drill.kernel_shared.
 """

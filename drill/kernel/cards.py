@@ -216,7 +216,7 @@ def _check_python(source: str, filename: str, entry: tuple[str, ...]) -> list[st
 
 def _check_collective(source: str, filename: str, entry: tuple[str, ...]) -> list[str]:
     """A collective card's Python: its functions, and no built-in collective (the judge refuses those)."""
-    from drill.kernel.collective_source import refused_calls
+    from drill.kernel_shared.collective_source import refused_calls
 
     problems = _check_python(source, filename, entry)
     if problems:
@@ -225,8 +225,8 @@ def _check_collective(source: str, filename: str, entry: tuple[str, ...]) -> lis
 
 
 def _check_cuda(source: str, filename: str, entry: tuple[str, ...], launch_keys: Any) -> list[str]:
-    from drill.kernel import nvrtc
-    from drill.kernel.launch import LaunchError, parse_launch, validate
+    from drill.kernel_shared import nvrtc
+    from drill.kernel_shared.launch import LaunchError, parse_launch, validate
 
     out: list[str] = []
     try:

@@ -15,10 +15,10 @@ from contextlib import suppress
 from pathlib import Path
 
 from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
-from drill.kernel import judge_python, protocol
 from drill.kernel.bytecode import python_env
-from drill.kernel.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, ReadyEvent, Request, RunRequest
 from drill.kernel.verdict import Verdict, VerdictBuilder
+from drill.kernel_shared import judge_python, protocol
+from drill.kernel_shared.protocol import CalibratedEvent, ErrorEvent, Job, JudgeEvent, ReadyEvent, Request, RunRequest
 
 EventHandler = Callable[[JudgeEvent], None]
 VerdictHandler = Callable[[Verdict], None]
@@ -27,7 +27,7 @@ START_TIMEOUT = 180.0  # importing torch and initialising CUDA can take a while 
 
 
 def default_command(calibration: Path | None = None) -> list[str]:
-    """The judge's command line: `python -m drill.judge` with the isolated import path (drill.kernel.judge_python)."""
+    """The judge's command line: `python -m drill.judge` with the isolated import path (drill.kernel_shared.judge_python)."""
     if calibration is None:
         return judge_python.command("drill.judge")
     # one word: a folder named like an option stays a value; absolute: the judge starts in another folder
@@ -44,7 +44,7 @@ class _Child:
     def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
         self.proc = subprocess.Popen(
             list(command),
-            cwd=judge_python.neutral_folder(),  # never the learner's folder (see drill.kernel.judge_python)
+            cwd=judge_python.neutral_folder(),  # never the learner's folder (see drill.kernel_shared.judge_python)
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

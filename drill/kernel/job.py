@@ -6,8 +6,8 @@ import os
 
 from drill.cards.model import Card
 from drill.kernel.cards import kernel_files
-from drill.kernel.protocol import Job
 from drill.kernel.trust import pins
+from drill.kernel_shared.protocol import Job
 
 
 def kernel_job(card: Card, data_dir: str | os.PathLike[str] | None = None) -> Job:

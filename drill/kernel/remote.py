@@ -3,7 +3,7 @@
 The judge child speaks JSON lines on stdin and stdout, which SSH carries as they
 are; so a remote judge is the ordinary JudgeClient whose child command is
 `ssh HOST python3 -m drill.judge --remote`, started from `/`, without PYTHONPATH and with
-`-P` as every judge is (drill.kernel.judge_python). The source travels in the run
+`-P` as every judge is (drill.kernel_shared.judge_python). The source travels in the run
 request, events stream back as they happen, and when the connection fails or
 drops the client reports ssh's own words ("Connection refused", "Broken pipe")
 while the learner's draft stays saved on this machine.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from drill.hosts import BadHost, parse_host
-from drill.kernel import judge_python
+from drill.kernel_shared import judge_python
 from drill.words import shortened
 
 # Fail fast on a dead host, notice a dropped link within ~15 s, never prompt for a password.

@@ -26,16 +26,16 @@ import datetime as dt
 import hashlib
 import json
 import os
-import shlex
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from drill import paths
 from drill.cards.model import Card
-from drill.kernel.protocol import DeckPins
+from drill.kernel_shared.protocol import DeckPins
+from drill.kernel_shared.trusted_source import trust_command
 
 TRUST_FILE = "trusted.json"
 TRUST_VERSION = 1
@@ -295,56 +295,6 @@ def pins(card: Card, data_dir: str | os.PathLike[str] | None) -> DeckPins:
     return {"deck_folder": str(folder), "trusted": trusted}
 
 
-@dataclass(frozen=True)
-class Pins:
-    """What `pins` put in a job, read back: Python under `folder` runs only if its bytes hash as trusted."""
-
-    folder: Path | None = None
-    hashes: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_job(cls, job: DeckPins) -> Pins:
-        folder = job.get("deck_folder")
-        trusted = job.get("trusted")
-        if not isinstance(folder, str) or not folder:
-            return cls()
-        hashes = {str(k): str(v) for k, v in trusted.items()} if isinstance(trusted, dict) else {}
-        return cls(Path(folder), hashes)
-
-    def covers(self, path: Path) -> bool:
-        """Whether `path` (links followed) lies in the deck folder, so that it runs only as trusted."""
-        return self.folder is not None and path.resolve().is_relative_to(self.folder)
-
-
-class NotTrusted(ImportError):
-    """Deck Python that is not, byte for byte, what the learner trusted."""
-
-
-def checked_source(path: Path, pinned: Pins) -> bytes:
-    """The file's bytes, read once; under the deck folder they must hash as trusted, else NotTrusted.
-
-    The caller compiles these same bytes: nothing read later (a file swapped in
-    meanwhile, bytecode in `__pycache__`) can take their place.
-    """
-    with path.open("rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a pipe or a device could block the judge
-            raise NotTrusted(f"{path} is not a plain file")
-        data = fh.read()
-    if not pinned.covers(path):
-        return data
-    expected = pinned.hashes.get(str(path.resolve()))
-    folder = pinned.folder or path.parent
-    if expected is None:
-        raise NotTrusted(f"{path} is not among the files you trusted; run `{_command(folder)}` after reading it")
-    if hashlib.sha256(data).hexdigest() != expected:
-        raise NotTrusted(f"{path} changed since you trusted it; run `{_command(folder)}` after reading it again")
-    return data
-
-
-def _command(folder: Path) -> str:
-    return f"drill trust {shlex.quote(str(folder))}"
-
-
 def locked_reason(card: Card, data_dir: str | os.PathLike[str]) -> str | None:
     """None when the card may run in the judge; else one line saying what is locked and how to unlock it.
 
@@ -368,11 +318,11 @@ def locked_reason(card: Card, data_dir: str | os.PathLike[str]) -> str | None:
     if compiled:
         return (
             f"kernel card {card.id} is locked: {compiled[0]} is compiled Python that could run instead of the source;"
-            f" delete it, then run `{_command(folder)}` after reading {shown}"
+            f" delete it, then run `{trust_command(folder)}` after reading {shown}"
         )
     record = load_trusted(data_dir).get(str(folder))
     if record is None:
-        return f"kernel card {card.id} runs Python from {shown}, which you have not trusted; run `{_command(folder)}` after reading it"
+        return f"kernel card {card.id} runs Python from {shown}, which you have not trusted; run `{trust_command(folder)}` after reading it"
     try:
         current = python_files(folder)
     except OSError as exc:
@@ -383,7 +333,7 @@ def locked_reason(card: Card, data_dir: str | os.PathLike[str]) -> str | None:
         what = diff.summary() or "not among the files you trusted"
         return (
             f"kernel card {card.id} runs Python from {shown}, which changed since you trusted it ({what});"
-            f" run `{_command(folder)}` after reading it again"
+            f" run `{trust_command(folder)}` after reading it again"
         )
     return None
 
@@ -404,11 +354,8 @@ def folder_state(record: Trusted) -> str:
 
 __all__ = [
     "Changes",
-    "NotTrusted",
     "NothingToTrust",
-    "Pins",
     "Trusted",
-    "checked_source",
     "compiled_python",
     "deck_folder",
     "deck_python",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from drill.kernel.protocol import (
+from drill.kernel_shared.protocol import (
     CompilerMessageFields,
     ErrorEvent,
     EvidenceEvent,

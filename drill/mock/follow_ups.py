@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from drill.cards.asked import question_markdown
+from drill.cards.field_values import mappings
 from drill.cards.model import Card
 from drill.cards.scenario import is_clarify, is_stage_card
 from drill.mock.grading import STRONG_AT
@@ -88,14 +89,14 @@ def narrower_card(card: Card, missed: int) -> tuple[Card, str] | None:
         kept = {k: v for k, v in card.fields.items() if k in ROUND_FIELDS}  # a round's stage stays one
         return replace(card, kind="concept", prompt=prompt, rubric=(point,), fields=kept), point
     if card.kind == "shape_trace":
-        steps = list(card.fields.get("steps") or [])
+        steps = mappings(card.fields.get("steps"))
         if not 0 <= missed < len(steps):
             return None
         before = f"the step before it is `{steps[missed - 1]['shape']}`" if missed else "start from the given line"
         prompt = f"{card.prompt}\n\n**Narrower:** just this step: {steps[missed]['label']}. Hint: {before}."
         return replace(card, prompt=prompt, fields={**card.fields, "steps": [steps[missed]]}), before
     if card.kind == "memory_ledger":
-        ledger = list(card.fields.get("ledger") or [])
+        ledger = mappings(card.fields.get("ledger"))
         if not 0 <= missed < len(ledger):
             return None
         step = ledger[missed]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from drill.cards.evaluation import Scope, render_text
+from drill.cards.field_values import items, mapping
 from drill.cards.model import Card
 from drill.cards.param_specs import card_params
 from drill.cards.rendering import Catalogue, card_scope, load_catalogue, render
@@ -152,7 +153,7 @@ def _texts(card: Card, scope: Mapping[str, Any]) -> list[str]:
     """The texts a learner reads before answering: the prompt (without a "Given" line) and each answer's label."""
     names = Scope(scope)
     texts = [render_text(card.prompt, names, "prompt")]
-    for i, entry in enumerate(card.fields.get("answers") or []):
+    for i, entry in enumerate(items(card.fields.get("answers"))):
         label = str(entry.get("label", "")) if isinstance(entry, Mapping) else ""
         texts.append(render_text(label, names, f"answers[{i}].label"))
     return texts
@@ -235,7 +236,7 @@ def hard_question(card: Card, draw: Mapping[str, Any]) -> HardQuestion:
                 for places, ours, theirs in zip(found, texts, others):
                     for place in _moved_numbers(ours, theirs):
                         places.setdefault(place, set()).add((owner, figure))
-    titles = {o: _title(scope[o.name], o.key) for o in owners}
+    titles = {o: _title(mapping(scope[o.name]), o.key) for o in owners}
     markers: dict[str, str] = {}  # what a number stands for -> its marker
     shown: list[str] = []
     for places, text in zip(found, texts):
@@ -247,7 +248,7 @@ def hard_question(card: Card, draw: Mapping[str, Any]) -> HardQuestion:
             pieces[place] = f"**{marker}**"
         joined = "".join(pieces)
         for owner in owners:  # "NVIDIA H100 SXM5 80 GB" names the capacity withheld
-            title = str(scope[owner.name].get("title") or "")
+            title = str(mapping(scope[owner.name]).get("title") or "")
             if title and title != titles[owner]:
                 joined = joined.replace(title, titles[owner])
         shown.append(joined)

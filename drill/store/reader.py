@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from drill.store import errors, migrations
-from drill.store.rows import logged_review_from_row, state_from_row
+from drill.store.rows import REVIEW_RECORD_COLUMNS, ReviewRecord, logged_review_from_row, state_from_row
 from drill.study.records import CardFigures, CardState, LoggedReview, ProgressRows
 
 DB_NAME = "drill.sqlite3"
@@ -302,6 +302,16 @@ def _mark(conn: sqlite3.Connection, day: str, total: int | None) -> LogMark:
     later = conn.execute("SELECT COUNT(*) FROM review_log WHERE day >= ?", (day,)).fetchone()[0]
     newest = conn.execute(_NEWEST_BEFORE, (day,)).fetchone()
     return LogMark(total - later, None if newest is None else tuple(newest))
+
+
+def review_records(data_dir: Path) -> list[ReviewRecord]:
+    """Every logged review as it is kept, oldest first (what an export writes); [] before the first run."""
+
+    def query(conn: sqlite3.Connection) -> list[ReviewRecord]:
+        rows = _rows_or_none(conn, f"SELECT {', '.join(REVIEW_RECORD_COLUMNS)} FROM review_log ORDER BY id")
+        return [ReviewRecord(*row) for row in rows or []]
+
+    return _read(database_path(data_dir), query, [])
 
 
 # -- the browser's looks at the review log -------------------------------------------

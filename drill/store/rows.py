@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from drill.study.records import CardState, FSRSState, LoggedReview
@@ -15,6 +16,43 @@ from drill.study.sm2 import SM2State
 
 if TYPE_CHECKING:  # the reader converts rows too, and never imports SQLModel
     from drill.store.tables import CardRow
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """One review_log row as it is kept (days and times as ISO text, states and answer as JSON text): what an
+    export writes out, column for column."""
+
+    id: int
+    card_id: str
+    reviewed_at: str
+    day: str
+    grade: int
+    duration_ms: int
+    mode: str
+    state_before: str
+    state_after: str
+    answer: str | None
+    topic: str | None
+
+    def columns(self) -> dict[str, Any]:
+        """Column name to value, as the table holds them."""
+        return {name: getattr(self, name) for name in REVIEW_RECORD_COLUMNS}
+
+
+REVIEW_RECORD_COLUMNS = (
+    "id",
+    "card_id",
+    "reviewed_at",
+    "day",
+    "grade",
+    "duration_ms",
+    "mode",
+    "state_before",
+    "state_after",
+    "answer",
+    "topic",
+)
 
 
 def iso(day: dt.date | None) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from drill.study import scheduling, sm2
 from drill.study.records import LoggedReview
@@ -30,25 +30,40 @@ class GradeMix:
         return sum(share for grade, share in self.recalled if grade < sm2.SAME_DAY_REPEAT_BELOW)
 
 
+@dataclass
+class GradeCounts:
+    """How often each grade was given to a new card's first answer and to a recalled review (mode review or early)."""
+
+    first: dict[int, int] = field(default_factory=dict)
+    recalled: dict[int, int] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)  # the cards whose first answer is counted
+
+    def add(self, row: LoggedReview) -> None:
+        """Count one more logged review; rows come in replay order (study day, then log id)."""
+        if row.mode not in ("review", scheduling.EARLY):
+            return
+        if row.card_id not in self.seen:
+            self.seen.add(row.card_id)
+            self.first[row.grade] = self.first.get(row.grade, 0) + 1
+        elif row.grade >= sm2.PASSING:
+            self.recalled[row.grade] = self.recalled.get(row.grade, 0) + 1
+
+    def mix(self) -> GradeMix:
+        """The learner's own grade mix; the defaults where too few are counted."""
+        mix = GradeMix()
+        if sum(self.first.values()) >= MIN_GRADED:
+            mix = GradeMix(_shares(self.first), mix.recalled)
+        if sum(self.recalled.values()) >= MIN_GRADED:
+            mix = GradeMix(mix.first, _shares(self.recalled))
+        return mix
+
+
 def grade_mix(log: Iterable[LoggedReview]) -> GradeMix:
     """The learner's own grade mix from the reviews that reach the scheduler (mode review or early); defaults where too few."""
-    first: dict[int, int] = {}
-    recalled: dict[int, int] = {}
-    seen: set[str] = set()
+    counts = GradeCounts()
     for row in sorted(log, key=lambda r: (r.day, r.id)):
-        if row.mode not in ("review", scheduling.EARLY):
-            continue
-        if row.card_id not in seen:
-            seen.add(row.card_id)
-            first[row.grade] = first.get(row.grade, 0) + 1
-        elif row.grade >= sm2.PASSING:
-            recalled[row.grade] = recalled.get(row.grade, 0) + 1
-    mix = GradeMix()
-    if sum(first.values()) >= MIN_GRADED:
-        mix = GradeMix(_shares(first), mix.recalled)
-    if sum(recalled.values()) >= MIN_GRADED:
-        mix = GradeMix(mix.first, _shares(recalled))
-    return mix
+        counts.add(row)
+    return counts.mix()
 
 
 def _shares(counts: Mapping[int, int]) -> tuple[tuple[int, float], ...]:

@@ -76,33 +76,72 @@ class Pace:
         return {kind: self.kind_seconds(kind) for kind in {*DEFAULT_SECONDS_BY_KIND, *self.kind_log_mean}}
 
 
+@dataclass
+class ViewSums:
+    """A card's timed views as running sums of their log seconds: how many, their sum and their sum of squares."""
+
+    count: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        self.total += value
+        self.squares += value * value
+
+
+def view_value(row: LoggedReview) -> float | None:
+    """The log seconds one logged view tells the pace, or None when it tells none (a mock's, an untimed one)."""
+    if row.mode not in TIMED_MODES or row.duration_ms <= 0:
+        return None
+    seconds = min(row.duration_ms / 1000, LONGEST_VIEW)
+    return math.log(max(seconds, 1.0))
+
+
+def views_of(log: Iterable[LoggedReview]) -> dict[str, ViewSums]:
+    """Each card's timed views in `log`, summed in the order given."""
+    views: dict[str, ViewSums] = {}
+    for row in log:
+        value = view_value(row)
+        if value is not None:
+            views.setdefault(row.card_id, ViewSums()).add(value)
+    return views
+
+
 def learned_pace(log: Iterable[LoggedReview], kind_of: Mapping[str, str]) -> Pace:
     """The pace the learner's timed views show (`kind_of` names each card's kind; other cards are left out)."""
-    by_kind: dict[str, list[float]] = {}
-    by_card: dict[str, list[float]] = {}
-    for row in log:
-        kind = kind_of.get(row.card_id)
-        if kind is None or row.mode not in TIMED_MODES or row.duration_ms <= 0:
+    return pace_of(views_of(log), kind_of)
+
+
+def pace_of(views: Mapping[str, ViewSums], kind_of: Mapping[str, str]) -> Pace:
+    """The pace of each card's summed timed views (`kind_of` names each card's kind; other cards are left out)."""
+    by_kind: dict[str, ViewSums] = {}
+    for card_id, sums in views.items():
+        kind = kind_of.get(card_id)
+        if kind is None or not sums.count:
             continue
-        seconds = min(row.duration_ms / 1000, LONGEST_VIEW)
-        value = math.log(max(seconds, 1.0))
-        by_kind.setdefault(kind, []).append(value)
-        by_card.setdefault(row.card_id, []).append(value)
+        into = by_kind.setdefault(kind, ViewSums())
+        into.count += sums.count
+        into.total += sums.total
+        into.squares += sums.squares
     kind_mean: dict[str, float] = {}
     kind_sd: dict[str, float] = {}
-    for kind, values in by_kind.items():
+    for kind, sums in by_kind.items():
         prior = _prior_log_mean(kind)
-        count = len(values)
-        mean = (PRIOR_VIEWS * prior + sum(values)) / (PRIOR_VIEWS + count)
+        count = sums.count
+        mean = (PRIOR_VIEWS * prior + sums.total) / (PRIOR_VIEWS + count)
         kind_mean[kind] = mean
-        squares = sum((v - mean) ** 2 for v in values)
+        # the sum of (v - mean)^2 over the kind's views, from its sums
+        squares = max(0.0, sums.squares - 2 * mean * sums.total + count * mean * mean)
         kind_sd[kind] = math.sqrt((PRIOR_VIEWS * PRIOR_LOG_SD**2 + squares) / (PRIOR_VIEWS + count))
     card_mean: dict[str, float] = {}
-    for card_id, values in by_card.items():
-        base = kind_mean[kind_of[card_id]]
-        card_mean[card_id] = (CARD_PRIOR_VIEWS * base + sum(values)) / (CARD_PRIOR_VIEWS + len(values))
-    views = sum(len(v) for v in by_kind.values())
-    return Pace(kind_mean, kind_sd, card_mean, views)
+    for card_id, sums in views.items():
+        kind = kind_of.get(card_id)
+        if kind is None or not sums.count:
+            continue
+        card_mean[card_id] = (CARD_PRIOR_VIEWS * kind_mean[kind] + sums.total) / (CARD_PRIOR_VIEWS + sums.count)
+    views_counted = sum(sums.count for sums in by_kind.values())
+    return Pace(kind_mean, kind_sd, card_mean, views_counted)
 
 
 def _prior_log_mean(kind: str) -> float:

@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from drill.cards.asked import question_markdown
+from drill.cards.field_values import mappings, texts
 from drill.cards.model import Card
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 from drill.ui.form_base import AnswerFormBase
@@ -289,7 +290,7 @@ class ShapeTraceForm(AnswerForm):
     def field_specs(self) -> list[tuple[str, str, str]]:
         return [
             (f"{i}. {markup_text(str(step['label']))}", "shape, e.g. (B, S, D)", f"step{i}")
-            for i, step in enumerate(self.card.fields["steps"], 1)
+            for i, step in enumerate(mappings(self.card.fields["steps"]), 1)
         ]
 
     def check(self, seconds: float) -> FormVerdict:
@@ -421,7 +422,7 @@ class DiagnosisForm(AnswerForm):
 
     def __init__(self, card: Card, rng: random.Random) -> None:
         super().__init__(card)
-        choices = list(card.fields["choices"])
+        choices = texts(card.fields["choices"])
         rng.shuffle(choices)
         self.choices = choices
         self.chosen: int | None = None

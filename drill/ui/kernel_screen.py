@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, TextArea
 
+from drill.cards.field_values import number
 from drill.config.settings import DEFAULT_JUDGE_TIMEOUT
 from drill.kernel import drafts
 from drill.kernel.cards import kernel_files
@@ -37,7 +38,7 @@ from drill.ui.verdict_view import one_line, render_verdict
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
-    from drill.kernel.protocol import JudgeEvent
+    from drill.kernel_shared.protocol import JudgeEvent
 
 SAVE_DELAY = 0.3  # seconds of quiet typing before the draft is written
 HIGHLIGHTS = Path(__file__).with_name("cuda_highlights.scm")
@@ -149,7 +150,7 @@ class KernelScreen(Screen[int | None]):
         self.files = kernel_files(card)
         self.language = str(card.fields.get("language", "cuda"))
         self.ext = drafts.extension_for(self.language)
-        self.target_pct = float(card.fields.get("target_pct") or 0)
+        self.target_pct = number(card.fields.get("target_pct") or 0)
         self.judge = judge  # the app's warm judge, shared by every kernel card
         self.timeout = DEFAULT_JUDGE_TIMEOUT
         self.save_delay = SAVE_DELAY

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # only an annotation here: these messages load without the kernel judge's modules
-    from drill.kernel.protocol import JudgeEvent
     from drill.kernel.verdict import Verdict
+    from drill.kernel_shared.protocol import JudgeEvent
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.widgets import Input
 
+from drill.cards.field_values import texts
 from drill.cards.model import Card
 from drill.mock.grading import CHOICES_COST, read_choice
 from drill.mock.hard import hard_question
@@ -161,7 +162,7 @@ def mock_form_for(card: Card, seed: int, *, hard: bool = False) -> AnswerForm | 
     """The form a mock asks `card` with; `seed` fixes what it draws (the same as a review's form would);
     `hard`: a numeric card asked in hard mode."""
     if card.kind == "diagnosis":
-        order = list(card.fields["choices"])
+        order = texts(card.fields["choices"])
         random.Random(seed).shuffle(order)
         return MockDiagnosisForm(card, order)
     if card.kind == "memory_ledger":

@@ -6,7 +6,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,19 +27,6 @@ if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.mock.plan import MockPlan
     from drill.mock.rounds import RoundKind, RoundPlan
-
-
-class MockOptions(TypedDict, total=False):
-    """What `drill mock` asked for on the command line: the setup screen opens with it (None: not given).
-    `round`: the round asked for with --round (offered first); `quick`: --quick, the quiz format only."""
-
-    minutes: int | None
-    topics: tuple[str, ...]
-    questions: int | None
-    practice: bool
-    hard: bool
-    round: str | None
-    quick: bool
 
 
 @dataclass(frozen=True)

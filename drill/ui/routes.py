@@ -1,6 +1,6 @@
-"""The app's routes between screens: mock interviews, stats, the browser and focused practice.
+"""The app's answers to what screens ask for: mock interviews, stats, the browser and focused practice.
 
-Screens post messages (drill.ui.messages); DrillApp is built on this class and
+Screens post messages (drill.ui.messages); DrillApp is built on ScreenRequests and
 answers them here, so no screen imports the app.
 """
 
@@ -16,7 +16,9 @@ from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from drill.start import MockAsked, with_weakest
 from drill.ui.screen_text import notice_text
+from drill.workspace import topic_titles
 
 if TYPE_CHECKING:
     from drill.cards.model import Card
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from drill.mock.rounds import RoundPlan
     from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
-    from drill.ui.mock_setup import MockOptions, MockRequest
+    from drill.ui.mock_setup import MockRequest
     from drill.workspace import Workspace
 
 
@@ -45,9 +47,9 @@ class OffersCommands(Protocol):
     def palette_commands(self) -> Iterator[SystemCommand]: ...
 
 
-class Routes(App[int]):
+class ScreenRequests(App[int]):
     """The app's answers to the screens' requests: what each one opens. DrillApp is this app, and sets what
-    is declared here."""
+    is declared here (from its start, drill.start.AppStart)."""
 
     data_dir: Path
     workspace: "Workspace"
@@ -57,7 +59,7 @@ class Routes(App[int]):
     rollover_hour: int
     new_per_day: int
     new_order: str
-    mock_options: "MockOptions"
+    mock_asked: MockAsked | None
     kernel_judge: Callable[[], "JudgeClient"]
     review_screen: Callable[[], Screen[None]]
 
@@ -79,11 +81,6 @@ class Routes(App[int]):
 
         return study_day(self.clock(), self.rollover_hour)
 
-    def topic_titles(self) -> dict[str, str]:
-        from drill.cards.loader import known_topics
-
-        return {k: str(v.get("title", k)) for k, v in known_topics().items()}
-
     # -- mock interviews ------------------------------------------------------------
     async def on_mock_asked(self, _message: object = None) -> None:
         await self.open_mock_setup()
@@ -98,7 +95,7 @@ class Routes(App[int]):
         figures = await asyncio.to_thread(self.workspace.weakness, self.today())
         weakness = measured_weakness(figures)  # the practised topics' scores: the ranking's input
         suspended = [cid for cid, s in self.session.states.items() if s.suspended]
-        options = self.mock_options
+        asked = self.mock_asked or MockAsked()
 
         async def chosen(request: "MockRequest | None") -> None:
             if request is None:
@@ -118,19 +115,19 @@ class Routes(App[int]):
             MockSetupScreen(
                 cards,
                 weakness,
-                self.topic_titles(),
+                topic_titles(),
                 load_tracks(),
-                minutes=options.get("minutes") or (DEFAULT_ROUND_MINUTES if options.get("round") else DEFAULT_MINUTES),
-                topics=options.get("topics") or (),
-                questions=options.get("questions"),
+                minutes=asked.minutes or (DEFAULT_ROUND_MINUTES if asked.round else DEFAULT_MINUTES),
+                topics=asked.topics,
+                questions=asked.questions,
                 judge_available=judge_can_run(),
                 exclude=suspended,
                 seed=self.seed,
                 recent=reviewed_within(self.session.states.values(), self.today()),
-                practice=bool(options.get("practice")),
-                hard=bool(options.get("hard")),
-                round_asked=options.get("round"),
-                quick=bool(options.get("quick")),
+                practice=asked.practice,
+                hard=asked.hard,
+                round_asked=asked.round,
+                quick=asked.quick,
             ),
             chosen,
         )
@@ -179,7 +176,7 @@ class Routes(App[int]):
             cards,
             self.clock,
             self.today,
-            self.topic_titles(),
+            topic_titles(),
             weakness,
             weakness_now,
             readiness_after=readiness_now,
@@ -225,7 +222,7 @@ class Routes(App[int]):
             return report, None if readiness is None else readiness.as_json(), calibration.as_json()
 
         report, readiness, calibration = await asyncio.to_thread(read)
-        self.push_screen(StatsScreen(report, self.topic_titles(), readiness, calibration))
+        self.push_screen(StatsScreen(report, topic_titles(), readiness, calibration))
 
     async def on_browser_asked(self, _message: object = None) -> None:
         from drill.ui.browser import BrowserScreen
@@ -263,12 +260,7 @@ class Routes(App[int]):
             return
         today = self.today()
         states = await asyncio.to_thread(self.workspace.states)
-        topics: list[str] = list(message.topics)
-        if message.weak:
-            from drill.study.standing import weakest
-
-            figures = await asyncio.to_thread(self.workspace.weakness, today)
-            topics += [t for t in weakest(figures, message.weak + len(topics)) if t not in topics][: message.weak]
+        topics = await asyncio.to_thread(with_weakest, self.workspace, today, message.topics, message.weak or 0)
         self.session = self.workspace.review_session(
             today,
             states=states,

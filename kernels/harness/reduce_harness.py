@@ -11,7 +11,7 @@ one comma-separated entry per pass.
 
 import math
 
-from drill.kernel.launch import block_dims, grid_size, smem_bytes
+from drill.kernel_shared.launch import block_dims, grid_size, smem_bytes
 
 LANGUAGE = "cuda"
 ENTRY = ("reduce_sum",)
@@ -55,7 +55,7 @@ def launcher(program, inputs, kit):
     smems = decl.per_pass("smem", "0")
     passes = max(len(blocks), len(grids), len(smems))
     if passes > MAX_PASSES:
-        from drill.kernel.launch import LaunchError
+        from drill.kernel_shared.launch import LaunchError
 
         raise LaunchError(decl.line, f"{passes} passes; the card allows at most {MAX_PASSES}")
     plan = []

@@ -14,7 +14,7 @@ the judge for every rank; reference and compare run only in the judge
 (drill/judge/collective_check.py), so no rank ever holds the expected sum.
 """
 
-from drill.kernel import collective_sizes as sizes
+from drill.kernel_shared import collective_sizes as sizes
 
 LANGUAGE = "collective"
 ENTRY = ("reduce_scatter",)

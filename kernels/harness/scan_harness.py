@@ -9,7 +9,7 @@ tile_counter one 32-bit word, all zero before every launch: room for the tiles t
 The inputs are whole numbers, so every prefix is exact in float32 and any order of additions must give it exactly.
 """
 
-from drill.kernel.launch import block_dims
+from drill.kernel_shared.launch import block_dims
 
 LANGUAGE = "cuda"
 ENTRY = ("scan",)
@@ -49,7 +49,7 @@ def launcher(program, inputs, kit):
     threads = block[0] * block[1] * block[2]
     items = int(decl.get("items", "1"))
     if not 1 <= items <= 64:
-        from drill.kernel.launch import LaunchError
+        from drill.kernel_shared.launch import LaunchError
 
         raise LaunchError(decl.line, f"items={items}: give 1 to 64 elements per thread")
     n = inputs["n"]

@@ -10,7 +10,7 @@ ceil(cols / W) x ceil(rows / H) blocks, so each block owns one W x H tile of
 
 import math
 
-from drill.kernel.launch import LaunchError, block_dims, parse_dims, smem_bytes
+from drill.kernel_shared.launch import LaunchError, block_dims, parse_dims, smem_bytes
 
 LANGUAGE = "cuda"
 ENTRY = ("transpose",)

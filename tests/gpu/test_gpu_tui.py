@@ -14,8 +14,9 @@ pytestmark = pytest.mark.gpu
 textual = pytest.importorskip("textual", reason="the app's UI packages are not installed here")
 
 from drill import paths  # noqa: E402
+from drill.start import AppOptions  # noqa: E402
 from drill.store.reader import DB_NAME  # noqa: E402
-from drill.ui.app import DrillApp  # noqa: E402
+from drill.ui.app import make_app  # noqa: E402
 from drill.ui.kernel_screen import KernelScreen  # noqa: E402
 
 
@@ -27,7 +28,7 @@ async def settle(pilot):
 @pytest.mark.parametrize("card_id, answer", [("reduce", "reduce.cu"), ("softmax", "softmax.py")])
 async def test_kernel_card_from_review_to_grade(tmp_path, card_id, answer):
     data = tmp_path / "data"
-    app = DrillApp(data, None, clock=lambda: dt.datetime(2026, 5, 10, 12))
+    app = make_app(AppOptions(data, None, clock=lambda: dt.datetime(2026, 5, 10, 12)))
     app.session.queue = [card_id]
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)

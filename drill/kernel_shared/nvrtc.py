@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from drill.kernel.protocol import CompilerMessageFields, KernelResourceFields
+from drill.kernel_shared.protocol import CompilerMessageFields, KernelResourceFields
 
 DEFAULT_ARCH = "sm_90"
 

@@ -81,7 +81,7 @@ Request = RunRequest | CalibrateRequest | QuitRequest
 
 
 class CompilerMessageFields(TypedDict):
-    """One compiler diagnostic (drill.kernel.nvrtc.CompilerMessage), as sent."""
+    """One compiler diagnostic (drill.kernel_shared.nvrtc.CompilerMessage), as sent."""
 
     line: int
     column: int
@@ -90,7 +90,7 @@ class CompilerMessageFields(TypedDict):
 
 
 class KernelResourceFields(TypedDict):
-    """What ptxas reported for one kernel (drill.kernel.nvrtc.KernelResources), as sent."""
+    """What ptxas reported for one kernel (drill.kernel_shared.nvrtc.KernelResources), as sent."""
 
     name: str
     registers: int
