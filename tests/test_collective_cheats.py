@@ -167,7 +167,7 @@ def test_the_halves_floors_follow_each_ranks_part():
 
 
 def test_a_shortfall_names_the_rank_and_both_figures():
-    from drill.judge.rank_traffic import Reading, shortfall, traffic_words
+    from drill.judge.collective.traffic import Reading, shortfall, traffic_words
 
     floor = sizes.all_reduce_floor({"dtype": "float32", "numel": 393216}, 2)  # 1.5 MiB
     honest = [Reading(1572864 + 96, 1572864 + 96), Reading(1572864 + 96, 1572864 + 96)]
@@ -192,7 +192,7 @@ def test_a_shortfall_names_the_rank_and_both_figures():
 
 
 def test_nccls_record_is_read_for_bytes_sent_and_received_and_for_collectives():
-    from drill.judge.rank_traffic import nccl_operations, nccl_reading
+    from drill.judge.collective.traffic import nccl_operations, nccl_reading
 
     text = (CHEATS / "nccl_coll.log").read_text()
     operations = nccl_operations(text)
@@ -215,7 +215,7 @@ def test_nccls_record_is_read_for_bytes_sent_and_received_and_for_collectives():
 
 
 def test_nccls_record_is_counted_per_window_from_a_file(tmp_path):
-    from drill.judge.rank_traffic import NcclLogs, nccl_log_path
+    from drill.judge.collective.traffic import NcclLogs, nccl_log_path
 
     lines = (CHEATS / "nccl_coll.log").read_text().splitlines(keepends=True)
     logs = NcclLogs(tmp_path, 1)
@@ -238,14 +238,14 @@ def test_nccls_record_is_counted_per_window_from_a_file(tmp_path):
     ],
 )
 def test_an_nccl_kernel_name_says_whether_a_built_in_collective_ran(kernel, collective):
-    from drill.judge.rank_traffic import nccl_collective_kernel
+    from drill.judge.collective.traffic import nccl_collective_kernel
 
     assert nccl_collective_kernel(kernel) == collective
 
 
 def test_inputs_drawn_from_a_seed_are_the_same_each_time_exact_in_their_type_and_never_zero():
     torch = pytest.importorskip("torch")
-    from drill.judge.collective_inputs import drawn
+    from drill.judge.collective.inputs import drawn
 
     for dtype in (torch.float32, torch.bfloat16):
         a = drawn(12345, 0, 100003, dtype, torch.device("cpu"))
@@ -262,7 +262,7 @@ import gc, tempfile, types
 import torch, torch.distributed as dist
 import torch.distributed._functional_collectives
 dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
-from drill.judge.rank_ops import refuse_collectives
+from drill.judge.collective.point_to_point import refuse_collectives
 from drill.kernel_shared.collective_source import MODULE_COLLECTIVES
 refuse_collectives()
 left = sorted(

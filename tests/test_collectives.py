@@ -256,7 +256,7 @@ def test_the_judge_computes_each_ranks_expected_output_from_the_seeds_alone(card
     torch = pytest.importorskip("torch")
     import importlib.util
 
-    from drill.judge.collective_check import CheckKit, compare, compare_sampled, expected
+    from drill.judge.collective.check import CheckKit, compare, compare_sampled, expected
 
     path = kernel_files(cards[card_id]).harness
     spec = importlib.util.spec_from_file_location(f"harness_{card_id.replace('-', '_')}", path)
@@ -315,8 +315,8 @@ def test_the_timed_path_runs_on_gloo_with_the_hosts_clock(tmp_path, cards, sourc
     import importlib.util
     import types
 
-    from drill.judge.collective import _launch
-    from drill.judge.ranks import RankSpec
+    from drill.judge.collective.rank_group import RankSpec
+    from drill.judge.collective.run import _launch
 
     files = kernel_files(cards["ring-allreduce"])
     spec_ = importlib.util.spec_from_file_location("harness_timed_ring", files.harness)

@@ -95,8 +95,8 @@ def test_the_stand_in_judge_started_the_old_way_would_have_imported_them(planted
 
 
 def test_a_rank_process_command_line_imports_nothing_planted(planted):
-    """The ranks of a collective card start with this command line (drill.judge.ranks), from the judge."""
-    command = judge_python.command("drill.judge.rank", "not a spec", python=sys.executable)
+    """The ranks of a collective card start with this command line (drill.judge.collective.rank_group), from the judge."""
+    command = judge_python.command("drill.judge.collective.rank_process", "not a spec", python=sys.executable)
     done = subprocess.run(
         command,
         env=judge_python.environment(os.environ),

@@ -16,4 +16,5 @@ stamps, `profiled` times through torch.profiler where CUPTI cannot load) and
 `figures` turns them into the `timing` event; `cudadrv` loads and launches CUDA
 through the driver API; `inbox` reads requests from the start; `remote_requests`
 points a remote run at this host's harness; `fake` is a stand-in judge for tests.
+The collective cards' ranks and their checks are the `collective` package.
 """

@@ -34,7 +34,7 @@ from drill.kernel_shared import protocol
 _DIRECTIVE = re.compile(r"fake:\s*(?P<what>[a-z-]+)(?:\s+(?P<arg>[\d.]+))?")
 
 
-# What drill.judge.collective sends for a timed size: 256 MiB in 1.2 ms on 2 GPUs, NCCL in 0.96 ms.
+# What drill.judge.collective.run sends for a timed size: 256 MiB in 1.2 ms on 2 GPUs, NCCL in 0.96 ms.
 COLLECTIVE_TIMING = {
     "event": "timing",
     "name": "256 MiB",

@@ -125,7 +125,7 @@ class Judge:
         filename = str(job.get("filename") or ("kernel.cu" if language == "cuda" else "kernel.py"))
         device = rt.device_words
         if language == "collective":  # its ranks run elsewhere than the judge: say where
-            from drill.judge.collective import device_words
+            from drill.judge.collective.run import device_words
 
             device = device_words(rt)
         emit({"event": "started", "card": card, "device": device, "gpu": rt.gpu})
@@ -225,8 +225,8 @@ class Judge:
                     "resources": [],
                 }
             )
-        elif language == "collective":  # many ranks, each a process of its own (drill.judge.collective)
-            from drill.judge.collective import judge_collective
+        elif language == "collective":  # many ranks, each a process of its own (drill.judge.collective.run)
+            from drill.judge.collective.run import judge_collective
 
             judge_collective(rt, job, harness, source, timing, emit)
             return

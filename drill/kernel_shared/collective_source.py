@@ -7,7 +7,7 @@ import all_reduce as ar`, `group.allreduce(...)`, `funcol.all_reduce(...)`) and
 refuses it with the line; `drill check` does the same for a deck's starter and
 solution. What reading cannot see (`getattr(dist, "all_" + "reduce")`) is caught
 when it runs: the ranks replace every collective with one that raises
-(drill.judge.rank_ops).
+(drill.judge.collective.point_to_point).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How every judge-side Python starts: an import path with nothing of the folder drill was started in.
 
-The judge (`drill.judge`), the ranks of a collective card (`drill.judge.rank`),
+The judge (`drill.judge`), the ranks of a collective card (`drill.judge.collective.rank_process`),
 the stand-in judge (`drill.judge.fake`) and the judge on another host over SSH
 all start through the command lines made here. Each runs with `-P` (Python
 3.11+), so neither the current folder nor the folder of a script is put on

@@ -8,10 +8,10 @@ torch.tensor_split(output, world)[r] cuts it (the first L % world parts one
 element longer), and is read-only. Fill `output` with every rank's part in rank
 order, as torch.distributed.all_gather_into_tensor does for equal parts.
 
-make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+make_inputs runs in each rank (drill/judge/collective/rank_process.py, with drill/judge/collective/kit.py
 as `kit`), drawing its part from a seed only that rank is given, and again in
 the judge for every rank; reference and compare run only in the judge
-(drill/judge/collective_check.py), so no rank ever holds the other parts.
+(drill/judge/collective/check.py), so no rank ever holds the other parts.
 """
 
 from drill.kernel_shared import collective_sizes as sizes

@@ -8,10 +8,10 @@ part of it, as torch.tensor_split(input, world)[r] cuts it (the first L % world
 parts one element longer): fill it with the sum over the ranks of that part of
 their inputs, as torch.distributed.reduce_scatter_tensor does for equal parts.
 
-make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+make_inputs runs in each rank (drill/judge/collective/rank_process.py, with drill/judge/collective/kit.py
 as `kit`), drawing its inputs from a seed only that rank is given, and again in
 the judge for every rank; reference and compare run only in the judge
-(drill/judge/collective_check.py), so no rank ever holds the expected sum.
+(drill/judge/collective/check.py), so no rank ever holds the expected sum.
 """
 
 from drill.kernel_shared import collective_sizes as sizes

@@ -9,10 +9,10 @@ it. The process group is initialised; torch.distributed's point-to-point
 operations (send, recv, isend, irecv, batch_isend_irecv with P2POp) are yours,
 its collectives are not.
 
-make_inputs runs in each rank (drill/judge/rank.py, with drill/judge/rank_kit.py
+make_inputs runs in each rank (drill/judge/collective/rank_process.py, with drill/judge/collective/kit.py
 as `kit`), drawing its inputs from a seed only that rank is given, and again in
 the judge for every rank; reference and compare run only in the judge
-(drill/judge/collective_check.py), so no rank ever holds the expected sum.
+(drill/judge/collective/check.py), so no rank ever holds the expected sum.
 """
 
 from drill.kernel_shared import collective_sizes as sizes

@@ -64,7 +64,7 @@ def rank_processes() -> list[str]:
                 cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if "drill.judge.rank" in cmdline:
+            if "drill.judge.collective.rank_process" in cmdline:
                 out.append(f"{entry.name}: {cmdline}")
     return out
 

@@ -2,7 +2,7 @@
 and, in a rank, the outputs with their poison and guard zone.
 
 `InputKit` is what `make_inputs` is given on both sides: in a rank it draws
-that rank's inputs on its device; in the judge (drill.judge.collective_check)
+that rank's inputs on its device; in the judge (drill.judge.collective.check)
 it draws every rank's again on the CPU for the expected result. `RankKit` adds
 what only a rank does. A rank holds no reference and, once the learner's file
 is loaded, no built-in collective: `builtin` is torch's module only while NCCL's
@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from drill.judge.collective_inputs import drawn
+from drill.judge.collective.inputs import drawn
 from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch
 from drill.judge.torch_kit import guard_value, poison_output
 from drill.kernel_shared.collective_sizes import shards

@@ -13,8 +13,8 @@ the card's factor (2(n-1)/n for an all-reduce, (n-1)/n for its halves). Each
 call is timed on every rank with CUDA events, all ranks released together; a
 call's time is the slowest rank's, and the figure the median over the calls.
 
-What makes a verdict the learner's (drill.judge.collective_check,
-drill.judge.rank_traffic): each rank draws its inputs from a seed the judge
+What makes a verdict the learner's (drill.judge.collective.check,
+drill.judge.collective.traffic): each rank draws its inputs from a seed the judge
 sends it alone; the judge draws every rank's again and computes the expected
 result here, and compares each rank's output as the rank sent it back; it
 reads each rank's traffic from counters the rank cannot change, and refuses a
@@ -33,11 +33,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from drill.judge.collective_check import compare, compare_sampled, expected
-from drill.judge.devices import cuda_device_count
-from drill.judge.kitbase import Check, CheckResult
-from drill.judge.rank_kit import DTYPES
-from drill.judge.rank_traffic import (
+from drill.judge.collective.check import compare, compare_sampled, expected
+from drill.judge.collective.kit import DTYPES
+from drill.judge.collective.rank_group import START_STALL_SECONDS, RankFailure, RankGroup, RankSpec, run_folder
+from drill.judge.collective.traffic import (
     GlooConnections,
     NcclLogs,
     Reading,
@@ -45,7 +44,8 @@ from drill.judge.rank_traffic import (
     shortfall,
     traffic_words,
 )
-from drill.judge.ranks import START_STALL_SECONDS, RankFailure, RankGroup, RankSpec, run_folder
+from drill.judge.devices import cuda_device_count
+from drill.judge.kitbase import Check, CheckResult
 from drill.kernel_shared.collective_sizes import TrafficFloor
 from drill.kernel_shared.collective_source import refused_calls
 from drill.kernel_shared.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent

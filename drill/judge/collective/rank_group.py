@@ -1,6 +1,6 @@
 """The judge's side of a collective card's ranks: start them, talk to them, notice a hang or a death, stop them all.
 
-One process per rank (drill.judge.rank), all in one process group of their own,
+One process per rank (drill.judge.collective.rank_process), all in one process group of their own,
 so one `killpg` takes every rank and anything the learner's code started; each
 rank also dies with the judge (PR_SET_PDEATHSIG), so a judge stopped by the
 app's timeout leaves none behind. They meet through a FileStore in a temporary
@@ -9,7 +9,7 @@ forks of the judge, which has torch imported already: a rank starts in
 milliseconds, where a fresh Python would spend a second or more importing
 torch. With GPUs they are fresh processes (a fork cannot use CUDA).
 
-Each rank writes what it is doing to a status slot (drill.judge.rank_status);
+Each rank writes what it is doing to a status slot (drill.judge.collective.status_slot);
 when the ranks stop making progress (no slot changes and no rank answers for
 `stall_s`) or one dies, the words say which rank was doing what.
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drill.judge.rank_status import StatusSlot
-from drill.judge.rank_traffic import nccl_log_path
+from drill.judge.collective.status_slot import StatusSlot
+from drill.judge.collective.traffic import nccl_log_path
 
 SPAWN_ENV = "DRILL_RANKS_SPAWN"  # set: fresh processes even where forking would do (tests of that path)
 STALL_SECONDS = 8.0  # no rank answers and none changes its status for this long: a hang
@@ -156,7 +156,7 @@ class RankGroup:
                 self._selector = selectors.DefaultSelector()
             except BaseException:
                 os._exit(1)
-            from drill.judge.rank import serve
+            from drill.judge.collective.rank_process import serve
 
             serve(spec)  # never returns
         try:
@@ -169,7 +169,9 @@ class RankGroup:
         from drill.kernel_shared import judge_python
 
         proc = subprocess.Popen(
-            judge_python.command("drill.judge.rank", json.dumps(spec), python=sys.executable),  # isolated imports
+            judge_python.command(
+                "drill.judge.collective.rank_process", json.dumps(spec), python=sys.executable
+            ),  # isolated imports
             pass_fds=keep,
             stdin=subprocess.DEVNULL,
             stdout=log,  # what the learner prints, and what a crashing library says: read back at a death

@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
+from drill.judge.collective.kit import InputKit
 from drill.judge.kitbase import Check, CheckResult, unravel
-from drill.judge.rank_kit import InputKit
 
 # The unit roundoff of each type: half the gap between 1 and the next number.
 UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11}

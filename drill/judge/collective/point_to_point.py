@@ -11,7 +11,7 @@ computed in the judge's own process, NCCL's collective is timed before the
 learner's file is read), so no closure, attribute or frame leads back to one.
 
 Point-to-point operations stay, and each says what the rank is doing in its
-status slot (drill.judge.rank_status), so a hang or a death is reported as
+status slot (drill.judge.collective.status_slot), so a hang or a death is reported as
 "rank 2, op 5: waiting for irecv from rank 1 (line 21)". In a checked run
 (`poison=True`) every receive lands in a buffer of the judge's first; the
 learner's buffer holds NaN until `wait()` is called on the handle, when the
@@ -33,7 +33,7 @@ import torch
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
-from drill.judge.rank_status import StatusSlot
+from drill.judge.collective.status_slot import StatusSlot
 from drill.kernel_shared.collective_source import MODULE_COLLECTIVES
 
 # The same, as methods of a process group or backend object.

@@ -1,7 +1,7 @@
 """One rank of a collective card: joins the process group, loads the harness and the learner's file, runs what the
-judge asks. `python -m drill.judge.rank SPEC` (a fresh process, on GPUs) or `serve(spec)` in a forked judge (CPU).
+judge asks. `python -m drill.judge.collective.rank_process SPEC` (a fresh process, on GPUs) or `serve(spec)` in a forked judge (CPU).
 
-The judge (drill.judge.ranks) sends one JSON line per command on the rank's own command pipe; the rank answers on
+The judge (drill.judge.collective.rank_group) sends one JSON line per command on the rank's own command pipe; the rank answers on
 its report pipe. At the start: `joined` (the process group is up; the judge takes hold of its connections and says
 `counted`), `baseline` (on GPUs, NCCL's own collective timed before the learner's file is read), `ready`. Then
 `case` (a seed of this rank's alone; two runs, the second exposing what the first left: before each the rank says
@@ -54,7 +54,7 @@ def serve(spec: dict[str, Any]) -> None:
 
 def _serve(spec: dict[str, Any]) -> int:
     _die_with_parent(int(spec["parent"]))
-    from drill.judge.rank_status import StatusSlot
+    from drill.judge.collective.status_slot import StatusSlot
 
     status = StatusSlot(Path(spec["status"]))
     status.set("starting: importing torch")
@@ -88,8 +88,8 @@ def _serve(spec: dict[str, Any]) -> int:
     if _command(commands).get("op") != "counted":
         return 0
 
-    from drill.judge.rank_kit import RankKit
-    from drill.judge.rank_ops import PointToPoint, Watch, refuse_collectives
+    from drill.judge.collective.kit import RankKit
+    from drill.judge.collective.point_to_point import PointToPoint, Watch, refuse_collectives
     from drill.judge.source_only import deck_imports, load_file, run_source
     from drill.judge.tamper import Fingerprint, tampered_words
     from drill.kernel_shared.trusted_source import Pins
@@ -309,7 +309,7 @@ def _fault(reports: TextIO, status: Any, exc: BaseException, learner_file: str, 
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == learner_file:
             line = frame.lineno or 0
-    from drill.judge.rank_ops import Refused
+    from drill.judge.collective.point_to_point import Refused
 
     text = _plain_words(str(exc))
     words = text if isinstance(exc, Refused) else f"{type(exc).__name__}: {text}".rstrip(": ")
