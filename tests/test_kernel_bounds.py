@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from drill.judge.figures import timing_event
 from drill.judge.judging import Judge
+from drill.judge.timing_event import timing_event
 from drill.kernel.verdict import (
     BOUND_SLACK,
     Timing,

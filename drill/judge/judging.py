@@ -7,19 +7,28 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from drill.judge.evidence import Allowance, Seen, learner_kernel_names, parse_allowed
 from drill.judge.evidence_gpu import GpuWatch, sort_calls
-from drill.judge.figures import laps, timing_event
-from drill.judge.kitbase import Check
-from drill.judge.programs import BuildError, build_cuda, build_triton, learner_line
+from drill.judge.harness import Case, CollectiveHarness, Inputs, KernelHarness, KernelKit
+from drill.judge.kitbase import Check, Launch
+from drill.judge.programs import BuildError, CudaProgram, TritonProgram, build_cuda, build_triton, learner_line
 from drill.judge.source_only import deck_imports, load_file
 from drill.judge.tamper import Fingerprint, tampered_words
+from drill.judge.timing_event import laps, timing_event
 from drill.kernel_shared.launch import LaunchError
 from drill.kernel_shared.nvrtc import NvrtcUnavailable
 from drill.kernel_shared.protocol import Emit, Job
 from drill.kernel_shared.trusted_source import NotTrusted, Pins
+
+if TYPE_CHECKING:
+    from drill.judge.evidence_cpu import CpuWatch
+    from drill.judge.measure import Measured
+    from drill.judge.runtime import Runtime
+    from drill.kernel_shared.nvrtc import CompilerMessage, KernelResources
+
+LearnerProgram = CudaProgram | TritonProgram
 
 _harness_ids = itertools.count(1)
 
@@ -86,7 +95,7 @@ CALIBRATING = "measuring this GPU once (its copy, read and matmul ceilings, the 
 class Judge:
     """Runs requests for one child process; keeps the GPU warm and caches PyTorch baseline timings."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
         self.watch: Fingerprint | None = None  # the judge's code as it was before the learner's Python ran
         self.baseline_ms: dict[tuple[str, str], tuple[float, float]] = {}  # (ms, host µs) of PyTorch's way
@@ -130,7 +139,7 @@ class Judge:
             device = device_words(rt)
         emit({"event": "started", "card": card, "device": device, "gpu": rt.gpu})
         try:
-            harness = load_harness(str(job["harness"]), Pins.from_job(job))
+            module = load_harness(str(job["harness"]), Pins.from_job(job))
         except NotTrusted as exc:
             emit(
                 {
@@ -151,8 +160,9 @@ class Judge:
                 }
             )
             return
-        entry = tuple(getattr(harness, "ENTRY", ()))
-        program: Any
+        entry = tuple(getattr(module, "ENTRY", ()))
+        harness = cast(KernelHarness, module)
+        program: LearnerProgram
 
         if language == "cuda":
             try:
@@ -160,7 +170,7 @@ class Judge:
                     source,
                     filename,
                     entry=entry,
-                    launch_keys=tuple(getattr(harness, "LAUNCH_KEYS", ())) or None,
+                    launch_keys=tuple(getattr(module, "LAUNCH_KEYS", ())) or None,
                     arch=rt.arch,
                     load=rt.gpu,
                     workdir=rt.workdir,
@@ -228,7 +238,7 @@ class Judge:
         elif language == "collective":  # many ranks, each a process of its own (drill.judge.collective.run)
             from drill.judge.collective.run import judge_collective
 
-            judge_collective(rt, job, harness, source, timing, emit)
+            judge_collective(rt, job, cast(CollectiveHarness, module), source, timing, emit)
             return
         else:
             emit({"event": "error", "kind": "harness", "fatal": False, "message": f"unknown language {language!r}"})
@@ -236,7 +246,7 @@ class Judge:
 
         kit = rt.kit(language)
         try:
-            allowed = parse_allowed(getattr(harness, "ALLOWED", None))
+            allowed = parse_allowed(getattr(module, "ALLOWED", None))
         except ValueError as exc:
             emit({"event": "error", "kind": "harness", "fatal": False, "message": f"the card's ALLOWED: {exc}"})
             return
@@ -251,26 +261,37 @@ class Judge:
                 }
             )
         elif timing != "none":
-            self._time(card, harness, program, kit, emit, timing, bool(job.get("fresh_baseline")), watch)
+            gpu_watch = watch if isinstance(watch, GpuWatch) else None
+            self._time(card, harness, program, kit, emit, timing, bool(job.get("fresh_baseline")), gpu_watch)
 
     def _watch(
-        self, language: str, program: Any, source: str, filename: str, allowed: tuple[Allowance, ...], kit: Any
-    ) -> Any:
+        self,
+        language: str,
+        program: LearnerProgram,
+        source: str,
+        filename: str,
+        allowed: tuple[Allowance, ...],
+        kit: KernelKit,
+    ) -> CpuWatch | GpuWatch:
         """What watches the learner's calls: the ATen ops and Triton launches under the interpreter on a CPU,
         the GPU's activity records on a GPU (a CUDA file's kernels are those of its module)."""
+        if isinstance(program, CudaProgram):  # a CUDA file is watched on a GPU only (elsewhere it is only compiled)
+            learner = frozenset(program.kernel_names) | frozenset(r.name for r in nvrtc_kernels(program.compiled.cubin))
+            return GpuWatch(learner, allowed, kit.synchronize)
         if not self.rt.gpu:
             from drill.judge.evidence_cpu import CpuWatch
 
             return CpuWatch(program.path, allowed)
-        if language == "cuda":
-            learner = frozenset(program.kernel_names) | frozenset(r.name for r in nvrtc_kernels(program.compiled.cubin))
-        else:
-            learner = learner_kernel_names(source, str(program.path))
-        return GpuWatch(learner, allowed, kit.synchronize)
+        return GpuWatch(learner_kernel_names(source, str(program.path)), allowed, kit.synchronize)
 
     @staticmethod
     def _compiled(
-        emit: Emit, ok: bool, log: str, messages: list[Any], resources: list[Any], seconds: float | None
+        emit: Emit,
+        ok: bool,
+        log: str,
+        messages: list[CompilerMessage],
+        resources: list[KernelResources],
+        seconds: float | None,
     ) -> None:
         emit(
             {
@@ -283,7 +304,7 @@ class Judge:
             }
         )
 
-    def _fault(self, exc: BaseException, case: str, program: Any, emit: Emit) -> bool:
+    def _fault(self, exc: BaseException, case: str, program: LearnerProgram, emit: Emit) -> bool:
         """Report an exception from the learner's code; True when the run must stop."""
         kind, words = describe_fault(exc)
         if isinstance(exc, LaunchError):
@@ -302,7 +323,15 @@ class Judge:
             raise Fatal(words)
         return True
 
-    def _check_cases(self, harness: Any, program: Any, kit: Any, emit: Emit, filename: str, watch: Any) -> bool:
+    def _check_cases(
+        self,
+        harness: KernelHarness,
+        program: LearnerProgram,
+        kit: KernelKit,
+        emit: Emit,
+        filename: str,
+        watch: CpuWatch | GpuWatch,
+    ) -> bool:
         """Every case, twice; each call watched (`watch.call`): work that was not the learner's fails the case."""
         seen = Seen(watch.where)
         try:
@@ -311,18 +340,27 @@ class Judge:
             if seen.calls:
                 emit(seen.event("check", watch.allowed))
 
-    def _check_each(self, harness: Any, program: Any, kit: Any, emit: Emit, watch: Any, seen: Seen) -> bool:
+    def _check_each(
+        self,
+        harness: KernelHarness,
+        program: LearnerProgram,
+        kit: KernelKit,
+        emit: Emit,
+        watch: CpuWatch | GpuWatch,
+        seen: Seen,
+    ) -> bool:
         all_ok = True
         for case in harness.cases(kit):
             name = str(case["name"])
             emit({"event": "case_started", "name": name})
             t0 = time.perf_counter()
+            launch: Launch | None = None
             try:
                 kit.begin_case()
                 inputs = harness.make_inputs(case, kit)
                 ref = harness.reference(inputs, kit)
                 launch = harness.launcher(program, inputs, kit)
-                check: Any = None
+                check = Check(False, "not run")
                 for attempt in (1, 2):  # the second run exposes races and leftovers of the first
                     kit.poison_outputs()
                     if hasattr(harness, "poison"):
@@ -372,13 +410,13 @@ class Judge:
     def _time(
         self,
         card: str,
-        harness: Any,
-        program: Any,
-        kit: Any,
+        harness: KernelHarness,
+        program: LearnerProgram,
+        kit: KernelKit,
         emit: Emit,
         timing: str,
         fresh: bool,
-        watch: Any = None,
+        watch: GpuWatch | None = None,
     ) -> None:
         """Time each timing case, then check what the timed launches wrote against the reference, and that every
         timed call's GPU work was the learner's (`watch`, the run's GpuWatch; None: not watched)."""
@@ -392,13 +430,13 @@ class Judge:
     def _time_each(
         self,
         card: str,
-        harness: Any,
-        program: Any,
-        kit: Any,
+        harness: KernelHarness,
+        program: LearnerProgram,
+        kit: KernelKit,
         emit: Emit,
         timing: str,
         fresh: bool,
-        watch: Any,
+        watch: GpuWatch | None,
         seen: Seen,
     ) -> None:
         cases = list(harness.timing_cases(kit))
@@ -416,7 +454,7 @@ class Judge:
             t0 = time.perf_counter()
             phases: dict[str, float] = {}  # seconds per step, for bench/probe_cold.py
             lap = laps(phases)
-
+            launch = None
             try:
                 kit.begin_case()
                 inputs = harness.make_inputs(case, kit)  # fresh random values: a result cannot be cached
@@ -469,7 +507,14 @@ class Judge:
             emit(timed)
 
     def _baseline(
-        self, card: str, name: str, harness: Any, case: Any, inputs: Any, kit: Any, fresh: bool
+        self,
+        card: str,
+        name: str,
+        harness: KernelHarness,
+        case: Case,
+        inputs: Inputs,
+        kit: KernelKit,
+        fresh: bool,
     ) -> tuple[float, float] | None:
         """(ms, host µs) of torch's own way at this size: kept for this GPU and torch, else timed now (with torch's
         kit, on the same inputs) and kept. `fresh`: timed now whatever is kept. (So a judge that started without
@@ -486,7 +531,7 @@ class Judge:
         return base.ms, base.host_us
 
     @staticmethod
-    def _verify(harness: Any, launch: Any, inputs: Any, kit: Any) -> Any:
+    def _verify(harness: KernelHarness, launch: Launch, inputs: Inputs, kit: KernelKit) -> Check:
         """What the last timed launch left in the outputs, against the float64 reference at that size."""
         kit.synchronize()
         guard = kit.check_guards()
@@ -496,7 +541,7 @@ class Judge:
         return harness.compare(launch.result(), ref, inputs, kit)
 
 
-def timed_work(mine: Any, watch: Any) -> Seen:
+def timed_work(mine: Measured, watch: GpuWatch) -> Seen:
     """The GPU work of the timed calls (the measurement's record of each call), sorted as `watch` sorts."""
     calls = getattr(mine, "calls", None)
     if calls is None:
@@ -504,7 +549,7 @@ def timed_work(mine: Any, watch: Any) -> Seen:
     return sort_calls(calls, watch.learner, watch.allowed)
 
 
-def nvrtc_kernels(cubin: bytes) -> list[Any]:
+def nvrtc_kernels(cubin: bytes) -> list[KernelResources]:
     from drill.kernel_shared.nvrtc import cubin_kernels
 
     return cubin_kernels(cubin)

@@ -9,11 +9,12 @@ can find them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 import torch
 
 from drill.judge.collective.kit import InputKit
+from drill.judge.harness import Case, CollectiveHarness, Inputs
 from drill.judge.kitbase import Check, CheckResult, unravel
 
 # The unit roundoff of each type: half the gap between 1 and the next number.
@@ -111,31 +112,37 @@ class CheckKit(InputKit):
         return ""
 
 
+class RankReference(TypedDict):
+    """What a collective harness's `reference` gives for one rank: the values its output must hold, and how near."""
+
+    expected: torch.Tensor
+    tolerance: torch.Tensor
+
+
 @dataclass
 class Expected:
     """One case's expected result, per rank, with each rank's inputs and its kit (for `compare`)."""
 
     kits: list[CheckKit]
-    inputs: list[dict[str, Any]]
-    references: list[Any]
+    inputs: list[Inputs]
+    references: list[RankReference]
 
 
-def expected(harness: Any, case: dict[str, Any], seeds: list[int]) -> Expected:
+def expected(harness: CollectiveHarness, case: Case, seeds: list[int]) -> Expected:
     """Every rank's inputs drawn again from its seed, and the harness's expected result for each rank."""
     world = len(seeds)
     kits = [CheckKit(rank, world) for rank in range(world)]
-    inputs = []
+    inputs: list[Inputs] = []
     for kit, seed in zip(kits, seeds, strict=True):
         kit.begin_case(seed)
         inputs.append(harness.make_inputs(case, kit))
-    references = list(harness.reference(inputs, kits[0]))
+    references = [cast(RankReference, r) for r in harness.reference(inputs, kits[0])]
     return Expected(kits, inputs, references)
 
 
-def compare(harness: Any, want: Expected, rank: int, result: torch.Tensor) -> CheckResult:
+def compare(harness: CollectiveHarness, want: Expected, rank: int, result: torch.Tensor) -> CheckResult:
     """Rank `rank`'s output (as it sent it back) against what the judge expects of it."""
-    check: CheckResult = harness.compare(result, want.references[rank], want.inputs[rank], want.kits[rank])
-    return check
+    return harness.compare(result, want.references[rank], want.inputs[rank], want.kits[rank])
 
 
 def compare_sampled(want: Expected, rank: int, index: torch.Tensor, values: torch.Tensor) -> CheckResult:

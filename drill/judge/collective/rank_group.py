@@ -26,10 +26,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
+from drill.judge.collective.messages import RankCommand, RankReport, RankStart
 from drill.judge.collective.status_slot import StatusSlot
 from drill.judge.collective.traffic import nccl_log_path
+from drill.judge.harness import Case
+from drill.kernel_shared.protocol import DeckPins
 
 SPAWN_ENV = "DRILL_RANKS_SPAWN"  # set: fresh processes even where forking would do (tests of that path)
 STALL_SECONDS = 8.0  # no rank answers and none changes its status for this long: a hang
@@ -50,11 +53,11 @@ class RankFailure(Exception):
 class _Rank:
     rank: int
     pid: int
-    commands: Any  # the write end of its command pipe
+    commands: TextIO  # the write end of its command pipe
     reports_fd: int
     status: StatusSlot
     buffer: bytes = b""
-    replies: list[dict[str, Any]] = field(default_factory=list)
+    replies: list[RankReport] = field(default_factory=list)
     exit_code: int | None = None
 
 
@@ -68,9 +71,9 @@ class RankSpec:
     learner_path: str
     filename: str
     entry: str
-    pins: dict[str, Any]
+    pins: DeckPins
     pg_timeout_s: float
-    baseline_cases: list[dict[str, Any]] = field(default_factory=list)  # NCCL's own collective, timed at these first
+    baseline_cases: list[Case] = field(default_factory=list)  # NCCL's own collective, timed at these first
     log_nccl: bool = False  # NCCL writes its record of every operation to a file of the judge's (for the traffic)
 
 
@@ -102,7 +105,7 @@ class RankGroup:
         status = StatusSlot(status_path, create=True)
         commands_r, commands_w = os.pipe()
         reports_r, reports_w = os.pipe()
-        spec = {
+        spec: RankStart = {
             "rank": rank,
             "world": self.spec.world,
             "backend": self.spec.backend,
@@ -143,7 +146,7 @@ class RankGroup:
         torch = sys.modules.get("torch")
         return torch is not None and not torch.cuda.is_initialized()
 
-    def _fork(self, spec: dict[str, Any], keep: tuple[int, int], log: int) -> int:
+    def _fork(self, spec: RankStart, keep: tuple[int, int], log: int) -> int:
         pid = os.fork()
         if pid == 0:  # the rank
             try:
@@ -165,7 +168,7 @@ class RankGroup:
             pass
         return pid
 
-    def _spawn(self, spec: dict[str, Any], keep: tuple[int, int], log: int) -> int:
+    def _spawn(self, spec: RankStart, keep: tuple[int, int], log: int) -> int:
         from drill.kernel_shared import judge_python
 
         proc = subprocess.Popen(
@@ -223,12 +226,12 @@ class RankGroup:
         return [r.pid for r in self.ranks]
 
     # -- talking to them -------------------------------------------------------------------------
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: RankCommand) -> None:
         """The same command to every rank."""
         for r in self.ranks:
             self.send_to(r.rank, message)
 
-    def send_to(self, rank: int, message: dict[str, Any]) -> None:
+    def send_to(self, rank: int, message: RankCommand) -> None:
         """A command to one rank only (what only it may know: its own seed)."""
         r = self.ranks[rank]
         try:
@@ -237,14 +240,14 @@ class RankGroup:
         except OSError:  # a dead rank: seen when its answer does not come
             pass
 
-    def collect(self, event: str, deadline: float, what: str, *, stall_s: float | None = None) -> list[dict[str, Any]]:
+    def collect(self, event: str, deadline: float, what: str, *, stall_s: float | None = None) -> list[RankReport]:
         """Every rank's next reply `event` (taken off what it sent), in rank order; RankFailure when a rank faults, dies
         or the ranks hang. A rank may be a reply ahead of the others: it is kept for the next collect."""
         stall = self.stall_s if stall_s is None else stall_s
         last_change = time.monotonic()
         seen = [r.status.get() for r in self.ranks]
         while True:
-            got = {}
+            got: dict[int, RankReport] = {}
             for r in self.ranks:
                 first = next((m for m in r.replies if m.get("event") == event), None)
                 if first is not None:
@@ -303,7 +306,7 @@ class RankGroup:
             *lines, r.buffer = r.buffer.split(b"\n")
             for line in lines:
                 try:
-                    message = json.loads(line)
+                    message: RankReport = json.loads(line)
                 except ValueError:
                     continue
                 self._arrived += 1
@@ -316,7 +319,7 @@ class RankGroup:
         """What rank `r` was doing, from its status slot."""
         return r.status.get() or "starting"
 
-    def _others(self, skip: set[int], got: dict[int, Any] | None = None) -> str:
+    def _others(self, skip: set[int], got: dict[int, RankReport] | None = None) -> str:
         parts = []
         for r in self.ranks:
             if r.rank in skip:
@@ -327,7 +330,7 @@ class RankGroup:
                 parts.append(f"rank {r.rank}: {self.doing(r)}")
         return "; ".join(parts)
 
-    def _fault_words(self, faults: list[tuple[_Rank, dict[str, Any]]], what: str) -> str:
+    def _fault_words(self, faults: list[tuple[_Rank, RankReport]], what: str) -> str:
         r, m = faults[0]
         if m.get("kind") == "tampered":
             return f"rank {r.rank}: {m.get('message')}"
@@ -339,9 +342,7 @@ class RankGroup:
             f"; the others were stopped: {others}" if others else ""
         )
 
-    def _death_words(
-        self, dead: list[_Rank], what: str, after: list[tuple[_Rank, dict[str, Any]]] | None = None
-    ) -> str:
+    def _death_words(self, dead: list[_Rank], what: str, after: list[tuple[_Rank, RankReport]] | None = None) -> str:
         r = dead[0]
         code = r.exit_code if r.exit_code is not None else 0
         if code < 0:
@@ -382,7 +383,7 @@ class RankGroup:
             last = last.split("] ", 1)[1]
         return last[:300]
 
-    def _hang_words(self, got: dict[int, Any], what: str, why: str) -> str:
+    def _hang_words(self, got: dict[int, RankReport], what: str, why: str) -> str:
         return f"the ranks {why} during {what}; all were stopped: {self._others(set(), got)}"
 
 

@@ -19,10 +19,22 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
-from drill.kernel_shared.protocol import DeckPins
+from drill.judge.collective.messages import RankCommand, RankReport, RankStart
+from drill.judge.harness import Case, CollectiveHarness
+
+if TYPE_CHECKING:
+    import torch
+
+    from drill.judge.collective.kit import RankKit
+    from drill.judge.collective.point_to_point import PointToPoint, Watch
+    from drill.judge.collective.status_slot import StatusSlot
+
+# The learner's collective, as the harness's launcher calls it (its arguments are the harness's)
+LearnerFunction = Callable[..., object]
 
 FAULT_EXIT = 3  # the exit code of a rank that reported a fault
 
@@ -38,7 +50,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def serve(spec: dict[str, Any]) -> None:
+def serve(spec: RankStart) -> None:
     """Run one rank to its end; never returns (os._exit: nothing of the judge's own state is flushed twice)."""
     code = 0
     try:
@@ -52,7 +64,7 @@ def serve(spec: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def _serve(spec: dict[str, Any]) -> int:
+def _serve(spec: RankStart) -> int:
     _die_with_parent(int(spec["parent"]))
     from drill.judge.collective.status_slot import StatusSlot
 
@@ -78,10 +90,15 @@ def _serve(spec: dict[str, Any]) -> int:
         device = torch.device("cpu")
         os.environ.pop("TORCH_GLOO_LAZY_INIT", None)  # every connection made now, for the judge to hold
     status.set("joining the process group")
-    options: dict[str, Any] = {"timeout": datetime.timedelta(seconds=float(spec["pg_timeout_s"]))}
-    if backend == "nccl":
-        options["device_id"] = device  # the communicator now, not in the first timed call
-    dist.init_process_group(backend, init_method=f"file://{spec['store']}", rank=rank, world_size=world, **options)
+    timeout = datetime.timedelta(seconds=float(spec["pg_timeout_s"]))
+    dist.init_process_group(
+        backend,
+        init_method=f"file://{spec['store']}",
+        rank=rank,
+        world_size=world,
+        timeout=timeout,
+        device_id=device if backend == "nccl" else None,  # NCCL's communicator now, not in the first timed call
+    )
     # The judge takes hold of the ranks' connections now, before any of the learner's code runs.
     status.set("waiting for the judge to count the ranks' connections")
     _send(reports, {"event": "joined", "pid": os.getpid()})
@@ -96,11 +113,11 @@ def _serve(spec: dict[str, Any]) -> int:
 
     point_to_point = PointToPoint()  # torch's own, before anything replaces them
     kit = RankKit(rank, world, device)
-    pins = Pins.from_job(cast(DeckPins, spec.get("pins") or {}))
+    pins = Pins.from_job(spec["pins"])
     learner_file = str(spec["learner_path"])
     with deck_imports(pins):
-        harness = load_file(f"drill_collective_harness_{rank}", Path(spec["harness"]), pins)
-        baseline_cases = list(spec.get("baseline_cases") or [])
+        harness = cast(CollectiveHarness, load_file(f"drill_collective_harness_{rank}", Path(spec["harness"]), pins))
+        baseline_cases = list(spec["baseline_cases"])
         if baseline_cases:
             status.set("timing NCCL's own collective, before your file is read")
             _send(
@@ -134,7 +151,7 @@ def _serve(spec: dict[str, Any]) -> int:
             try:
                 if op == "case":
                     runner.check(command["case"], int(command["seed"]))
-                    reply: dict[str, Any] = {"event": "case"}
+                    reply: RankReport = {"event": "case"}
                 else:
                     reply = runner.time(command["case"], int(command["seed"]))
             except _Stopped:
@@ -154,11 +171,11 @@ class _Stopped(Exception):
     """The judge said `quit` (or went) while a rank waited for its word to start a call."""
 
 
-def _command(commands: TextIO) -> dict[str, Any]:
+def _command(commands: TextIO) -> RankCommand:
     line = commands.readline()
     if not line:
         return {"op": "quit"}
-    command: dict[str, Any] = json.loads(line)
+    command: RankCommand = json.loads(line)
     return command
 
 
@@ -175,13 +192,13 @@ class _Starts:
         if _command(self.commands).get("op") != "go":
             raise _Stopped
 
-    def timed_start(self, kit: Any, p2p: Any) -> None:
+    def timed_start(self, kit: RankKit, p2p: PointToPoint) -> None:
         """A timed call's start: the judge's word, then the GPUs brought together (the word reaches the ranks tens of
         microseconds apart; a token round leaves them within microseconds, as NCCL's own calls are started)."""
         self.wait()
         _together(kit, p2p)
 
-    def sampled(self, result: Any) -> list[float]:
+    def sampled(self, result: torch.Tensor) -> list[float]:
         """A timed call's output at the places the judge names once the call is over (the learner's code cannot know
         them while it runs)."""
         import torch
@@ -200,27 +217,27 @@ class _TorchCollectives:
     """torch.distributed's own collectives, for NCCL's timed baseline before the learner's file is read (every name is
     looked up in torch.distributed at the call: once the judge has refused them, this reaches nothing)."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: torch.device) -> None:
         self.device = device
 
-    def all_reduce(self, tensor: Any) -> None:
+    def all_reduce(self, tensor: torch.Tensor) -> None:
         import torch.distributed as dist
 
         dist.all_reduce(tensor)
 
-    def reduce_scatter_tensor(self, output: Any, input: Any) -> None:
+    def reduce_scatter_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
         import torch.distributed as dist
 
         dist.reduce_scatter_tensor(output, input)
 
-    def all_gather_into_tensor(self, output: Any, input: Any) -> None:
+    def all_gather_into_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
         import torch.distributed as dist
 
         dist.all_gather_into_tensor(output, input)
 
 
 def _time_baseline(
-    kit: Any, harness: Any, cases: list[dict[str, Any]], status: Any, point_to_point: Any
+    kit: RankKit, harness: CollectiveHarness, cases: list[Case], status: StatusSlot, point_to_point: PointToPoint
 ) -> dict[str, list[float]]:
     """NCCL's own collective at every timing size: per call, the GPU time of this rank (ms)."""
     builtin = _TorchCollectives(kit.device)
@@ -248,7 +265,7 @@ def _time_baseline(
     return times
 
 
-def _together(kit: Any, p2p: Any) -> None:
+def _together(kit: RankKit, p2p: PointToPoint) -> None:
     """Every rank's GPU here before any goes on: a one-element token to and from every other rank, by torch's own
     point-to-point operations, then the device drained (no collective: the rank has none once the learner's file is
     loaded, and the same start serves NCCL's timed calls and the learner's)."""
@@ -270,8 +287,15 @@ def _together(kit: Any, p2p: Any) -> None:
 
 
 def _timed(
-    kit: Any, run: Any, prepare: Any, start_together: Any, reps: int, warmup: int, say: Any, after: Any
-) -> tuple[list[float], list[Any]]:
+    kit: RankKit,
+    run: Callable[[], object],
+    prepare: Callable[[], object],
+    start_together: Callable[[], None],
+    reps: int,
+    warmup: int,
+    say: Callable[[str], None],
+    after: Callable[[int], list[float]] | None,
+) -> tuple[list[float], list[list[float]]]:
     """Each call between CUDA events, every rank started together; `after(rep)` is read after each call."""
     for i in range(warmup):
         prepare()
@@ -279,7 +303,7 @@ def _timed(
         run()
     kit.synchronize()
     times: list[float] = []
-    read: list[Any] = []
+    read: list[list[float]] = []
     for rep in range(reps):
         kit.poison_outputs()
         prepare()
@@ -298,12 +322,12 @@ def _timed(
     return times, read
 
 
-def _send(reports: TextIO, message: dict[str, Any]) -> None:
+def _send(reports: TextIO, message: RankReport) -> None:
     reports.write(json.dumps(message) + "\n")
     reports.flush()
 
 
-def _fault(reports: TextIO, status: Any, exc: BaseException, learner_file: str, doing: str) -> int:
+def _fault(reports: TextIO, status: StatusSlot, exc: BaseException, learner_file: str, doing: str) -> int:
     """Report an exception from the learner's code (its line, what the rank was doing), then exit."""
     line = 0
     for frame in traceback.extract_tb(exc.__traceback__):
@@ -331,7 +355,14 @@ class _Runner:
     (all of it for a case, to a file of the judge's; samples of it for a timed call) and the judge compares."""
 
     def __init__(
-        self, kit: Any, harness: Any, function: Any, watch: Any, entry: str, starts: _Starts, result_path: Path
+        self,
+        kit: RankKit,
+        harness: CollectiveHarness,
+        function: LearnerFunction,
+        watch: Watch,
+        entry: str,
+        starts: _Starts,
+        result_path: Path,
     ) -> None:
         self.kit = kit
         self.harness = harness
@@ -342,7 +373,7 @@ class _Runner:
         self.result_path = result_path
         self.program = _Program(function)
 
-    def check(self, case: dict[str, Any], seed: int) -> None:
+    def check(self, case: Case, seed: int) -> None:
         """Both runs of one case; after each, the output goes to the judge and the rank says `ran`."""
         kit = self.kit
         name = str(case["name"])
@@ -376,7 +407,7 @@ class _Runner:
                 },
             )
 
-    def _problem(self, inputs: Any) -> str | None:
+    def _problem(self, inputs: object) -> str | None:
         """What the rank itself sees wrong: a write past the output, or a change to a read-only input."""
         guard = self.kit.check_guards()
         if guard:
@@ -388,7 +419,7 @@ class _Runner:
                 return str(changed.message)
         return None
 
-    def time(self, case: dict[str, Any], seed: int) -> dict[str, Any]:
+    def time(self, case: Case, seed: int) -> RankReport:
         """The learner's function at one size: per call, the GPU time of this rank, and its output where the judge
         asks after the call."""
         kit = self.kit
@@ -414,7 +445,7 @@ class _Runner:
         return {"event": "timed", "mine_ms": mine, "samples": read}
 
 
-def _raw(result: Any) -> bytes:
+def _raw(result: torch.Tensor) -> bytes:
     """A tensor's bytes as the judge reads them back (its element type said beside them)."""
     import torch
 
@@ -426,7 +457,7 @@ def _raw(result: Any) -> bytes:
 class _Program:
     """What a collective harness's launcher is given: the learner's function, as `program.function`."""
 
-    def __init__(self, function: Any) -> None:
+    def __init__(self, function: LearnerFunction | None) -> None:
         self.function = function
 
 

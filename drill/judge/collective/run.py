@@ -31,10 +31,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from drill.judge.collective.check import compare, compare_sampled, expected
+from drill.judge.collective.check import Expected, compare, compare_sampled, expected
 from drill.judge.collective.kit import DTYPES
+from drill.judge.collective.messages import RankReport
 from drill.judge.collective.rank_group import START_STALL_SECONDS, RankFailure, RankGroup, RankSpec, run_folder
 from drill.judge.collective.traffic import (
     GlooConnections,
@@ -45,16 +46,38 @@ from drill.judge.collective.traffic import (
     traffic_words,
 )
 from drill.judge.devices import cuda_device_count
+from drill.judge.harness import Case, CollectiveHarness
 from drill.judge.kitbase import Check, CheckResult
 from drill.kernel_shared.collective_sizes import TrafficFloor
 from drill.kernel_shared.collective_source import refused_calls
-from drill.kernel_shared.protocol import MAX_WORLD, MIN_WORLD, CompilerMessageFields, Emit, Job, TimingEvent
+from drill.kernel_shared.protocol import (
+    MAX_WORLD,
+    MIN_WORLD,
+    CompilerMessageFields,
+    DeckPins,
+    Emit,
+    Job,
+    TimingEvent,
+)
+
+if TYPE_CHECKING:
+    from drill.judge.runtime import Runtime
 
 CPU_WORLDS = (2, 3, 4)
 PG_TIMEOUT_S = 120.0  # torch's own limit for a collective; the judge stops a hang well before it
 START_SHARE = 0.85  # of the app's timeout: the judge gives its words before the app stops it
 BASELINE = "NCCL"
 SAMPLES = 256  # places of each rank's output checked after every timed call
+
+
+def deck_pins(job: Job) -> DeckPins:
+    """The job's deck folder and trusted hashes, for the ranks to read the deck's Python as trusted."""
+    pins: DeckPins = {}
+    if "deck_folder" in job:
+        pins["deck_folder"] = job["deck_folder"]
+    if "trusted" in job:
+        pins["trusted"] = job["trusted"]
+    return pins
 
 
 def _budget(job: Job) -> float:
@@ -114,7 +137,7 @@ def choose_worlds(job: Job, gpus: int) -> tuple[str, list[int], str]:
     )
 
 
-def device_words(rt: Any) -> str:
+def device_words(rt: Runtime) -> str:
     """Where a collective card's ranks run: this machine's GPUs over NCCL, or its CPU over gloo."""
     gpus = cuda_device_count() if rt.gpu else 0
     if gpus >= 2:
@@ -122,7 +145,7 @@ def device_words(rt: Any) -> str:
     return f"CPU over gloo ({'one GPU here' if gpus == 1 else 'no GPU here'}: correctness only)"
 
 
-def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, emit: Emit) -> None:
+def judge_collective(rt: Runtime, job: Job, harness: CollectiveHarness, source: str, timing: str, emit: Emit) -> None:
     """One run of a collective card; every fault ends in an `error` event naming the rank and what it was doing."""
     deadline = time.monotonic() + _budget(job)
     filename = str(job.get("filename") or "collective.py")
@@ -145,7 +168,7 @@ def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, 
             learner_path="",
             filename=filename,
             entry=entry,
-            pins={k: v for k, v in job.items() if k in ("deck_folder", "trusted")},
+            pins=deck_pins(job),
             pg_timeout_s=PG_TIMEOUT_S,
             log_nccl=backend == "nccl",
         )
@@ -162,7 +185,14 @@ def judge_collective(rt: Any, job: Job, harness: Any, source: str, timing: str, 
 
 
 def _launch(
-    harness: Any, spec: RankSpec, source: str, parent: Path, deadline: float, emit: Emit, prefix: bool, what: str
+    harness: CollectiveHarness,
+    spec: RankSpec,
+    source: str,
+    parent: Path,
+    deadline: float,
+    emit: Emit,
+    prefix: bool,
+    what: str,
 ) -> bool:
     """One launch of the ranks in a folder of its own: every case checked (`what` "check"), or every size timed."""
     launch = run_folder(parent)
@@ -188,7 +218,9 @@ class _WorldRun:
     """The cases and timings of one world size. The expected results are computed here, from each rank's seed; the
     ranks send back their outputs, and their traffic is read from the judge's own counters."""
 
-    def __init__(self, harness: Any, spec: RankSpec, folder: Path, deadline: float, emit: Emit, prefix: bool) -> None:
+    def __init__(
+        self, harness: CollectiveHarness, spec: RankSpec, folder: Path, deadline: float, emit: Emit, prefix: bool
+    ) -> None:
         self.harness = harness
         self.spec = spec
         self.folder = folder
@@ -260,7 +292,7 @@ class _WorldRun:
             self.traffic = None
             return None
 
-    def _case(self, case: dict[str, Any]) -> bool:
+    def _case(self, case: Case) -> bool:
         """Both runs of one case on every rank: outputs compared here, each run's traffic counted."""
         assert self.group is not None
         world = self.spec.world
@@ -319,7 +351,7 @@ class _WorldRun:
         )
         return final.ok
 
-    def _floor(self, case: dict[str, Any]) -> TrafficFloor | None:
+    def _floor(self, case: Case) -> TrafficFloor | None:
         """The fewest bytes each rank must move for this case, as the card's harness gives them (None: it gives none,
         and the verdict says the traffic was not checked)."""
         rule = getattr(self.harness, "traffic_floor", None)
@@ -335,7 +367,7 @@ class _WorldRun:
     def _how(self) -> str:
         return self.traffic.how if self.traffic is not None else ""
 
-    def _outputs(self, want: Any, ran: list[dict[str, Any]]) -> CheckResult:
+    def _outputs(self, want: Expected, ran: list[RankReport]) -> CheckResult:
         """Every rank's output, read back from its result file, against what the judge expects of it."""
         assert self.group is not None
         worst: CheckResult | None = None
@@ -350,7 +382,7 @@ class _WorldRun:
         assert worst is not None
         return worst
 
-    def _output(self, want: Any, rank: int, reply: dict[str, Any]) -> CheckResult:
+    def _output(self, want: Expected, rank: int, reply: RankReport) -> CheckResult:
         assert self.group is not None
         import torch
 
@@ -458,7 +490,9 @@ class _WorldRun:
                 self.group.send_to(rank, {"op": "sample", "index": index})
         return asked
 
-    def _sampled(self, want: Any, replies: list[dict[str, Any]], asked: list[list[list[int]]], name: str) -> str | None:
+    def _sampled(
+        self, want: Expected, replies: list[RankReport], asked: list[list[list[int]]], name: str
+    ) -> str | None:
         import torch
 
         for rank, reply in enumerate(replies):
@@ -484,18 +518,13 @@ class _WorldRun:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _most(replies: list[dict[str, Any]], key: str) -> float | None:
-    values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
-    return max(values) if values else None
-
-
 def slowest_rank_median(per_rank: list[list[float]]) -> float:
     """The median over calls of the slowest rank's time for each call (ms)."""
     calls = min(len(times) for times in per_rank)
     return statistics.median(max(times[i] for times in per_rank) for i in range(calls))
 
 
-def collective_timing(harness: Any, case: dict[str, Any], world: int, replies: list[dict[str, Any]]) -> TimingEvent:
+def collective_timing(harness: CollectiveHarness, case: Case, world: int, replies: list[RankReport]) -> TimingEvent:
     """The `timing` event: the learner's algbw and busbw, NCCL's at the same size, and the ratio."""
     size = int(harness.bytes_moved(case))
     factor = float(harness.bus_factor(world))

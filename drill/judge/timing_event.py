@@ -1,12 +1,16 @@
-"""The figures of a timed launch: the `timing` event the judge sends, from the measurements."""
+"""The `timing` event the judge sends, from the measurements."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.kernel_shared.protocol import TimingEvent
+
+if TYPE_CHECKING:
+    from drill.judge.harness import Case, KernelHarness
+    from drill.judge.measure import Measured
 
 
 def laps(into: dict[str, float]) -> Callable[[str], None]:
@@ -23,9 +27,9 @@ def laps(into: dict[str, float]) -> Callable[[str], None]:
 
 def timing_event(
     name: str,
-    harness: Any,
-    case: dict[str, Any],
-    mine: Any,
+    harness: KernelHarness,
+    case: Case,
+    mine: Measured,
     base: tuple[float, float] | None,
     ceilings: dict[str, float],
     l2_bytes: int,
