@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TypeVar
 
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template, TemplateExpression
@@ -99,7 +99,10 @@ def _callables(names: Mapping[str, object]) -> tuple[object, ...]:
     return tuple(v for v in names.values() if callable(v))
 
 
-def _run(fn: Callable[[], Any], allowed: tuple[Any, ...], where: str) -> Any:
+Result = TypeVar("Result")
+
+
+def _run(fn: Callable[[], Result], allowed: tuple[object, ...], where: str) -> Result:
     token = CALLABLE_NOW.set(allowed)
     try:
         return fn()

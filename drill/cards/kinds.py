@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from drill.cards.model import Card
 
@@ -100,7 +100,7 @@ def type_name(t: type | tuple[type, ...]) -> str:
     return names.get(t, t.__name__)
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     return {dict: "a mapping", list: "a list", str: "text", bool: "true/false", type(None): "empty"}.get(
         type(value), type(value).__name__
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
 
 from drill.cards.draw_prose import draw_prose_problems
 from drill.cards.evaluation import expression_problems, template_problems
@@ -51,7 +50,7 @@ def _unrendered_problems(card: Card) -> list[str]:
     ]
 
 
-def _entry_problems(entries: Any, key: str, spec: dict[str, bool], names: Mapping[str, object]) -> list[str]:
+def _entry_problems(entries: object, key: str, spec: dict[str, bool], names: Mapping[str, object]) -> list[str]:
     if key == "answers" and (not isinstance(entries, list) or not entries):
         return ["`answers` needs at least one entry"]
     if not isinstance(entries, list):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from drill.cards.evaluation import Scope, evaluate, render_text
 from drill.cards.field_values import number
@@ -42,10 +41,10 @@ def load_catalogue(
     return Catalogue(functions, models, gpus)
 
 
-def _resolve(name: str, value: Any, spec: Mapping[str, object], cat: Catalogue) -> Any:
+def _resolve(name: str, value: object, spec: Mapping[str, object], cat: Catalogue) -> object:
     for kind, table in (("model", cat.models), ("gpu", cat.gpus)):
         if kind in spec:
-            if value not in table:
+            if not isinstance(value, str) or value not in table:
                 known = ", ".join(sorted(table)) or "none"
                 raise TemplateProblem(f"unknown {kind} {value!r} (known: {known})", f"params.{name}")
             mapping = dict(table[value])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from jinja2 import StrictUndefined
 from jinja2.exceptions import SecurityError
@@ -27,7 +27,7 @@ MAX_STRING_PRODUCT = 10_000  # longest string that `*` may build
 MAX_INT_BITS = 4_096  # about 1,200 decimal digits
 
 # The functions a card may call in the run under way.
-CALLABLE_NOW: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("callable_now", default=())
+CALLABLE_NOW: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar("callable_now", default=())
 _PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
 
 
@@ -38,7 +38,7 @@ def _printf_safe(fmt: str) -> None:
                 raise SecurityError(f"format width or precision {part!r} is too large")
 
 
-def _check_int(value: Any) -> Any:
+def _check_int(value: object) -> object:
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise SecurityError("number too large")
     if isinstance(value, complex):
@@ -51,19 +51,19 @@ class CardSandbox(ImmutableSandboxedEnvironment):
 
     intercepted_binops = frozenset({"+", "-", "*", "/", "//", "%", "**"})
 
-    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+    def is_safe_attribute(self, obj: object, attr: str, value: object) -> bool:
         # Data only: a method is never handed to a template, so nothing reachable can run.
         if attr.startswith("_") or callable(value):
             return False
         return super().is_safe_attribute(obj, attr, value)
 
-    def is_safe_callable(self, obj: Any) -> bool:
+    def is_safe_callable(self, obj: object) -> bool:
         return any(obj is allowed for allowed in CALLABLE_NOW.get())
 
-    def wrap_str_format(self, value: Any) -> None:
+    def wrap_str_format(self, value: object) -> None:
         return None  # str.format is a method like any other: not reachable
 
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+    def call_binop(self, context: object, operator: str, left: object, right: object) -> object:
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (list, tuple)):
@@ -85,7 +85,7 @@ class CardSandbox(ImmutableSandboxedEnvironment):
         return _check_int(self.binop_table[operator](left, right))
 
 
-def _format_filter(fmt: Any, *args: Any, **kwargs: Any) -> str:
+def _format_filter(fmt: object, *args: object, **kwargs: object) -> str:
     """printf-style formatting ("%.1f"|format(x)) with small widths only."""
     fmt = str(fmt)
     _printf_safe(fmt)
@@ -94,14 +94,14 @@ def _format_filter(fmt: Any, *args: Any, **kwargs: Any) -> str:
     return str(fmt % (kwargs or args))
 
 
-def _qty_filter(value: Any, unit: str, digits: int = 3) -> str:
+def _qty_filter(value: float | str, unit: str, digits: int = 3) -> str:
     """A quantity for reading: {{ x|qty('bytes') }} -> 2.68 GB (2.50 GiB)."""
     if unit not in DIMENSIONS:
         raise ValueError(f"unknown unit {unit!r}")
     return format_quantity(float(value), unit, digits=max(1, min(int(digits), 12)))
 
 
-def _thousands_filter(value: Any) -> str:
+def _thousands_filter(value: object) -> str:
     """Digit grouping: {{ 8192|thousands }} -> 8,192."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)

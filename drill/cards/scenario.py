@@ -12,9 +12,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from drill.cards.field_values import items
+from drill.cards.field_values import items, mappings, texts
 from drill.cards.model import Card
 
 STAGE_MARK = "#"
@@ -132,14 +131,6 @@ def is_clarify(card: Card) -> bool:
     return stage_type_of(card) is StageType.CLARIFY
 
 
-def _texts(value: Any) -> tuple[str, ...]:
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
-def _entries(value: Any) -> tuple[Mapping[str, object], ...]:
-    return tuple(v for v in value if isinstance(v, dict)) if isinstance(value, list) else ()
-
-
 def _twist_dimension(raw: Mapping[str, object]) -> Dimension:
     return Dimension.ESTIMATION if raw.get("answers") else Dimension.DESIGN
 
@@ -168,10 +159,10 @@ def read_stage(number: int, raw: Mapping[str, object]) -> Stage:
         minutes=minutes,
         dimension=dimension,
         answer=str(raw.get("answer") or ""),
-        asks=_texts(raw.get("asks")),
-        answers=_entries(raw.get("answers")),
-        ledger=_entries(raw.get("ledger")),
-        rubric=_texts(raw.get("rubric")),
+        asks=tuple(texts(raw.get("asks"))),
+        answers=tuple(mappings(raw.get("answers"))),
+        ledger=tuple(mappings(raw.get("ledger"))),
+        rubric=tuple(texts(raw.get("rubric"))),
         changes=dict(changes) if isinstance(changes, dict) else {},
     )
 
@@ -198,7 +189,7 @@ def twists(stages: Sequence[Stage]) -> tuple[Stage, ...]:
     return tuple(s for s in stages if s.twist)
 
 
-def _pinned(card: Card, draw: Mapping[str, object]) -> dict[str, dict[str, list[Any]]]:
+def _pinned(card: Card, draw: Mapping[str, object]) -> dict[str, dict[str, list[object]]]:
     """The scenario's parameter specs with each pinned to its value in `draw`: every draw of them is that one."""
     from drill.cards.param_specs import PARAM_KINDS, card_params
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from drill.cards.evaluation import template_problems
 from drill.cards.field_values import mapping
@@ -85,7 +84,7 @@ def check_scenario_card(card: Card) -> list[str]:
     return problems
 
 
-def _shape_problems(entry: Any, params: Mapping[str, object]) -> list[str]:
+def _shape_problems(entry: object, params: Mapping[str, object]) -> list[str]:
     """A stage's keys: a mapping, a known type, the keys its type needs, none it does not know."""
     if not isinstance(entry, dict):
         return ["a stage is a mapping with `type` and `prompt`"]

@@ -11,9 +11,13 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from drill import paths
+
+if TYPE_CHECKING:
+    from yaml import Node
 
 FILE_NAME = "search-words.yaml"
 ENTRY_KEYS = ("forms", "meaning", "source")
@@ -100,7 +104,7 @@ def parse_search_words(text: str, where: str) -> SearchWords:
     return SearchWords(tuple(terms))
 
 
-def _entry(node: Any, where: str, yaml: Any) -> SearchTerm:
+def _entry(node: Node, where: str, yaml: ModuleType) -> SearchTerm:
     line = node.start_mark.line + 1
     here = f"{where}:{line}"
     if not isinstance(node, yaml.MappingNode):
@@ -128,7 +132,7 @@ def _entry(node: Any, where: str, yaml: Any) -> SearchTerm:
     return SearchTerm(tuple(forms), meaning.strip(), source.strip(), line)
 
 
-def _construct(node: Any, yaml: Any) -> dict[str, object]:
+def _construct(node: Node, yaml: ModuleType) -> dict[str, object]:
     """The entry's mapping as plain values (the node's own lines are kept for the messages)."""
     loader = yaml.SafeLoader("")
     try:

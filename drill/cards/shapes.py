@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from drill.cards.field_values import mapping, mappings
+from drill.cards.field_values import items, mapping, mappings
 from drill.cards.model import Card
 from drill.cards.shape_reading import NAME, ShapeError, read_dims, strip_outer, tokenize
 
@@ -74,11 +73,11 @@ def canonical_dim(text: str) -> str:
     return _render(dims[0])
 
 
-def _spelling_list(spellings: Any) -> list[Any]:
+def _spelling_list(spellings: object) -> list[object]:
     """An alias's spellings as a list: one written alone stands for a list of one."""
     if isinstance(spellings, str):
         return [spellings]
-    return list(spellings or [])
+    return items(spellings)
 
 
 def _alias_table(aliases: Mapping[str, object] | None, fold: bool) -> dict[str, str]:

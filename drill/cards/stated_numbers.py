@@ -36,7 +36,7 @@ import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import TypeGuard
 
 from jinja2 import nodes
 from jinja2.parser import Parser
@@ -110,14 +110,14 @@ class _Frame:
     """What one call (or the expression itself) read, and the calls it made with their results."""
 
     reads: list[Input] = field(default_factory=list)
-    calls: list[tuple[_Frame, Any]] = field(default_factory=list)
+    calls: list[tuple[_Frame, object]] = field(default_factory=list)
 
 
 class _Recorder:
     def __init__(self) -> None:
         self.stack = [_Frame()]
 
-    def read(self, owner: str | None, name: str, value: Any) -> None:
+    def read(self, owner: str | None, name: str, value: object) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             self.stack[-1].reads.append(Input(owner, name, float(value)))
 
@@ -131,7 +131,7 @@ class _Watched(Mapping[str, object]):
         self._recorder = recorder
         self._params: int | None = None
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         value = self._data[key]
         if _counting():  # a parameter count reads every field: its total is the number the learner needs
             self._recorder.read(self._owner, "params", self._total())
@@ -162,7 +162,7 @@ def _counting() -> bool:
 
 
 def _watching(name: str, fn: Callable[..., object], recorder: _Recorder) -> Callable[..., object]:
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: object, **kwargs: object) -> object:
         frame = _Frame()
         recorder.stack.append(frame)
         try:
@@ -196,7 +196,7 @@ def is_stated(value: float, numbers: list[float]) -> bool:
     return any(math.isclose(n * scale, target, rel_tol=STATED_TOLERANCE) for n in numbers if n for scale in SCALES)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -224,7 +224,7 @@ def _without_titles(text: str, params: Mapping[str, object], scope: Mapping[str,
     return text
 
 
-def _shown_by_prompt(name: str, spec: Any, scope: Mapping[str, object], template: str, prompt: str) -> bool:
+def _shown_by_prompt(name: str, spec: object, scope: Mapping[str, object], template: str, prompt: str) -> bool:
     """Whether the prompt shows the drawn value of `name`, perhaps worked into another number (`{{ mib * us }} µs`):
     it reads differently when only that value changes."""
     if not isinstance(spec, Mapping):
