@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from drill.judge.kitbase import (
 
 if TYPE_CHECKING:
     from drill.judge.cupy_ops import RawOps, Stats
+    from drill.judge.cupy_types import ArrayModule, DeviceArray, DTypeLike, HostArray, RawKernel
 
 SPIN_SOURCE = r"""
 extern "C" __global__ void drill_spin(long long cycles)
@@ -59,13 +61,13 @@ class CupyKit(Clocked):
     torch = None  # harnesses of CUDA cards use the kit's own tools; torch is the other kit's
     gpu = True
 
-    def __init__(self, xp: Any = None) -> None:
+    def __init__(self, xp: ArrayModule | None = None) -> None:
         if xp is None:
             import cupy
 
-            xp = cupy
+            xp = cast("ArrayModule", cupy)
         self.xp = xp
-        self._device = xp is not np
+        self._device = xp is not cast(object, np)
         self.ops: RawOps | None = None  # drill's CUDA module for large arrays (the device only)
         if self._device:
             from drill.judge.cupy_ops import RawOps
@@ -82,11 +84,11 @@ class CupyKit(Clocked):
         seed = int.from_bytes(os.urandom(7), "little")  # fresh inputs every run
         self.random = xp.random.RandomState(seed) if self._device else np.random.default_rng(seed)
         self._seeds = np.random.default_rng(seed)  # one for each input drill's module fills
-        self._outputs: list[tuple[Any, int]] = []
-        self._kept: list[Any] = []
-        self._flush: Any = None
-        self._spin: Any = None
-        self._sink: Any = None  # where drill's read kernel would write (it never does)
+        self._outputs: list[tuple[DeviceArray, int]] = []
+        self._kept: list[DeviceArray] = []
+        self._flush: DeviceArray | None = None
+        self._spin: RawKernel | None = None
+        self._sink: DeviceArray | None = None  # where drill's read kernel would write (it never does)
         self.event_overhead_ms = 0.0  # set from this GPU's calibration (drill.judge.measure.event_overhead)
 
     # -- inputs and outputs -----------------------------------------------------
@@ -99,9 +101,9 @@ class CupyKit(Clocked):
         scale: float = 1.0,
         shift: float = 0.0,
         guard: float | None = float("nan"),
-        dtype: Any = np.float32,
+        dtype: DTypeLike = np.float32,
         whole: bool = False,
-    ) -> Any:
+    ) -> DeviceArray:
         """As Kit.randn: normal values times `scale` plus `shift` (rounded with `whole`), then `guard`."""
         xp = self.xp
         n = math.prod(shape)
@@ -121,11 +123,11 @@ class CupyKit(Clocked):
             self._fill(buf[n:], guard)
         return body.reshape(shape)
 
-    def _fill(self, a: Any, value: float) -> None:
+    def _fill(self, a: DeviceArray, value: float) -> None:
         if self.ops is None or not self.ops.fill(a, value):
             a.fill(value)
 
-    def output(self, *shape: int, dtype: Any = np.float32) -> Any:
+    def output(self, *shape: int, dtype: DTypeLike = np.float32) -> DeviceArray:
         """An output buffer, poisoned, with a guard zone after it that is checked after every run."""
         n = math.prod(shape)
         buf = self.xp.empty(n + GUARD_ELEMENTS, dtype=dtype)
@@ -133,21 +135,21 @@ class CupyKit(Clocked):
         self._poison(buf, n)
         return buf[:n].reshape(shape)
 
-    def scratch(self, n: int, dtype: Any = np.float32) -> Any:
+    def scratch(self, n: int, dtype: DTypeLike = np.float32) -> DeviceArray:
         return self.xp.zeros(max(1, n), dtype=dtype)
 
-    def zero(self, a: Any) -> None:
+    def zero(self, a: DeviceArray) -> None:
         if self._device and a.flags.c_contiguous:
             a.data.memset_async(0, a.nbytes)
         else:
             a.fill(0)
 
-    def copier(self, dst: Any, src: Any) -> Any:
+    def copier(self, dst: DeviceArray, src: DeviceArray) -> Callable[[], None]:
         """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync, as torch's copy_), to be timed."""
         stream = self.xp.cuda.get_current_stream()
         return lambda: dst.data.copy_from_device_async(src.data, src.nbytes, stream)
 
-    def _poison(self, buf: Any, n: int) -> None:
+    def _poison(self, buf: DeviceArray, n: int) -> None:
         self._fill(buf[:n], POISON)
         self._fill(buf[n:], _guard_value(buf.dtype))
 
@@ -167,7 +169,7 @@ class CupyKit(Clocked):
                 )
         return None
 
-    def host(self, a: Any) -> Any:
+    def host(self, a: DeviceArray) -> HostArray:
         """`a` as a NumPy array on the host (a transposed view is copied as it lies and turned on the host)."""
         if not self._device:
             return np.asarray(a)
@@ -176,30 +178,34 @@ class CupyKit(Clocked):
         return self.xp.asnumpy(a)
 
     # -- references (float64) and checks ---------------------------------------
-    def float64(self, a: Any) -> Any:
+    def float64(self, a: DeviceArray) -> DeviceArray:
         found = self.ops.to_f64(a) if self.ops is not None else None
         return found if found is not None else a.astype(self.xp.float64)
 
-    def sum64(self, a: Any) -> Any:
+    def sum64(self, a: DeviceArray) -> np.float64:
         """The sum, accumulated in float64 (no float64 copy of `a`), as a NumPy float64."""
         found = self.ops.sum64(a) if self.ops is not None else None
         return np.float64(found if found is not None else float(self.xp.sum(a, dtype=self.xp.float64)))
 
-    def norm64(self, a: Any) -> float:
+    def norm64(self, a: DeviceArray) -> float:
         """The Euclidean norm, its squares summed in float64."""
         found = self.ops.sum64(a, square=True) if self.ops is not None else None
         if found is None:
             found = float(self.xp.sum(self.xp.square(a.astype(self.xp.float64)), dtype=self.xp.float64))
         return math.sqrt(found)
 
-    def allclose(self, got: Any, ref: Any, *, rtol: float, atol: float, label: str = "out") -> CheckResult:
+    def allclose(
+        self, got: DeviceArray, ref: DeviceArray, *, rtol: float, atol: float, label: str = "out"
+    ) -> CheckResult:
         """|got - ref| <= atol + rtol * |ref| everywhere; NaN never passes."""
         return self._compare(got, ref, rtol, atol, False, label)
 
-    def exact(self, got: Any, ref: Any, label: str = "out") -> CheckResult:
+    def exact(self, got: DeviceArray, ref: DeviceArray, label: str = "out") -> CheckResult:
         return self._compare(got, ref, 0.0, 0.0, True, label)
 
-    def _compare(self, got: Any, ref: Any, rtol: float, atol: float, exact: bool, label: str) -> CheckResult:
+    def _compare(
+        self, got: DeviceArray, ref: DeviceArray, rtol: float, atol: float, exact: bool, label: str
+    ) -> CheckResult:
         from drill.judge.cupy_ops import array_stats
 
         if got.size != ref.size:
@@ -213,7 +219,9 @@ class CupyKit(Clocked):
             return Check(True, "", 0.0 if exact else stats.max_error, stats.max_tolerance)
         return Check(False, self._describe_bad(got, ref, stats, rtol, atol, exact, label), *stats[2:])
 
-    def _describe_bad(self, got: Any, ref: Any, stats: Stats, rtol: float, atol: float, exact: bool, label: str) -> str:
+    def _describe_bad(
+        self, got: DeviceArray, ref: DeviceArray, stats: Stats, rtol: float, atol: float, exact: bool, label: str
+    ) -> str:
         """How many elements are wrong, and the first of them, read from the arrays themselves."""
         flat = stats.first
         value = float(self.host(got[unravel(flat, got.shape)]))
@@ -227,35 +235,38 @@ class CupyKit(Clocked):
             text += f" (tolerance {tol:.2g})"
         return text
 
-    def _as_float64(self, got: Any, ref: Any) -> tuple[Any, Any, Any]:
+    def _as_float64(self, got: DeviceArray, ref: DeviceArray) -> tuple[ArrayModule, DeviceArray, DeviceArray]:
         """(array module, got, ref): both flattened as float64, on the host when small (HOST_CHECK_ELEMENTS)."""
         if got.size <= HOST_CHECK_ELEMENTS:
-            return np, self.host(got).astype(np.float64).reshape(-1), self.host(ref).astype(np.float64).reshape(-1)
+            got64 = self.host(got).astype(np.float64).reshape(-1)
+            ref64 = self.host(ref).astype(np.float64).reshape(-1)
+            # NumPy answers to the array module's names that array_stats uses
+            return cast("ArrayModule", np), cast("DeviceArray", got64), cast("DeviceArray", ref64)
         xp = self.xp
         return xp, got.astype(xp.float64).reshape(-1), xp.asarray(ref).astype(xp.float64).reshape(-1)
 
     # -- launching CUDA kernels ---------------------------------------------------
     @staticmethod
-    def int32(value: int) -> Any:
+    def int32(value: int) -> np.int32:
         return np.int32(value)
 
     @staticmethod
-    def int64(value: int) -> Any:
+    def int64(value: int) -> np.int64:
         return np.int64(value)
 
-    def args(self, *values: Any) -> tuple[Any, ...]:
+    def args(self, *values: object) -> tuple[object, ...]:
         """Kernel arguments: arrays become device pointers; integers must be sized first (kit.int32, kit.int64)."""
-        out: list[Any] = []
+        out: list[object] = []
         for v in values:
             if isinstance(v, self.xp.ndarray):
-                out.append(np.uint64(v.data.ptr if self._device else v.ctypes.data))
+                out.append(np.uint64(v.data.ptr if self._device else np.asarray(v).ctypes.data))
             elif isinstance(v, bool) or not isinstance(v, (int, float)):
                 out.append(v)
             else:
                 raise TypeError(f"give kernel scalar {v!r} a C type (kit.int32, kit.int64)")
         return tuple(out)
 
-    def to_torch(self, inputs: dict[str, Any]) -> dict[str, Any]:
+    def to_torch(self, inputs: dict[str, object]) -> dict[str, object]:
         """The inputs as torch tensors on the same memory (DLPack), for timing torch's own way once."""
         import torch.utils.dlpack
 
@@ -267,7 +278,7 @@ class CupyKit(Clocked):
     def synchronize(self) -> None:
         self.xp.cuda.runtime.deviceSynchronize()
 
-    def event(self) -> Any:
+    def event(self) -> _Event:
         return _Event(self.xp)
 
     def spin(self, cycles: int) -> None:
@@ -296,7 +307,7 @@ class CupyKit(Clocked):
     def release(self) -> None:
         self.xp.get_default_memory_pool().free_all_blocks()
 
-    def read_all(self, a: Any) -> None:
+    def read_all(self, a: DeviceArray) -> None:
         if self.ops is None:
             a.sum()
             return
@@ -304,7 +315,7 @@ class CupyKit(Clocked):
             self._sink = self.scratch(1)
         self.ops.read(a, self._sink)
 
-    def _flush_buffer(self) -> Any:
+    def _flush_buffer(self) -> DeviceArray:
         if self._flush is None:
             self._flush = self.xp.empty(max(2 * self.l2_bytes, 64 * 2**20) // 4, dtype=np.float32)
             self._fill(self._flush, 1.0)
@@ -314,7 +325,7 @@ class CupyKit(Clocked):
 class _Event:
     """A CuPy event with torch's methods: record(), synchronize(), elapsed_time(end) in ms."""
 
-    def __init__(self, xp: Any) -> None:
+    def __init__(self, xp: ArrayModule) -> None:
         self.xp = xp
         self.event = xp.cuda.Event()
 
@@ -328,6 +339,6 @@ class _Event:
         return float(self.xp.cuda.get_elapsed_time(self.event, end.event))
 
 
-def _guard_value(dtype: Any) -> float:
+def _guard_value(dtype: DTypeLike) -> float:
     """OUTPUT_GUARD, or the most negative finite value of a type too narrow to hold it (float16)."""
-    return max(OUTPUT_GUARD, float(np.finfo(dtype).min))
+    return max(OUTPUT_GUARD, float(np.finfo(np.dtype(dtype).type).min))

@@ -16,12 +16,15 @@ Imported only by the judge child, and only where CuPy is.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from drill.judge.measure import READ_SOURCE
 from drill.kernel_shared import nvrtc
+
+if TYPE_CHECKING:
+    from drill.judge.cupy_types import ArrayModule, DeviceArray, RawKernel, RawModule
 
 ALL = r"""
 #define DRILL_ALL(i, n) \
@@ -149,7 +152,9 @@ class Stats(NamedTuple):
     max_tolerance: float
 
 
-def array_stats(xp: Any, got64: Any, ref64: Any, rtol: float, atol: float, exact: bool) -> Stats:
+def array_stats(
+    xp: ArrayModule, got64: DeviceArray, ref64: DeviceArray, rtol: float, atol: float, exact: bool
+) -> Stats:
     """The comparison with array operations (NumPy on the host; the fallback on the device): both flat float64."""
     diff = xp.abs(got64 - ref64)
     tol = xp.zeros_like(ref64) if exact else atol + rtol * xp.abs(ref64)
@@ -173,13 +178,13 @@ def array_stats(xp: Any, got64: Any, ref64: Any, rtol: float, atol: float, exact
 class RawOps:
     """The module above, loaded through CuPy on the current device and stream (kernels fetched when first used)."""
 
-    def __init__(self, cupy: Any, sm_count: int) -> None:
+    def __init__(self, cupy: ArrayModule, sm_count: int) -> None:
         self.cp = cupy
         self.blocks = 4 * sm_count
-        self._modules: dict[str, Any] = {}
-        self._functions: dict[str, Any] = {}
+        self._modules: dict[str, RawModule] = {}
+        self._functions: dict[str, RawKernel] = {}
 
-    def _fn(self, name: str) -> Any:
+    def _fn(self, name: str) -> RawKernel:
         if name not in self._functions:
             source = COMPARE_SOURCE if name.startswith("drill_compare") else BASE_SOURCE
             if source not in self._modules:
@@ -187,7 +192,7 @@ class RawOps:
             self._functions[name] = self._modules[source].get_function(name)
         return self._functions[name]
 
-    def _load(self, source: str) -> Any:
+    def _load(self, source: str) -> RawModule:
         """The base module as built by drill's NVRTC (a new judge starts it while CuPy imports: see
         `build_ahead`), loaded into CuPy; the comparisons, and the base where NVRTC's build is not to be had,
         through CuPy's compiler, which keeps its builds on disk."""
@@ -209,10 +214,10 @@ class RawOps:
         return (max(1, min(self.blocks, -(-n // THREADS))),)
 
     @staticmethod
-    def _flat(a: Any) -> bool:
+    def _flat(a: DeviceArray) -> bool:
         return bool(a.flags.c_contiguous) and a.dtype in NAMES
 
-    def normal(self, out: Any, seed: int, scale: float, shift: float, whole: bool) -> bool:
+    def normal(self, out: DeviceArray, seed: int, scale: float, shift: float, whole: bool) -> bool:
         """Fill float32 `out` (contiguous) with normal values; False when `out` is not such an array."""
         if not (out.flags.c_contiguous and out.dtype == np.float32):
             return False
@@ -221,7 +226,7 @@ class RawOps:
         self._fn("drill_normal")(self._grid(n), (THREADS,), args)
         return True
 
-    def fill(self, a: Any, value: float) -> bool:
+    def fill(self, a: DeviceArray, value: float) -> bool:
         if not self._flat(a):
             return False
         if a.size:
@@ -230,7 +235,7 @@ class RawOps:
             self._fn(f"drill_fill_{kind}")(self._grid(a.size), (THREADS,), (a, np.int64(a.size), typed))
         return True
 
-    def to_f64(self, a: Any) -> Any | None:
+    def to_f64(self, a: DeviceArray) -> DeviceArray | None:
         """A float64 copy of contiguous float32 or float64 `a`; None for anything else."""
         if not self._flat(a):
             return None
@@ -241,7 +246,7 @@ class RawOps:
             self._fn("drill_to_f64")(self._grid(a.size), (THREADS,), (a, out, np.int64(a.size)))
         return out
 
-    def sum64(self, a: Any, square: bool = False) -> float | None:
+    def sum64(self, a: DeviceArray, square: bool = False) -> float | None:
         """The sum of `a` (or of its squares), accumulated in float64; None when `a` is not a contiguous float array."""
         if not self._flat(a):
             return None
@@ -253,14 +258,15 @@ class RawOps:
         self._fn(f"drill_sum_{NAMES[a.dtype]}")(grid, (THREADS,), args)
         return math.fsum(self.cp.asnumpy(partials).tolist())
 
-    def compare(self, got: Any, ref: Any, rtol: float, atol: float, exact: bool) -> Stats | None:
+    def compare(self, got: DeviceArray, ref: DeviceArray, rtol: float, atol: float, exact: bool) -> Stats | None:
         """The comparison of array_stats, on the device; None when the arrays are not ones it takes."""
         if not self._flat(got) or ref.dtype not in NAMES or ref.ndim > 2 or got.size != ref.size:
             return None
         if ref.dtype != np.float64:
-            ref = self.to_f64(ref)  # a float32 reference (rare): a float64 copy, when it is contiguous
-            if ref is None:
+            ref64 = self.to_f64(ref)  # a float32 reference (rare): a float64 copy, when it is contiguous
+            if ref64 is None:
                 return None
+            ref = ref64
         n = int(got.size)
         item = ref.dtype.itemsize
         # the reference's layout in elements: a row's length and the two strides (a 1-D array is one row)
@@ -284,6 +290,6 @@ class RawOps:
             float(np.uint64(top).view(np.float64)),
         )
 
-    def read(self, a: Any, out: Any) -> None:
+    def read(self, a: DeviceArray, out: DeviceArray) -> None:
         """Read all of float32 `a` (a multiple of 4 elements) and keep none of it: an L2 flush."""
         self._fn("read_stream")(self._grid(a.size // 4), (512,), (a, out, np.int64(a.size // 4)))
