@@ -1,4 +1,5 @@
-"""A card's YAML values read as what a reader needs: a list, a mapping, texts or a number."""
+"""Parsed YAML and JSON values (a card's fields, a stored report) read as what a reader needs: a list, a mapping,
+texts or a number."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
+from drill.cards.field_values import mapping, texts
 from drill.cards.model import Card
 from drill.cards.scenario import is_clarify
 from drill.mock.grading import (
@@ -36,14 +36,14 @@ def rubric_points(card: Card) -> tuple[str, ...]:
     return card.rubric or (NO_RUBRIC,)
 
 
-def said(card: Card, record: Mapping[str, Any]) -> str:
+def said(card: Card, record: Mapping[str, object]) -> str:
     """All the learner wrote for a rubric card: the typed answer, or a diagnosis's reading and experiment."""
     if card.kind == "diagnosis":
         return f"{record.get('reading') or record.get('choice') or ''} {record.get('experiment') or ''}".strip()
     return str(record.get("typed") or "")
 
 
-def check_tick(card: Card, point: int, record: Mapping[str, Any]) -> PointCheck:
+def check_tick(card: Card, point: int, record: Mapping[str, object]) -> PointCheck:
     """Whether the answer in `record` says enough for rubric point `point` of `card` to be ticked."""
     points = rubric_points(card)
     source = card.answer if points[point] == NO_RUBRIC else points[point]
@@ -51,7 +51,7 @@ def check_tick(card: Card, point: int, record: Mapping[str, Any]) -> PointCheck:
     return PointCheck(points[point], check.terms, check.named, check.word_count)
 
 
-def counted_ticks(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick]) -> tuple[Tick, ...]:
+def counted_ticks(card: Card, record: Mapping[str, object], ticks: Sequence[Tick]) -> tuple[Tick, ...]:
     """The ticks that count, checked again here whoever made them: none for an answer under MIN_WORDS words
     (not even by override), and a checked tick only where the answer names the point."""
     counted = []
@@ -65,14 +65,14 @@ def counted_ticks(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick]) 
     return tuple(counted)
 
 
-def clarify_ticks(card: Card, record: Mapping[str, Any]) -> tuple[Tick, ...]:
+def clarify_ticks(card: Card, record: Mapping[str, object]) -> tuple[Tick, ...]:
     """A clarifying stage's asks that the answer names: each ask whose key terms the answer says one of (the
     asks are read alone, not against the scenario's prompt, which states some of the numbers asked for)."""
     typed = said(card, record)
     return tuple(Tick(i, TickBasis.CHECKED) for i, ask in enumerate(card.rubric) if check_point(typed, ask).named)
 
 
-def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = ()) -> QuestionGrade:
+def grade_answer(card: Card, record: Mapping[str, object], ticks: Sequence[Tick] = ()) -> QuestionGrade:
     """The grade of `card`'s answer `record`, with the rubric points `ticks` (rubric kinds only; see
     `counted_ticks`). A round's clarifying stage is graded by the asks its answer names, with no ticks."""
     if is_clarify(card):
@@ -88,23 +88,23 @@ def grade_answer(card: Card, record: Mapping[str, Any], ticks: Sequence[Tick] = 
     if card.kind == "shape_trace":
         from drill.cards.checking import check_shape_steps
 
-        results = check_shape_steps(card, list(record.get("steps") or []))
+        results = check_shape_steps(card, texts(record.get("steps")))
         return grade_steps([r.ok for r in results], [f"{r.label}: {r.expected}" for r in results])
     if card.kind == "memory_ledger":
         return _ledger(card, record)
     return QuestionGrade(0.0, 0.0)
 
 
-def _ledger(card: Card, record: Mapping[str, Any]) -> QuestionGrade:
+def _ledger(card: Card, record: Mapping[str, object]) -> QuestionGrade:
     from drill.cards.number_check import DEFAULT_TOLERANCE
     from drill.cards.templating import render
     from drill.mock.hard import HARD_TOLERANCE, hard_question
     from drill.mock.working import grade_ledger
 
-    draw = record.get("draw") or {}
+    draw = mapping(record.get("draw"))
     hard = bool(record.get("hard"))  # asked in hard mode: the figures withheld, the tolerances looser
     rendered = hard_question(card, draw).rendered if hard else render(card, draw)
-    given = [str(g) for g in record.get("given") or []]
+    given = texts(record.get("given"))
     working = str(record.get("working") or "")
     step_tolerance = HARD_TOLERANCE if hard else DEFAULT_TOLERANCE
     graded = grade_ledger(rendered.answers, given, rendered.ledger, working, rendered.prompt, step_tolerance)

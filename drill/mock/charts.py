@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 # Chart layout, in SVG user units (the SVG scales to the page width).
 CHART_WIDTH = 720.0
@@ -71,7 +70,10 @@ def _shorten(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def as_number(value: Any) -> float:
+def as_number(value: object) -> float:
+    """A stored figure as a finite number; 0 for anything else."""
+    if not isinstance(value, (int, float, str)):
+        return 0.0
     try:
         result = float(value)
     except (TypeError, ValueError):
@@ -94,7 +96,7 @@ def _frame(rows: int) -> tuple[float, float, float]:
     return _r(plot_bottom), _r(plot_bottom + AXIS_HEIGHT), _r(plot_bottom + 16)
 
 
-def topic_chart(topics: Sequence[Mapping[str, Any]]) -> Chart:
+def topic_chart(topics: Sequence[Mapping[str, object]]) -> Chart:
     """Score per topic as horizontal bars on a 0-100 % scale."""
     bars = []
     for i, topic in enumerate(topics):
@@ -128,7 +130,7 @@ def _time_scale(longest: float) -> tuple[float, int]:
     return max(step, math.ceil(longest / step) * step), step
 
 
-def time_chart(questions: Sequence[Mapping[str, Any]]) -> Chart:
+def time_chart(questions: Sequence[Mapping[str, object]]) -> Chart:
     """Time spent on each question as a bar inside a dashed outline of its budget."""
     longest = max((max(as_number(q.get("budget_s")), as_number(q.get("spent_s"))) for q in questions), default=0.0)
     scale, step = _time_scale(max(longest, 60.0))

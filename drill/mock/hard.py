@@ -24,7 +24,6 @@ import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from drill.cards.evaluation import Scope, render_text
 from drill.cards.field_values import items, mapping
@@ -117,7 +116,7 @@ def hard_answers(answers: Sequence[ExpectedAnswer]) -> list[ExpectedAnswer]:
     return [replace(a, tolerance=hard_tolerance(a.tolerance)) for a in answers]
 
 
-def _owners(card: Card, draw: Mapping[str, Any]) -> list[Owner]:
+def _owners(card: Card, draw: Mapping[str, object]) -> list[Owner]:
     out = []
     for name, spec in card_params(card).items():
         for kind, table in (("model", "models"), ("gpu", "gpus")):
@@ -126,7 +125,7 @@ def _owners(card: Card, draw: Mapping[str, Any]) -> list[Owner]:
     return out
 
 
-def _changed(value: Any, factor: int) -> Any:
+def _changed(value: object, factor: int) -> object:
     """`value` changed by `factor`: a number multiplied, a label's number ("80 GB") multiplied; None stays."""
     if isinstance(value, bool) or value is None:
         return value
@@ -149,7 +148,7 @@ def _with_figure_changed(cat: Catalogue, owner: Owner, figure: Figure, factor: i
     return Catalogue(cat.names, tables["models"], tables["gpus"])
 
 
-def _texts(card: Card, scope: Mapping[str, Any]) -> list[str]:
+def _texts(card: Card, scope: Mapping[str, object]) -> list[str]:
     """The texts a learner reads before answering: the prompt (without a "Given" line) and each answer's label."""
     names = Scope(scope)
     texts = [render_text(card.prompt, names, "prompt")]
@@ -176,7 +175,7 @@ def _moved_numbers(true: str, other: str) -> set[int]:
     return moved
 
 
-def _title(entry: Mapping[str, Any], fallback: str) -> str:
+def _title(entry: Mapping[str, object], fallback: str) -> str:
     """A GPU's or model's name without its capacity ("NVIDIA H100 SXM5 80 GB" reads "NVIDIA H100 SXM5")."""
     title = str(entry.get("title") or entry.get("name") or fallback)
     label = entry.get("hbm_label")
@@ -185,7 +184,9 @@ def _title(entry: Mapping[str, Any], fallback: str) -> str:
     return title
 
 
-def _words(owner_titles: Mapping[Owner, str], found: set[tuple[Owner, Figure]], value: float, scope: Any) -> str:
+def _words(
+    owner_titles: Mapping[Owner, str], found: set[tuple[Owner, Figure]], value: float, scope: Mapping[str, object]
+) -> str:
     """What a withheld number stands for: one figure, a model's parameter count, or a figure worked from several."""
     if len(found) == 1:
         ((owner, figure),) = found
@@ -197,7 +198,7 @@ def _words(owner_titles: Mapping[Owner, str], found: set[tuple[Owner, Figure]], 
             from drill.calc.totals import count_params
 
             try:
-                total = float(count_params(scope[owner.name]))
+                total = float(count_params(mapping(scope[owner.name])))
             except (KeyError, ValueError, TypeError, ZeroDivisionError):
                 total = 0.0
             if total and is_stated(total, [value]):
@@ -214,7 +215,7 @@ def _marker(index: int) -> str:
     return "?" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[index % 26] + ("" if index < 26 else str(index // 26))
 
 
-def hard_question(card: Card, draw: Mapping[str, Any]) -> HardQuestion:
+def hard_question(card: Card, draw: Mapping[str, object]) -> HardQuestion:
     """`card` (a numeric card) asked with `draw` in hard mode; raises TemplateProblem as rendering does."""
     true = render(card, draw)
     cat = load_catalogue(None, None, None)

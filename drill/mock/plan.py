@@ -18,7 +18,6 @@ import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.scenario import is_stage_card
@@ -50,7 +49,7 @@ class PlannedQuestion:
     kind: str
     minutes: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -63,7 +62,7 @@ class MockPlan:
     def planned_minutes(self) -> int:
         return sum(q.minutes for q in self.questions)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {"minutes": self.minutes, "questions": [q.as_json() for q in self.questions]}
 
 

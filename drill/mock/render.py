@@ -7,13 +7,13 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from drill.cards.field_values import items, mappings
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
 from drill.mock.round_report import round_context
 from drill.mock.run import STATUS_WORDS
@@ -74,7 +74,7 @@ def _inline(line: str) -> str:
     return _outside_code(line, _no_tags, lambda m: m.group(0))
 
 
-def md_text(value: Any) -> str:
+def md_text(value: object) -> str:
     """Card Markdown made safe to show as Markdown: a `<` outside code is escaped so no HTML tag survives,
     and a code block left open is closed, so the report's own headings after it stay headings."""
     lines: list[str] = []
@@ -97,17 +97,17 @@ def _closing_fence(block: list[str]) -> list[str]:
     return [fence]
 
 
-def md_quote(value: Any) -> str:
+def md_quote(value: object) -> str:
     """Plain text the learner typed, as a Markdown block quote."""
     return "\n".join(f"> {line}".rstrip() for line in md_text(value).splitlines())
 
 
-def md_cell(value: Any) -> str:
+def md_cell(value: object) -> str:
     """Text that fits in one Markdown table cell."""
     return md_line(value).replace("|", "\\|")
 
 
-def md_line(value: Any) -> str:
+def md_line(value: object) -> str:
     """Text on one line (a list item, a heading): `<` escaped, and a fence at its start too (it would open a block)."""
     line = _inline(" ".join(str(value or "").split()))
     return "\\" + line if _FENCE.match(line) else line
@@ -118,7 +118,7 @@ def md_line(value: Any) -> str:
 REPORT_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable(["image", "link", "autolink"])
 
 
-def html_text(value: Any) -> Markup:
+def html_text(value: object) -> Markup:
     """Card Markdown as HTML (markdown-it-py): paragraphs, lists, tables, code, bold and italic; any HTML escaped."""
     return Markup(REPORT_MARKDOWN.render(str(value or "").strip("\n")).strip())
 
@@ -128,7 +128,7 @@ def html_text(value: Any) -> Markup:
 # ---------------------------------------------------------------------------
 
 
-def _parse_time(value: Any) -> dt.datetime | None:
+def _parse_time(value: object) -> dt.datetime | None:
     try:
         return dt.datetime.fromisoformat(str(value))
     except ValueError:
@@ -141,7 +141,7 @@ def _date_text(moment: dt.datetime | None) -> str:
     return f"{moment.day} {moment:%B %Y, %H:%M}"
 
 
-def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
+def _question(q: Mapping[str, object], index: int) -> dict[str, object]:
     budget = max(0.0, as_number(q.get("budget_s")))
     spent = max(0.0, as_number(q.get("spent_s")))
     status = str(q.get("status") or "unanswered")
@@ -167,14 +167,15 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
         "prompt": str(q.get("prompt") or ""),
         "answer": str(q.get("answer") or "").strip(),
         "expected": str(q.get("expected") or ""),
-        "missed": [str(m) for m in q.get("missed") or [] if str(m).strip()],
-        "graded": [str(p) for p in q.get("graded") or []],
+        "missed": [str(m) for m in items(q.get("missed")) if str(m).strip()],
+        "graded": [str(p) for p in items(q.get("graded"))],
         # the part of the score drill checked, said only where the learner's overrides made it differ
         "evidence": percent(as_number(q.get("evidence"))) if answered and _differs(q) else "",
         "overrides": [
-            {"point": str(o.get("point") or ""), "reason": str(o.get("reason") or "")} for o in q.get("overrides") or []
+            {"point": str(o.get("point") or ""), "reason": str(o.get("reason") or "")}
+            for o in mappings(q.get("overrides"))
         ],
-        "hints": [str(h) for h in q.get("hints") or []],
+        "hints": [str(h) for h in items(q.get("hints"))],
         "follow_up": _follow_up(q.get("follow_up")),
         "status": status,
         "result": result,
@@ -186,14 +187,14 @@ def _question(q: Mapping[str, Any], index: int) -> dict[str, Any]:
     }
 
 
-def _differs(q: Mapping[str, Any]) -> bool:
+def _differs(q: Mapping[str, object]) -> bool:
     return abs(as_number(q.get("score")) - as_number(q.get("evidence"))) > 0.005
 
 
 FOLLOW_UP_WORDS = {"deeper": "a deeper question", "narrower": "a hint and a narrower question"}
 
 
-def _follow_up(follow: Any) -> dict[str, Any] | None:
+def _follow_up(follow: object) -> dict[str, object] | None:
     if not isinstance(follow, Mapping):
         return None
     status = str(follow.get("status") or "")
@@ -221,7 +222,7 @@ def _follow_up(follow: Any) -> dict[str, Any] | None:
 FAR_UNDER_SHARE = 0.25
 
 
-def status_words(report: Mapping[str, Any], used_s: float) -> str:
+def status_words(report: Mapping[str, object], used_s: float) -> str:
     """How the mock ended, in words; a finished mock far under its minutes says how much was answered."""
     status = str(report.get("status") or "finished")
     words = STATUS_WORDS.get(status, status.replace("_", " "))
@@ -244,8 +245,8 @@ def _time_used(seconds: float) -> str:
     return counted(whole, "second")
 
 
-def _context(report: Mapping[str, Any]) -> dict[str, Any]:
-    questions = [_question(q, i) for i, q in enumerate(report.get("questions") or [])]
+def _context(report: Mapping[str, object]) -> dict[str, object]:
+    questions = [_question(q, i) for i, q in enumerate(mappings(report.get("questions")))]
     topics = [
         {
             "topic": str(t.get("topic") or ""),
@@ -253,14 +254,14 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
             "questions": int(as_number(t.get("questions"))),
             "score": percent(as_number(t.get("score"))),
         }
-        for t in report.get("topics") or []
+        for t in mappings(report.get("topics"))
     ]
     started = _parse_time(report.get("started_at"))
     ended = _parse_time(report.get("ended_at"))
     if started is not None and ended is not None and ended >= started:
         used_s = (ended - started).total_seconds()
     else:
-        used_s = sum(max(0.0, as_number(q.get("spent_s"))) for q in report.get("questions") or [])
+        used_s = sum(max(0.0, as_number(q.get("spent_s"))) for q in mappings(report.get("questions")))
     evidence = report.get("evidence")
     score = report.get("score")
     differs = evidence is not None and score is not None and abs(as_number(score) - as_number(evidence)) > 0.005
@@ -288,11 +289,11 @@ def _context(report: Mapping[str, Any]) -> dict[str, Any]:
                 "title": str(s.get("title") or s.get("topic") or ""),
                 "why": str(s.get("why") or ""),
             }
-            for s in report.get("study_next") or []
+            for s in mappings(report.get("study_next"))
         ],
         "round": round_context(report.get("round")),  # a round's report per dimension; None for a quick mock
-        "topic_chart": topic_chart(report.get("topics") or []),
-        "time_chart": time_chart(report.get("questions") or []),
+        "topic_chart": topic_chart(mappings(report.get("topics"))),
+        "time_chart": time_chart(mappings(report.get("questions"))),
     }
 
 
@@ -310,12 +311,12 @@ def _environment(html: bool) -> SandboxedEnvironment:
     return env
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
+def render_markdown(report: Mapping[str, object]) -> str:
     """The report as Markdown that reads well in a terminal; it holds no HTML."""
     text = _environment(False).get_template("report.md.j2").render(_context(report))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def render_html(report: Mapping[str, Any]) -> str:
+def render_html(report: Mapping[str, object]) -> str:
     """The report as one HTML file with inline styles and inline SVG charts; it loads nothing from anywhere."""
     return _environment(True).get_template("report.html.j2").render(_context(report))

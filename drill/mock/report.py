@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drill.cards.asked import question_markdown
+from drill.cards.field_values import items, number
 from drill.cards.model import Card
 from drill.cards.scenario import STAGE_MARK
 from drill.mock.grading import grade_from_json
@@ -17,8 +18,8 @@ NOT_SUBMITTED = "(typed, never submitted: not scored)"  # under an answer the mo
 
 
 def build_report(
-    mock: Mapping[str, Any],
-    slots: Sequence[Mapping[str, Any]],
+    mock: Mapping[str, object],
+    slots: Sequence[Mapping[str, object]],
     cards: Mapping[str, Card],
     titles: Mapping[str, str],
     weakness: Mapping[str, float],
@@ -29,36 +30,38 @@ def build_report(
     A mock with no answered question is not scored: its score is None, no topic has a score and what to
     study next comes from the weakness figures alone. `readiness` is the line on readiness for the interview
     date (drill.study.readiness.ReadinessFigures.summary_line), None when no date is set."""
-    questions = []
+    questions: list[dict[str, Any]] = []
     per_topic: dict[str, list[float]] = {}
     for s in slots:
-        card = cards.get(s["card_id"])
-        score = float(s.get("score") or 0.0)
+        card_id = str(s["card_id"])
+        topic = str(s["topic"])
+        card = cards.get(card_id)
+        score = _figure(s.get("score"))
         grade = grade_from_json(s.get("grade"))
         if card is None:
             prompt = "(this card is no longer in the decks)"
             expected = ""
         else:
             prompt, expected = sides(card, s.get("answer"))
-        per_topic.setdefault(s["topic"], []).append(score)
+        per_topic.setdefault(topic, []).append(score)
         questions.append(
             {
                 "position": s["position"],
-                "card_id": s["card_id"],
-                "topic": s["topic"],
-                "title": titles.get(s["topic"], s["topic"]),
-                "kind": asked_as(s["kind"], card),
+                "card_id": card_id,
+                "topic": topic,
+                "title": titles.get(topic, topic),
+                "kind": asked_as(str(s["kind"]), card),
                 "prompt": prompt,
                 "budget_s": s["budget_s"],
                 "spent_s": s.get("spent_s") or 0.0,
                 "status": s["status"],
-                "skips": int(s.get("skips") or 0),
+                "skips": int(_figure(s.get("skips"))),
                 "score": score,
-                "evidence": float(s.get("evidence") or 0.0),
+                "evidence": _figure(s.get("evidence")),
                 "answer": answer_text(s.get("answer")),
                 "said": gave_something(s.get("answer")),
                 "expected": expected,
-                "missed": list(s.get("missed") or []),
+                "missed": items(s.get("missed")),
                 "graded": list(grade.parts) if grade else [],
                 "overrides": [dict(o) for o in grade.overrides] if grade else [],
                 "hints": list(grade.hints) if grade else [],
@@ -114,6 +117,11 @@ def build_report(
     }
 
 
+def _figure(value: object) -> float:
+    """A stored score, time or count; 0 when it was never set."""
+    return number(value) if value else 0.0
+
+
 def asked_as(kind: str, card: Card | None) -> str:
     """What a question was, in the report's words: its kind, or a round's stage by what the stage asks."""
     if card is None or STAGE_MARK not in card.id:
@@ -122,7 +130,7 @@ def asked_as(kind: str, card: Card | None) -> str:
     return f"{stage} stage" if isinstance(stage, str) else kind
 
 
-def sides(card: Card, answer: Any) -> tuple[str, str]:
+def sides(card: Card, answer: object) -> tuple[str, str]:
     """The question and the expected answer as the learner met them: a diagnosis with its evidence, a shape
     trace with its given line, a memory-ledger card with the numbers of the draw it was asked with (one fixed
     draw, said so, when it was never answered), its templates filled."""
@@ -150,7 +158,7 @@ def sides(card: Card, answer: Any) -> tuple[str, str]:
     return question_markdown(card, shown.prompt) + note, f"{expected}\n\n{shown.answer}"
 
 
-def follow_up_report(follow: Any) -> dict[str, Any] | None:
+def follow_up_report(follow: object) -> dict[str, object] | None:
     """A question's follow-up as the report shows it: what was asked, its hint, the answer and its score."""
     if not isinstance(follow, Mapping):
         return None
@@ -169,7 +177,7 @@ def follow_up_report(follow: Any) -> dict[str, Any] | None:
     }
 
 
-def gave_something(answer: Any) -> bool:
+def gave_something(answer: object) -> bool:
     """Whether a submitted answer holds anything: text, a shape, a number or a reading (not all blank)."""
     if not isinstance(answer, Mapping):
         return bool(answer)
@@ -184,7 +192,7 @@ def gave_something(answer: Any) -> bool:
     return "verdict" in answer
 
 
-def answer_text(answer: Any) -> str:
+def answer_text(answer: object) -> str:
     """What the learner gave, as one readable line (typed text, shapes, numbers, a choice); an answer typed but
     never submitted says so, as it was not scored."""
     text = _given_text(answer)
@@ -193,7 +201,7 @@ def answer_text(answer: Any) -> str:
     return text
 
 
-def _given_text(answer: Any) -> str:
+def _given_text(answer: object) -> str:
     if answer is None:
         return ""
     if isinstance(answer, str):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from drill.cards.field_values import mapping, mappings, number
 from drill.cards.model import Card
 from drill.cards.scenario import Dimension
 from drill.mock.grading import grade_from_json
@@ -109,7 +110,7 @@ def _drawn_question(card: Card) -> str:
         return card.prompt
 
 
-def _evidence(slot: Mapping[str, Any]) -> float | None:
+def _evidence(slot: Mapping[str, object]) -> float | None:
     if slot.get("status") != ANSWERED:
         return None
     value = slot.get("evidence")
@@ -117,17 +118,15 @@ def _evidence(slot: Mapping[str, Any]) -> float | None:
 
 
 def build_round_report(
-    plan: Mapping[str, Any], slots: Sequence[Mapping[str, Any]], cards: Mapping[str, Card]
+    plan: Mapping[str, object], slots: Sequence[Mapping[str, object]], cards: Mapping[str, Card]
 ) -> RoundReport:
     """`plan`: RoundPlan.as_json; `slots`: the run's questions as Slot.as_json; `cards`: the round's cards."""
     by_card = {str(s.get("card_id")): s for s in slots}
-    follow_ups = {
-        str(s["follow_up"].get("card_id")): s["follow_up"] for s in slots if isinstance(s.get("follow_up"), Mapping)
-    }
+    follow_ups = {str(f.get("card_id")): f for f in (mapping(s.get("follow_up")) for s in slots) if f}
     lines: list[StageLine] = []
     hints: list[str] = []
     by_dimension: dict[str, list[tuple[str, float]]] = {}
-    for stage in plan.get("stages") or []:
+    for stage in mappings(plan.get("stages")):
         card_id = str(stage["card_id"])
         name = f"stage {stage['number']} ({stage['type']})"
         stage_hints: list[str] = []
@@ -145,14 +144,14 @@ def build_round_report(
             evidence = _evidence(slot)
             grade = grade_from_json(slot.get("grade"))
             stage_hints += list(grade.hints) if grade else []
-            follow = slot.get("follow_up")
-            if isinstance(follow, Mapping) and follow.get("hint") and follow.get("status") == ANSWERED:
-                stage_hints.append(f"a narrower question with a hint ({follow['hint']})")
+            narrower = mapping(slot.get("follow_up"))
+            if narrower.get("hint") and narrower.get("status") == ANSWERED:
+                stage_hints.append(f"a narrower question with a hint ({narrower['hint']})")
         hints += [f"{name}: {h}" for h in stage_hints]
         if evidence is not None:
             by_dimension.setdefault(str(stage["dimension"]), []).append((name, evidence))
         line = StageLine(
-            number=int(stage["number"]),
+            number=int(number(stage["number"])),
             type=str(stage["type"]),
             dimension=str(stage["dimension"]),
             twist=bool(stage.get("twist")),
@@ -216,10 +215,10 @@ def _round_verdict(
     return verdict.value, "; ".join(why)
 
 
-def _next_asked(plan: Mapping[str, Any], lines: Sequence[StageLine], cards: Mapping[str, Card]) -> str:
+def _next_asked(plan: Mapping[str, object], lines: Sequence[StageLine], cards: Mapping[str, Card]) -> str:
     """What an interviewer would have asked next: the first stage not answered, else the first twist not reached,
     else the debrief."""
-    stages = {int(s["number"]): str(s["card_id"]) for s in plan.get("stages") or []}
+    stages = {int(number(s["number"])): str(s["card_id"]) for s in mappings(plan.get("stages"))}
     for line in lines:
         if not line["twist"] and line["status"] != ANSWERED:
             return f"stage {line['number']} ({line['type']}): {_first_line(cards.get(stages[line['number']]))}"
@@ -251,7 +250,7 @@ class RoundContext(TypedDict):
     timing: str
 
 
-def round_context(data: Any) -> RoundContext | None:
+def round_context(data: object) -> RoundContext | None:
     """The report's `round` (a RoundReport, as stored) in words for the templates; None for a quick mock."""
     if not isinstance(data, Mapping):
         return None

@@ -18,7 +18,6 @@ import enum
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from drill.cards.model import Card
 from drill.cards.scenario import (
@@ -81,7 +80,7 @@ class RoundStage:
     def label(self) -> str:
         return self.what or self.type.value
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "card_id": self.card_id,
             "number": self.number,
@@ -100,7 +99,7 @@ class RoundPlan:
     kind: RoundKind
     source_id: str
     title: str
-    draw: Mapping[str, Any]
+    draw: Mapping[str, object]
     plan: MockPlan
     stages: tuple[RoundStage, ...]
     cards: Mapping[str, Card]
@@ -110,7 +109,7 @@ class RoundPlan:
     def minutes(self) -> int:
         return self.plan.minutes
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,
             "source_id": self.source_id,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from drill.cards.model import Card
 from drill.mock.follow_ups import FollowUpKind, follow_up_for
@@ -60,10 +59,10 @@ class FollowUpSlot:
     status: str = PENDING  # pending, answered, or unanswered (declined, or its time ran out)
     spent_s: float = 0.0
     grade: QuestionGrade | None = None
-    answer: Any = None
+    answer: object = None
     shown: str = ""  # the question as the screen showed it (its numbers drawn), for the report
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,
             "card_id": self.card.id,
@@ -92,12 +91,12 @@ class Slot:
     spent_s: float = 0.0
     score: float | None = None
     evidence: float | None = None
-    answer: Any = None
+    answer: object = None
     missed: list[str] = field(default_factory=list)
     grade: QuestionGrade | None = None
     follow_up: FollowUpSlot | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "card_id": self.card_id,
             "topic": self.topic,
@@ -227,7 +226,7 @@ class MockRun:
             slot.skips += 1
         self.changed.append(slot)
 
-    def submit(self, grade: QuestionGrade, answer: Any) -> FollowUpSlot | None:
+    def submit(self, grade: QuestionGrade, answer: object) -> FollowUpSlot | None:
         """Record the current question's grade; returns the follow-up it earned when there is time for one
         (asked next, by `begin`)."""
         slot = self._leave()
@@ -260,7 +259,7 @@ class MockRun:
         self._follow_up_due = after
         return after.follow_up
 
-    def submit_follow_up(self, grade: QuestionGrade, answer: Any) -> None:
+    def submit_follow_up(self, grade: QuestionGrade, answer: object) -> None:
         """Record the follow-up's grade; the question's score and evidence take it in, never lower for it."""
         follow = self.asking_follow_up()
         assert follow is not None, "no follow-up is being asked"
