@@ -18,11 +18,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO, cast
 
-from drill.judge.devices import cuda_device_count
-from drill.judge.judging import Fatal, Judge, describe_fault
-from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed
-from drill.kernel_shared import protocol
-from drill.kernel_shared.protocol import CalibratedEvent, Emit, JudgeEvent
+from drill.judge import cudadrv
+
+if __name__ == "__main__":  # started as the judge process, not imported: the GPU's context first (see there)
+    cudadrv.open_primary_context_early()
+
+from drill.judge.devices import cuda_device_count  # noqa: E402 - after the context's thread has started
+from drill.judge.judging import Fatal, Judge, describe_fault  # noqa: E402
+from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed  # noqa: E402
+from drill.kernel_shared import protocol  # noqa: E402
+from drill.kernel_shared.protocol import CalibratedEvent, Emit, JudgeEvent  # noqa: E402
 
 
 def serve(stdin: Iterable[str], out: TextIO, runtime: Runtime) -> int:

@@ -11,7 +11,7 @@ import ctypes
 import functools
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _lib: ctypes.CDLL | None = None
@@ -93,6 +93,25 @@ def retain_primary_context(device: int = 0) -> None:
     _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), device), "cuDevicePrimaryCtxRetain")
 
 
+def open_primary_context_early() -> None:
+    """Start making the primary context in a thread when a driver and a GPU are here, before the judge imports
+    the rest of itself and reads its first request: the context is most of a GPU's start (0.7-0.9 s on an H200
+    host), and a judge that is told to stay on the CPU, or finds no driver, makes none."""
+    import os
+    import threading
+
+    if os.environ.get("DRILL_JUDGE_CPU"):
+        return
+
+    def retain() -> None:
+        try:
+            retain_primary_context()
+        except (OSError, CUDADriverError):  # no driver or no GPU: the judge finds that out itself
+            pass
+
+    threading.Thread(target=retain, name="primary-context", daemon=True).start()
+
+
 def compute_capability(device: int = 0) -> tuple[int, int]:
     """(major, minor) of the device, from the driver alone (no context needed)."""
     lib = driver()
@@ -105,7 +124,7 @@ def compute_capability(device: int = 0) -> tuple[int, int]:
 
 
 @functools.cache
-def device_identity(device: int = 0) -> dict[str, Any]:
+def device_identity(device: int = 0) -> DeviceIdentity:
     """Name, UUID, memory and SM count of the device, from the driver alone (no context, no torch); asked once
     (the judge files and reads its kept figures under it, at start and in every run)."""
     lib = driver()
@@ -119,6 +138,13 @@ def device_identity(device: int = 0) -> dict[str, Any]:
     sms = ctypes.c_int()
     _check(lib.cuDeviceGetAttribute(ctypes.byref(sms), 16, device), "cuDeviceGetAttribute")  # ..._MULTIPROCESSOR_COUNT
     return {"name": name.value.decode(), "uuid": bytes(uuid).hex(), "total_memory": total.value, "sm_count": sms.value}
+
+
+class DeviceIdentity(TypedDict):
+    name: str
+    uuid: str  # hex
+    total_memory: int  # bytes
+    sm_count: int
 
 
 class Module:
@@ -167,7 +193,7 @@ class Function:
             self._smem_limit = smem
 
     def launch(
-        self, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], smem: int = 0, stream: int = 0
+        self, grid: Sequence[int], block: Sequence[int], args: Sequence[object], smem: int = 0, stream: int = 0
     ) -> None:
         """args: numpy scalars (np.uint64 for pointers, np.int32, ...) or ctypes values, in the kernel's order."""
         g = (tuple(grid) + (1, 1, 1))[:3]
@@ -183,7 +209,7 @@ class Function:
         )
 
 
-def _arg(value: Any) -> Any:
+def _arg(value: object) -> ctypes._SimpleCData[Any] | ctypes.Array[ctypes.c_char]:
     if isinstance(value, ctypes._SimpleCData):
         return value
     tobytes = getattr(value, "tobytes", None)
