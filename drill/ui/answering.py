@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from textual.app import ComposeResult
 from textual.message import Message
@@ -26,11 +25,26 @@ from drill.ui.form_base import AnswerFormBase
 from drill.ui.screen_text import SafeLabel, SafeStatic, markup_text
 
 
+@dataclass(frozen=True)
+class KeptAnswer:
+    """What the learner gave a form, kept as the card leaves (graded, set aside) to be put back: the text typed
+    into each field, the reading chosen and whether the listed readings were shown."""
+
+    typed: tuple[str, ...] = ()
+    chosen: int | None = None
+    choices_shown: bool = False
+
+    @property
+    def gave_something(self) -> bool:
+        """Whether it holds anything the learner gave: text typed, or a reading chosen."""
+        return any(self.typed) or self.chosen is not None
+
+
 @dataclass
 class FormVerdict:
     suggested_grade: int | None  # None where nothing could be checked (a concept answer)
     summary: str
-    record: dict[str, Any]
+    record: dict[str, object]
 
 
 def check_mark(ok: bool) -> str:
@@ -95,18 +109,13 @@ class AnswerForm(AnswerFormBase):
             return focused
         return None
 
-    def kept(self) -> dict[str, Any]:
+    def kept(self) -> KeptAnswer:
         """What the learner gave, kept as the card leaves (graded, set aside) for an undo to put back."""
-        return {"typed": [box.value for box in self.inputs()]}
+        return KeptAnswer(typed=tuple(box.value for box in self.inputs()))
 
-    @staticmethod
-    def gave_something(kept: dict[str, Any]) -> bool:
-        """Whether a kept answer (`kept`) holds anything the learner gave: text typed, or a reading chosen."""
-        return any(kept.get("typed", [])) or kept.get("chosen") is not None
-
-    def put_back(self, kept: dict[str, Any]) -> None:
+    def put_back(self, kept: KeptAnswer) -> None:
         """The answer as it was before the grade that was undone, to check or change again."""
-        for box, value in zip(self.inputs(), kept.get("typed", [])):
+        for box, value in zip(self.inputs(), kept.typed):
             box.value = value
 
     def answered(self, field: Widget) -> bool:
@@ -434,13 +443,13 @@ class DiagnosisForm(AnswerForm):
         yield SafeLabel("Your next experiment (one line; compared with the rubric):", classes="step-label")
         yield AnswerInput(placeholder="change X, hold Y, measure Z", id="experiment", compact=True)
 
-    def kept(self) -> dict[str, Any]:
-        return {**super().kept(), "chosen": self.chosen}
+    def kept(self) -> KeptAnswer:
+        return replace(super().kept(), chosen=self.chosen)
 
-    def put_back(self, kept: dict[str, Any]) -> None:
+    def put_back(self, kept: KeptAnswer) -> None:
         super().put_back(kept)
-        chosen = kept.get("chosen")
-        if isinstance(chosen, int) and 0 <= chosen < len(self.choices):
+        chosen = kept.chosen
+        if chosen is not None and 0 <= chosen < len(self.choices):
             self.query_one(ChoiceList).highlighted = chosen
             self.choose(chosen)
 

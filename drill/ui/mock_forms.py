@@ -4,7 +4,7 @@ own words first (the listed readings are a hint that costs), and a numeric card 
 from __future__ import annotations
 
 import random
-from typing import Any
+from dataclasses import replace
 
 from textual.app import ComposeResult
 from textual.widgets import Input
@@ -14,7 +14,7 @@ from drill.cards.model import Card
 from drill.mock.grading import CHOICES_COST, read_choice
 from drill.mock.hard import hard_question
 from drill.ui.answer_fields import AnswerInput, ChoiceList
-from drill.ui.answering import AnswerForm, FormVerdict, LedgerForm, form_for
+from drill.ui.answering import AnswerForm, FormVerdict, KeptAnswer, LedgerForm, form_for
 from drill.ui.screen_text import SafeLabel
 from drill.ui.screen_text import markup_text as escape  # Textual markup: every bracket escaped
 
@@ -100,18 +100,18 @@ class MockDiagnosisForm(AnswerForm):
         self.query_one("#reading", AnswerInput).mend()
         return f"{match.why}. Say it in other words, or {SHOW_CHOICES_KEY} lists them ({CHOICES_COST_WORDS})."
 
-    def kept(self) -> dict[str, Any]:
-        return {**super().kept(), "chosen": self.chosen, "choices_shown": self.choices_shown}
+    def kept(self) -> KeptAnswer:
+        return replace(super().kept(), chosen=self.chosen, choices_shown=self.choices_shown)
 
-    def put_back(self, kept: dict[str, Any]) -> None:
+    def put_back(self, kept: KeptAnswer) -> None:
         """A skipped diagnosis come round again: what was typed, and the listed readings if they were shown
         (their cost stands) with the one chosen."""
         super().put_back(kept)
-        if not kept.get("choices_shown"):
+        if not kept.choices_shown:
             return
         self.show_choices()
-        chosen = kept.get("chosen")
-        if isinstance(chosen, int) and 0 <= chosen < len(self.choices):
+        chosen = kept.chosen
+        if chosen is not None and 0 <= chosen < len(self.choices):
             self.query_one(ChoiceList).highlighted = chosen
             self.choose(chosen)
 

@@ -13,7 +13,7 @@ import enum
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from textual import events
@@ -28,7 +28,7 @@ from drill.mock.answers import RUBRIC_KINDS, check_tick, grade_answer, kernel_gr
 from drill.mock.follow_ups import FollowUpKind
 from drill.mock.grading import HINT_COST, QuestionGrade, Tick, TickBasis
 from drill.ui.answer_fields import InOrderInput, Page
-from drill.ui.answering import AnswerForm, DiagnosisForm
+from drill.ui.answering import AnswerForm, DiagnosisForm, KeptAnswer
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.mock_forms import CHOICES_COST_WORDS, SHOW_CHOICES_KEY, MockDiagnosisForm, mock_form_for
 from drill.ui.press_again import PressAgain
@@ -109,12 +109,12 @@ class Checklist(SafeSelectionList[int]):
         return strip
 
 
-def kernel_record(screen: "KernelScreen") -> dict[str, Any]:
+def kernel_record(screen: "KernelScreen") -> dict[str, object]:
     """What a kernel question's answer keeps for the report: the judge's verdict on the file submitted, the
     reference solution (in a held mock the learner first sees it there)."""
     from drill.ui.verdict_view import one_line
 
-    record: dict[str, Any] = {}
+    record: dict[str, object] = {}
     if screen.verdict is not None:
         record["judged"] = one_line(screen.verdict)
     try:
@@ -138,7 +138,7 @@ def verdict_text(grade: QuestionGrade) -> str:
     return "\n".join(lines)
 
 
-class MockScreen(PageScreen[dict[str, Any]]):
+class MockScreen(PageScreen[dict[str, object]]):
     """Dismisses with the mock's report once it ends (all answered, time up, or ended early).
 
     An answer counts only once the learner submits it: one typed but not submitted when the mock ends
@@ -199,18 +199,18 @@ class MockScreen(PageScreen[dict[str, Any]]):
         self.card: Card | None = None  # the card asked now (a follow-up's own)
         self.form: AnswerForm | None = None
         self.stage = Stage.ANSWERING
-        self.record: dict[str, Any] | None = None  # the submitted answer, as its form gave it
+        self.record: dict[str, object] | None = None  # the submitted answer, as its form gave it
         self.overrides: dict[int, str] = {}  # rubric points ticked anyway: the learner's reasons
         self.overriding: int | None = None  # the point whose reason is being typed
         self.kernel_grade: int | None = None
-        self.kernel_answer: dict[str, Any] = {}  # a kernel question's verdict and its reference, for the report
+        self.kernel_answer: dict[str, object] = {}  # a kernel question's verdict and its reference, for the report
         self.shown_at = time.monotonic()
         self.ended = False
         self.report_built = False  # the mock's report was built and stored (it is built once)
         self.end_guard = PressAgain(END_KEY, "end the mock")
         self.last_decline_guard = PressAgain(SKIP_KEY, "decline it and end the mock")
         # what was typed into a skipped question, put back when it comes round again
-        self.drafts: dict[str, dict[str, Any]] = {}
+        self.drafts: dict[str, KeptAnswer] = {}
 
     def compose(self) -> ComposeResult:
         yield SafeStatic(id="mtop")
@@ -484,7 +484,7 @@ class MockScreen(PageScreen[dict[str, Any]]):
         assert self.card is not None and self.record is not None
         return grade_answer(self.card, self.record, self.ticks())
 
-    def answer_given(self) -> dict[str, Any]:
+    def answer_given(self) -> dict[str, object]:
         if self.kernel_grade is not None:
             return {"verdict": f"kernel graded {self.kernel_grade}/5", **self.kernel_answer}
         return dict(self.record or {})

@@ -19,7 +19,7 @@ from textual.message import Message
 from drill.study.focus import nothing_to_show
 from drill.study.sm2 import GRADE_MEANINGS, SAME_DAY_REPEAT_BELOW
 from drill.ui.answer_fields import Page
-from drill.ui.answering import AnswerForm
+from drill.ui.answering import AnswerForm, KeptAnswer
 from drill.ui.markdown_view import MarkdownView, load_markdown
 from drill.ui.screen_keys import (
     GRADE_KEYS,
@@ -141,7 +141,7 @@ class ReviewScreen(PageScreen[None]):
         self.shown_at = time.monotonic()
         self.form: AnswerForm | None = None
         self._resumed = False
-        self.answers_left: dict[str, dict[str, Any]] = {}  # the answer each card left with, for ctrl+z
+        self.answers_left: dict[str, KeptAnswer] = {}  # the answer each card left with, for ctrl+z
         self.grades_given: dict[str, list[int]] = {}  # this session's grades of each card, for its "again" mark
 
     def compose(self) -> ComposeResult:
@@ -442,7 +442,7 @@ class ReviewScreen(PageScreen[None]):
         await self.show_current()
 
     def keep_answer(self, card_id: str) -> None:  # as the card leaves (graded, set aside): an undo puts it back
-        self.answers_left[card_id] = self.form.kept() if self.form is not None else {}
+        self.answers_left[card_id] = self.form.kept() if self.form is not None else KeptAnswer()
 
     async def action_undo(self) -> None:
         store = await self.ready_store()
@@ -460,11 +460,11 @@ class ReviewScreen(PageScreen[None]):
         elif self.grades_given.get(last.card_id):
             self.grades_given[last.card_id].pop()
         await self.show_current()
-        kept = self.answers_left.pop(last.card_id, {})
+        kept = self.answers_left.pop(last.card_id, KeptAnswer())
         said = f"[i]undid the {what} of {markup_text(last.card_id)}[/i]"
         if self.form is not None and self.card is not None and self.card.id == last.card_id and kept:
             self.form.put_back(kept)
-            if AnswerForm.gave_something(kept):
+            if kept.gave_something:
                 said += ": your answer is back, to check again or change"
         if self.locked:
             said += f"\n[b]locked:[/b] {markup_text(self.locked)}"
