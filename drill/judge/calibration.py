@@ -11,7 +11,11 @@ import functools
 import json
 import os
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, TypedDict, TypeGuard, cast
+
+if TYPE_CHECKING:
+    from drill.judge.kitbase import CeilingKit
+    from drill.judge.torch_kit import Kit as TorchKit
 
 COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
 CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
@@ -19,9 +23,35 @@ EVENT_US = "event_us"  # what a CUDA event pair adds to a launch here, taken off
 BASELINES = "baselines"  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
 
 
-def _complete(entry: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
+class Calibration(TypedDict, total=False):
+    """One GPU's kept figures, as saved in the JSON file (each measurement fills its own part)."""
+
+    gbps: float  # a device-to-device copy, bytes read + written
+    ms: float
+    bytes: int
+    reps: int
+    read_gbps: float  # the fastest pure read
+    read_by: str
+    event_us: float  # a CUDA event pair's own cost, taken off event-timed figures
+    event_pair_us: float
+    event_record_us: float
+    event_us_why: str
+    tflops: float  # the fastest torch.matmul (with a compute-bound card only)
+    tflops_by: str
+    device: str
+    measured_at: str
+    method: str
+    baselines: dict[str, list[float]]  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
+
+
+def _complete(entry: object, keys: tuple[str, ...]) -> TypeGuard[Calibration]:
     """A saved calibration entry that holds a number for each of `keys`."""
     return isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in keys)
+
+
+def _entry(found: object) -> Calibration:
+    """A kept entry as read from the file ({} when it is not a JSON object); each field is checked where read."""
+    return cast(Calibration, found) if isinstance(found, dict) else {}
 
 
 @functools.cache
@@ -47,7 +77,7 @@ def device_key() -> str:
     return f"{found['name']}|{found['uuid']}|{found['total_memory']}"
 
 
-def read_saved(calibration: Path | None) -> dict[str, Any]:
+def read_saved(calibration: Path | None) -> dict[str, object]:
     """Every GPU's kept figures, by device_key; {} when there are none or the file cannot be read."""
     if calibration is None or not calibration.exists():
         return {}
@@ -67,7 +97,7 @@ class Calibrated:
     _ceilings: dict[str, float] | None
     _event_ms = 0.0
 
-    def torch_kit(self) -> Any:
+    def torch_kit(self) -> TorchKit:
         raise NotImplementedError
 
     def release_memory(self) -> None:
@@ -76,7 +106,7 @@ class Calibrated:
     def device_key(self) -> str:
         return device_key()
 
-    def _saved(self) -> dict[str, Any]:
+    def _saved(self) -> dict[str, object]:
         return read_saved(self.calibration)
 
     def calibrated(self, compute: bool = False) -> bool:
@@ -88,52 +118,54 @@ class Calibrated:
             saved.get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ()))
         )
 
-    def ceilings(self, kit: Any, compute: bool = False) -> dict[str, float]:
+    def ceilings(self, kit: CeilingKit, compute: bool = False) -> dict[str, float]:
         """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
         in TFLOPS): saved, else measured now with torch's kit (and saved). Gives `kit` the event pair's cost."""
         if self._ceilings is None:
-            entry = self._saved().get(self.device_key())
-            if not _complete(entry, (*CEILINGS, EVENT_US)):
+            entry: Calibration | None = None
+            saved = self._saved().get(self.device_key())
+            if _complete(saved, (*CEILINGS, EVENT_US)):
+                entry = saved
+            else:
                 entry = self.calibrate(kit)  # with the kit at hand: a judge that started with CuPy needs no torch
-            self._event_ms = float(entry[EVENT_US]) / 1e3
-            self._ceilings = {k: float(entry[k]) for k in CEILINGS}
-            if isinstance(entry.get(COMPUTE), (int, float)):
-                self._ceilings[COMPUTE] = float(entry[COMPUTE])
+            self._event_ms = float(entry["event_us"]) / 1e3
+            self._ceilings = {"gbps": float(entry["gbps"]), "read_gbps": float(entry["read_gbps"])}
+            tflops = entry.get("tflops")
+            if isinstance(tflops, (int, float)):
+                self._ceilings[COMPUTE] = float(tflops)
         kit.event_overhead_ms = self._event_ms
         if compute and COMPUTE not in self._ceilings:
-            self._ceilings[COMPUTE] = float(self.calibrate_compute(self.torch_kit())[COMPUTE])
+            self._ceilings[COMPUTE] = float(self.calibrate_compute(self.torch_kit())["tflops"])
         return self._ceilings
 
     def saved_baseline(self, card: str, shape: str) -> tuple[float, float] | None:
         """(ms, host µs) of torch's own way for the card at `shape`, as kept for this GPU and this torch."""
-        entry = self._saved().get(self.device_key())
-        kept = entry.get(BASELINES) if isinstance(entry, dict) else None
+        kept: object = _entry(self._saved().get(self.device_key())).get("baselines")
         found = kept.get(_baseline_key(card, shape)) if isinstance(kept, dict) else None
         if isinstance(found, list) and len(found) == 2 and all(isinstance(x, (int, float)) for x in found):
             return float(found[0]), float(found[1])
         return None
 
     def save_baseline(self, card: str, shape: str, figures: tuple[float, float]) -> None:
-        entry = self._saved().get(self.device_key())
-        kept = entry.get(BASELINES) if isinstance(entry, dict) else None
+        kept: object = _entry(self._saved().get(self.device_key())).get("baselines")
         self._save_entry(
-            {BASELINES: {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(figures)}}
+            {"baselines": {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(figures)}}
         )
 
-    def calibrate_compute(self, kit: Any) -> dict[str, Any]:
+    def calibrate_compute(self, kit: TorchKit) -> Calibration:
         """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
         result = self._measure_matmul(kit)
         self._save_entry(result)
         return result
 
-    def _measure_matmul(self, kit: Any) -> dict[str, Any]:
+    def _measure_matmul(self, kit: TorchKit) -> Calibration:
         from drill.judge.measure import measure_matmul_tflops
 
         result = measure_matmul_tflops(kit)
         self.release_memory()
         return result
 
-    def _save_entry(self, result: dict[str, Any]) -> None:
+    def _save_entry(self, result: Calibration) -> None:
         """Merge `result` into this GPU's saved calibration."""
         if self.calibration is None:
             return
@@ -145,24 +177,26 @@ class Calibrated:
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, self.calibration)
 
-    def calibrate(self, kit: Any, compute: bool = False) -> dict[str, Any]:
+    def calibrate(self, kit: CeilingKit, compute: bool = False) -> Calibration:
         """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
         from drill.judge.measure import event_overhead, measure_copy_gbps, measure_read_gbps
 
         result = event_overhead(kit)  # first: the ceilings below are timed with events too
-        kit.event_overhead_ms = self._event_ms = float(result[EVENT_US]) / 1e3
+        self._event_ms = float(result["event_us"]) / 1e3
+        kit.event_overhead_ms = self._event_ms
         result.update(measure_copy_gbps(kit))
         self.release_memory()
         result.update(measure_read_gbps(kit, self.arch))
         self.release_memory()
-        self._ceilings = {k: float(result[k]) for k in CEILINGS}
-        result.update(device=self.device_words, measured_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        self._ceilings = {"gbps": float(result["gbps"]), "read_gbps": float(result["read_gbps"])}
+        result["device"] = self.device_words
+        result["measured_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         result["method"] = (
             "1 GiB: device-to-device copy (bytes read + written) and the fastest pure read; median of CUDA-event"
             " timings less the event pair's own cost (event_us), L2 flushed before each"
         )
         if compute:
             result.update(self._measure_matmul(self.torch_kit()))
-            self._ceilings[COMPUTE] = float(result[COMPUTE])
+            self._ceilings[COMPUTE] = float(result["tflops"])
         self._save_entry(result)
         return result

@@ -212,11 +212,11 @@ class Recorder:
 
     def launch_times(
         self,
-        fn: Callable[[], Any],
-        setup: Callable[[], Any],
+        fn: Callable[[], object],
+        setup: Callable[[], object],
         reps: int,
-        synchronize: Callable[[], Any],
-        mark: Callable[[int], Any],
+        synchronize: Callable[[], object],
+        mark: Callable[[int], object],
     ) -> list[float | None]:
         """Per repetition, the summed GPU milliseconds of the work `fn` launched (None: none was recorded).
 
@@ -313,7 +313,7 @@ class StreamAudit:
     gives the GPU work each call asked for.
     """
 
-    def __init__(self, recorder: Recorder, mark: Callable[[int], Any]) -> None:
+    def __init__(self, recorder: Recorder, mark: Callable[[int], object]) -> None:
         self.recorder = recorder
         self.windows: list[tuple[int, int]] = []
         self._entered = 0
@@ -324,7 +324,7 @@ class StreamAudit:
             recorder.stop()
             raise
 
-    def finish(self, synchronize: Callable[[], Any]) -> str:
+    def finish(self, synchronize: Callable[[], object]) -> str:
         """Wait for the GPU, stop recording; "" when all the work ran on the judge's stream, from its thread."""
         try:
             synchronize()

@@ -36,6 +36,7 @@ from drill.judge.kitbase import (
     CheckResult,
     Clocked,
     Launch,
+    ReadWork,
     unravel,
 )
 
@@ -148,6 +149,15 @@ class CupyKit(Clocked):
         """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync, as torch's copy_), to be timed."""
         stream = self.xp.cuda.get_current_stream()
         return lambda: dst.data.copy_from_device_async(src.data, src.nbytes, stream)
+
+    def copy_work(self, n: int) -> Callable[[], None]:
+        """The copy ceiling's work: a copy of `n` fresh float32 values."""
+        return self.copier(self.scratch(n), self.randn(n, guard=None))
+
+    def read_work(self, n: int) -> ReadWork:
+        """The read ceiling's work on `n` fresh float32 values (a multiple of 4)."""
+        x = self.randn(n, guard=None)
+        return ReadWork(lambda: self.read_all(x), self.args(x, self.scratch(1), self.int64(n // 4)))
 
     def _poison(self, buf: DeviceArray, n: int) -> None:
         self._fill(buf[:n], POISON)
@@ -266,10 +276,12 @@ class CupyKit(Clocked):
                 raise TypeError(f"give kernel scalar {v!r} a C type (kit.int32, kit.int64)")
         return tuple(out)
 
-    def to_torch(self, inputs: dict[str, object]) -> dict[str, object]:
+    def to_torch(self, inputs: object) -> object:
         """The inputs as torch tensors on the same memory (DLPack), for timing torch's own way once."""
         import torch.utils.dlpack
 
+        if not isinstance(inputs, dict):
+            return inputs
         return {
             k: torch.utils.dlpack.from_dlpack(v) if isinstance(v, self.xp.ndarray) else v for k, v in inputs.items()
         }
@@ -314,6 +326,9 @@ class CupyKit(Clocked):
         if self._sink is None:
             self._sink = self.scratch(1)
         self.ops.read(a, self._sink)
+
+    def _read_flush_buffer(self) -> None:
+        self.read_all(self._flush_buffer())
 
     def _flush_buffer(self) -> DeviceArray:
         if self._flush is None:

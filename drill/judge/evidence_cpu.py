@@ -54,7 +54,7 @@ class CpuWatch:
         self._launches = 0  # Triton launches in progress (the interpreter's own ops inside them are not counted)
         install_launch_hook()
 
-    def call(self, fn: Callable[[], Any]) -> Seen:
+    def call(self, fn: Callable[[], object]) -> Seen:
         """Run `fn` (the harness's launch of the learner's code) under the record."""
         seen = Seen("cpu", calls=1)
         self._seen = seen

@@ -9,7 +9,6 @@ one); the work asked for inside the window is the call's, sorted by drill.judge.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from drill.judge import cupti
 from drill.judge.evidence import Allowance, Seen, Work, sort_gpu_work
@@ -28,13 +27,15 @@ class GpuWatch:
 
     where = "gpu"
 
-    def __init__(self, learner: frozenset[str], allowed: Sequence[Allowance], synchronize: Callable[[], Any]) -> None:
+    def __init__(
+        self, learner: frozenset[str], allowed: Sequence[Allowance], synchronize: Callable[[], object]
+    ) -> None:
         self.learner = learner
         self.allowed = tuple(allowed)
         self.synchronize = synchronize
         self.recorder, self.why_not = cupti.recorder()
 
-    def call(self, fn: Callable[[], Any]) -> Seen:
+    def call(self, fn: Callable[[], object]) -> Seen:
         """Run `fn` and wait for the GPU; the work it asked for, sorted (`unseen` says why, when CUPTI cannot
         record here: then `fn` runs unwatched)."""
         recorder = self.recorder

@@ -94,7 +94,8 @@ def main() -> int:
             continue
         what, arg = behaviour(str(request.get("source", "")))
         pause = float(arg) if what == "slow" and arg else 0.0
-        card = (request.get("job") or {}).get("card", "?")
+        job = request.get("job")
+        card = job.get("card", "?") if isinstance(job, dict) else "?"
         runs += 1
         emit({"event": "started", "card": card, "device": device, "gpu": args.gpu, "runs": runs})
         if what == "compile-error":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol, Required, TypedDict
 
-from drill.judge.kitbase import Check, Launch
+from drill.judge.kitbase import CeilingKit, Check, Launch
 
 if TYPE_CHECKING:
     from drill.judge.measure import Measured
@@ -32,43 +32,15 @@ Inputs = object
 Reference = object
 
 
-class Event(Protocol):
-    """A GPU event pair's end: torch.cuda.Event, or the CuPy kit's stand-in with the same methods."""
-
-    def record(self) -> None: ...
-
-    def synchronize(self) -> None: ...
-
-    def elapsed_time(self, end: Event) -> float: ...
-
-
-class KernelKit(Protocol):
+class KernelKit(CeilingKit, Protocol):
     """What the judge itself calls on a kit (the harness calls more: randn, output, allclose...)."""
 
-    name: str
     gpu: bool
     l2_bytes: int
-    event_overhead_ms: float
 
     def begin_case(self) -> None: ...
 
-    def poison_outputs(self) -> None: ...
-
     def check_guards(self) -> str | None: ...
-
-    def synchronize(self) -> None: ...
-
-    def event(self) -> Event: ...
-
-    def spin(self, cycles: int) -> None: ...
-
-    def flush_l2(self) -> None: ...
-
-    def flush_ms(self) -> float: ...
-
-    def stream_handle(self) -> int: ...
-
-    def device_bytes(self, n: int) -> int: ...
 
     def healthy(self) -> bool: ...
 
@@ -81,9 +53,11 @@ class KernelKit(Protocol):
         fn: Callable[[], object],
         prepare: Callable[[], object] | None = None,
         *,
+        audit: bool = False,
         poison: bool = True,
         budget_s: float = 0.2,
-        audit: bool = False,
+        min_reps: int = 5,
+        max_reps: int = 100,
     ) -> Measured: ...
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from drill.judge.measure import Measured
 
 POISON = float("nan")  # outputs start as NaN: an element the kernel never wrote cannot pass
 GUARD_ELEMENTS = 4096  # sentinel elements after each guarded buffer
@@ -27,9 +30,9 @@ class Check:
 class Launch:
     """What a harness returns for one input set: run() launches the learner's code; prepare() is untimed set-up."""
 
-    run: Callable[[], Any]
-    result: Callable[[], Any]
-    prepare: Callable[[], Any] = lambda: None
+    run: Callable[[], object]
+    result: Callable[[], object]
+    prepare: Callable[[], object] = lambda: None
 
 
 CheckResult = Check  # the name annotations use (inside a kit, `Check` is the attribute harnesses read)
@@ -45,26 +48,88 @@ def unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+class Event(Protocol):
+    """A GPU event: torch.cuda.Event, the CuPy kit's stand-in, or a rank's host clock on the CPU."""
+
+    def record(self) -> None: ...
+
+    def synchronize(self) -> None: ...
+
+    def elapsed_time(self, end: Self) -> float: ...
+
+
+class TimedKit(Protocol):
+    """What drill.judge.measure uses of a kit to time a launch."""
+
+    event_overhead_ms: float
+
+    def event(self) -> Event: ...
+
+    def spin(self, cycles: int) -> None: ...
+
+    def synchronize(self) -> None: ...
+
+    def poison_outputs(self) -> None: ...
+
+    def flush_l2(self) -> None: ...
+
+    def flush_ms(self) -> float: ...
+
+    def device_bytes(self, n: int) -> int: ...
+
+    def stream_handle(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ReadWork:
+    """The read ceiling's work on one buffer: the kit's own read of all of it, and a streaming kernel's arguments
+    (the buffer, a one-element output, the count of float4s)."""
+
+    read_all: Callable[[], None]
+    kernel_args: tuple[object, ...]
+
+
+class CeilingKit(TimedKit, Protocol):
+    """What measuring this GPU's copy and read ceilings uses of a kit (drill.judge.measure)."""
+
+    name: str
+    sm_count: int
+
+    def copy_work(self, n: int) -> Callable[[], object]: ...
+
+    def read_work(self, n: int) -> ReadWork: ...
+
+
 class Clocked:
     """The L2 flush and the timing both kits do the same way, on top of each kit's own `event`, `spin` and
-    `_flush_buffer` (a device buffer of float32 ones, twice the L2, made once)."""
+    `_read_flush_buffer` (a read of a device buffer of float32 ones, twice the L2, made once)."""
 
     l2_bytes = 0
+    event_overhead_ms = 0.0  # set from this GPU's calibration (drill.judge.measure.event_overhead)
     _drain_cycles = 0
     _flush_ms: float | None = None
 
-    def event(self) -> Any:
+    def event(self) -> Event:
         raise NotImplementedError
 
     def spin(self, cycles: int) -> None:
         raise NotImplementedError
 
-    def _flush_buffer(self) -> Any:
+    def synchronize(self) -> None:
         raise NotImplementedError
 
-    def read_all(self, a: Any) -> None:
-        """Read every element of device buffer `a` (the kit's own sum, unless it has a cheaper read)."""
-        a.sum()
+    def poison_outputs(self) -> None:
+        raise NotImplementedError
+
+    def device_bytes(self, n: int) -> int:
+        raise NotImplementedError
+
+    def stream_handle(self) -> int:
+        raise NotImplementedError
+
+    def _read_flush_buffer(self) -> None:
+        """Read every element of the kit's flush buffer."""
+        raise NotImplementedError
 
     def flush_l2(self) -> None:
         """Push the inputs out of L2 by reading a buffer twice its size, then let memory settle.
@@ -74,7 +139,7 @@ class Clocked:
         dirty lines the read evicts (the last launch's outputs) are written
         back after it; a short spin lets that finish before the next launch.
         """
-        self.read_all(self._flush_buffer())
+        self._read_flush_buffer()
         self.spin(self._drain_cycles)
 
     def flush_ms(self) -> float:
@@ -90,8 +155,27 @@ class Clocked:
             self._flush_ms = float(start.elapsed_time(end))
         return self._flush_ms
 
-    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any) -> Any:
-        """GPU time of `fn` with the host kept out of it (see drill.judge.measure); a `Measured`."""
+    def measure(
+        self,
+        fn: Callable[[], object],
+        prepare: Callable[[], object] | None = None,
+        *,
+        audit: bool = False,
+        poison: bool = True,
+        budget_s: float = 0.2,
+        min_reps: int = 5,
+        max_reps: int = 100,
+    ) -> Measured:
+        """GPU time of `fn` with the host kept out of it (see drill.judge.measure)."""
         from drill.judge.measure import measure
 
-        return measure(self, fn, prepare, **options)
+        return measure(
+            self,
+            fn,
+            prepare,
+            audit=audit,
+            poison=poison,
+            budget_s=budget_s,
+            min_reps=min_reps,
+            max_reps=max_reps,
+        )

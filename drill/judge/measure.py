@@ -40,7 +40,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from drill.judge import cupti
 from drill.judge.evidence import Work
@@ -48,6 +48,11 @@ from drill.judge.profiled import enough_launches, profiler_times
 
 if TYPE_CHECKING:
     import torch
+
+    from drill.judge.calibration import Calibration
+    from drill.judge.kitbase import CeilingKit, TimedKit
+    from drill.judge.torch_kit import Kit as TorchKit
+
 
 SLOW_MS = 40.0
 # Under this, the event pair's own latency (1-3 µs) would be more than about 2 % of the figure. Above it
@@ -76,6 +81,17 @@ class Measured:
     calls: list[list[Work]] | None = None
 
 
+@dataclass(frozen=True)
+class _Options:
+    """How `measure` times: poison the outputs first, the time to spend, the repetitions, the slow threshold."""
+
+    poison: bool
+    budget_s: float
+    min_reps: int
+    max_reps: int
+    slow_ms: float
+
+
 def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
     """Event-pair figures less the pair's own cost; never below half the figure read (a bad calibration
     cannot make a launch look free)."""
@@ -83,12 +99,16 @@ def less_overhead(times_ms: list[float], overhead_ms: float) -> list[float]:
 
 
 def measure(
-    kit: Any,
-    fn: Callable[[], Any],
-    prepare: Callable[[], Any] | None = None,
+    kit: TimedKit,
+    fn: Callable[[], object],
+    prepare: Callable[[], object] | None = None,
     *,
     audit: bool = False,
-    **options: Any,
+    poison: bool = True,
+    budget_s: float = 0.2,
+    min_reps: int = 5,
+    max_reps: int = 100,
+    slow_ms: float = SLOW_MS,
 ) -> Measured:
     """Median GPU milliseconds of `fn`; after it returns, the outputs hold what the last timed launch wrote.
 
@@ -96,10 +116,11 @@ def measure(
     name in `stray_work` any work on another stream or from another thread, which the figure would miss.
     """
     session = _stream_audit(kit) if audit else None
+    options = _Options(poison, budget_s, min_reps, max_reps, slow_ms)
     if session is None:
-        return _measure(kit, fn, prepare, **options)
+        return _measure(kit, fn, prepare, options)
     try:
-        found = _measure(kit, fn, prepare, calls=session, **options)
+        found = _measure(kit, fn, prepare, options, calls=session)
     except BaseException:
         try:
             session.finish(kit.synchronize)
@@ -112,17 +133,18 @@ def measure(
 
 
 def _measure(
-    kit: Any,
-    fn: Callable[[], Any],
-    prepare: Callable[[], Any] | None = None,
+    kit: TimedKit,
+    fn: Callable[[], object],
+    prepare: Callable[[], object] | None,
+    options: _Options,
     *,
-    poison: bool = True,
-    budget_s: float = 0.2,
-    min_reps: int = 5,
-    max_reps: int = 100,
-    slow_ms: float = SLOW_MS,
     calls: cupti.StreamAudit | None = None,
 ) -> Measured:
+    poison = options.poison
+    budget_s = options.budget_s
+    min_reps = options.min_reps
+    max_reps = options.max_reps
+    slow_ms = options.slow_ms
     """`calls`: its `enter` and `leave` bracket every call of `fn` with its event pair, on the host only and outside
     the host's timing of the launch and the pair (CUPTI's clock read twice; the event records queue no work)."""
     enter = calls.enter if calls is not None else _nothing
@@ -193,8 +215,8 @@ def _measure(
 
 
 def _event_times(
-    kit: Any,
-    fn: Callable[[], Any],
+    kit: TimedKit,
+    fn: Callable[[], object],
     setup: Callable[[], None],
     reps: int,
     hold_s: float,
@@ -229,7 +251,7 @@ def _nothing() -> None:
 MAX_EVENT_OVERHEAD_MS = 0.01  # more than 10 µs would be a broken reading, not the pair's cost
 
 
-def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
+def event_overhead(kit: TimedKit, reps: int = 50) -> Calibration:
     """What a CUDA event pair adds to a launch on this GPU, in µs: an empty kernel timed as `measure` times
     a long launch (queued, L2 flushed before each) less the same kernel's own time stamps (CUPTI).
 
@@ -247,7 +269,7 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
     kit.synchronize()
     events, _ = _event_times(kit, empty, setup, reps, 5e-3 + reps * 1e-4)  # the host queues all of them first
     records, whole, why = _kernel_times(kit, empty, setup, reps)
-    result: dict[str, Any] = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
+    result: Calibration = {"event_us": 0.0, "event_pair_us": statistics.median(events) * 1e3}
     if records is None or not whole:
         result["event_us_why"] = f"no kernel records from CUPTI ({why or 'none'}): nothing taken off"
         return result
@@ -258,7 +280,7 @@ def event_overhead(kit: Any, reps: int = 50) -> dict[str, Any]:
 
 
 def _kernel_times(
-    kit: Any, fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int = 2
+    kit: TimedKit, fn: Callable[[], object], setup: Callable[[], None], reps: int, tries: int = 2
 ) -> tuple[list[float] | None, bool, str]:
     """Per repetition, the summed GPU time (ms) of the work `fn` launched, from its own time stamps.
 
@@ -290,7 +312,7 @@ def _kernel_times(
     return profiler_times(fn, setup, reps, tries, why_not)
 
 
-def _marker(kit: Any) -> Callable[[int], None]:
+def _marker(kit: TimedKit) -> Callable[[int], None]:
     """`mark(value)`: a memset of cupti.MARK_BYTES bytes to `value`, queued on the kit's stream."""
     from drill.judge import cudadrv
 
@@ -303,7 +325,7 @@ def _marker(kit: Any) -> Callable[[int], None]:
     return mark
 
 
-def _stream_audit(kit: Any) -> cupti.StreamAudit | None:
+def _stream_audit(kit: TimedKit) -> cupti.StreamAudit | None:
     """A stream audit begun now; None where CUPTI cannot record here."""
     from drill.judge import cudadrv
 
@@ -342,17 +364,15 @@ read_stream(const float4* __restrict__ x, float* __restrict__ out, long long n4)
 """
 
 
-def measure_copy_gbps(kit: Any, n_bytes: int = 2**30, reps: int = 20) -> dict[str, Any]:
+def measure_copy_gbps(kit: CeilingKit, n_bytes: int = 2**30, reps: int = 20) -> Calibration:
     """This GPU's device-to-device copy bandwidth, counting bytes read plus bytes written (a plain device-to-device
     copy: torch's copy_ and CuPy's memcpy are the same cudaMemcpyAsync)."""
     n = n_bytes // 4
-    src = kit.randn(n, guard=None)
-    dst = kit.scratch(n)
-    m = measure(kit, kit.copier(dst, src), poison=False, min_reps=reps, max_reps=reps)
+    m = measure(kit, kit.copy_work(n), poison=False, min_reps=reps, max_reps=reps)
     return {"gbps": 2 * n * 4 / (m.ms * 1e-3) / 1e9, "ms": m.ms, "bytes": 2 * n * 4, "reps": m.reps}
 
 
-def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15) -> dict[str, Any]:
+def measure_read_gbps(kit: CeilingKit, arch: str, n_bytes: int = 2**30, reps: int = 15) -> Calibration:
     """The fastest pure read of `n_bytes` seen: the kit's own sum and a float4 streaming kernel at a few grid sizes.
 
     Reading alone can beat the copy figure (no turnarounds between reads and
@@ -362,15 +382,14 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
     from drill.kernel_shared import nvrtc
 
     n = n_bytes // 4
-    x = kit.randn(n, guard=None)
-    out = kit.scratch(1)
-    read = measure(kit, lambda: kit.read_all(x), poison=False, min_reps=reps, max_reps=reps)
+    work = kit.read_work(n)
+    read = measure(kit, work.read_all, poison=False, min_reps=reps, max_reps=reps)
     best_gbps = n_bytes / (read.ms * 1e-3) / 1e9
     best_by = f"{kit.name}'s read_all"
     compiled = nvrtc.compile_cuda(READ_SOURCE, "read_stream.cu", arch=arch)
     if compiled.ok:
         fn = cudadrv.Module(compiled.cubin).get_function("read_stream")
-        args = kit.args(x, out, kit.int64(n // 4))
+        args = work.kernel_args
         stream = kit.stream_handle()
         for per_sm in (2, 4):
             grid = (per_sm * kit.sm_count,)
@@ -386,7 +405,7 @@ def measure_read_gbps(kit: Any, arch: str, n_bytes: int = 2**30, reps: int = 15)
     return {"read_gbps": best_gbps, "read_by": best_by}
 
 
-def measure_matmul_tflops(kit: Any, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> dict[str, Any]:
+def measure_matmul_tflops(kit: TorchKit, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> Calibration:
     """This GPU's matmul ceiling: the fastest torch.matmul seen, bfloat16 and float16, square sizes.
 
     The figure compute-bound cards are scored against, and the bound above

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torch.autograd.profiler_util import FunctionEvent
 
 LAUNCH_LABEL = "drill::timed_launch"
 
 
 def profiler_times(
-    fn: Callable[[], Any], setup: Callable[[], None], reps: int, tries: int, why_not: str
+    fn: Callable[[], object], setup: Callable[[], None], reps: int, tries: int, why_not: str
 ) -> tuple[list[float] | None, bool, str]:
     """`_kernel_times` through torch.profiler, labelled ranges recorded on the GPU."""
     import torch
@@ -36,7 +39,7 @@ def profiler_times(
     return _cpu_label_times(events, reps), False, f"{why_not}; " * bool(why_not) + _shortfall(events, reps)
 
 
-def _shortfall(events: list[Any], reps: int) -> str:
+def _shortfall(events: list[FunctionEvent], reps: int) -> str:
     """What the profiler gave back for the launches, when it was too little to time them."""
     from torch.autograd import DeviceType  # type: ignore[attr-defined]
 
@@ -45,7 +48,7 @@ def _shortfall(events: list[Any], reps: int) -> str:
     return f"of {reps} launches the profiler recorded {ranges} ranges on the GPU and {len(on_gpu) - ranges} GPU records"
 
 
-def launch_times(events: list[Any], reps: int) -> list[float] | None:
+def launch_times(events: list[FunctionEvent], reps: int) -> list[float] | None:
     """Per labelled launch, the summed duration (ms) of the GPU work (kernels, memsets, copies) inside it.
 
     The profiler records each labelled range on the GPU too; the work whose
@@ -57,7 +60,9 @@ def launch_times(events: list[Any], reps: int) -> list[float] | None:
 
     on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]
     ranges = sorted((e.time_range.start, e.time_range.end) for e in on_gpu if e.name == LAUNCH_LABEL)
-    work = sorted((e.time_range.start, e.time_range.elapsed_us()) for e in on_gpu if e.name != LAUNCH_LABEL and e.name)
+    work = sorted(
+        (e.time_range.start, e.time_range.end - e.time_range.start) for e in on_gpu if e.name != LAUNCH_LABEL and e.name
+    )
     times = []
     for start, end in ranges:
         total = sum(us for at, us in work if start <= at <= end)
@@ -72,7 +77,7 @@ def enough_launches(seen: int, reps: int) -> bool:
     return seen >= min(reps, max(3, (reps + 1) // 2))
 
 
-def _cpu_label_times(events: list[Any], reps: int) -> list[float] | None:
+def _cpu_label_times(events: list[FunctionEvent], reps: int) -> list[float] | None:
     """The device time of the kernels CUPTI tied to each label's CPU side (when the GPU side was not recorded)."""
     from torch.autograd import DeviceType  # type: ignore[attr-defined]
 

@@ -9,11 +9,14 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.judge.source_only import run_source
 from drill.kernel_shared import nvrtc
 from drill.kernel_shared.launch import LaunchDecl, LaunchError, parse_launch, validate
+
+if TYPE_CHECKING:
+    from drill.judge import cudadrv
 
 _counter = itertools.count(1)
 
@@ -33,21 +36,23 @@ class CudaProgram:
 
     decl: LaunchDecl
     compiled: nvrtc.CompileResult
-    module: Any = None  # cudadrv.Module on a GPU, None when only compiled
+    module: cudadrv.Module | None = None  # on a GPU; None when only compiled
     stream: Callable[[], int] = lambda: 0  # the CUDA stream handle to launch on (the judge gives torch's)
-    _functions: dict[str, Any] = field(default_factory=dict)
+    _functions: dict[str, cudadrv.Function] = field(default_factory=dict)
 
     @property
     def kernel_names(self) -> list[str]:
         return [r.name for r in self.compiled.resources]
 
-    def function(self, name: str) -> Any:
+    def function(self, name: str) -> cudadrv.Function:
         if name not in self._functions:
+            if self.module is None:
+                raise RuntimeError("the CUDA file was only compiled here (no GPU): its kernels cannot be launched")
             self._functions[name] = self.module.get_function(name)
         return self._functions[name]
 
     def launch(
-        self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int = 0
+        self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[object, ...], smem: int = 0
     ) -> None:
         self.function(name).launch(grid, block, args, smem, self.stream())
 

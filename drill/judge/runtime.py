@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.judge.calibration import Calibrated, installed
 from drill.judge.devices import cuda_device_count
@@ -25,10 +25,17 @@ from drill.kernel_shared import nvrtc
 from drill.kernel_shared.protocol import Emit
 from drill.words import KERNELS_INSTALL
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from drill.judge.cupy_kit import CupyKit
+    from drill.judge.harness import Case, KernelHarness
+    from drill.judge.torch_kit import Kit as TorchKit
+
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
 
-def _quietly(fn: Callable[[], Any]) -> None:
+def _quietly(fn: Callable[[], object]) -> None:
     try:
         fn()
     except Exception:  # torch makes the context itself, and reports what went wrong
@@ -58,8 +65,8 @@ class LaterTiming:
 
     card: str
     name: str
-    harness: Any
-    case: Any
+    harness: KernelHarness
+    case: Case
 
 
 class Runtime(Calibrated):
@@ -77,9 +84,9 @@ class Runtime(Calibrated):
         self.gpu = cuda_device_count() > 0
         self._workdir: Path | None = None
         self.arch = os.environ.get("DRILL_CUDA_ARCH", nvrtc.DEFAULT_ARCH)
-        self.torch: Any = None
-        self._kit: Any = None
-        self._cupy_kit: Any = None
+        self.torch: ModuleType | None = None
+        self._kit: TorchKit | None = None
+        self._cupy_kit: CupyKit | None = None
         self.cupy_broken = ""  # why CuPy could not be used here, when it could not
         self.device_words = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
         self.versions: dict[str, str] = {"python": platform.python_version()}
@@ -197,7 +204,7 @@ class Runtime(Calibrated):
         self.versions.update(torch=installed("torch"), triton=triton.__version__)
         return True
 
-    def torch_later(self, card: str, name: str, harness: Any, case: Any) -> bool:
+    def torch_later(self, card: str, name: str, harness: KernelHarness, case: Case) -> bool:
         """Whether torch's own time for `card` at `name` waits until the verdict is out (kept for then): so in a
         judge that has not imported torch, where the verdict would otherwise wait seconds for the import."""
         if self.torch is not None:
@@ -211,7 +218,7 @@ class Runtime(Calibrated):
         later = self._later
         self._later = []
         for left in later:
-            inputs: Any = None
+            inputs: object = None
             try:
                 torch_kit = self.torch_kit()
                 torch_kit.begin_case()
@@ -234,7 +241,7 @@ class Runtime(Calibrated):
                 inputs = None
                 self.release_memory()
 
-    def kit(self, language: str = "triton") -> Any:
+    def kit(self, language: str = "triton") -> TorchKit | CupyKit:
         """The kit to judge a card in `language` with: CuPy's for a CUDA card while torch is not loaded (or as
         DRILL_JUDGE_KIT says), else torch's."""
         choice = os.environ.get(KIT_CHOICE, "")
@@ -243,7 +250,7 @@ class Runtime(Calibrated):
                 return self.cupy_kit()
         return self.torch_kit()
 
-    def torch_kit(self) -> Any:
+    def torch_kit(self) -> TorchKit:
         if self._kit is None:
             if self.torch is None:
                 self._import_torch()
@@ -252,7 +259,7 @@ class Runtime(Calibrated):
             self._kit = Kit(self.gpu)
         return self._kit
 
-    def cupy_kit(self) -> Any:
+    def cupy_kit(self) -> CupyKit:
         if self._cupy_kit is None:
             t0 = time.perf_counter()
             import cupy  # noqa: F401 - first, while a thread makes the context (see _start_gpu)
@@ -266,7 +273,7 @@ class Runtime(Calibrated):
             self.startup["import cupy"] = time.perf_counter() - t0
         return self._cupy_kit
 
-    def _kits(self) -> list[Any]:
+    def _kits(self) -> list[TorchKit | CupyKit]:
         return [k for k in (self._kit, self._cupy_kit) if k is not None]
 
     def release_memory(self) -> None:

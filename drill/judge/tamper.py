@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
-from typing import Any
 
 # Besides every drill module: what the judge's checking and timing call into.
 WATCHED = ("builtins", "ctypes", "gc", "json", "math", "statistics", "time", "torch", "torch.cuda")
@@ -22,13 +21,13 @@ WATCHED_CLASSES = (("torch", "Tensor"), ("torch.cuda", "Event"), ("torch.cuda", 
 _CALLABLE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, staticmethod, classmethod)
 
 
-def _identity(value: Any) -> tuple[int, int]:
+def _identity(value: object) -> tuple[int, int]:
     function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
     code = getattr(function, "__code__", None)
     return id(value), id(code) if code is not None else 0
 
 
-def _namespaces() -> Iterator[tuple[str, dict[str, Any]]]:
+def _namespaces() -> Iterator[tuple[str, dict[str, object]]]:
     for name in list(sys.modules):
         module = sys.modules.get(name)
         if module is None or not (name in WATCHED or name.startswith("drill.")):
@@ -50,7 +49,7 @@ class Fingerprint:
 
     def __init__(self) -> None:
         self.seen: dict[str, tuple[int, int]] = {}
-        self._kept: list[Any] = []  # the objects themselves: an id is only unique while its object lives
+        self._kept: list[object] = []  # the objects themselves: an id is only unique while its object lives
         for space_name, space in _namespaces():
             for attr, value in list(space.items()):
                 if isinstance(value, _CALLABLE):

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from drill.judge.kitbase import (
     GUARD_ELEMENTS as GUARD_ELEMENTS,
@@ -32,6 +35,8 @@ from drill.judge.kitbase import (
 )
 from drill.judge.kitbase import (
     Clocked,
+    Event,
+    ReadWork,
     unravel,
 )
 from drill.judge.kitbase import (
@@ -113,9 +118,23 @@ class Kit(Clocked):
         t.zero_()
 
     @staticmethod
-    def copier(dst: torch.Tensor, src: torch.Tensor) -> Callable[[], Any]:
+    def copier(dst: torch.Tensor, src: torch.Tensor) -> Callable[[], object]:
         """A plain device-to-device copy of `src` into `dst` (a cudaMemcpyAsync), to be timed."""
         return lambda: dst.copy_(src)
+
+    def copy_work(self, n: int) -> Callable[[], object]:
+        """The copy ceiling's work: a copy of `n` fresh float32 values."""
+        return self.copier(self.scratch(n), self.randn(n, guard=None))
+
+    def read_work(self, n: int) -> ReadWork:
+        """The read ceiling's work on `n` fresh float32 values (a multiple of 4)."""
+        x = self.randn(n, guard=None)
+        return ReadWork(lambda: self.read_all(x), self.args(x, self.scratch(1), self.int64(n // 4)))
+
+    @staticmethod
+    def read_all(a: torch.Tensor) -> None:
+        """Read every element of `a` (torch's sum)."""
+        a.sum()
 
     # -- references (float64) ---------------------------------------------------
     @staticmethod
@@ -133,7 +152,7 @@ class Kit(Clocked):
         return float(torch.linalg.vector_norm(t, dtype=torch.float64))
 
     @staticmethod
-    def to_torch(inputs: dict[str, Any]) -> dict[str, Any]:
+    def to_torch(inputs: object) -> object:
         """The inputs as the torch baseline takes them (they are torch's already)."""
         return inputs
 
@@ -208,25 +227,25 @@ class Kit(Clocked):
 
     # -- launching CUDA kernels ---------------------------------------------------
     @staticmethod
-    def int32(value: int) -> Any:
+    def int32(value: int) -> np.int32:
         """A kernel argument of C type `int`."""
         import numpy as np
 
         return np.int32(value)
 
     @staticmethod
-    def int64(value: int) -> Any:
+    def int64(value: int) -> np.int64:
         """A kernel argument of C type `long long`."""
         import numpy as np
 
         return np.int64(value)
 
     @staticmethod
-    def args(*values: Any) -> tuple[Any, ...]:
+    def args(*values: object) -> tuple[object, ...]:
         """Kernel arguments: tensors become device pointers; integers must be sized first (kit.int32, kit.int64)."""
         import numpy as np
 
-        out: list[Any] = []
+        out: list[object] = []
         for v in values:
             if isinstance(v, torch.Tensor):
                 out.append(np.uint64(v.data_ptr()))
@@ -242,7 +261,7 @@ class Kit(Clocked):
             torch.cuda.synchronize()
 
     @staticmethod
-    def event() -> Any:
+    def event() -> Event:
         """A CUDA event that records time: record(), synchronize(), elapsed_time(end) in ms."""
         return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
@@ -276,11 +295,14 @@ class Kit(Clocked):
             torch.cuda.empty_cache()
 
     def time(
-        self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, **options: Any
+        self, fn: Callable[[], object], prepare: Callable[[], object] | None = None, *, budget_s: float = 0.2
     ) -> tuple[float, int]:
         """(median milliseconds, repetitions) of `fn`; the outputs are not poisoned."""
-        m = self.measure(fn, prepare, poison=False, **options)
+        m = self.measure(fn, prepare, poison=False, budget_s=budget_s)
         return m.ms, m.reps
+
+    def _read_flush_buffer(self) -> None:
+        self.read_all(self._flush_buffer())
 
     def _flush_buffer(self) -> torch.Tensor:
         if self._flush is None:

@@ -20,12 +20,14 @@ def kernel_job(card: Card, data_dir: str | os.PathLike[str] | None = None) -> Jo
     only when what it reads matches them (drill.kernel.trust.pins).
     """
     files = kernel_files(card)
+    language = card.fields.get("language")
+    target_pct = card.fields.get("target_pct")
     job: Job = {
         "card": card.id,
-        "language": card.fields.get("language"),
+        "language": language if isinstance(language, str) else None,
         "harness": str(files.harness),
         "filename": files.starter.name,
-        "target_pct": card.fields.get("target_pct"),
+        "target_pct": target_pct if isinstance(target_pct, (int, float)) else None,
     }
     pinned = pins(card, data_dir)
     if "deck_folder" in pinned:

@@ -8,12 +8,22 @@ keeps its own reference, check and bus-bandwidth factor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Required, TypedDict
 
 MIB = 2**20
 
 
-def cases(world: int, gpu: bool) -> list[dict[str, Any]]:
+class CollectiveCase(TypedDict, total=False):
+    """One size a collective card is checked or timed at."""
+
+    name: Required[str]
+    dtype: Required[str]  # "float32" or "bfloat16"
+    numel: Required[int]  # elements of the whole array
+    reps: int  # timed calls
+    warmup: int
+
+
+def cases(world: int, gpu: bool) -> list[CollectiveCase]:
     """Sizes no world divides (1, 3, 7), a prime-ish length, bfloat16 with its looser tolerance."""
     sizes = [("float32", 1), ("float32", 3), ("float32", 7), ("float32", 1000), ("float32", 65537)]
     sizes += [("bfloat16", 1), ("bfloat16", 1001), ("bfloat16", 65537)]
@@ -22,13 +32,13 @@ def cases(world: int, gpu: bool) -> list[dict[str, Any]]:
     return [{"name": f"{dtype} n={n:,}", "dtype": dtype, "numel": n} for dtype, n in sizes]
 
 
-def timing_cases(world: int, *, equal_parts: bool = False) -> list[dict[str, Any]]:
+def timing_cases(world: int, *, equal_parts: bool = False) -> list[CollectiveCase]:
     """The scored size first (the verdict's headline), then the two smaller ones; float32.
 
     With `equal_parts` the whole array is cut to a multiple of the ranks, as
     NCCL's all_gather_into_tensor and reduce_scatter_tensor need.
     """
-    out = []
+    out: list[CollectiveCase] = []
     for mib, reps in ((256, 20), (16, 40), (1, 100)):
         numel = mib * MIB // 4
         if equal_parts:
@@ -37,7 +47,7 @@ def timing_cases(world: int, *, equal_parts: bool = False) -> list[dict[str, Any
     return out
 
 
-def bytes_moved(case: dict[str, Any]) -> int:
+def bytes_moved(case: CollectiveCase) -> int:
     """S of nccl-tests: the bytes of the whole array (count × element size; for the halves, count per rank × n)."""
     return int(case["numel"]) * element_bytes(str(case["dtype"]))
 
@@ -77,7 +87,7 @@ class TrafficFloor:
     total: int  # sent by all ranks together
 
 
-def all_reduce_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+def all_reduce_floor(case: CollectiveCase, world: int) -> TrafficFloor:
     size = int(case["numel"]) * element_bytes(str(case["dtype"]))
     return TrafficFloor(
         f"an all-reduce of {size_words(size)} over {world} ranks",
@@ -87,7 +97,7 @@ def all_reduce_floor(case: dict[str, Any], world: int) -> TrafficFloor:
     )
 
 
-def all_gather_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+def all_gather_floor(case: CollectiveCase, world: int) -> TrafficFloor:
     """Each rank sends its own part at least once and receives every other part."""
     size = element_bytes(str(case["dtype"]))
     numel = int(case["numel"])
@@ -100,7 +110,7 @@ def all_gather_floor(case: dict[str, Any], world: int) -> TrafficFloor:
     )
 
 
-def reduce_scatter_floor(case: dict[str, Any], world: int) -> TrafficFloor:
+def reduce_scatter_floor(case: CollectiveCase, world: int) -> TrafficFloor:
     """Each rank sends every element outside its part at least once and receives every element of its part."""
     size = element_bytes(str(case["dtype"]))
     numel = int(case["numel"])

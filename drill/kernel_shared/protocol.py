@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NotRequired, Required, TextIO, TypedDict, cast
+from typing import Literal, NotRequired, Required, TextIO, TypedDict, cast
 
 # A collective card's ranks (the job's `world`): at least two, at most one host's eight GPUs.
 MIN_WORLD = 2
@@ -152,7 +152,7 @@ class CaseEvent(Reply):
 
 
 class TimingEvent(Reply):
-    """The figures of a timed launch (built by drill.judge.figures.timing_event; read into verdict.Timing)."""
+    """The figures of a timed launch (built by drill.judge.timing_event.timing_event; read into verdict.Timing)."""
 
     event: Literal["timing"]
     name: str
@@ -306,7 +306,7 @@ def encode(message: Mapping[str, object]) -> str:
     return json.dumps(_clean(message), separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def decode(line: str) -> dict[str, Any] | None:
+def decode(line: str) -> dict[str, object] | None:
     """The message on this line (a JSON object with an `event` or an `op`), or None for stray output."""
     line = line.strip()
     if not line.startswith("{"):
@@ -318,14 +318,14 @@ def decode(line: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and ("event" in value or "op" in value) else None
 
 
-def as_event(message: dict[str, Any]) -> JudgeEvent | None:
+def as_event(message: dict[str, object]) -> JudgeEvent | None:
     """The message as an event, or None when it is no event this side knows."""
     if message.get("event") not in EVENTS:
         return None
     return cast(JudgeEvent, message)
 
 
-def as_request(message: dict[str, Any]) -> Request | None:
+def as_request(message: dict[str, object]) -> Request | None:
     """The message as a request, or None when its op is none the judge knows; a run's missing parts read as empty."""
     op = message.get("op")
     if op not in OPS:

@@ -12,12 +12,11 @@ own collective is timed, before the learner's file is read.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import torch
 
 from drill.judge.collective.inputs import drawn
-from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch
+from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Event, Launch
 from drill.judge.torch_kit import guard_value, poison_output
 from drill.kernel_shared.collective_sizes import shards
 
@@ -90,7 +89,7 @@ class HostEvent:
 class RankKit(InputKit):
     """What a collective harness is given as `kit` in a rank process."""
 
-    def __init__(self, rank: int, world: int, device: torch.device, builtin: Any = None) -> None:
+    def __init__(self, rank: int, world: int, device: torch.device, builtin: object = None) -> None:
         super().__init__(rank, world, device)
         self.builtin = builtin  # torch.distributed while NCCL's own collective is timed; None from then on
 
@@ -113,7 +112,7 @@ class RankKit(InputKit):
         if self.gpu:
             torch.cuda.synchronize(self.device)
 
-    def event(self) -> Any:
+    def event(self) -> Event:
         """A CUDA event on a GPU; on the CPU (gloo) the host's clock, read when recorded."""
         if self.gpu:
             return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]

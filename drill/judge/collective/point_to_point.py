@@ -22,12 +22,13 @@ operations: no copy is billed to the learner.
 
 from __future__ import annotations
 
+import datetime
 import gc
 import sys
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import NoReturn
 
 import torch
 import torch.distributed as dist
@@ -98,16 +99,23 @@ class PointToPoint:
     """torch's own point-to-point operations, saved before the learner's file is loaded: what the watched ones call."""
 
     def __init__(self) -> None:
-        self.functions: dict[str, Callable[..., Any]] = {
-            name: getattr(c10d, name) for name in P2P_FUNCTIONS if hasattr(c10d, name)
-        }
+        self.isend = c10d.isend
+        self.irecv = c10d.irecv
+        self.send = c10d.send
+        self.recv = c10d.recv
+        self.batch_isend_irecv = c10d.batch_isend_irecv
+
+    def named(self, name: str) -> Callable[..., object]:
+        """One of P2P_FUNCTIONS by its name, as torch defines it."""
+        function: Callable[..., object] = getattr(self, name)
+        return function
 
 
-def _refuser(name: str) -> Callable[..., Any]:
+def _refuser(name: str) -> Callable[..., NoReturn]:
     """A stand-in that raises Refused. It holds nothing but its name: no closure, default or attribute leads back to
     torch's function (which is dropped, so no walk of the heap finds it)."""
 
-    def refused(*args: Any, **kwargs: Any) -> Any:
+    def refused(*args: object, **kwargs: object) -> NoReturn:
         raise Refused(refusal_words(name))
 
     refused.__name__ = name.rsplit(".", 1)[-1]
@@ -115,8 +123,8 @@ def _refuser(name: str) -> Callable[..., Any]:
     return refused
 
 
-def _refused_method(name: str) -> Callable[..., Any]:
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+def _refused_method(name: str) -> Callable[..., NoReturn]:
+    def method(self: object, *args: object, **kwargs: object) -> NoReturn:
         raise Refused(refusal_words(f"ProcessGroup.{name}"))
 
     method.__name__ = name
@@ -124,7 +132,7 @@ def _refused_method(name: str) -> Callable[..., Any]:
     return method
 
 
-def _replace_everywhere(replacements: dict[int, Callable[..., Any]]) -> None:
+def _replace_everywhere(replacements: dict[int, Callable[..., object]]) -> None:
     """Every reference to one of the replaced functions (by identity) turned into its stand-in: module names, and
     whatever else holds one (a table keyed by torch's collectives, a list, a closure cell), so nothing keeps torch's
     function alive and no walk of the heap finds it."""
@@ -144,7 +152,7 @@ def _replace_everywhere(replacements: dict[int, Callable[..., Any]]) -> None:
     originals.clear()
 
 
-def _swap(holder: Any, original: Any, stand_in: Any) -> None:
+def _swap(holder: object, original: object, stand_in: object) -> None:
     """`original` replaced by `stand_in` inside one container that holds it."""
     if isinstance(holder, dict):
         for key, value in list(holder.items()):
@@ -220,12 +228,12 @@ def refuse_collectives() -> None:
     collectives, the collective methods of every process-group and backend
     class, and, under all of them, the c10d operators in the dispatcher.
     """
-    replaced: dict[int, Callable[..., Any]] = {}
+    replaced: dict[int, Callable[..., object]] = {}
     for name in MODULE_COLLECTIVES:
         original = getattr(c10d, name, None)
         if original is not None:
             replaced[id(original)] = _refuser(f"torch.distributed.{name}")
-    functional: Any = None
+    functional: types.ModuleType | None = None
     try:
         import torch.distributed._functional_collectives as functional
     except ImportError:
@@ -291,56 +299,83 @@ class Watch:
             frame = frame.f_back  # type: ignore[assignment]
         return ""
 
-    def label(self, kind: str, tensor: torch.Tensor, peer: Any) -> str:
+    def label(self, kind: str, tensor: torch.Tensor, peer: object) -> str:
         self.ops += 1
         way = "to" if kind in ("send", "isend") else "from"
         self.last = f"op {self.ops}: {kind} {way} rank {peer} ({_describe(tensor)}){self.line()}"
         return self.last
 
     # -- the operations as the learner sees them -------------------------------------------------
-    def isend(self, tensor: torch.Tensor, dst: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
-        label = self.label("isend", tensor, dst if dst is not None else kw.get("group_dst"))
+    def isend(
+        self,
+        tensor: torch.Tensor,
+        dst: int | None = None,
+        group: dist.ProcessGroup | None = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+    ) -> Handle:
+        label = self.label("isend", tensor, dst if dst is not None else group_dst)
         self.say(f"posting {label}")
-        work = self.originals.functions["isend"](tensor, dst, group, tag, **kw)
+        work = self.originals.isend(tensor, dst, group, tag, group_dst)
         self.say(f"posted {label}")
         return Handle(work, self, label, [])
 
-    def irecv(self, tensor: torch.Tensor, src: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
-        label = self.label("irecv", tensor, src if src is not None else kw.get("group_src", "any"))
+    def irecv(
+        self,
+        tensor: torch.Tensor,
+        src: int | None = None,
+        group: dist.ProcessGroup | None = None,
+        tag: int = 0,
+        group_src: int | None = None,
+    ) -> Handle:
+        label = self.label("irecv", tensor, src if src is not None else (group_src if group_src is not None else "any"))
         self.say(f"posting {label}")
         landing = self._landing(tensor)
-        work = self.originals.functions["irecv"](landing[0][0] if landing else tensor, src, group, tag, **kw)
+        work = self.originals.irecv(landing[0][0] if landing else tensor, src, group, tag, group_src)
         self._poison(landing)
         self.say(f"posted {label}")
         return Handle(work, self, label, landing)
 
-    def send(self, tensor: torch.Tensor, dst: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> None:
-        label = self.label("send", tensor, dst if dst is not None else kw.get("group_dst"))
+    def send(
+        self,
+        tensor: torch.Tensor,
+        dst: int | None = None,
+        group: dist.ProcessGroup | None = None,
+        tag: int = 0,
+        group_dst: int | None = None,
+    ) -> None:
+        label = self.label("send", tensor, dst if dst is not None else group_dst)
         self.say(f"blocked in {label} until it is received")
         with self._plain():
-            self.originals.functions["send"](tensor, dst, group, tag, **kw)
+            self.originals.send(tensor, dst, group, tag, group_dst)
         self.say(f"returned from {label}")
 
-    def recv(self, tensor: torch.Tensor, src: Any = None, group: Any = None, tag: int = 0, **kw: Any) -> Any:
-        label = self.label("recv", tensor, src if src is not None else kw.get("group_src", "any"))
+    def recv(
+        self,
+        tensor: torch.Tensor,
+        src: int | None = None,
+        group: dist.ProcessGroup | None = None,
+        tag: int = 0,
+        group_src: int | None = None,
+    ) -> int:
+        label = self.label("recv", tensor, src if src is not None else (group_src if group_src is not None else "any"))
         self.say(f"blocked in {label} until it arrives")
         with self._plain():
-            sender = self.originals.functions["recv"](tensor, src, group, tag, **kw)
+            sender = self.originals.recv(tensor, src, group, tag, group_src)
         self.say(f"returned from {label}")
         return sender
 
-    def batch_isend_irecv(self, p2p_op_list: list[Any]) -> list[Any]:
+    def batch_isend_irecv(self, p2p_op_list: list[dist.P2POp]) -> list[Handle] | list[dist.Work]:
         if not isinstance(p2p_op_list, list) or not all(isinstance(op, dist.P2POp) for op in p2p_op_list):
-            refused: list[Any] = self.originals.functions["batch_isend_irecv"](p2p_op_list)  # torch's own words
-            return refused
+            return self.originals.batch_isend_irecv(p2p_op_list)  # torch's own words
         raw = []
         labels = []
         landings: list[list[tuple[torch.Tensor, torch.Tensor, list[bool]]]] = []
         for op in p2p_op_list:
-            receive = op.op == self.irecv or op.op is self.originals.functions["irecv"]
+            receive = op.op == self.irecv or op.op is self.originals.irecv
             plain = object.__new__(dist.P2POp)
             plain.__dict__.update(op.__dict__)
-            plain.op = self.originals.functions["irecv" if receive else "isend"]
+            plain.op = self.originals.irecv if receive else self.originals.isend
             landing = self._landing(op.tensor) if receive else []
             if landing:
                 plain.tensor = landing[0][0]
@@ -350,7 +385,7 @@ class Watch:
         batch = f"batch of {len(raw)} ({'; '.join(labels)})"
         self.say(f"posting {batch}")
         with self._plain():
-            works = self.originals.functions["batch_isend_irecv"](raw)
+            works = self.originals.batch_isend_irecv(raw)
         for landing in landings:
             self._poison(landing)
         self.say(f"posted {batch}")
@@ -377,7 +412,7 @@ class Watch:
         """torch's own isend and irecv in torch.distributed while inside (send, recv and batches call them)."""
         saved = {name: getattr(c10d, name) for name in ("isend", "irecv")}
         for name in saved:
-            setattr(c10d, name, self.originals.functions[name])
+            setattr(c10d, name, self.originals.named(name))
         try:
             yield
         finally:
@@ -394,8 +429,8 @@ class Watch:
     def uninstall(self) -> None:
         """torch's own operations back, for the timed calls: nothing of the judge's between the learner and NCCL."""
         for name in P2P_FUNCTIONS:
-            setattr(c10d, name, self.originals.functions[name])
-            setattr(dist, name, self.originals.functions[name])
+            setattr(c10d, name, self.originals.named(name))
+            setattr(dist, name, self.originals.named(name))
 
 
 class Handle:
@@ -403,16 +438,22 @@ class Handle:
     and, for a poisoned receive, copies the received values into the learner's buffer once waited for."""
 
     def __init__(
-        self, work: Any, watch: Watch, label: str, landing: list[tuple[torch.Tensor, torch.Tensor, list[bool]]]
+        self,
+        work: dist.Work | None,
+        watch: Watch,
+        label: str,
+        landing: list[tuple[torch.Tensor, torch.Tensor, list[bool]]],
     ) -> None:
         self._work = work
         self._watch = watch
         self._label = label
         self._landing = landing
 
-    def wait(self, *args: Any, **kwargs: Any) -> Any:
+    def wait(self, timeout: datetime.timedelta | None = None) -> bool:
         self._watch.say(f"waiting for {self._label}")
-        done = self._work.wait(*args, **kwargs) if self._work is not None else True
+        done = True
+        if self._work is not None:
+            done = self._work.wait() if timeout is None else self._work.wait(timeout)
         for staged, theirs, landed in self._landing:
             if not landed[0]:
                 theirs.copy_(staged)
@@ -423,5 +464,5 @@ class Handle:
     def is_completed(self) -> bool:
         return bool(self._work.is_completed()) if self._work is not None else True
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._work, name)

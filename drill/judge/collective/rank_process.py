@@ -279,9 +279,9 @@ def _together(kit: RankKit, p2p: PointToPoint) -> None:
     operations = []
     for other in range(kit.world):
         if other != kit.rank:
-            operations.append(c10d.P2POp(p2p.functions["isend"], outgoing, other))
-            operations.append(c10d.P2POp(p2p.functions["irecv"], incoming[other], other))
-    for work in p2p.functions["batch_isend_irecv"](operations):
+            operations.append(c10d.P2POp(p2p.isend, outgoing, other))
+            operations.append(c10d.P2POp(p2p.irecv, incoming[other], other))
+    for work in p2p.batch_isend_irecv(operations):
         work.wait()
     kit.synchronize()
 
@@ -393,7 +393,7 @@ class _Runner:
             self.watch.say(f"returned from your {self.entry}{last}; waiting for its GPU work to finish")
             kit.synchronize()
             self.watch.say(f"returned from your {self.entry}; the judge checks the result")
-            result = launch.result()
+            result = _tensor(launch.result())
             problem = self._problem(inputs)
             self.result_path.write_bytes(_raw(result))
             _send(
@@ -438,11 +438,20 @@ class _Runner:
                 int(case.get("reps", 20)),
                 int(case.get("warmup", 3)),
                 lambda doing: self.watch.status.set(f"timing {name}: your {self.entry}, {doing}"),
-                lambda rep: self.starts.sampled(launch.result()),
+                lambda rep: self.starts.sampled(_tensor(launch.result())),
             )
         finally:
             self.watch.install()
         return {"event": "timed", "mine_ms": mine, "samples": read}
+
+
+def _tensor(result: object) -> torch.Tensor:
+    """A collective harness's result: the rank's output tensor."""
+    import torch
+
+    if not isinstance(result, torch.Tensor):
+        raise TypeError(f"the card's harness gave {type(result).__name__} as the rank's output, not a tensor")
+    return result
 
 
 def _raw(result: torch.Tensor) -> bytes:
