@@ -1,6 +1,12 @@
 """The judge process loads from the app's side only what both processes share: drill.kernel_shared, paths, words."""
 
+import re
+from pathlib import Path
+
 import grimp
+import pytest
+
+import drill
 
 # what the judge may import outside its own package (the package root `drill` holds only its version)
 SHARED = ("drill.kernel_shared", "drill.paths", "drill.words")
@@ -41,3 +47,28 @@ def test_a_judge_module_importing_the_app_is_seen():
     graph.add_import(importer="drill.judge.a", imported="drill.words")
     imported = outside_imports(graph, "drill.judge")
     assert sorted(m for m in imported if not allowed(m)) == ["drill.kernel.client"]
+
+
+# -- typed seams: the judge and the kernel packages name their types, `Any` stays rare ---------------------------
+ANY_PER_1000_LINES = 10
+ANY = re.compile(r"\bAny\b")
+
+
+def any_per_1000_lines(files: list[Path]) -> float:
+    """`Any` written per 1,000 lines of these files (comments and docstrings count too: the stricter reading)."""
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    lines = sum(text.count("\n") for text in texts)
+    return 1000 * sum(len(ANY.findall(text)) for text in texts) / max(lines, 1)
+
+
+@pytest.mark.parametrize("package", ["judge", "kernel", "kernel_shared"])
+def test_the_judge_and_the_kernel_packages_say_what_their_values_are(package):
+    files = sorted((Path(drill.__file__).parent / package).rglob("*.py"))
+    assert len(files) > 3
+    assert any_per_1000_lines(files) <= ANY_PER_1000_LINES
+
+
+def test_the_any_count_sees_every_any(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("from typing import Any\n\ndef f(x: Any) -> dict[str, Any]:\n    return {}\n")
+    assert any_per_1000_lines([source]) == 1000 * 3 / 4

@@ -91,8 +91,8 @@ def calibrate(runtime: Runtime, emit: Emit) -> None:
         emit({"event": "error", "kind": "usage", "fatal": False, "message": "no GPU here: nothing to calibrate"})
     else:
         try:
-            figures = runtime.calibrate(runtime.kit(), compute=True)
-            emit(cast(CalibratedEvent, {"event": "calibrated", **figures}))  # the figures as saved for this GPU
+            measured = runtime.calibrate(runtime.kit(), compute=True)
+            emit(cast(CalibratedEvent, {"event": "calibrated", **measured}))  # as saved for this GPU
         except Exception as exc:
             kind, words = describe_fault(exc)
             emit({"event": "error", "kind": kind, "fatal": False, "message": words})

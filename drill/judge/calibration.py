@@ -146,10 +146,11 @@ class Calibrated:
             return float(found[0]), float(found[1])
         return None
 
-    def save_baseline(self, card: str, shape: str, figures: tuple[float, float]) -> None:
+    def save_baseline(self, card: str, shape: str, times: tuple[float, float]) -> None:
+        """Keep torch's own (ms, host µs) for the card at `shape`, for this GPU and this torch."""
         kept: object = _entry(self._saved().get(self.device_key())).get("baselines")
         self._save_entry(
-            {"baselines": {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(figures)}}
+            {"baselines": {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(times)}}
         )
 
     def calibrate_compute(self, kit: TorchKit) -> Calibration:

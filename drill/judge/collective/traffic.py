@@ -262,16 +262,16 @@ def shortfall(floor: TrafficFloor, moved: list[Reading], how: str, runs: int = 1
 
 def traffic_words(floor: TrafficFloor, moved: list[Reading], how: str) -> str:
     """'traffic per rank: sent 1.5 MiB, received 1.5 MiB of 1.5 MiB required (...)', every rank the same, or each."""
-    figures = [(r.sent, r.received) for r in moved]
+    per_rank = [(r.sent, r.received) for r in moved]
     needs = list(zip(floor.sent, floor.received, strict=True))
-    if len(set(figures)) == 1 and len(set(needs)) == 1:
-        sent, received = figures[0]
+    if len(set(per_rank)) == 1 and len(set(needs)) == 1:
+        sent, received = per_rank[0]
         need = max(needs[0])
         parts = f"sent {size_words(sent)}, received {size_words(received)} of {size_words(need)} required"
     else:
         parts = "; ".join(
             f"rank {rank} sent {size_words(sent)}, received {size_words(received)} "
             f"of {size_words(need_sent)} and {size_words(need_received)} required"
-            for rank, ((sent, received), (need_sent, need_received)) in enumerate(zip(figures, needs, strict=True))
+            for rank, ((sent, received), (need_sent, need_received)) in enumerate(zip(per_rank, needs, strict=True))
         )
     return f"traffic per rank for {floor.what}: {parts}; {size_words(floor.total)} in all at the least ({how})"
