@@ -1,6 +1,6 @@
 """Tile choices of the FP8 block-scaled GEMM and MoE grouped GEMM answers, against their torch baselines.
 
-    python bench/probe_gemm_cards.py [--cards fp8-block-gemm,moe-grouped-gemm]
+    python bench/probe_gemm_cards.py [--files fp8_block_gemm,moe_grouped_gemm]
 
 For tuning the two answers on a new GPU: each tile configuration is checked
 against the harness's reference at every timing shape, then timed the judge's
@@ -81,7 +81,7 @@ def probe(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cards", default="fp8-block-gemm,moe-grouped-gemm")
+    parser.add_argument("--files", default="fp8_block_gemm,moe_grouped_gemm", help="answer files (stems) to probe")
     args = parser.parse_args()
     import torch
 
@@ -89,8 +89,7 @@ def main() -> int:
 
     kit = Kit(True)
     print(torch.__version__, torch.cuda.get_device_name(0))
-    for card in args.cards.split(","):
-        stem = card.replace("-", "_")
+    for stem in args.files.split(","):
         harness = load(ROOT / "kernels" / "harness" / f"{stem}_harness.py", f"{stem}_harness")
         answer = load(ROOT / "answers" / f"{stem}.py", stem)
         starter = load(ROOT / "kernels" / f"{stem}.py", f"{stem}_starter")
@@ -100,7 +99,7 @@ def main() -> int:
         )
         if hasattr(harness, "loop_baseline"):
             extra["loop of torch.matmul"] = harness.loop_baseline
-        probe(kit, harness, answer, FP8_TILES if card.startswith("fp8") else MOE_TILES, extra)
+        probe(kit, harness, answer, FP8_TILES if stem.startswith("fp8") else MOE_TILES, extra)
     return 0
 
 

@@ -54,6 +54,8 @@ NEW_CARDS = [
     NewCard("paged-decode-attention", "paged_decode_attention.py", "# my notes: one program per KV head", "4"),
     NewCard("fused-cross-entropy", "fused_cross_entropy.py", "# my notes: online log-sum-exp", "2"),
     NewCard("scan", "scan.cu", "// my notes: decoupled look-back", "5"),
+    NewCard("fp8-block-gemm", "fp8_block_gemm.py", "# my notes: scale each 128-wide step", "enter"),
+    NewCard("moe-grouped-gemm-kernel", "moe_grouped_gemm.py", "# my notes: one flat list of tiles", "3"),
 ]
 
 

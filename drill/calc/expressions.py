@@ -12,12 +12,14 @@ from collections.abc import Callable, Mapping
 
 from drill.calc import (
     activations,
+    block_scales,
     capacity,
     checks,
     collectives,
     context,
     flops,
     gemm,
+    grouped_gemm,
     hbm,
     inference,
     kernel_traffic,
@@ -177,6 +179,8 @@ FUNCTIONS: dict[str, Callable[..., object]] = {
     **steptime.CARD_FUNCTIONS,
     **speculative.CARD_FUNCTIONS,
     **kernel_traffic.CARD_FUNCTIONS,
+    **block_scales.CARD_FUNCTIONS,
+    **grouped_gemm.CARD_FUNCTIONS,
 }
 
 CONSTANTS: dict[str, float] = {

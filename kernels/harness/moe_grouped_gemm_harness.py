@@ -1,4 +1,4 @@
-"""Harness for the `moe-grouped-gemm` card: one GEMM per expert over tokens already sorted by expert, in Triton.
+"""Harness for the `moe-grouped-gemm-kernel` card: one GEMM per expert over tokens already sorted by expert, in Triton.
 
 Contract with the learner's file:
     def grouped_matmul(x, w, offsets, out) -> None
