@@ -124,7 +124,8 @@ class Kit(Clocked):
 
     def copy_work(self, n: int) -> Callable[[], object]:
         """The copy ceiling's work: a copy of `n` fresh float32 values."""
-        return self.copier(self.scratch(n), self.randn(n, guard=None))
+        src = self.randn(n, guard=None)
+        return self.copier(self.scratch(n), src)
 
     def read_work(self, n: int) -> ReadWork:
         """The read ceiling's work on `n` fresh float32 values (a multiple of 4)."""
