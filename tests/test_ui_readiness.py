@@ -8,6 +8,11 @@ import pytest
 
 from drill.config.settings import Settings
 from drill.start import AppOptions
+from drill.study.calibration import Calibration, CalibrationBin
+from drill.study.forecast import Readiness, TopicReadiness
+from drill.study.plan import PlanDay, StudyPlan, TopicCut
+from drill.study.plan_runs import Forecast
+from drill.study.readiness import Interview, ReadinessFigures, TopicLine
 from drill.ui.app import DrillApp, make_app
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.mock_screen import MockScreen
@@ -37,7 +42,7 @@ TODAY = NOW.date()
 seeded = test_ui_stats.seeded  # the fixture: eight weeks of reviews, a mock and kernel runs
 
 
-def readiness_json(
+def readiness_figures(
     topics: dict[str, tuple[float, float]] | None = None,
     *,
     date: dt.date = dt.date(2026, 5, 27),
@@ -45,55 +50,59 @@ def readiness_json(
     minutes: int = 30,
     fits: bool = True,
     track: str | None = "inference",
-) -> dict[str, Any]:
-    """Readiness as `drill stats --json` carries it: `topics` maps each topic to (stop now, with the plan)."""
+) -> ReadinessFigures:
+    """Readiness as the workspace hands it to the stats screen: `topics` maps each topic to (stop now, with the plan)."""
     topics = topics or {"serving": (0.3, 0.92), "gpu-arch": (0.75, 0.95), "collectives": (0.5, 0.9)}
-    rows = [
-        {"topic": t, "title": t.title(), "cards": 10, "stop_now": now, "with_plan": plan, "gap": target - now}
-        for t, (now, plan) in topics.items()
-    ]
-    rows.sort(key=lambda r: -r["gap"])
-    days = [
-        {
-            "date": (TODAY + dt.timedelta(days=i)).isoformat(),
-            "new": 4,
-            "reviews": 10 + i,
-            "early": 0,
-            "minutes": 20 + i,
-            "mock": i == 7,
-        }
+    stop_now = sum(v[0] for v in topics.values()) / len(topics)
+    with_plan = sum(v[1] for v in topics.values()) / len(topics)
+    now = Readiness(date, stop_now, 10 * len(topics), tuple(TopicReadiness(t, 10, v[0]) for t, v in topics.items()))
+    planned = Readiness(
+        date, with_plan, 10 * len(topics), tuple(TopicReadiness(t, 10, v[1]) for t, v in topics.items())
+    )
+    days = tuple(
+        PlanDay(
+            day=TODAY + dt.timedelta(days=i),
+            new_cards=tuple(f"new-{i}-{n}" for n in range(4)),
+            reviews=10 + i,
+            early_reviews=0,
+            minutes=20 + i,
+            mock=i == 7,
+        )
         for i in range((date - TODAY).days)
-    ]
-    return {
-        "date": date.isoformat(),
-        "days_left": (date - TODAY).days,
-        "track": track,
-        "target": target,
-        "minutes_per_day": minutes,
-        "overall": {
-            "stop_now": sum(v[0] for v in topics.values()) / len(topics),
-            "with_plan": sum(v[1] for v in topics.values()) / len(topics),
-        },
-        "topics": rows,
-        "plan": {
-            "fits": fits,
-            "why_not": None if fits else "the busiest day needs 62 minutes, more than the 30 given",
-            "needs_minutes": None if fits else 62,
-            "leave_out": [] if fits else ["collectives"],
-            "today": days[0] if days else None,
-            "days": days,
-            "mocks": [d["date"] for d in days if d["mock"]],
-        },
-    }
+    )
+    plan = StudyPlan(
+        today=TODAY,
+        date=date,
+        minutes_per_day=minutes,
+        target=target,
+        new_per_day=4,
+        days=days,
+        fits=fits,
+        reasons=() if fits else ("the busiest day needs 62 minutes, more than the 30 given",),
+        minutes_needed=None if fits else 62,
+        leave_out=() if fits else (TopicCut("collectives", 10, 30.0),),
+        mocks=tuple(day.day for day in days if day.mock),
+        now=now,
+        planned=planned,
+        forecast=Forecast(with_plan, with_plan - 0.1, min(1.0, with_plan + 0.05), 0.6, 0.5),
+    )
+    titles = {t: t.title() for t in topics}
+    return ReadinessFigures(Interview(date, track, target, minutes), TODAY, now, plan, titles)
 
 
-def calibration_json(reviews: int = 512) -> dict[str, Any]:
-    bins = [
-        {"predicted": 0.55, "actual": 0.5, "count": 12},
-        {"predicted": 0.85, "actual": 0.82, "count": 40},
-        {"predicted": 0.95, "actual": 0.96, "count": 300},
-    ]
-    return {"reviews": reviews, "log_loss": 0.41, "rmse_bins": 0.05, "bins": bins}
+def plan_day(new: int, reviews: float, early: float, minutes: float) -> PlanDay:
+    """Today's share of a plan: `new` cards to introduce, reviews (early ones among them) and minutes."""
+    return PlanDay(TODAY, tuple(f"new-{n}" for n in range(new)), reviews, early, minutes, mock=False)
+
+
+def calibration(reviews: int = 512) -> Calibration:
+    """Predicted recall against what happened, as the workspace hands it to the stats screen."""
+    bins = (
+        CalibrationBin(0.5, 0.6, 12, 0.55, 0.5),
+        CalibrationBin(0.8, 0.9, 40, 0.85, 0.82),
+        CalibrationBin(0.9, 1.0, 300, 0.95, 0.96),
+    )
+    return Calibration(reviews, bins, 0.41, 0.05)
 
 
 # -- the pieces, as pure functions ----------------------------------------------------------------
@@ -123,35 +132,39 @@ def test_a_calibration_bar_fills_to_the_pass_rate_and_marks_the_prediction():
 
 
 def test_empty_bins_are_left_out_and_the_rest_ordered_by_prediction():
-    bins = [
-        {"predicted": 0.95, "actual": 0.9, "count": 30},
-        {"predicted": None, "actual": None, "count": 0},
-        {"predicted": 0.45, "actual": 0.5, "count": 4},
-    ]
-    assert calibration_rows({"bins": bins}) == [(0.45, 0.5, 4), (0.95, 0.9, 30)]
+    bins = (
+        CalibrationBin(0.9, 1.0, 30, 0.95, 0.9),
+        CalibrationBin(0.5, 0.6, 0, None, None),
+        CalibrationBin(0.4, 0.5, 4, 0.45, 0.5),
+    )
+    assert calibration_rows(Calibration(34, bins, None, None)) == [(0.45, 0.5, 4), (0.95, 0.9, 30)]
 
 
 def test_topics_furthest_from_the_target_come_first():
-    topics = [{"topic": "a", "gap": 0.1}, {"topic": "b", "gap": 0.6}, {"topic": "c", "gap": 0.1}]
-    assert [t["topic"] for t in by_gap(topics)] == ["b", "a", "c"]
+    topics = [TopicLine(name, name, 10, 0.9 - gap, 0.9) for name, gap in [("a", 0.1), ("b", 0.6), ("c", 0.1)]]
+    assert [t.topic for t in by_gap(topics, 0.9)] == ["b", "a", "c"]
 
 
 def test_todays_plan_and_the_next_mock_in_words():
-    plan = readiness_json()["plan"]
-    plan["today"] = {"new": 1, "reviews": 12.4, "early": 3.2, "minutes": 27.6, "mock": False}
-    assert today_line(plan, 30) == "Today: 1 new card and 12 reviews (3 early), about 28 of your 30 minutes"
+    plan = readiness_figures().plan
+    assert plan is not None
+    assert today_line(plan_day(1, 12.4, 3.2, 27.6), 30) == (
+        "Today: 1 new card and 12 reviews (3 early), about 28 of your 30 minutes"
+    )
     assert mock_line(plan, TODAY) == "Next mock interview: Sun 17 May"
     assert mock_line(plan, dt.date(2026, 5, 17)).startswith("A mock interview today")
     assert mock_line(plan, dt.date(2026, 5, 18)) == ""  # the plan's only mock is behind
 
 
 def test_what_would_fit_names_the_minutes_and_the_topics_by_title():
-    plan = readiness_json(fits=False)["plan"]
+    plan = readiness_figures(fits=False).plan
+    fitting = readiness_figures().plan
+    assert plan is not None and fitting is not None
     titles = {"collectives": "Collectives (NCCL)"}.get
     assert what_would_fit(plan, lambda t: titles(t) or t) == (
         "It would fit with 62 minutes a day or leaving out Collectives (NCCL)."
     )
-    assert what_would_fit(readiness_json()["plan"], str) == ""
+    assert what_would_fit(fitting, str) == ""
 
 
 # -- the review screen's top bar -----------------------------------------------------------------
@@ -274,22 +287,24 @@ async def test_a_plan_that_cannot_fit_says_what_would(seeded):
     app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=1))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        screen = StatsScreen(report, {"collectives": "Collectives"}, readiness_json(fits=False), calibration_json())
+        screen = StatsScreen(report, {"collectives": "Collectives"}, readiness_figures(fits=False), calibration())
         await app.push_screen(screen)
         await settle(pilot)
         lines = screen.query_one("#stready").render().plain.splitlines()
-        assert lines[-2:] == [
+        # the week's check of the forecast closes the chart, after what the plan says
+        assert lines[-1] == "Forecast vs what happened (7 days): no predicted review yet"
+        assert lines[-3:-1] == [
             "The plan cannot fit: the busiest day needs 62 minutes, more than the 30 given.",
             "It would fit with 62 minutes a day or leaving out Collectives.",
         ]
 
 
 def test_a_day_the_plan_makes_longer_than_the_minutes_given_says_so():
-    plan = readiness_json()["plan"]
-    plan["today"] = {"new": 17, "reviews": 4, "early": 0, "minutes": 53, "mock": False}
-    assert today_line(plan, 30) == "Today: 17 new cards and 4 reviews, about 53 minutes, more than your 30"
-    plan["today"] = {"new": 0, "reviews": 0, "early": 0, "minutes": 0, "mock": False}
-    assert today_line(plan, 30) == "Today: nothing new and nothing due"
+    assert (
+        today_line(plan_day(17, 4, 0, 53), 30)
+        == "Today: 17 new cards and 4 reviews, about 53 minutes, more than your 30"
+    )
+    assert today_line(plan_day(0, 0, 0, 0), 30) == "Today: nothing new and nothing due"
 
 
 # -- the mock report -----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Readiness for the interview date and the forecast's calibration, as the stats screen draws them.
 
-Both widgets read the figures as `drill stats --json` carries them (`readiness`, `calibration`):
-the workspace builds them, the screen only draws. Bars are text, like the other stats charts.
+Both widgets take the domain's records (drill.study.readiness.ReadinessFigures,
+drill.study.calibration.Calibration): the workspace builds them, the screen only draws. Bars are text, like
+the other stats charts.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from rich.text import Text
 from textual import events
 
-from drill.study.readiness import days_left_words
+from drill.study.calibration import Calibration
+from drill.study.plan import PlanDay, StudyPlan
+from drill.study.readiness import Interview, ReadinessFigures, TopicLine, days_left_words
 from drill.ui.screen_text import DrawnStatic
 from drill.ui.stats_widgets import percent, spark
 from drill.words import counted
@@ -61,26 +63,26 @@ def calibration_bar(predicted: float, actual: float, width: int) -> str:
     return "".join(cells)
 
 
-def by_gap(topics: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def by_gap(topics: Sequence[TopicLine], target: float) -> list[TopicLine]:
     """Topics furthest from the target today first (ties in the order given)."""
-    return sorted(topics, key=lambda topic: -float(topic["gap"]))
+    return sorted(topics, key=lambda topic: -topic.gap(target))
 
 
-def next_mock(mocks: Sequence[str], today: dt.date) -> dt.date | None:
+def next_mock(mocks: Sequence[dt.date], today: dt.date) -> dt.date | None:
     """The first suggested mock day from today on, or None."""
-    days = sorted(dt.date.fromisoformat(day) for day in mocks)
-    return next((day for day in days if day >= today), None)
+    return next((day for day in sorted(mocks) if day >= today), None)
 
 
-def today_line(plan: Mapping[str, Any], minutes_per_day: int) -> str:
+def today_line(day: PlanDay, minutes_per_day: int) -> str:
     """Today's share of the plan in words: new cards, reviews (early ones said) and minutes."""
-    day = plan.get("today") or {}
-    parts = [counted(int(day.get("new", 0)), "new card"), counted(round(day.get("reviews", 0)), "review")]
-    early = round(day.get("early", 0))
+    new = len(day.new_cards)
+    reviews = round(day.reviews)
+    parts = [counted(new, "new card"), counted(reviews, "review")]
+    early = round(day.early_reviews)
     if early:
         parts[-1] += f" ({early} early)"
-    minutes = round(day.get("minutes", 0))
-    if not minutes and not day.get("new") and not round(day.get("reviews", 0)):
+    minutes = round(day.minutes)
+    if not minutes and not new and not reviews:
         return "Today: nothing new and nothing due"
     work = " and ".join(parts)
     if minutes > minutes_per_day:
@@ -89,38 +91,40 @@ def today_line(plan: Mapping[str, Any], minutes_per_day: int) -> str:
     return f"Today: {work}, {spent} of your {minutes_per_day} minutes"
 
 
-def reach_line(plan: Mapping[str, Any], minutes_per_day: int, track: str | None, date: dt.date) -> str:
+def reach_line(plan: StudyPlan | None, interview: Interview) -> str:
     """What the minutes given reach on the date and what the target needs, with the forecast's interval; '' without."""
-    forecast = plan.get("forecast") or {}
-    if "ready_share" not in forecast:
+    if plan is None:
         return ""
-    what = f"the {track} track" if track else "the cards"
-    line = f"{minutes_per_day} min/day: {percent(float(forecast['ready_share']))} of {what} ready by {short_date(date)}"
-    if plan.get("needs_minutes") and plan.get("needs_reaches") is not None:
-        line += f"; {percent(float(plan['needs_reaches']))} needs about {plan['needs_minutes']} min/day"
+    forecast = plan.forecast
+    what = f"the {interview.track} track" if interview.track else "the cards"
+    line = (
+        f"{interview.minutes_per_day} min/day: {percent(forecast.ready_share)} of {what} ready by "
+        f"{short_date(interview.date)}"
+    )
+    if plan.minutes_needed and plan.needed_reaches is not None:
+        line += f"; {percent(plan.needed_reaches)} needs about {plan.minutes_needed} min/day"
     return (
-        f"{line}. Mean recall on the day {percent(float(forecast['mean']))}, likely "
-        f"{percent(float(forecast['low']))}–{percent(float(forecast['high']))}"
+        f"{line}. Mean recall on the day {percent(forecast.mean)}, likely "
+        f"{percent(forecast.low)}–{percent(forecast.high)}"
     )
 
 
-def mock_line(plan: Mapping[str, Any], today: dt.date) -> str:
+def mock_line(plan: StudyPlan, today: dt.date) -> str:
     """When the plan suggests the next mock interview, or '' when none is left."""
-    day = plan.get("today") or {}
-    mock = next_mock(plan.get("mocks") or (), today)
-    if day.get("mock") or mock == today:
+    mock = next_mock(plan.mocks, today)
+    if (plan.days and plan.days[0].mock) or mock == today:
         return "A mock interview today (ctrl+o on the review screen)"
     if mock is None:
         return ""
     return f"Next mock interview: {short_date(mock)}"
 
 
-def what_would_fit(plan: Mapping[str, Any], title: Callable[[str], str]) -> str:
+def what_would_fit(plan: StudyPlan, title: Callable[[str], str]) -> str:
     """When the plan cannot fit: what would (more minutes a day, or topics left out), as a sentence; else ''."""
     options = []
-    if plan.get("needs_minutes"):
-        options.append(f"{plan['needs_minutes']} minutes a day")
-    leave_out = [title(topic) for topic in plan.get("leave_out") or ()]
+    if plan.minutes_needed:
+        options.append(f"{plan.minutes_needed} minutes a day")
+    leave_out = [title(cut.topic) for cut in plan.leave_out]
     if leave_out:
         options.append(f"leaving out {', '.join(leave_out)}")
     if not options:
@@ -128,13 +132,13 @@ def what_would_fit(plan: Mapping[str, Any], title: Callable[[str], str]) -> str:
     return f"It would fit with {' or '.join(options)}."
 
 
-def calibration_rows(calibration: Mapping[str, Any]) -> list[tuple[float, float, int]]:
+def calibration_rows(calibration: Calibration) -> list[tuple[float, float, int]]:
     """(predicted, actual, reviews) of each bin that holds reviews, lowest prediction first."""
     rows = []
-    for row in calibration.get("bins") or ():
-        if row.get("predicted") is None or not row.get("count"):
+    for row in calibration.bins:
+        if row.predicted is None or row.actual is None or not row.reviews:
             continue
-        rows.append((float(row["predicted"]), float(row["actual"]), int(row["count"])))
+        rows.append((row.predicted, row.actual, row.reviews))
     return sorted(rows)
 
 
@@ -169,7 +173,7 @@ class ReadinessChart(ResizingChart):
     """Recall on the interview date: overall and per topic (furthest from the target first), if you stop now and
     if you follow the plan, with today's share of the plan and what would fit when it does not."""
 
-    def __init__(self, readiness: Mapping[str, Any], titles: Mapping[str, str], today: dt.date, **kwargs: Any) -> None:
+    def __init__(self, readiness: ReadinessFigures, titles: Mapping[str, str], today: dt.date, **kwargs: str) -> None:
         super().__init__(**kwargs)
         self.readiness = readiness
         self.titles = titles
@@ -177,36 +181,30 @@ class ReadinessChart(ResizingChart):
 
     def draw(self) -> Text:
         r = self.readiness
-        target = float(r["target"])
+        interview = r.interview
+        target = interview.target
         width = _bar_width(self.size.width)
         text = Text()  # the bars are drawn to fit; a sentence longer than the screen wraps
-        date = dt.date.fromisoformat(r["date"])
-        text.append(f"Interview {short_date(date)}", style="bold")
-        track = f" · {r['track']} track" if r.get("track") else " · every topic"
-        text.append(f" · {days_left_words(int(r['days_left']))}{track} · recall on the day\n")
+        text.append(f"Interview {short_date(interview.date)}", style="bold")
+        track = f" · {interview.track} track" if interview.track else " · every topic"
+        text.append(f" · {days_left_words(r.days_left)}{track} · recall on the day\n")
         legend = f"{NOW_BLOCK} stop now  {PLAN_BLOCK} with the plan  {TARGET_MARK} {percent(target)} target"
         text.append(f"{'':<{NAME_WIDTH}}  {'now':>4} → {'plan':>4}  {legend}\n", style="dim")
-        overall = r["overall"]
-        self._row(text, "overall", float(overall["stop_now"]), float(overall["with_plan"]), target, width, "bold")
-        for topic in by_gap(r.get("topics") or ()):
-            self._row(
-                text, self.title(topic["topic"]), float(topic["stop_now"]), float(topic["with_plan"]), target, width, ""
-            )
-        plan = r.get("plan") or {}
-        if plan:
-            reach = reach_line(plan, int(r["minutes_per_day"]), r.get("track"), date)
+        self._row(text, "overall", r.now.overall, r.with_plan, target, width, "bold")
+        for topic in by_gap(r.topics(), target):
+            self._row(text, self.title(topic.topic), topic.stop_now, topic.with_plan, target, width, "")
+        if r.plan is not None:
+            reach = reach_line(r.plan, interview)
             if reach:
                 text.append(reach + "\n")
-            text.append(self.plan_lines(plan, int(r["minutes_per_day"])))
-        week = r.get("week") or {}
-        if week.get("line"):
-            text.append("\n" + str(week["line"]), style="yellow" if week.get("outside") else "dim")
+            text.append(self.plan_lines(r.plan, interview.minutes_per_day))
+        week = r.week
+        text.append("\n" + week.line(), style="yellow" if week.outside else "dim")
         return text
 
     def title(self, topic: str) -> str:
         """A topic's title: the topic list's, else the one the figures carry, else its id."""
-        carried = {t["topic"]: t.get("title") for t in self.readiness.get("topics") or ()}
-        return self.titles.get(topic) or carried.get(topic) or topic
+        return self.titles.get(topic) or self.readiness.titles.get(topic) or topic
 
     @staticmethod
     def _row(text: Text, title: str, now: float, planned: float, target: float, width: int, style: str) -> None:
@@ -217,25 +215,24 @@ class ReadinessChart(ResizingChart):
         append_bar(text, readiness_bar(now, planned, target, width))
         text.append("\n")
 
-    def plan_lines(self, plan: Mapping[str, Any], minutes_per_day: int) -> Text:
+    def plan_lines(self, plan: StudyPlan, minutes_per_day: int) -> Text:
         lines = []
-        if plan.get("today"):
-            lines.append(Text(today_line(plan, minutes_per_day)))
+        if plan.days:
+            lines.append(Text(today_line(plan.days[0], minutes_per_day)))
         mock = mock_line(plan, self.today)
         if mock:
             lines.append(Text(mock))
-        days = [plan.get("today") or {}, *(plan.get("days") or ())]
-        minutes = [float(day.get("minutes", 0)) for day in days]
+        minutes = [float(round(day.minutes)) for day in plan.days] or [0.0]  # in the planner's whole minutes
         if max(minutes) > 0:
             # a plan that cannot fit names its busiest day below, in the planner's own rounding
-            peak = f", at most {round(max(minutes))}" if plan.get("fits", True) else ""
+            peak = f", at most {round(max(minutes))}" if plan.fits else ""
             line = Text(f"Minutes a day to the interview{peak}: ", style="dim")
             room = max(MIN_BAR, self.size.width - line.cell_len)
             shown = spark(minutes[:room], max(minutes))
             line.append(shown if len(minutes) <= room else shown[:-1] + "…", style="cyan")
             lines.append(line)
-        if not plan.get("fits", True):
-            why = plan.get("why_not") or "it does not reach the target in the minutes given"
+        if not plan.fits:
+            why = "; ".join(plan.reasons) or "it does not reach the target in the minutes given"
             lines.append(Text(f"The plan cannot fit: {why}.", style="yellow"))
             fix = what_would_fit(plan, self.title)
             if fix:
@@ -246,13 +243,13 @@ class ReadinessChart(ResizingChart):
 class CalibrationChart(ResizingChart):
     """Predicted recall against what happened over the learner's record: per bin, with log loss and RMSE(bins)."""
 
-    def __init__(self, calibration: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(self, calibration: Calibration, **kwargs: str) -> None:
         super().__init__(**kwargs)
         self.calibration = calibration
 
     def draw(self) -> Text:
         c = self.calibration
-        reviews = int(c.get("reviews") or 0)
+        reviews = c.reviews
         text = Text()  # the bars are drawn to fit; a sentence longer than the screen wraps
         text.append("How the forecast matched your record", style="bold")
         if reviews < ENOUGH_REVIEWS:
@@ -260,10 +257,10 @@ class CalibrationChart(ResizingChart):
             return text
         text.append(f" · {counted(reviews, 'review')}")
         figures = []
-        if c.get("log_loss") is not None:
-            figures.append(f"log loss {float(c['log_loss']):.2f}")
-        if c.get("rmse_bins") is not None:
-            figures.append(f"RMSE(bins) {float(c['rmse_bins']):.3f}")
+        if c.log_loss is not None:
+            figures.append(f"log loss {c.log_loss:.2f}")
+        if c.rmse_bins is not None:
+            figures.append(f"RMSE(bins) {c.rmse_bins:.3f}")
         if figures:
             text.append("\n" + " · ".join(figures))
             text.append(" (lower is better)", style="dim")

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
     from drill.mock.plan import MockPlan
     from drill.mock.rounds import RoundPlan
+    from drill.study.calibration import Calibration
+    from drill.study.readiness import ReadinessFigures
     from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
     from drill.ui.mock_setup import MockRequest
@@ -215,11 +217,10 @@ class ScreenRequests(App[int]):
 
         today = self.today()
 
-        def read() -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+        def read() -> tuple[dict[str, Any], ReadinessFigures | None, Calibration]:
             report = self.workspace.report()  # the database migrated first, if it must be
             readiness = self.workspace.readiness(today, new_order=self.new_order)
-            calibration = self.workspace.calibration()
-            return report, None if readiness is None else readiness.as_json(), calibration.as_json()
+            return report, readiness, self.workspace.calibration().result
 
         report, readiness, calibration = await asyncio.to_thread(read)
         self.push_screen(StatsScreen(report, topic_titles(), readiness, calibration))

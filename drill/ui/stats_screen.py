@@ -17,6 +17,8 @@ from textual.containers import HorizontalGroup, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
+from drill.study.calibration import Calibration
+from drill.study.readiness import ReadinessFigures
 from drill.ui.readiness_view import CalibrationChart, ReadinessChart
 from drill.ui.screen_table import SafeDataTable
 from drill.ui.screen_text import SafeStatic
@@ -162,10 +164,10 @@ class StatsScreen(Screen[None]):
         self,
         report: dict[str, Any],
         titles: Mapping[str, str],
-        readiness: Mapping[str, Any] | None = None,
-        calibration: Mapping[str, Any] | None = None,
+        readiness: ReadinessFigures | None = None,
+        calibration: Calibration | None = None,
     ) -> None:
-        """`readiness` and `calibration` as `drill stats --json` carries them; readiness None: no interview date."""
+        """`readiness` None: no interview date is set."""
         super().__init__()
         self.report = report
         self.titles = titles
