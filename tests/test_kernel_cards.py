@@ -30,6 +30,8 @@ BUNDLED = (
     "paged-decode-attention",
     "fused-cross-entropy",
     "scan",
+    "fp8-block-gemm",
+    "moe-grouped-gemm-kernel",
 )
 
 
@@ -54,6 +56,8 @@ def test_bundled_kernel_cards_pass_the_deep_check(bundled):
         "paged-decode-attention": "flashattention",
         "fused-cross-entropy": "fusion",
         "scan": "cuda-reduction",
+        "fp8-block-gemm": "gemm",
+        "moe-grouped-gemm-kernel": "gemm",
     }
 
 
