@@ -253,14 +253,21 @@ def test_the_world_decks_are_the_only_ones(world):
 
 
 def test_the_stats_screen_says_what_the_minutes_reach_and_the_weeks_check(world, capsys):
+    from drill import api
     from drill.ui.readiness_view import reach_line, short_date
 
     drill(capsys, "plan", "--data-dir", str(world), "--today", TODAY.isoformat(), "--date", DATE.isoformat())
     figures = plan_json(capsys, world, TODAY, "--minutes", "2", "--target", "0.97")
     plan = figures["plan"]
-    line = reach_line(plan, 2, None, DATE)
+    learner = api.open(world)  # the settings `drill plan` saved: the same plan as a record
+    try:
+        shown = learner.workspace.readiness(TODAY, new_order=learner.settings.new_order)
+    finally:
+        learner.close()
+    assert shown is not None
+    line = reach_line(shown.plan, shown.interview)
     assert line.startswith(f"2 min/day: {plan['forecast']['ready_share']:.0%} of the cards ready by {short_date(DATE)}")
     assert f"needs about {plan['needs_minutes']} min/day" in line
     week = figures["week"]
     assert week["reviews"] > 0 and week["line"].startswith("Forecast vs what happened (7 days)")
-    assert reach_line({}, 2, None, DATE) == ""
+    assert reach_line(None, shown.interview) == ""
