@@ -6,7 +6,7 @@ Pure: drill.workspace reads the saved settings and the progress rows and hands t
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from drill.study.records import ProgressRows
 from drill.study.scheduling import saved_scheduler
@@ -22,6 +22,17 @@ from drill.study.standing import (
     topic_figures,
     weakest,
 )
+
+
+class MockLine(TypedDict):
+    """A finished or stopped mock as the stats list it, newest first."""
+
+    id: int
+    started_at: str
+    status: str
+    score: float | None
+    minutes: int
+
 
 # how many of the weakest topics `drill stats` names (as `drill --weak` practises by default)
 WEAK_TOPICS_SHOWN = 3
@@ -94,7 +105,7 @@ def build_report(
         "streak": streak(rows, today),
         "mocks": len(rows.mocks),
         "mock_history": [
-            {"id": i, "started_at": at, "status": status, "score": score, "minutes": minutes}
+            MockLine(id=i, started_at=at, status=status, score=score, minutes=minutes)
             for i, at, status, score, minutes in rows.mocks[:20]
         ],
         "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from drill.study.records import ProgressRows
 from drill.study.sm2 import MIN_EF, START_EF
@@ -184,9 +184,33 @@ def weakest(figures: Iterable[TopicFigures], n: int) -> list[str]:
     return ranked_topics([t.topic for t in listed if t.cards], measured_weakness(listed))[:n]
 
 
-def forecast(
-    rows: ProgressRows, today: dt.date, days: int = 30, card_ids: Iterable[str] | None = None
-) -> list[dict[str, Any]]:
+class DueDay(TypedDict):
+    """Cards due on one day (`date`, ISO), as the stats and `drill stats --json` show the forecast."""
+
+    date: str
+    due: int
+
+
+class RetentionWeek(TypedDict):
+    """One week of the retention trend: its first day (ISO), the reviews scheduled and the share passed."""
+
+    week_start: str
+    reviews: int
+    retention: float | None
+
+
+class QueueCounts(TypedDict):
+    """Today's queue in counts, and the cards set aside or flagged."""
+
+    due_today: int
+    new_available: int
+    new_done_today: int
+    suspended: int
+    buried: int
+    leeches: list[str]
+
+
+def forecast(rows: ProgressRows, today: dt.date, days: int = 30, card_ids: Iterable[str] | None = None) -> list[DueDay]:
     """Cards due on each of the next `days` days; today's count includes overdue cards."""
     keep = set(card_ids) if card_ids is not None else None
     counts = [0] * days
@@ -196,7 +220,7 @@ def forecast(
         offset = (dt.date.fromisoformat(f.due) - today).days
         if offset < days:
             counts[max(0, offset)] += 1
-    return [{"date": (today + dt.timedelta(days=i)).isoformat(), "due": n} for i, n in enumerate(counts)]
+    return [DueDay(date=(today + dt.timedelta(days=i)).isoformat(), due=n) for i, n in enumerate(counts)]
 
 
 def heatmap(rows: ProgressRows) -> dict[str, int]:
@@ -215,7 +239,7 @@ def streak(rows: ProgressRows, today: dt.date) -> int:
     return count
 
 
-def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list[dict[str, Any]]:
+def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list[RetentionWeek]:
     """Retention (grade >= 3, cram left out) for each of the last `weeks` weeks, oldest first."""
     out = []
     for w in range(weeks - 1, -1, -1):
@@ -227,11 +251,11 @@ def retention_trend(rows: ProgressRows, today: dt.date, weeks: int = 12) -> list
             _, sched, passed = rows.days.get((start + dt.timedelta(days=i)).isoformat(), (0, 0, 0))
             n += sched
             ok += passed
-        out.append({"week_start": start.isoformat(), "reviews": n, "retention": ok / n if n else None})
+        out.append(RetentionWeek(week_start=start.isoformat(), reviews=n, retention=ok / n if n else None))
     return out
 
 
-def queue_counts(cards: Iterable[str], rows: ProgressRows, today: dt.date) -> dict[str, Any]:
+def queue_counts(cards: Iterable[str], rows: ProgressRows, today: dt.date) -> QueueCounts:
     """Today's queue in counts, by the rules of drill.study.session.build_queue, from the figures alone.
 
     due: same-day repeats and cards due by today; new: cards never introduced;
@@ -263,11 +287,11 @@ def queue_counts(cards: Iterable[str], rows: ProgressRows, today: dt.date) -> di
             new += 1
         elif (f.repeat_pending and f.last_review_day == day) or (f.due is not None and f.due <= day):
             due += 1
-    return {
-        "due_today": due,
-        "new_available": new,
-        "new_done_today": new_done,
-        "suspended": suspended,
-        "buried": buried,
-        "leeches": sorted(leeches),
-    }
+    return QueueCounts(
+        due_today=due,
+        new_available=new,
+        new_done_today=new_done,
+        suspended=suspended,
+        buried=buried,
+        leeches=sorted(leeches),
+    )

@@ -173,8 +173,10 @@ class ReadinessChart(ResizingChart):
     """Recall on the interview date: overall and per topic (furthest from the target first), if you stop now and
     if you follow the plan, with today's share of the plan and what would fit when it does not."""
 
-    def __init__(self, readiness: ReadinessFigures, titles: Mapping[str, str], today: dt.date, **kwargs: str) -> None:
-        super().__init__(**kwargs)
+    def __init__(
+        self, readiness: ReadinessFigures, titles: Mapping[str, str], today: dt.date, *, id: str | None = None
+    ) -> None:
+        super().__init__(id=id)
         self.readiness = readiness
         self.titles = titles
         self.today = today
@@ -243,8 +245,8 @@ class ReadinessChart(ResizingChart):
 class CalibrationChart(ResizingChart):
     """Predicted recall against what happened over the learner's record: per bin, with log loss and RMSE(bins)."""
 
-    def __init__(self, calibration: Calibration, **kwargs: str) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, calibration: Calibration, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.calibration = calibration
 
     def draw(self) -> Text:

@@ -6,12 +6,12 @@ import datetime as dt
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rich.text import Text
 
 from drill.mock.run import STATUS_WORDS
-from drill.study.standing import PRIOR_RETENTION
+from drill.study.report import MockLine
+from drill.study.standing import PRIOR_RETENTION, DueDay, RetentionWeek
 from drill.ui.screen_text import DrawnStatic
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -141,8 +141,8 @@ def month_labels(start: dt.date, weeks: int = HEAT_WEEKS) -> str:
 class HeatmapChart(DrawnStatic):
     """Reviews a day over the last 26 weeks, a column per week and a row per weekday."""
 
-    def __init__(self, heatmap: Mapping[str, int], today: dt.date, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, heatmap: Mapping[str, int], today: dt.date, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.heatmap = dict(heatmap)
         self.today = today
 
@@ -178,8 +178,8 @@ class ForecastChart(DrawnStatic):
 
     HEIGHT = 6
 
-    def __init__(self, forecast: Sequence[Mapping[str, Any]], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, forecast: Sequence[DueDay], *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.forecast = list(forecast)
 
     def draw(self) -> Text:
@@ -213,8 +213,8 @@ class RetentionChart(DrawnStatic):
 
     HEIGHT = 6
 
-    def __init__(self, trend: Sequence[Mapping[str, Any]], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, trend: Sequence[RetentionWeek], *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.trend = list(trend)
 
     def draw(self) -> Text:
@@ -250,8 +250,8 @@ class MockHistory(DrawnStatic):
 
     SHOWN = 8
 
-    def __init__(self, history: Sequence[Mapping[str, Any]] | None, count: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, history: Sequence[MockLine] | None, count: int, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.history = list(history or ())
         self.count = count
 
@@ -283,9 +283,13 @@ class KernelProgress(DrawnStatic):
     SHOWN_ATTEMPTS = 12
 
     def __init__(
-        self, kernels: Mapping[str, Sequence[float]], untimed: Mapping[str, int] | None = None, **kwargs: Any
+        self,
+        kernels: Mapping[str, Sequence[float]],
+        untimed: Mapping[str, int] | None = None,
+        *,
+        id: str | None = None,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(id=id)
         self.kernels = {cid: list(pcts) for cid, pcts in kernels.items() if pcts}
         self.untimed = {cid: n for cid, n in (untimed or {}).items() if n}  # runs with no figure
 
