@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from drill.cli import app
 from drill.paths import DataDirError, overlong_argument
@@ -22,6 +22,12 @@ from drill.store.errors import StoreError
 from drill.words import shortened
 
 Handler = Callable[[argparse.Namespace], int]
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    # what each sub-command's module is given to add its parser to
+    Subcommands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 @dataclass(frozen=True)

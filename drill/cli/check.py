@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.cli import options
 
+if TYPE_CHECKING:
+    from drill.cards.model import Card, Problem
+    from drill.cli import Subcommands
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text)
     options.add_data_dir(parser)
     options.add_decks(parser)
@@ -43,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bundled_clashes(cards: dict[str, Any]) -> list[Any]:
+def _bundled_clashes(cards: Mapping[str, Card]) -> list[Problem]:
     """Ids of the checked decks that a bundled card has too: the app always loads the bundled decks beside them."""
     from drill import paths
     from drill.cards.loader import load_decks

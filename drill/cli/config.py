@@ -6,15 +6,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.cli import options
 from drill.config import settings as cfg
 
+if TYPE_CHECKING:
+    from drill.cli import Subcommands
+
 DATA_DIR_HELP = "where the database (and its saved settings) live"
 
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name,
         help=help_text,

@@ -15,12 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.cli import options
 
+if TYPE_CHECKING:
+    from drill.cli import Subcommands
+    from drill.workspace import Workspace
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(name, help=help_text)
     actions = parser.add_subparsers(dest="fsrs_action", metavar="ACTION", required=True)
     fit = actions.add_parser(
@@ -49,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         workspace.close()
 
 
-def _fit(args: argparse.Namespace, workspace: Any) -> int:
+def _fit(args: argparse.Namespace, workspace: Workspace) -> int:
     from drill.study.fitting import FitUnavailable, NotEnoughReviews, fit_parameters
 
     try:
@@ -89,7 +93,7 @@ def _scheduling_words(rescheduled: int | None) -> str:
     return f", and FSRS rescheduled {rescheduled} card(s) with them"
 
 
-def use_parameters(workspace: Any, parameters: tuple[float, ...] | None) -> int | None:
+def use_parameters(workspace: Workspace, parameters: tuple[float, ...] | None) -> int | None:
     """Save the parameters (None: the defaults); when FSRS schedules, reschedule every card with them.
 
     The number of cards rescheduled, or None when SM-2 schedules.
@@ -106,7 +110,7 @@ def use_parameters(workspace: Any, parameters: tuple[float, ...] | None) -> int 
     return None
 
 
-def _reset(workspace: Any) -> int:
+def _reset(workspace: Workspace) -> int:
     if workspace.fsrs_parameters() is None:
         print("FSRS already uses its default parameters.")
         return 0
@@ -116,7 +120,7 @@ def _reset(workspace: Any) -> int:
     return 0
 
 
-def _show(workspace: Any) -> int:
+def _show(workspace: Workspace) -> int:
     parameters = workspace.fsrs_parameters()
     if parameters is None:
         print("FSRS uses its default parameters (drill fsrs fit fits them to your reviews).")

@@ -11,10 +11,14 @@ import argparse
 import datetime as dt
 import json
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from drill.cli import options
 from drill.config import settings as cfg
+
+if TYPE_CHECKING:
+    from drill.cli import Subcommands
 
 ALL_CARDS = "all"  # --track all: plan over every card (the settings file's "")
 
@@ -27,7 +31,7 @@ SAVED = (
 )
 
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name,
         help=help_text,
@@ -89,7 +93,7 @@ def _text(key: str, value: object) -> str:
     return str(value)
 
 
-def _clear(path: Any) -> int:
+def _clear(path: Path) -> int:
     doc = cfg.read_document(path)
     doc, before = cfg.remove(doc, "interview_date")
     if before is None or before == "":

@@ -11,9 +11,12 @@ import argparse
 import json
 import shutil
 import sys
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from drill.cli import options
+
+if TYPE_CHECKING:
+    from drill.cli import Subcommands
 
 DEFAULT_LIMIT = 20
 QUERY_HELP = 'words, "a phrase", topic:T kind:K tag:T id:X is:due|new|leech|suspended|... (quote it in the shell)'
@@ -36,7 +39,7 @@ class SearchResult(TypedDict):
     notes: list[str]  # a filter no card can meet, with the name it may mean
 
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name,
         help=help_text,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drill.cli import options
 from drill.cli.kernel import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
+if TYPE_CHECKING:
+    from drill.cli import Subcommands
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+
+def add_parser(subparsers: Subcommands, name: str, help_text: str) -> None:
     parser = subparsers.add_parser(
         name,
         help=help_text,
