@@ -12,11 +12,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from drill.exchange.flat import FlatCard
 from drill.store.rows import ReviewRecord
-from drill.study.records import CardState
+from drill.study.records import CardState, CardStateJSON
 from drill.study.scheduling import PARAMETER_COUNT, PARAMETERS_SETTING, parameters_text, saved_parameters
 
 CARD_COLUMNS = ("id", "deck", "topic", "kind", "tags", "prompt", "answer", "rubric", "sources")
@@ -268,7 +268,7 @@ def _moment(text: str) -> str:
     return when.isoformat(timespec="seconds" if not when.microsecond else "microseconds")
 
 
-def _json(text: str, column: str) -> Any:
+def _json(text: str, column: str) -> object:
     try:
         return json.loads(text)
     except ValueError as exc:
@@ -302,13 +302,13 @@ def _state(text: str, column: str) -> str:
         if value is not None and not (isinstance(value, str) and _is_date(value)):
             raise ValueError(f"{column}: {key!r} must be a date such as 2026-05-10 or null (got {_brief(value)})")
     try:  # the rest (a scheduler's own state) as the store will read it
-        CardState.from_json("-", data)
+        CardState.from_json("-", cast(CardStateJSON, data))  # its keys checked above; the rest is tried here
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ValueError(f"{column}: not a card state drill can read ({type(exc).__name__}: {exc})") from None
     return text.strip()
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

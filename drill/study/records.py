@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from drill.study.sm2 import SM2State
 
@@ -25,6 +25,30 @@ def _day(text: str | None) -> dt.date | None:
     return dt.date.fromisoformat(text)
 
 
+class FSRSStateJSON(TypedDict):
+    """FSRSState as the review log and review exports keep it."""
+
+    stability: float
+    difficulty: float
+    state: int
+    last_review: str
+
+
+class CardStateJSON(TypedDict):
+    """CardState as the review log keeps it before and after each review (and review exports carry)."""
+
+    repetitions: int
+    ef: float
+    interval: int
+    due: str | None
+    lapses: NotRequired[int]
+    leech: NotRequired[bool]
+    last_review_day: NotRequired[str | None]
+    repeat_pending: NotRequired[bool]
+    introduced_on: NotRequired[str | None]
+    fsrs: NotRequired[FSRSStateJSON | None]
+
+
 @dataclass(frozen=True)
 class FSRSState:
     """What FSRS keeps of a card besides its due date (which is the card's one due date, `CardState.due`).
@@ -38,7 +62,7 @@ class FSRSState:
     state: int
     last_review: dt.date
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FSRSStateJSON:
         return {
             "stability": self.stability,
             "difficulty": self.difficulty,
@@ -47,7 +71,7 @@ class FSRSState:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "FSRSState":
+    def from_json(cls, data: FSRSStateJSON) -> "FSRSState":
         return cls(
             float(data["stability"]),
             float(data["difficulty"]),
@@ -83,9 +107,9 @@ class CardState:
     def is_new(self) -> bool:
         return self.introduced_on is None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CardStateJSON:
         """The form the review log keeps before and after each review (and review exports carry)."""
-        data: dict[str, Any] = {
+        data: CardStateJSON = {
             "repetitions": self.sm2.repetitions,
             "ef": self.sm2.ef,
             "interval": self.sm2.interval,
@@ -101,7 +125,7 @@ class CardState:
         return data
 
     @classmethod
-    def from_json(cls, card_id: str, data: dict[str, Any], base: "CardState | None" = None) -> "CardState":
+    def from_json(cls, card_id: str, data: CardStateJSON, base: "CardState | None" = None) -> "CardState":
         """The state `as_json` wrote; what it does not hold (suspension, burial, the text's hash) comes from `base`."""
         if base is None:
             state = cls(card_id=card_id)
@@ -114,10 +138,8 @@ class CardState:
         state.last_review_day = _day(data.get("last_review_day"))
         state.repeat_pending = data.get("repeat_pending", False)
         state.introduced_on = _day(data.get("introduced_on"))
-        if data.get("fsrs"):
-            state.fsrs = FSRSState.from_json(data["fsrs"])
-        else:
-            state.fsrs = None
+        fsrs = data.get("fsrs")
+        state.fsrs = FSRSState.from_json(fsrs) if fsrs else None
         return state
 
 
@@ -131,7 +153,7 @@ class LoggedReview:
     grade: int
     mode: str  # review, early, repeat, cram, mock
     reviewed_at: str = ""
-    answer: dict[str, Any] | None = None
+    answer: dict[str, object] | None = None
     duration_ms: int = 0  # how long the answer took; 0 when not timed
 
 

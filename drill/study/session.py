@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from drill.cards.model import Card
 from drill.study.records import CardState
@@ -175,7 +175,7 @@ class ReviewWriter(Protocol):
         day: dt.date,
         duration_ms: int,
         mode: str,
-        answer: dict[str, Any] | None = None,
+        answer: dict[str, object] | None = None,
         content_hash: str | None = None,
         topic: str | None = None,
     ) -> int: ...
@@ -293,7 +293,7 @@ class ReviewSession:
         *,
         now: dt.datetime,
         duration_ms: int = 0,
-        answer: dict[str, Any] | None = None,
+        answer: dict[str, object] | None = None,
         mode: str = "review",
     ) -> Graded:
         """Grade the current card: the day's first grade runs the active scheduler; later ones are same-day repeats."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.mock.plan import MockPlan
     from drill.mock.rounds import RoundKind, RoundPlan
+    from drill.study.tracks import Track
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class MockSetupScreen(Screen[MockRequest | None]):
         cards: Mapping[str, "Card"],
         weakness: Mapping[str, float],
         titles: Mapping[str, str],
-        tracks: Mapping[str, Mapping[str, Any]],
+        tracks: Mapping[str, Track],
         *,
         minutes: int = DEFAULT_MINUTES,
         topics: Sequence[str] = (),
@@ -168,9 +169,9 @@ class MockSetupScreen(Screen[MockRequest | None]):
         mixes.append(("all topics, weighted toward your weakest", ()))
         known = {c.topic for c in self.cards.values()}
         for track_id, track in self.tracks.items():
-            topics = tuple(t for t in track.get("topics", ()) if t in known)
+            topics = tuple(t for t in track["topics"] if t in known)
             if topics:
-                mixes.append((f"track {track_id}: {track.get('title', track_id)}", topics))
+                mixes.append((f"track {track_id}: {track['title']}", topics))
         for topic in ranked_topics(known, self.weakness):  # the stats' weakest-topics ranking
             measured = f"weakness {self.weakness[topic]:.2f}" if topic in self.weakness else "not practised yet"
             label = f"{self.titles.get(topic, topic)} ({topic}) · {measured}"
