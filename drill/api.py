@@ -129,7 +129,7 @@ class Day:
 
     def grade(self, grade: int, seconds: float) -> GradeResult:
         """Grade the current card 0-5, having taken `seconds` over it (the plan learns the learner's pace from it)."""
-        store = self._learner.workspace.store()
+        store = self._learner.workspace.writes()
         now = dt.datetime.combine(self._session.today, STUDY_HOUR)
         graded = self._session.grade(store, grade, now=now, duration_ms=round(seconds * 1000))
         return GradeResult(graded.card_id, graded.mode, graded.repeat_scheduled)

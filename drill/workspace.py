@@ -14,7 +14,7 @@ import datetime as dt
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,10 @@ from drill.config.settings import Settings, rollover_hour
 from drill.config.study_day import study_day_of
 from drill.store import reader
 from drill.store.errors import StoreError
+from drill.store.rows import ReviewRecord
+from drill.store.writes import ImportCounts as ImportCounts
+from drill.store.writes import OpenedWrites as OpenedWrites
+from drill.store.writes import Writes as Writes
 from drill.study.focus import focused_queue
 from drill.study.records import CardState, LoggedReview, ProgressRows
 from drill.study.scheduling import saved_parameters
@@ -63,6 +67,11 @@ def ensure_schema(data_dir: Path) -> None:
         from drill.store.store import Store
 
         Store(folder).close()
+
+
+def load_store() -> None:
+    """Import the Store's modules (SQLModel takes a while): a command starts it in a thread before it needs a write."""
+    import drill.store.store  # noqa: F401
 
 
 def topic_titles() -> dict[str, str]:
@@ -218,6 +227,8 @@ class Workspace:
         self._decks: DeckSet | None = None
         self._summary: DeckSummary | None = None
         self._store: Store | None = None
+        self._writes: Writes | None = None
+        self._opening: Future[OpenedWrites] | None = None
         # held while the Store is opened, prepared or closed: a close at exit waits for a preparation under way
         self._store_lock = threading.RLock()
 
@@ -315,6 +326,11 @@ class Workspace:
         """Every logged review, oldest first."""
         return reader.read_log(self.data_dir)
 
+    def review_records(self) -> list[ReviewRecord]:
+        """Every logged review as it is kept, oldest first (what an export writes; an older file migrated first)."""
+        ensure_schema(self.data_dir)
+        return reader.review_records(self.data_dir)
+
     def fsrs_parameters(self) -> tuple[float, ...] | None:
         """FSRS parameters fitted to this learner (`drill fsrs fit`); None: the fsrs package's defaults."""
         return saved_parameters(self.saved_settings())
@@ -364,7 +380,7 @@ class Workspace:
         model = self.memory_model()
         return readiness_figures(
             cards,
-            self.review_log(),
+            (),  # the cached replay carries what the plan reads of the log
             self.states() if states is None else states,
             today,
             interview,
@@ -490,9 +506,12 @@ class Workspace:
         new = set(figures.plan.today_cards.new)
         return [card_id for card_id in planned_day(figures, self.cards, states, today).queue if card_id in new]
 
-    # -- writes --------------------------------------------------------------------------
+    # -- writes: one path, handed out as the narrow writers each feature defines ---------
     def store(self) -> Store:
-        """The Store, opened (and an older file migrated) on the first call; StoreError when it cannot be used."""
+        """The Store, opened (and an older file migrated) on the first call; StoreError when it cannot be used.
+
+        For the command line's data commands (import, export, a scheduler switch) only: the app and the
+        features write through `writes()`, which keeps the derived data current."""
         with self._store_lock:
             if self._store is None:
                 from drill.store.store import Store
@@ -500,25 +519,82 @@ class Workspace:
                 self._store = Store(self.data_dir)
             return self._store
 
-    def prepare_store(
-        self, settings_to_save: Mapping[str, str], content_hashes: Mapping[str, str], now: dt.datetime
-    ) -> tuple[Store, list[str]]:
-        """Open the Store for a review and bring it up to date, all under the store's lock (an app that quits
-        at once closes it only once this is done): the settings given on the command line saved, the cards
-        whose text changed marked (their ids returned), mocks cut off by a closed terminal closed, and whether
-        grades can be written checked (StoreError when they cannot)."""
+    def writes(self) -> Writes:
+        """The one path every write of the app takes (the Store opened on the first call; StoreError when it
+        cannot be): the review session's, a mock's, the kernel screen's and the browser's writers are this."""
         with self._store_lock:
-            store = self.store()
+            if self._writes is None:
+                self._writes = Writes(self.store(), self._keep_derived)
+            return self._writes
+
+    def open_writes(
+        self, settings_to_save: Mapping[str, str], content_hashes: Mapping[str, str], now: dt.datetime
+    ) -> Future[OpenedWrites]:
+        """Open the write path in the background and bring it up to date (the review screen's first paint does
+        not wait for SQLModel): the settings given on the command line saved, the cards whose text changed
+        marked, mocks cut off by a closed terminal closed, and whether grades can be written checked (the
+        future raises StoreError when they cannot). `close` waits for an opening under way."""
+        with self._store_lock:
+            if self._opening is None:
+                hashes = dict(content_hashes)
+                saved = dict(settings_to_save)
+                opening: Future[OpenedWrites] = Future()
+                self._opening = opening
+
+                def open_now() -> None:
+                    try:
+                        opening.set_result(self._prepare(opening, saved, hashes, now))
+                    except BaseException as exc:  # the future carries it to whoever waits
+                        opening.set_exception(exc)
+
+                threading.Thread(target=open_now, name="drill-open-store", daemon=True).start()
+            return self._opening
+
+    def _prepare(
+        self,
+        opening: Future[OpenedWrites],
+        settings_to_save: Mapping[str, str],
+        content_hashes: dict[str, str],
+        now: dt.datetime,
+    ) -> OpenedWrites:
+        with self._store_lock:
+            if self._opening is not opening:  # closed before the thread began: nothing is opened again
+                raise StoreError(self.data_dir, "the data folder was closed before it was opened")
+            writes = self.writes()
+            store = writes.store
             for key, value in settings_to_save.items():
                 store.set_setting(key, value)
-            changed = store.sync_hashes(dict(content_hashes))
+            changed = store.sync_hashes(content_hashes)
             store.close_abandoned_mocks(now)
             store.check_writable()
-            return store, changed
+            return OpenedWrites(writes, changed)
+
+    def import_reviews(self, logs: Iterable[dict[str, Any]]) -> ImportCounts:
+        """Add reviews from another log (drill.store.store.Store.import_reviews); the derived data is brought up
+        to date once, at the end, in one streamed pass (the first `drill stats` after it replays nothing)."""
+        return self.writes().import_reviews(logs)
+
+    def _keep_derived(self, earliest: dt.date) -> None:
+        """After a write to the review log whose earliest row is of study day `earliest`: the cached replay, and the
+        digest the plan reads, brought up to date now when the write reached before today (an import, an undo
+        across the day's start). Rows of today are taken on by whoever reads (a day's rows, never the log)."""
+        from drill.store import replay_cache
+
+        today = self.study_day()
+        if earliest < today:
+            replay_cache.replay_day(self.data_dir, self.memory_model(), today)
+
+    def rebuild_derived(self) -> DayReplay:
+        """The derived data rebuilt from the whole log, whatever was cached (`drill stats` reads it after)."""
+        from drill.store import replay_cache
+
+        return replay_cache.rebuild(self.data_dir, self.memory_model(), self.study_day())
 
     def close(self) -> None:
-        """Close the Store if it was opened."""
+        """Close the Store if it was opened (after an opening under way: it holds the lock until it is done)."""
         with self._store_lock:
+            self._writes = None
+            self._opening = None
             if self._store is not None:
                 self._store.close()
                 self._store = None

@@ -312,7 +312,7 @@ def _import_reviews(args: argparse.Namespace) -> int:
 
     try:
         with _reading(source):
-            counts = workspace.store().import_reviews(rows())
+            counts = workspace.import_reviews(rows())
         taken = _take_parameters(workspace, parameters)
     finally:
         workspace.close()
@@ -379,7 +379,7 @@ def _import_anki(args: argparse.Namespace) -> int:
         store = workspace.store()
         logged = [logged_review_from_row(row.columns()) for row in workspace.review_records()]  # with their times
         plan = plan_import(package, topics, logged, store.states(), scheduler, workspace.rollover_hour())
-        counts = store.import_reviews(plan.rows)
+        counts = workspace.import_reviews(plan.rows)
         if plan.needs_replay:  # a review older than one logged: the schedule is rebuilt from the whole log
             switch_scheduler(store, scheduler.name, scheduler.max_interval)
     finally:

@@ -273,7 +273,9 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
 
 def _import_store() -> None:
     try:
-        import drill.store.store  # noqa: F401
+        from drill.workspace import load_store
+
+        load_store()
     except Exception:  # _record_attempt reports it
         pass
 
@@ -285,7 +287,7 @@ def _record_attempt(data_dir: Path, card_id: str, source: str, result: dict[str,
 
         workspace = Workspace(data_dir)
         try:
-            workspace.store().record_kernel_attempt(card_id, source, result)
+            workspace.writes().record_kernel_attempt(card_id, source, result)
         finally:
             workspace.close()
     except Exception as exc:  # the verdict matters more than its log

@@ -9,8 +9,8 @@ the points the learner ticked by override, is kept with the answer. The review l
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from drill.cards.model import Card
 from drill.cards.scenario import scenario_of
@@ -24,15 +24,38 @@ from drill.mock.run import ANSWERED, MockRun, Slot, grade_for, schedule_after
 from drill.study.records import CardState
 
 
-class MockRecorder:
-    """Writes a MockRun to the store: the plan at the start, each question as it changes, the report at the end.
+class MockWriter(Protocol):
+    """What a mock writes as it runs (the workspace's write path, or a fake in tests)."""
 
-    `store` is a drill.store.store.Store (or anything with its mock and review methods).
-    """
+    def close_abandoned_mocks(self, now: dt.datetime) -> list[int]: ...
+    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, Any]]) -> int: ...
+    def save_mock_answer(self, mock_id: int, card_id: str, **fields: Any) -> None: ...
+    def finish_mock(
+        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, Any] | None
+    ) -> None: ...
+    def states(self) -> dict[str, CardState]: ...
+    def record_review(
+        self,
+        before: CardState,
+        after: CardState,
+        *,
+        grade: int,
+        at: dt.datetime,
+        day: dt.date,
+        duration_ms: int,
+        mode: str,
+        answer: dict[str, Any] | None = None,
+        content_hash: str | None = None,
+        topic: str | None = None,
+    ) -> int: ...
+
+
+class MockRecorder:
+    """Writes a MockRun to the store: the plan at the start, each question as it changes, the report at the end."""
 
     def __init__(
         self,
-        store: Any,
+        store: MockWriter,
         run: MockRun,
         plan: MockPlan,
         cards: Mapping[str, Card],
@@ -57,7 +80,9 @@ class MockRecorder:
         self.round_plan = round_plan  # a round's stages, for its report per dimension
         self.hard = hard  # asked in hard mode (drill.mock.hard): the report says so
         store.close_abandoned_mocks(now())  # any earlier mock whose app was closed mid-mock
-        self.mock_id: int = store.start_mock(now(), plan.minutes, [q.as_json() for q in plan.questions])
+        started = now()
+        self.started_at = started.isoformat(timespec="seconds")  # as the store keeps it
+        self.mock_id: int = store.start_mock(started, plan.minutes, [q.as_json() for q in plan.questions])
         self.save()
 
     def save(self) -> None:
@@ -110,7 +135,7 @@ class MockRecorder:
         ended = self.now()
         mock = {
             "id": self.mock_id,
-            "started_at": self.store.mock(self.mock_id)[0].started_at,
+            "started_at": self.started_at,
             "ended_at": ended.isoformat(timespec="seconds"),
             "minutes": self.run.minutes,
             "status": self.run.status,

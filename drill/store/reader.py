@@ -21,7 +21,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from drill.store import errors, migrations
 from drill.store.rows import REVIEW_RECORD_COLUMNS, ReviewRecord, logged_review_from_row, state_from_row
@@ -260,23 +260,37 @@ def log_mark(data_dir: Path) -> LogMark:
     return _read(database_path(data_dir), query, _NO_ROWS)
 
 
-def read_log_from(data_dir: Path, since: dt.date | None, before: dt.date) -> LogFrom:
+def read_log_from(
+    data_dir: Path,
+    since: dt.date | None,
+    before: dt.date,
+    take: Callable[[Iterator[LoggedReview]], None] | None = None,
+) -> LogFrom:
     """The rows of study day `since` and later (every row when None) in replay order (day, then id),
     with the marks of the log before `since`, before `before` and whole, all read in one snapshot:
     a grade saved meanwhile is in both the rows and the marks, or in neither. A day that is not a date
-    raises ValueError."""
+    raises ValueError.
+
+    Given `take`, the rows are handed to it one at a time as they are read, inside that snapshot, and
+    never held (the returned `rows` is then empty): a whole log costs no more memory than one row."""
 
     def query(conn: sqlite3.Connection) -> LogFrom:
         conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
         try:
             total = _count(conn)
             if total is None:  # a new or version-1 file: no log yet
+                if take is not None:
+                    take(iter(()))
                 return LogFrom([], _NO_ROWS, _NO_ROWS, _NO_ROWS)
             first = "" if since is None else since.isoformat()  # "" sorts before every day
             conn.row_factory = sqlite3.Row
-            rows = conn.execute(_LOG_FROM, (first,)).fetchall()
+            cursor = conn.execute(_LOG_FROM, (first,))
+            log: list[LoggedReview] = []
+            if take is None:
+                log = [logged_review_from_row(dict(r)) for r in cursor.fetchall()]
+            else:
+                take(logged_review_from_row(dict(r)) for r in cursor)
             conn.row_factory = None
-            log = [logged_review_from_row(dict(r)) for r in rows]
             return LogFrom(
                 log, _mark(conn, first, total), _mark(conn, before.isoformat(), total), _mark(conn, _END_OF_TIME, total)
             )

@@ -39,13 +39,14 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from drill.store import reader
 from drill.study.calibration import Tally
 from drill.study.forecast import DayReplay, MemoryModel, ReplayState, continue_day
+from drill.study.records import LoggedReview
 
-CACHE_VERSION = 1  # the file's layout; bump it when what it holds changes
+CACHE_VERSION = 2  # the file's layout; bump it when what it holds changes
 CACHE_FILE = "replay.json"
 UNKNOWN = "unknown"
 # The modules whose rules a replay follows: an edit to one of them (an editable install keeps its
@@ -104,25 +105,41 @@ def cache_key(model: MemoryModel) -> str:
     return json.dumps([CACHE_VERSION, version, code, _fsrs_code(), parameters, model.max_interval], ensure_ascii=True)
 
 
+def rebuild(data_dir: Path, model: MemoryModel, today: dt.date) -> DayReplay:
+    """The whole log replayed afresh, whatever the cache held, and the cache written again."""
+    cache = cache_path(data_dir)
+    return _replay_whole(data_dir, model, today, cache, cache_key(model))
+
+
 def _replay(
     data_dir: Path, model: MemoryModel, today: dt.date, cache: Path, key: str, cached: _Cached | None
 ) -> DayReplay:
     start = None
     if cached is not None and cached.before <= today:
         start = cached.start()
-    read = reader.read_log_from(data_dir, cached.before if cached is not None and start is not None else None, today)
-    if cached is not None and start is not None and read.since != cached.before_mark:
-        start = None  # a review undone or imported before the cached day: the log is replayed whole
-        read = reader.read_log_from(data_dir, None, today)
     if cached is None or start is None:
-        day = continue_day(ReplayState(), read.rows, today, model)
-        _write(cache, key, today, read, day, None)
-        return day
+        return _replay_whole(data_dir, model, today, cache, key)
+    read = reader.read_log_from(data_dir, cached.before, today)
+    if read.since != cached.before_mark:  # a review undone or imported before the cached day
+        return _replay_whole(data_dir, model, today, cache, key)
     day = continue_day(start, read.rows, today, model)
     if cached.before != today:  # a new study day: the cache moves on to its start
         _write(cache, key, today, read, day, None)
     elif read.whole != cached.whole_mark:  # the same day, more graded: the cards' states at its start stay
         _write(cache, key, today, read, day, cached.cards_line)
+    return day
+
+
+def _replay_whole(data_dir: Path, model: MemoryModel, today: dt.date, cache: Path, key: str) -> DayReplay:
+    """The whole log replayed as it is read from the database (never held whole), and the cache written."""
+    replayed: list[DayReplay] = []
+
+    def take(rows: Iterator[LoggedReview]) -> None:
+        replayed.append(continue_day(ReplayState(), rows, today, model))
+
+    read = reader.read_log_from(data_dir, None, today, take)
+    day = replayed[0]
+    _write(cache, key, today, read, day, None)
     return day
 
 

@@ -12,7 +12,6 @@ import datetime as dt
 import json
 import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -25,6 +24,7 @@ from drill.store.mocks import MockRecords
 from drill.store.reader import database_path
 from drill.store.rows import fill_card_row, logged_review_from_row, state_from_row
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
+from drill.store.writes import ImportCounts
 from drill.study.records import CardState, LoggedReview, same_review
 
 BUSY_TIMEOUT_MS = 5000
@@ -66,6 +66,8 @@ class Store(MockRecords):
             raise errors.from_sqlite(self.path, exc, wait_s) from exc
         finally:
             raw.close()
+        # the earliest study day a write changed the review log at, since `take_log_change` last took it
+        self._log_changed: dt.date | None = None
         self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": wait_s})
         event.listen(self.engine, "connect", _pragmas)
         self._session = Session(self.engine, expire_on_commit=False)
@@ -99,6 +101,20 @@ class Store(MockRecords):
             self._session.rollback()
         except Exception:  # the original error is the one worth reporting
             pass
+
+    def _log_change(self, day: dt.date | str) -> None:
+        """Inside a write of the review log: note the study day of a row added or removed (see take_log_change)."""
+        if isinstance(day, str):
+            day = dt.date.fromisoformat(day)
+        if self._log_changed is None or day < self._log_changed:
+            self._log_changed = day
+
+    def take_log_change(self) -> dt.date | None:
+        """The earliest study day the review log was changed at since the last call (None: unchanged), and forget
+        it: drill.store.writes.Writes brings the derived data up to date with it after every write."""
+        earliest = self._log_changed
+        self._log_changed = None
+        return earliest
 
     def close(self) -> None:
         self._session.close()
@@ -173,6 +189,7 @@ class Store(MockRecords):
             self._put_state(after, content_hash, reviews=1)
             self._session.add(log)
             self._count_day(day.isoformat(), grade, mode, topic, +1)
+        self._log_change(day)
         assert log.id is not None
         return log.id
 
@@ -188,6 +205,7 @@ class Store(MockRecords):
             self._put_state(before, reviews=-1)
             self._session.delete(log)
             self._count_day(log.day, log.grade, log.mode, log.topic, -1)
+        self._log_change(log.day)
         return before
 
     def _count_day(self, day: str, grade: int, mode: str, topic: str | None, step: int) -> None:
@@ -418,16 +436,8 @@ class Store(MockRecords):
                 self._put_state(state, reviews=len(card_rows))
         for cid, card_rows in added.items():
             newest[cid] = max(newest.get(cid, ""), card_rows[-1]["reviewed_at"])
+        self._log_change(min(str(row["day"]) for row in rows))
         return len(rows)
-
-
-@dataclass
-class ImportCounts:
-    """What a review import did: rows added, rows the log already had, rows the file gave more than once."""
-
-    added: int = 0
-    already_there: int = 0
-    repeated: int = 0
 
 
 def _pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:

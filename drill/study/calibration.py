@@ -322,6 +322,20 @@ def week_check(outcomes: Iterable[Outcome]) -> WeekCheck:
     sums = Sums()
     for outcome in outcomes:
         sums.add(outcome)
+    return _week_check(sums)
+
+
+def week_check_of(days: Iterable[Sums]) -> WeekCheck:
+    """The check over the week's outcomes summed day by day (a replay's digest keeps each day's sums)."""
+    total = Sums()
+    for sums in days:
+        total.count += sums.count
+        total.predicted += sums.predicted
+        total.recalled += sums.recalled
+    return _week_check(total)
+
+
+def _week_check(sums: Sums) -> WeekCheck:
     if not sums.count:
         return WeekCheck(0, None, None)
     predicted, recalled = sums.means()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from drill.study import scheduling, sm2
 from drill.study.calibration import Outcome, Tally
+from drill.study.log_digest import LogDigest
 from drill.study.records import CardState, FSRSState, LoggedReview
 
 if TYPE_CHECKING:
@@ -122,24 +123,26 @@ class ReplayState:
 
     It keeps what the replay carries from row to row (each card's state as scheduling.after_grade
     leaves it, its FSRS memory with its reviews and lapses) and the calibration's running sums
-    instead of each outcome. `last` is the (day, id) of the last row replayed: a row may only come
-    after it.
+    instead of each outcome, and the digest of every row the plan reads (drill.study.log_digest). `last`
+    is the (day, id) of the last row replayed: a row may only come after it.
     """
 
     states: dict[str, CardState] = field(default_factory=dict)
     cards: dict[str, CardMemory] = field(default_factory=dict)
     tally: Tally = field(default_factory=Tally)
     last: tuple[dt.date, int] | None = None
+    digest: LogDigest = field(default_factory=LogDigest)
 
     def copy(self) -> "ReplayState":
         """A state to go on from without changing this one (the per-card records are never changed in place)."""
-        return ReplayState(dict(self.states), dict(self.cards), self.tally.copy(), self.last)
+        return ReplayState(dict(self.states), dict(self.cards), self.tally.copy(), self.last, self.digest.copy())
 
     def advance(self, rows: Iterable[LoggedReview], model: MemoryModel) -> None:
         """Replay `rows` (in replay_order, each after `last`) on top of this state; ValueError as `replay` raises."""
-        for _, outcome in self.steps(rows, model):
+        for row, outcome in self.steps(rows, model):
             if outcome is not None:
                 self.tally.add(outcome)
+                self.digest.add_outcome(row.day, outcome)
 
     def steps(self, rows: Iterable[LoggedReview], model: MemoryModel) -> Iterator[tuple[LoggedReview, Outcome | None]]:
         """Replay `rows` one by one, yielding each that reached FSRS with the outcome it was predicted (if any)."""
@@ -148,6 +151,7 @@ class ReplayState:
             if self.last is not None and replay_order(row) <= self.last:
                 raise ValueError(f"review {row.id} comes before the replay's last one, review {self.last[1]}")
             self.last = replay_order(row)
+            self.digest.add(row)
             before = self.states.get(row.card_id) or CardState(row.card_id)
             try:
                 after = scheduling.after_grade(remembering, before, row.grade, row.day, row.mode, row.answer)
@@ -203,12 +207,12 @@ class ReplayState:
             days = [_ordinal(state.due), _ordinal(state.introduced_on), _ordinal(state.last_review_day)]
             rows.append([card_id, *days, state.repeat_pending, memory, reviews, lapses])
         last = None if self.last is None else [self.last[0].toordinal(), self.last[1]]
-        return {"cards": rows, "tally": self.tally.as_json(), "last": last}
+        return {"cards": rows, "tally": self.tally.as_json(), "last": last, "digest": self.digest.as_json()}
 
     @classmethod
     def from_json(cls, data: Any) -> "ReplayState":
         """The state `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
-        out = cls(tally=Tally.from_json(data["tally"]))
+        out = cls(tally=Tally.from_json(data["tally"]), digest=LogDigest.from_json(data["digest"]))
         if data["last"] is not None:
             day, last_id = data["last"]
             out.last = (_date(day), _whole(last_id))
@@ -242,6 +246,7 @@ class DayReplay:
     at_start: ReplayState
     now: ReplayState
     replayed: int
+    today: tuple[LoggedReview, ...] = ()  # the rows of the study day itself (and any later), in replay order
 
 
 def replay_day(log: Iterable[LoggedReview], today: dt.date, model: MemoryModel | None = None) -> DayReplay:
@@ -249,13 +254,26 @@ def replay_day(log: Iterable[LoggedReview], today: dt.date, model: MemoryModel |
     return continue_day(ReplayState(), sorted(log, key=replay_order), today, model or MemoryModel())
 
 
-def continue_day(start: ReplayState, rows: Sequence[LoggedReview], today: dt.date, model: MemoryModel) -> DayReplay:
-    """`start` (changed in place) taken on with `rows`, in replay order: to the start of `today`, then to the end."""
-    earlier = [row for row in rows if row.day < today]
-    start.advance(earlier, model)
+def continue_day(start: ReplayState, rows: Iterable[LoggedReview], today: dt.date, model: MemoryModel) -> DayReplay:
+    """`start` (changed in place) taken on with `rows`, in replay order: to the start of `today`, then to the end.
+
+    `rows` are read once, as they come (a whole log streamed from the database is never held)."""
+    later: list[LoggedReview] = []
+    count = 0
+
+    def before_today() -> Iterator[LoggedReview]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            if row.day < today:
+                yield row
+            else:  # in replay order, every row after it is of today or later too
+                later.append(row)
+
+    start.advance(before_today(), model)
     now = start.copy()
-    now.advance(rows[len(earlier) :], model)
-    return DayReplay(start, now, len(rows))
+    now.advance(later, model)
+    return DayReplay(start, now, count, tuple(later))
 
 
 def _ordinal(day: dt.date | None) -> int | None:

@@ -24,10 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.study.calibration import ROUNDED, WEEK_DAYS, CalibrationFigures, WeekCheck, calibrate, week_check
+from drill.study.calibration import ROUNDED, CalibrationFigures, WeekCheck, calibrate
 from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
-from drill.study.grades import grade_mix
-from drill.study.pace import TIMED_MODES, learned_pace
+from drill.study.pace import TIMED_MODES
 from drill.study.plan import StudyPlan, make_plan
 from drill.study.records import CardState, FSRSState, LoggedReview
 from drill.study.session import Dealt, new_card_order
@@ -189,7 +188,8 @@ def readiness_figures(
     `others` are the cards outside the track: the queue serves them when due, so the day's minutes
     count them. `suggest` False leaves out what would fit when the plan does not (the day's queue needs
     none of it). `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
-    or a cache of it); None: it is replayed here. Suspended cards are left out: the queue never asks
+    or a cache of it), with the digest of its rows the plan reads; None: `log` is replayed here (given
+    `replayed`, `log` is not read). Suspended cards are left out: the queue never asks
     them. The date must not be before today (ValueError).
     """
     if interview.date < today:
@@ -204,10 +204,11 @@ def readiness_figures(
     now = stop_now(
         [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of], interview.date, model
     )
-    before_today = [row for row in log if row.day < today]
     every_kind = {card.id: card.kind for card in (*cards, *others)}
-    spent = sum(row.duration_ms for row in log if row.day == today and row.mode in TIMED_MODES) / 1000
-    week = _week(log, today, model)
+    spent = sum(row.duration_ms for row in replayed.today if row.day == today and row.mode in TIMED_MODES) / 1000
+    # what the log says of the learner's pace, grades and habits, as it stood at the start of the day
+    digest = replayed.at_start.digest
+    week = digest.week(today)
     if interview.date == today:
         return ReadinessFigures(interview, today, now, None, titles, week, spent)
 
@@ -231,7 +232,7 @@ def readiness_figures(
     uncertainty = learner_uncertainty(
         replayed.at_start.tally,
         _decay(model),
-        (row.day for row in before_today),
+        digest.study_days,
         today,
         fitted=model.parameters is not None,
     )
@@ -241,9 +242,9 @@ def readiness_figures(
         date=interview.date,
         minutes_per_day=interview.minutes_per_day,
         target=interview.target,
-        pace=learned_pace(before_today, every_kind),
+        pace=digest.pace(every_kind),
         model=model,
-        grades=grade_mix(before_today),
+        grades=digest.grade_mix(),
         uncertainty=uncertainty,
         others=outside,
         suggest=suggest,
@@ -263,15 +264,6 @@ def _decay(model: MemoryModel) -> float:
     from fsrs.scheduler import DEFAULT_PARAMETERS
 
     return -DEFAULT_PARAMETERS[20]
-
-
-def _week(log: Sequence[LoggedReview], today: dt.date, model: MemoryModel) -> WeekCheck:
-    """The forecast against the last WEEK_DAYS days: only the cards reviewed then are replayed (each card's memory
-    depends on its own reviews alone)."""
-    start = today - dt.timedelta(days=WEEK_DAYS)
-    recent = {row.card_id for row in log if start <= row.day < today}
-    replayed = replay([row for row in log if row.card_id in recent], model)
-    return week_check(o for o, row in zip(replayed.outcomes, replayed.predicted) if start <= row.day < today)
 
 
 def calibration(log: Iterable[LoggedReview], model: MemoryModel | None = None) -> CalibrationFigures:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
@@ -90,6 +90,12 @@ class DraftEditor(SafeTextArea):
         self.load_text(draft)  # its Changed message has the screen save it as the draft again
 
 
+class KernelAttemptWriter(Protocol):
+    """Where the screen keeps each run's source and verdict (the workspace's write path)."""
+
+    def record_kernel_attempt(self, card_id: str, source: str, result: dict[str, Any]) -> int: ...
+
+
 class KernelScreen(Screen[int | None]):
     """Opened for a kernel card; dismisses with the grade (0-5), or None to go back ungraded.
 
@@ -134,7 +140,7 @@ class KernelScreen(Screen[int | None]):
         self,
         card: "Card",
         *,
-        store: Any = None,
+        store: KernelAttemptWriter | None = None,
         data_dir: Path,
         judge: "JudgeClient",
         held: bool = False,

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
     from drill.mock.record import MockRecorder
     from drill.mock.run import FollowUpSlot, MockRun, Slot
-    from drill.ui.kernel_screen import KernelScreen
+    from drill.ui.kernel_screen import KernelAttemptWriter, KernelScreen
 
 # Ending early is a key no other screen binds (ctrl+g is Stats on the review screen), and it asks first.
 END_KEY = "ctrl+l"
@@ -176,7 +176,7 @@ class MockScreen(PageScreen[dict[str, object]]):
         run: "MockRun",
         recorder: "MockRecorder",
         cards: Mapping[str, "Card"],
-        store: object,  # the workspace's Store, handed on to a kernel card's screen
+        store: "KernelAttemptWriter",  # the workspace's write path, handed on to a kernel card's screen
         *,
         judge: Callable[[], "JudgeClient"] | None = None,
         data_dir: Path,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from drill.study.session import ReviewSession, ReviewWriter
     from drill.ui.kernel_screen import KernelRun
     from drill.ui.messages import StoreOpened
-    from drill.workspace import Workspace
+    from drill.workspace import OpenedWrites, Workspace, Writes
 
 
 @dataclass
@@ -131,8 +131,8 @@ class ReviewScreen(PageScreen[None]):
     def __init__(self, context: ReviewContext) -> None:
         super().__init__()
         self.context = context
-        self.store: ReviewWriter | None = None  # the workspace's Store, once open
-        self._store_ready = asyncio.Event()
+        self.store: ReviewWriter | None = None  # the workspace's write path, once open
+        self._opening: asyncio.Future[OpenedWrites] | None = None
         self._store_error: str | None = None
         self.revealed = False
         self.locked: str | None = None  # a kernel card's lock, read once when the card is shown
@@ -185,36 +185,56 @@ class ReviewScreen(PageScreen[None]):
         await self.show_current(composed=True)
 
     # -- store -------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="store")
     def open_store(self) -> None:
-        try:
-            # a read-only file or a full disk is said now, not after an answer is typed
-            store, changed = self.context.workspace.prepare_store(
-                self.context.settings_to_save,
-                {c.id: c.content_hash for c in self.context.session.cards.values()},
-                self.context.clock(),
-            )
-        except Exception as exc:  # shown to the learner; nothing is graded without a store
-            self._store_error = f"grades cannot be saved: {failure_text(exc)}"
-            self.app.call_from_thread(self._store_ready.set)
-            self.app.call_from_thread(self.notify, self._store_error, severity="error", timeout=30)
+        """Have the workspace open its write path in the background (after the first paint: importing the store
+        takes a while), and hear when it is open."""
+        if self._opening is not None:  # asked already (a grade given before the first paint was done)
             return
-        self.store = store
+        opening = self.context.workspace.open_writes(
+            self.context.settings_to_save,
+            {c.id: c.content_hash for c in self.context.session.cards.values()},
+            self.context.clock(),
+        )
+        self._opening = asyncio.wrap_future(opening)
+        self.run_worker(self._store_opened(), exclusive=True, group="store")
+
+    async def _store_opened(self) -> None:
+        assert self._opening is not None
+        try:
+            opened = await self._opening
+        except Exception as exc:  # shown to the learner; nothing is graded without a store
+            self.notify(self._cannot_save(exc), severity="error", timeout=30)
+            return
+        self.store = opened.writes
         from drill.ui.messages import StoreOpened
 
-        self.post_message(StoreOpened(len(changed)))
-        load_markdown()  # the answers are Markdown: load its parser before the first one is shown
+        self.post_message(StoreOpened(len(opened.changed_cards)))
+        # the answers are Markdown: load its parser before the first one is shown
+        await asyncio.to_thread(load_markdown)
+
+    def _cannot_save(self, exc: BaseException) -> str:
+        self._store_error = f"grades cannot be saved: {failure_text(exc)}"
+        return self._store_error
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self._store_ready.set()
         if message.changed_cards:
             self.notify(f"{message.changed_cards} card(s) edited since you last saw them", timeout=4)
 
     async def ready_store(self) -> "ReviewWriter | None":
-        await self._store_ready.wait()
-        if self.store is None:
-            self.notify(self._store_error or "no database", severity="error", timeout=10)
-        return self.store
+        """The grades' writer, once the workspace has opened it; None (said to the learner) when it could not."""
+        return await self.ready_writes()
+
+    async def ready_writes(self) -> "Writes | None":
+        """The write path, once the workspace has opened it; None (said to the learner) when it could not."""
+        self.open_store()
+        assert self._opening is not None
+        try:
+            opened = await self._opening
+        except Exception as exc:  # said again: a key was pressed that needs the store
+            self.notify(self._store_error or self._cannot_save(exc), severity="error", timeout=10)
+            return None
+        self.store = opened.writes
+        return opened.writes
 
     # -- showing cards -----------------------------------------------------
     @property
@@ -571,7 +591,7 @@ class ReviewScreen(PageScreen[None]):
             from drill.ui.kernel_screen import KernelScreen
         except ImportError:
             return False
-        store = await self.ready_store()
+        store = await self.ready_writes()
         if store is None:
             return True
 

@@ -154,7 +154,7 @@ class ScreenRequests(App[int]):
         from drill.ui.mock_setup import MockReportScreen
 
         try:
-            store = await asyncio.to_thread(self.workspace.store)
+            store = await asyncio.to_thread(self.workspace.writes)
         except Exception as exc:  # shown, never a traceback: the mock cannot be saved
             self.notify(f"the mock cannot be saved: {exc}", severity="error", timeout=10)
             return
@@ -233,10 +233,7 @@ class ScreenRequests(App[int]):
 
     async def on_unsuspend_asked(self, message: "UnsuspendAsked") -> None:
         def write() -> None:
-            store = self.workspace.store()
-            state = store.states().get(message.card_id)
-            if state is not None and state.suspended:
-                store.set_suspended(state, False)
+            self.workspace.writes().unsuspend(message.card_id)
 
         try:
             await asyncio.to_thread(write)
