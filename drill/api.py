@@ -171,7 +171,7 @@ class Learner:
         """Schedule with "sm2" or "fsrs" from now on (a new data folder only: switching replays the log)."""
         from drill.study.scheduling import SETTING
 
-        self.workspace.store().set_setting(SETTING, name)
+        self.workspace.writes().set_setting(SETTING, name)
 
     def cards(self, track: str | None = None) -> tuple[CardInfo, ...]:
         """The cards the plan and the day's queue count (a scenario is asked only in a mock round), or one track's."""

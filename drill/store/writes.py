@@ -99,6 +99,9 @@ class Writes:
         finally:
             self._settle()
 
+    def set_setting(self, key: str, value: str) -> None:
+        self.store.set_setting(key, value)
+
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         """A saved setting (the session reads the active scheduler with it)."""
         return self.store.get_setting(key, default)
