@@ -185,7 +185,7 @@ def test_the_round_report_says_what_would_have_been_asked_next_and_fails_a_round
     run.submit(QuestionGrade(1.0, 1.0), {})
     run.quit()
     report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
-    assert report["verdict"] == "fail" and "2 stage(s) not reached" in report["reason"]
+    assert report["verdict"] == "fail" and "2 stages not reached" in report["reason"]
     assert report["next_asked"] == "stage 2 (estimate): What is the decode step's lower bound?"
 
 

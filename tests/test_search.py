@@ -345,7 +345,7 @@ def test_the_bundled_search_words_file_is_valid_data_not_a_deck():
         ("terms:\n  - {forms: [TP, '--'], meaning: m}", ":2: the form '--' has no letter or digit"),
         ("terms:\n  - {forms: [all-reduce, all reduce], meaning: m}", ":2: the forms"),
         ("terms:\n  - {forms: [TP, tensor parallel]}", ":2: meaning must say"),
-        ("terms:\n  - {forms: [TP, tensor parallel], meaning: m, seen: 1}", ":2: unknown key(s) seen"),
+        ("terms:\n  - {forms: [TP, tensor parallel], meaning: m, seen: 1}", ":2: unknown key seen"),
         ("terms:\n  - {forms: [TP, tensor parallel], meaning: m, source: [1]}", ":2: source must be text"),
         (
             "terms:\n  - {forms: [TP, tensor parallel], meaning: m}\n  - {forms: [tp, toilet paper], meaning: m}",

@@ -244,7 +244,7 @@ def test_drill_trust_prints_each_file_its_hash_and_the_record(deck, home, capsys
     assert f"recorded in {home / 'trusted.json'}" in out
 
     assert main(["trust", "--list"]) == 0
-    assert f"{deck.parent.resolve()}  1 file(s), trusted " in capsys.readouterr().out
+    assert f"{deck.parent.resolve()}  1 file, trusted " in capsys.readouterr().out
     harness_of(deck).write_text("x = 1\n")
     assert main(["trust", "--list"]) == 0
     assert "changed (changed: kernels/harness/mine_harness.py)" in capsys.readouterr().out

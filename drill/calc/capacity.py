@@ -18,6 +18,7 @@ from drill.calc.data import as_gpu, as_model
 from drill.calc.inference import decode_time_lower_bound, weight_bytes
 from drill.calc.kv import kv_bytes
 from drill.quantities import SECONDS_PER_HOUR
+from drill.words import counted
 
 JOULES_PER_KWH = 1000.0 * SECONDS_PER_HOUR  # a kilowatt for an hour
 
@@ -178,7 +179,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Rows, str]:
         rows["kwh_per_million_tokens"] = (kwh_per_million_tokens(args.watts, demand, gpus, args.pue), RATIO)
     title = (
         f"capacity: {args.qps:g} req/s x {args.tokens_per_request:g} tokens, "
-        f"{rate:g} tokens/s per replica of {args.gpus_per_replica} GPU(s) at the SLO, "
+        f"{rate:g} tokens/s per replica of {counted(args.gpus_per_replica, 'GPU')} at the SLO, "
         f"utilisation ceiling {args.utilisation:g}"
     )
     return rows, title

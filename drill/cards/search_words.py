@@ -112,7 +112,8 @@ def _entry(node: Node, where: str, yaml: ModuleType) -> SearchTerm:
     value = _construct(node, yaml)
     unknown = sorted(str(key) for key in value if key not in ENTRY_KEYS)
     if unknown:
-        raise SearchWordsError(f"{here}: unknown key(s) {', '.join(unknown)} (an entry takes {', '.join(ENTRY_KEYS)})")
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise SearchWordsError(f"{here}: unknown {keys} {', '.join(unknown)} (an entry takes {', '.join(ENTRY_KEYS)})")
     forms = value.get("forms")
     if not isinstance(forms, list) or len(forms) < 2 or not all(isinstance(form, str) for form in forms):
         raise SearchWordsError(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drill.cli import options
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -38,13 +39,16 @@ def run(args: argparse.Namespace) -> int:
     for warning in decks.warnings:
         print(warning)
     if decks.problems:
-        print(f"{len(decks.problems)} problem(s) in {len(decks.cards)} good card(s)", file=sys.stderr)
+        print(f"{counted(len(decks.problems), 'problem')} in {counted(len(decks.cards), 'good card')}", file=sys.stderr)
         return 1
     if decks.warnings and args.strict:
-        print(f"{len(decks.warnings)} warning(s) in {len(decks.cards)} cards (--strict)", file=sys.stderr)
+        print(
+            f"{counted(len(decks.warnings), 'warning')} in {counted(len(decks.cards), 'card')} (--strict)",
+            file=sys.stderr,
+        )
         return 1
-    warned = f", {len(decks.warnings)} warning(s)" if decks.warnings else ""
-    print(f"ok: {len(decks.cards)} cards{warned}", file=sys.stderr)
+    warned = f", {counted(len(decks.warnings), 'warning')}" if decks.warnings else ""
+    print(f"ok: {counted(len(decks.cards), 'card')}{warned}", file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from drill.cli import options
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cli import Subcommands
@@ -90,7 +91,7 @@ def _fit(args: argparse.Namespace, workspace: Workspace) -> int:
 def _scheduling_words(rescheduled: int | None) -> str:
     if rescheduled is None:
         return "; FSRS scheduling will too when you switch to it (drill config set scheduler fsrs)"
-    return f", and FSRS rescheduled {rescheduled} card(s) with them"
+    return f", and FSRS rescheduled {counted(rescheduled, 'card')} with them"
 
 
 def use_parameters(workspace: Workspace, parameters: tuple[float, ...] | None) -> int | None:

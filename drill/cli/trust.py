@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from drill.cli import options
 from drill.cli.kernel import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cli import Subcommands
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         for record in records.values():
             print(
-                f"{record.folder}  {len(record.files)} file(s), trusted {record.trusted_at}: {trust.folder_state(record)}"
+                f"{record.folder}  {counted(len(record.files), 'file')}, trusted {record.trusted_at}: {trust.folder_state(record)}"
             )
         return EXIT_OK
     if args.revoke:
@@ -74,6 +75,6 @@ def run(args: argparse.Namespace) -> int:
     for rel, digest in record.files.items():
         print(f"  {rel:<{width}}  sha256 {digest}")
     harnesses = len(trust.harness_files(record.files))
-    print(f"{len(record.files)} file(s), {harnesses} of them harnesses; recorded in {where}")
+    print(f"{counted(len(record.files), 'file')}, {harnesses} of them harnesses; recorded in {where}")
     print("kernel cards from this folder may now run this code; a change to any of these files locks them again")
     return EXIT_OK

@@ -24,6 +24,7 @@ from drill.cards.scenario import is_stage_card
 from drill.study.records import CardState
 from drill.study.standing import UNSEEN_WEAKNESS, ranked_topics
 from drill.study.tracks import load_tracks as load_tracks  # its home was here; the mock screens read it from here
+from drill.words import counted
 
 # Minutes an interviewer would give each kind of question.
 MINUTES_BY_KIND: dict[str, int] = {"concept": 4, "shape_trace": 4, "memory_ledger": 5, "diagnosis": 5, "kernel": 15}
@@ -213,7 +214,7 @@ def make_plan(
     if not chosen:
         kept = follow_up_reserve(minutes)
         room = f" ({kept} of them kept for follow-ups)" if kept else ""
-        raise PlanError(f"no question fits in {minutes} minute(s){room}")
+        raise PlanError(f"no question fits in {counted(minutes, 'minute')}{room}")
     rng.shuffle(chosen)
     return MockPlan(minutes, tuple(PlannedQuestion(c.id, c.topic, c.kind, minutes_for(c)) for c in chosen))
 

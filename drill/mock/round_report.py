@@ -19,6 +19,7 @@ from drill.cards.scenario import Dimension
 from drill.mock.grading import grade_from_json
 from drill.mock.rounds import NOT_TIMED
 from drill.mock.run import ANSWERED
+from drill.words import counted
 
 # How a twist stands in the report besides answered: offered and declined (or its minutes ran out), or not reached.
 TWIST_DECLINED = "declined"
@@ -211,7 +212,7 @@ def _round_verdict(
         weakest = ", ".join(f"{d['dimension']} {d['evidence'] or 0:.0%}" for d in failed)
         why.append(f"weakest: {weakest}")
     if reached < total:
-        why.append(f"{total - reached} stage(s) not reached")
+        why.append(f"{counted(total - reached, 'stage')} not reached")
     return verdict.value, "; ".join(why)
 
 
