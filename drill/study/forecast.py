@@ -431,23 +431,10 @@ def _fitted_review(
     scheduler: "fsrs.Scheduler", memory: FSRSState | None, grade: int, day: dt.date
 ) -> tuple[FSRSState, dt.date]:
     """scheduling.fsrs_review with other parameters: the same Card and rating, reviewed at a reference day."""
-    import fsrs
-
     rating = scheduling.rating_for(grade)
     at = _at(_REFERENCE_DAY)
-    if memory is None:
-        card = fsrs.Card(card_id=0, due=at)
-    else:
-        gap = min(max((day - memory.last_review).days, 0), _LONGEST_GAP)
-        card = fsrs.Card(
-            card_id=0,
-            state=fsrs.State(memory.state),
-            step=None if memory.state == fsrs.State.Review else 0,
-            stability=memory.stability,
-            difficulty=memory.difficulty,
-            due=at,
-            last_review=at - dt.timedelta(days=gap),
-        )
+    gap = 0 if memory is None else min(max((day - memory.last_review).days, 0), _LONGEST_GAP)
+    card = scheduling.fsrs_card(memory, at, at - dt.timedelta(days=gap))
     card, _ = scheduler.review_card(card, rating, review_datetime=at)
     assert card.stability is not None and card.difficulty is not None
     interval = (card.due - at).days

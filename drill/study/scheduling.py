@@ -186,6 +186,24 @@ def _at(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
 
 
+def fsrs_card(memory: FSRSState | None, at: dt.datetime, last_review: dt.datetime) -> "fsrs.Card":
+    """FSRS's Card for drill's memory of a card, due at `at` and last reviewed at `last_review` (the times a
+    caller has put on FSRS's clock); a card never reviewed when there is no memory."""
+    import fsrs
+
+    if memory is None:
+        return fsrs.Card(card_id=0, due=at)
+    return fsrs.Card(
+        card_id=0,
+        state=fsrs.State(memory.state),
+        step=None if memory.state == fsrs.State.Review else 0,
+        stability=memory.stability,
+        difficulty=memory.difficulty,
+        due=at,
+        last_review=last_review,
+    )
+
+
 def fsrs_review(
     memory: FSRSState | None,
     grade: int,
@@ -203,25 +221,13 @@ def fsrs_review(
     the calendar's end (9999-12-31) is given to it that many days earlier, where its due
     date can still be written, and the interval it gives is added back with sm2.days_after.
     """
-    import fsrs
-
     rating = rating_for(grade)
     sm2.check_max_interval(max_interval)
     shift = dt.timedelta(days=max(0, max_interval + 2 - (dt.date.max - day).days))
     at = _at(day - shift)
-    if memory is None:
-        card = fsrs.Card(card_id=0, due=at)
-    else:
-        card = fsrs.Card(
-            card_id=0,
-            state=fsrs.State(memory.state),
-            step=None if memory.state == fsrs.State.Review else 0,
-            stability=memory.stability,
-            difficulty=memory.difficulty,
-            due=at,
-            # shifted too, but never before the calendar's first day (only a log spanning millennia gets there)
-            last_review=_at(max(memory.last_review, dt.date.min + shift) - shift),
-        )
+    # the last review shifted too, but never before the calendar's first day (only a log spanning millennia gets there)
+    last_review = at if memory is None else _at(max(memory.last_review, dt.date.min + shift) - shift)
+    card = fsrs_card(memory, at, last_review)
     card, _ = _fsrs(max_interval, parameters).review_card(card, rating, review_datetime=at)
     assert card.stability is not None and card.difficulty is not None
     interval = (card.due - at).days
