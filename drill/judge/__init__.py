@@ -14,8 +14,8 @@ while torch is not loaded; `kitbase` is what both share, `cupy_ops` CuPy's raw
 kernels, `cupy_types` what the kit uses of CuPy) give the harnesses their tools; `calibration` keeps this GPU's ceilings
 and torch's times; `measure` times launches (`cupti` reads the GPU's own time
 stamps, `profiled` times through torch.profiler where CUPTI cannot load) and
-`timing_event` turns them into the `timing` event; `cudadrv` loads and launches CUDA
-through the driver API; `inbox` reads requests from the start; `remote_requests`
+`timing_event` turns them into the `timing` event (`timed`: what timing uses of a
+kit); `cudadrv` loads and launches CUDA through the driver API; `inbox` reads requests from the start; `remote_requests`
 points a remote run at this host's harness; `fake` is a stand-in judge for tests.
 The collective cards' ranks and their checks are the `collective` package.
 """

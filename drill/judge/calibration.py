@@ -11,37 +11,17 @@ import functools
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, TypeGuard, cast
+from typing import TYPE_CHECKING, TypeGuard, cast
+
+from drill.judge.timed import Calibration
 
 if TYPE_CHECKING:
-    from drill.judge.kitbase import CeilingKit
-    from drill.judge.torch_kit import Kit as TorchKit
+    from drill.judge.timed import CeilingKit, MatmulKit
 
 COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
 CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
 EVENT_US = "event_us"  # what a CUDA event pair adds to a launch here, taken off event-timed figures
 BASELINES = "baselines"  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
-
-
-class Calibration(TypedDict, total=False):
-    """One GPU's kept figures, as saved in the JSON file (each measurement fills its own part)."""
-
-    gbps: float  # a device-to-device copy, bytes read + written
-    ms: float
-    bytes: int
-    reps: int
-    read_gbps: float  # the fastest pure read
-    read_by: str
-    event_us: float  # a CUDA event pair's own cost, taken off event-timed figures
-    event_pair_us: float
-    event_record_us: float
-    event_us_why: str
-    tflops: float  # the fastest torch.matmul (with a compute-bound card only)
-    tflops_by: str
-    device: str
-    measured_at: str
-    method: str
-    baselines: dict[str, list[float]]  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
 
 
 def _complete(entry: object, keys: tuple[str, ...]) -> TypeGuard[Calibration]:
@@ -97,7 +77,7 @@ class Calibrated:
     _ceilings: dict[str, float] | None
     _event_ms = 0.0
 
-    def torch_kit(self) -> TorchKit:
+    def torch_kit(self) -> MatmulKit:
         raise NotImplementedError
 
     def release_memory(self) -> None:
@@ -153,13 +133,13 @@ class Calibrated:
             {"baselines": {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(times)}}
         )
 
-    def calibrate_compute(self, kit: TorchKit) -> Calibration:
+    def calibrate_compute(self, kit: MatmulKit) -> Calibration:
         """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
         result = self._measure_matmul(kit)
         self._save_entry(result)
         return result
 
-    def _measure_matmul(self, kit: TorchKit) -> Calibration:
+    def _measure_matmul(self, kit: MatmulKit) -> Calibration:
         from drill.judge.measure import measure_matmul_tflops
 
         result = measure_matmul_tflops(kit)

@@ -36,9 +36,9 @@ from drill.judge.kitbase import (
     CheckResult,
     Clocked,
     Launch,
-    ReadWork,
     unravel,
 )
+from drill.judge.timed import ReadWork
 
 if TYPE_CHECKING:
     from drill.judge.cupy_ops import RawOps, Stats

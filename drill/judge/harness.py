@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol, Required, TypedDict
 
-from drill.judge.kitbase import CeilingKit, Check, Launch
+from drill.judge.kitbase import Check, Launch
+from drill.judge.timed import CeilingKit
 
 if TYPE_CHECKING:
     from drill.judge.measure import Measured

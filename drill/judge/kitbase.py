@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING
+
+from drill.judge.timed import Event
 
 if TYPE_CHECKING:
     from drill.judge.measure import Measured
@@ -46,58 +48,6 @@ def unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
         out.append(flat % dim)
         flat //= dim
     return tuple(reversed(out))
-
-
-class Event(Protocol):
-    """A GPU event: torch.cuda.Event, the CuPy kit's stand-in, or a rank's host clock on the CPU."""
-
-    def record(self) -> None: ...
-
-    def synchronize(self) -> None: ...
-
-    def elapsed_time(self, end: Self) -> float: ...
-
-
-class TimedKit(Protocol):
-    """What drill.judge.measure uses of a kit to time a launch."""
-
-    event_overhead_ms: float
-
-    def event(self) -> Event: ...
-
-    def spin(self, cycles: int) -> None: ...
-
-    def synchronize(self) -> None: ...
-
-    def poison_outputs(self) -> None: ...
-
-    def flush_l2(self) -> None: ...
-
-    def flush_ms(self) -> float: ...
-
-    def device_bytes(self, n: int) -> int: ...
-
-    def stream_handle(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class ReadWork:
-    """The read ceiling's work on one buffer: the kit's own read of all of it, and a streaming kernel's arguments
-    (the buffer, a one-element output, the count of float4s)."""
-
-    read_all: Callable[[], None]
-    kernel_args: tuple[object, ...]
-
-
-class CeilingKit(TimedKit, Protocol):
-    """What measuring this GPU's copy and read ceilings uses of a kit (drill.judge.measure)."""
-
-    name: str
-    sm_count: int
-
-    def copy_work(self, n: int) -> Callable[[], object]: ...
-
-    def read_work(self, n: int) -> ReadWork: ...
 
 
 class Clocked:

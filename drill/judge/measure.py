@@ -49,9 +49,7 @@ from drill.judge.profiled import enough_launches, profiler_times
 if TYPE_CHECKING:
     import torch
 
-    from drill.judge.calibration import Calibration
-    from drill.judge.kitbase import CeilingKit, TimedKit
-    from drill.judge.torch_kit import Kit as TorchKit
+    from drill.judge.timed import Calibration, CeilingKit, MatmulKit, TimedKit
 
 
 SLOW_MS = 40.0
@@ -405,7 +403,7 @@ def measure_read_gbps(kit: CeilingKit, arch: str, n_bytes: int = 2**30, reps: in
     return {"read_gbps": best_gbps, "read_by": best_by}
 
 
-def measure_matmul_tflops(kit: TorchKit, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> Calibration:
+def measure_matmul_tflops(kit: MatmulKit, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> Calibration:
     """This GPU's matmul ceiling: the fastest torch.matmul seen, bfloat16 and float16, square sizes.
 
     The figure compute-bound cards are scored against, and the bound above

@@ -35,13 +35,12 @@ from drill.judge.kitbase import (
 )
 from drill.judge.kitbase import (
     Clocked,
-    Event,
-    ReadWork,
     unravel,
 )
 from drill.judge.kitbase import (
     Launch as Launch,
 )
+from drill.judge.timed import Event, ReadWork
 
 
 class Kit(Clocked):

@@ -16,7 +16,8 @@ import time
 import torch
 
 from drill.judge.collective.inputs import drawn
-from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Event, Launch
+from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch
+from drill.judge.timed import Event
 from drill.judge.torch_kit import guard_value, poison_output
 from drill.kernel_shared.collective_sizes import shards
 
