@@ -17,7 +17,7 @@ launches (`cupti` reads the GPU's own time stamps, `profiled` times through
 torch.profiler where CUPTI cannot load) and `timing_event` turns them into the
 `timing` event (`timed`: what timing uses of a kit); `cudadrv` loads and
 launches CUDA through the driver API; `inbox` reads requests from the start;
-`remote_requests` points a remote run at this host's harness; `fake` is a stand-
-in judge for tests. The collective cards' ranks and their checks are the
+`remote_requests` points a remote run at this host's harness; `fake` is a
+stand-in judge for tests. The collective cards' ranks and their checks are the
 `collective` package.
 """
