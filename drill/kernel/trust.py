@@ -13,8 +13,8 @@ import from there). A file that is changed, added or removed locks the
 folder's cards again, until the learner trusts it once more.
 
 The judge never imports that Python the ordinary way: it reads each file once,
-checks those bytes against the hash recorded here (see `pins` and
-`checked_source`), and compiles and runs the same bytes, so no `__pycache__`
+checks those bytes against the hash recorded here (see `pins`, and
+drill.kernel_shared.trusted_source), and compiles and runs the same bytes, so no `__pycache__`
 file is read or written for it. A folder holding compiled Python (`.pyc`) is
 still locked, so that what the learner reads is all there is.
 """
