@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
     from drill.study.readiness import Interview, ReadinessFigures
-    from drill.study.standing import CardFacts, TopicFigures
+    from drill.study.records import CardFacts
+    from drill.study.standing import TopicFigures
 
 
 def ensure_schema(data_dir: Path) -> None:

@@ -28,8 +28,8 @@ from drill.study.calibration import ROUNDED, CalibrationFigures, WeekCheck, cali
 from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
 from drill.study.pace import TIMED_MODES
 from drill.study.plan import StudyPlan, make_plan
-from drill.study.records import CardState, FSRSState, LoggedReview
-from drill.study.session import Dealt, new_card_order
+from drill.study.records import CardFacts, CardState, FSRSState, LoggedReview
+from drill.study.session import new_card_order
 from drill.study.uncertainty import learner_uncertainty
 
 TOPICS_IN_A_LINE = 3  # the topics with the largest gap a one-line summary names
@@ -170,7 +170,7 @@ def _plan_json(plan: StudyPlan) -> dict[str, Any]:
 
 
 def readiness_figures(
-    cards: Sequence[Dealt],
+    cards: Sequence[CardFacts],
     log: Sequence[LoggedReview],
     states: Mapping[str, CardState],
     today: dt.date,
@@ -180,7 +180,7 @@ def readiness_figures(
     model: MemoryModel | None = None,
     new_order: str = "lab",
     replayed: DayReplay | None = None,
-    others: Sequence[Dealt] = (),
+    others: Sequence[CardFacts] = (),
     suggest: bool = True,
 ) -> ReadinessFigures:
     """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.

@@ -7,10 +7,25 @@ rows to them (drill.store.rows) and never the other way round.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import NotRequired, Protocol, TypedDict
 
 from drill.study.sm2 import SM2State
+
+
+class CardFacts(Protocol):
+    """What the study domain reads of a card (the new-card order, progress figures, readiness): a Card, or the
+    deck summary's CardSummary (drill.cards.deck_summary)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def fields(self) -> Mapping[str, object]: ...
 
 
 def _iso(day: dt.date | None) -> str | None:

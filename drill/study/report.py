@@ -8,12 +8,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Mapping, TypedDict
 
-from drill.study.records import ProgressRows
+from drill.study.records import CardFacts, ProgressRows
 from drill.study.scheduling import saved_scheduler
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 from drill.study.standing import (
     RANKING_RULE,
-    CardFacts,
     forecast,
     heatmap,
     queue_counts,

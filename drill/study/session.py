@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from drill.cards.model import Card
-from drill.study.records import CardState
+from drill.study.records import CardFacts, CardState
 from drill.study.scheduling import (
     EARLY,
     PARAMETERS_SETTING,
@@ -35,18 +35,7 @@ def study_day(now: dt.datetime, rollover_hour: int = DEFAULT_ROLLOVER_HOUR) -> d
     return (now - dt.timedelta(hours=rollover_hour)).date()
 
 
-class Dealt(Protocol):
-    """What the new-card order reads of a card (a Card, or the deck summary's CardSummary)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-
-
-def new_card_order(new: Sequence[Dealt], order: str, seed: int | str | None) -> list[str]:
+def new_card_order(new: Sequence[CardFacts], order: str, seed: int | str | None) -> list[str]:
     """New card ids in the order they are introduced (see build_queue's `new_order`)."""
     if order == "deck":
         return [card.id for card in new]
@@ -55,7 +44,7 @@ def new_card_order(new: Sequence[Dealt], order: str, seed: int | str | None) -> 
 
         salt = str(random.getrandbits(64) if seed is None else seed)
 
-        def draw(card: Dealt) -> tuple[bytes, str]:
+        def draw(card: CardFacts) -> tuple[bytes, str]:
             return hashlib.blake2b(f"{salt}\0{card.id}".encode(), digest_size=8).digest(), card.id
 
         return [card.id for card in sorted(new, key=draw)]
@@ -67,7 +56,7 @@ def new_card_order(new: Sequence[Dealt], order: str, seed: int | str | None) -> 
     ranked = sorted((t["lab"], i) for i, (_, t) in enumerate(topics) if t.get("lab") is not None)
     ranked += [(None, i) for i, (_, t) in enumerate(topics) if t.get("lab") is None]
     rank = {topics[i][0]: r for r, (_, i) in enumerate(ranked)}
-    by_topic: dict[str, list[Dealt]] = {}
+    by_topic: dict[str, list[CardFacts]] = {}
     for card in new:
         by_topic.setdefault(card.topic, []).append(card)
     # Topics missing from the topic list (only possible for hand-made cards) come last.
@@ -81,7 +70,7 @@ def new_card_order(new: Sequence[Dealt], order: str, seed: int | str | None) -> 
 KIND_TURNS = ("concept", "diagnosis", "memory_ledger", "shape_trace")
 
 
-def _kinds_in_turn(cards: list[Dealt], turn: int) -> list[str]:
+def _kinds_in_turn(cards: list[CardFacts], turn: int) -> list[str]:
     """A topic's card ids, kinds in turn from KIND_TURNS[turn], each kind's cards in deck order."""
     from itertools import zip_longest
 

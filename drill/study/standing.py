@@ -27,9 +27,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypedDict
+from typing import Any, TypedDict
 
-from drill.study.records import ProgressRows
+from drill.study.records import CardFacts, ProgressRows
 from drill.study.sm2 import MIN_EF, START_EF
 
 PRIOR_RETENTION = 0.85
@@ -69,19 +69,6 @@ UNSEEN_WEAKNESS = weakness(0, 0, None, 0)
 
 # The weakest-topics ranking in words, as `drill stats` and the README state it.
 RANKING_RULE = "the topics practised, weakest first; then those not practised yet, by id"
-
-
-class CardFacts(Protocol):
-    """What progress figures read of a card: a Card, or the deck summary's CardSummary (drill.cards.deck_summary)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def fields(self) -> Mapping[str, object]: ...
 
 
 @dataclass
