@@ -1,10 +1,7 @@
-"""Words in messages: numbers with their nouns (`1 card`, `2 cards`, never `card(s)`), a value quoted to fit a line,
-and the one line that installs what kernel cards need."""
+"""Words in messages: numbers with their nouns (`1 card`, `2 cards`, never `card(s)`) and a value quoted to fit a
+line."""
 
 from __future__ import annotations
-
-# torch, triton and numpy, as the README installs them: drill's `kernels` extra (pyproject.toml), from drill's folder
-KERNELS_INSTALL = "pip install -e '.[kernels]'"
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:

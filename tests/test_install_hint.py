@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from drill.judge import runtime as judge_runtime
-from drill.words import KERNELS_INSTALL
+from drill.judge.runtime import KERNELS_INSTALL
 
 
 def test_the_readme_gives_the_install_line():

@@ -23,7 +23,6 @@ from drill.judge.calibration import Calibrated, installed
 from drill.judge.devices import cuda_device_count
 from drill.kernel_shared import nvrtc
 from drill.kernel_shared.protocol import Emit
-from drill.words import KERNELS_INSTALL
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -31,6 +30,9 @@ if TYPE_CHECKING:
     from drill.judge.cupy_kit import CupyKit
     from drill.judge.harness import Case, KernelHarness
     from drill.judge.torch_kit import Kit as TorchKit
+
+# torch, triton and numpy, as the README installs them: drill's `kernels` extra (pyproject.toml), from drill's folder
+KERNELS_INSTALL = "pip install -e '.[kernels]'"
 
 KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
