@@ -13,9 +13,9 @@ import enum
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
-from drill.cards.asked import question_markdown
 from drill.cards.field_values import mappings
 from drill.cards.model import Card
+from drill.cards.question import question_markdown
 from drill.cards.scenario import is_clarify, is_stage_card
 from drill.mock.grading import STRONG_AT
 from drill.mock.plan import minutes_for

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drill.cards.asked import question_markdown
 from drill.cards.field_values import items, number
 from drill.cards.model import Card
+from drill.cards.question import question_markdown
 from drill.cards.scenario import STAGE_MARK
 from drill.mock.grading import grade_from_json
 from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED

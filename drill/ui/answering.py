@@ -17,9 +17,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input
 
-from drill.cards.asked import question_markdown
 from drill.cards.field_values import mappings, texts
 from drill.cards.model import Card
+from drill.cards.question import question_markdown
 from drill.ui.answer_fields import AnswerInput, ChoiceList, InOrderKeys
 from drill.ui.form_base import AnswerFormBase
 from drill.ui.screen_text import SafeLabel, SafeStatic, markup_text
