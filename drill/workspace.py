@@ -100,7 +100,7 @@ def read_for_report(
 ) -> tuple[dict[str, str], dt.date, ProgressRows]:
     """What the progress report reads: saved settings, the study day (`chosen_day`, --today, when given), and
     the progress rows."""
-    from drill.study.report import saved_rollover_hour
+    from drill.study.progress import saved_rollover_hour
 
     saved = reader.read_settings(data_dir)
     if rollover_hour is None:
@@ -118,7 +118,7 @@ def collect(
     new_per_day: int | None = None,
     new_order: str | None = None,
 ) -> dict[str, Any]:
-    """The progress report of the data directory, read without SQLModel (drill.study.report builds it).
+    """The progress report of the data directory, read without SQLModel (drill.study.progress builds it).
 
     Settings left as None are read as the review app saved them. The database must
     be at the current schema (`ensure_schema` first).
@@ -135,8 +135,8 @@ def _report(
     new_per_day: int | None,
     new_order: str | None,
 ) -> dict[str, Any]:
-    """The progress report built from what `read_for_report` read (drill.study.report builds it)."""
-    from drill.study.report import build_report
+    """The progress report built from what `read_for_report` read (drill.study.progress builds it)."""
+    from drill.study.progress import build_report
 
     saved, today, rows = read
     return build_report(

@@ -6,8 +6,8 @@ import pytest
 from drill.cards.model import Card
 from drill.cli import main
 from drill.store.store import Store
+from drill.study.progress import render_text
 from drill.study.records import CardState
-from drill.study.report import render_text
 from drill.study.session import study_day
 from drill.study.sm2 import SM2State
 from drill.workspace import collect

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import datetime as dt
 
     from drill.config.settings import load_settings
-    from drill.study.report import render_text
+    from drill.study.progress import render_text
     from drill.workspace import Workspace
 
     settings = getattr(args, "settings", None) or load_settings()

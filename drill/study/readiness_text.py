@@ -23,15 +23,15 @@ def render_plan(figures: ReadinessFigures, cards: int) -> str:
         lines += ["", "The interview is today: nothing is left to plan. Good luck."]
         return "\n".join(lines)
     lines += ["", *reach_lines(figures)]
-    lines += ["", f"Today {_day(plan.days[0].day)}: {_day_figures(plan.days[0])}"]
+    lines += ["", f"Today {_weekday_and_date(plan.days[0].day)}: {_day_figures(plan.days[0])}"]
     rest = plan.days[1:]
     if rest:
         lines.append("Next days:")
-        lines += [f"  {_day(day.day)}  {_day_figures(day)}" for day in rest[:NEXT_DAYS]]
+        lines += [f"  {_weekday_and_date(day.day)}  {_day_figures(day)}" for day in rest[:NEXT_DAYS]]
         if len(rest) > NEXT_DAYS:
             lines.append(f"  ... {len(rest) - NEXT_DAYS} more days to the interview (drill plan --json lists them all)")
     if plan.mocks:
-        lines.append(f"Mock interviews (drill mock): {', '.join(_day(day) for day in plan.mocks)}")
+        lines.append(f"Mock interviews (drill mock): {', '.join(_weekday_and_date(day) for day in plan.mocks)}")
     lines += ["", *_verdict(figures), figures.week.line()]
     return "\n".join(lines)
 
@@ -124,5 +124,5 @@ def _day_figures(day: PlanDay) -> str:
     )
 
 
-def _day(day: dt.date) -> str:
+def _weekday_and_date(day: dt.date) -> str:
     return f"{day:%a} {day.isoformat()}"

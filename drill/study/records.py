@@ -34,7 +34,7 @@ def _iso(day: dt.date | None) -> str | None:
     return day.isoformat()
 
 
-def _day(text: str | None) -> dt.date | None:
+def _date_from_iso(text: str | None) -> dt.date | None:
     if not text:
         return None
     return dt.date.fromisoformat(text)
@@ -147,12 +147,12 @@ class CardState:
         else:
             state = CardState(**base.__dict__)
         state.sm2 = SM2State(data["repetitions"], data["ef"], data["interval"])
-        state.due = _day(data["due"])
+        state.due = _date_from_iso(data["due"])
         state.lapses = data.get("lapses", 0)
         state.leech = data.get("leech", False)
-        state.last_review_day = _day(data.get("last_review_day"))
+        state.last_review_day = _date_from_iso(data.get("last_review_day"))
         state.repeat_pending = data.get("repeat_pending", False)
-        state.introduced_on = _day(data.get("introduced_on"))
+        state.introduced_on = _date_from_iso(data.get("introduced_on"))
         fsrs = data.get("fsrs")
         state.fsrs = FSRSState.from_json(fsrs) if fsrs else None
         return state

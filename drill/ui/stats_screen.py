@@ -135,7 +135,7 @@ def direction_words(key: str, reverse: bool) -> str:
 
 
 class StatsScreen(Screen[None]):
-    """Where the learner stands: the report of drill.study.report.build_report() as a table and charts."""
+    """Where the learner stands: the report of drill.study.progress.build_report() as a table and charts."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="stats.close"),

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 
 from drill.mock.run import STATUS_WORDS
-from drill.study.report import MockLine
+from drill.study.progress import MockLine
 from drill.study.standing import PRIOR_RETENTION, DueDay, RetentionWeek
 from drill.ui.screen_text import DrawnStatic
 
