@@ -125,7 +125,7 @@ def dtype(text: str) -> str:
 
 
 # rows map key -> (value, how to show it)
-Rows = dict[str, tuple[Any, str]]
+Rows = dict[str, tuple[float | str, str]]
 Handler = Callable[[argparse.Namespace], tuple[Rows, str]]
 Command = Callable[[str, Handler, str], argparse.ArgumentParser]
 

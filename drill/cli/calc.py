@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from drill.calc import (
     activations,
@@ -157,7 +156,9 @@ def human_bytes(value: float) -> str:
     return f"{value:g} B"
 
 
-def _format(value: Any, how: str) -> str:
+def _format(value: float | str, how: str) -> str:
+    if isinstance(value, str):  # a word (which side bounds, a dtype): shown as it is
+        return f"{value:>20}"
     if how == BYTES:
         return f"{value:>20,.0f} B  {human_bytes(value)}"
     if how == COUNT:
