@@ -17,6 +17,7 @@ from drill.cards.loader import load_decks
 from drill.kernel.cards import check_kernel_card, kernel_files
 from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
+from tests.conftest import stretched
 
 pytestmark = pytest.mark.xdist_group("collectives")
 
@@ -85,11 +86,12 @@ def judge(tmp_path_factory):
     client.close()
 
 
-def run(judge, cards, source, card_id="ring-allreduce", world=None, timeout=60.0):
+def run(judge, cards, source, card_id="ring-allreduce", world=None, timeout=None):
+    """The judge's verdict on `source`, within `timeout` seconds (by default a minute stretched by the load)."""
     job = kernel_job(cards[card_id])
     if world is not None:
         job["world"] = world
-    return judge.run(job, source, timeout=timeout, timing="none")
+    return judge.run(job, source, timeout=stretched(60) if timeout is None else timeout, timing="none")
 
 
 def children(pid: int) -> list[int]:
@@ -143,9 +145,10 @@ def test_a_ring_that_skips_a_chunk_is_wrong(judge, cards):
 
 
 def test_a_ring_that_sends_to_the_wrong_neighbour_hangs_and_is_stopped_in_words(judge, cards):
+    limit = stretched(40)
     started = time.monotonic()
-    verdict = run(judge, cards, WRONG_NEIGHBOUR, world=3, timeout=40)
-    assert time.monotonic() - started < 40 and not verdict.timed_out
+    verdict = run(judge, cards, WRONG_NEIGHBOUR, world=3, timeout=limit)
+    assert time.monotonic() - started < limit and not verdict.timed_out
     assert verdict.correct is False
     text = " ".join(verdict.errors)
     assert "no progress" in text and "rank 0:" in text and "isend to rank 2" in text and "(line 13)" in text
@@ -183,9 +186,10 @@ def test_a_built_in_collective_reached_at_run_time_is_refused_too(judge, cards):
 
 
 def test_a_hang_ends_in_words_naming_each_rank_and_its_operation(judge, cards):
+    limit = stretched(40)
     started = time.monotonic()
-    verdict = run(judge, cards, HANGS, world=2, timeout=40)
-    assert time.monotonic() - started < 40 and not verdict.timed_out
+    verdict = run(judge, cards, HANGS, world=2, timeout=limit)
+    assert time.monotonic() - started < limit and not verdict.timed_out
     text = " ".join(verdict.errors)
     assert "made no progress" in text
     assert "rank 0: case float32 n=1, run 1: blocked in op 1: recv from rank 1 (1 float32) (line 7)" in text
@@ -353,3 +357,21 @@ def test_the_timed_path_runs_on_gloo_with_the_hosts_clock(tmp_path, cards, sourc
         )
         assert "elements wrong" in case["message"]
     assert not list(tmp_path.glob("ranks-*"))
+
+
+@pytest.mark.parametrize(
+    "load, cores, stall",
+    [
+        (0.3, 2, 8.0),  # an idle machine: the wait as written
+        (2.0, 2, 8.0),  # every core busy, none waiting: still the same
+        (5.0, 2, 20.0),  # two and a half runnable processes a core: two and a half times as long
+        (6.0, 16, 8.0),  # a big host with a few busy cores
+        (40.0, 2, 32.0),  # however busy, a hang is still called: at most four times the wait
+    ],
+)
+def test_the_hang_wait_stretches_with_the_machines_load(monkeypatch, load, cores, stall):
+    from drill.judge.collective import rank_group
+
+    monkeypatch.setattr(rank_group.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(rank_group.os, "cpu_count", lambda: cores)
+    assert rank_group.stretched_by_load(rank_group.STALL_SECONDS) == stall

@@ -38,6 +38,7 @@ SPAWN_ENV = "DRILL_RANKS_SPAWN"  # set: fresh processes even where forking would
 STALL_SECONDS = 8.0  # no rank answers and none changes its status for this long: a hang
 START_STALL_SECONDS = 60.0  # the same while a rank imports torch and joins the group (none of the learner's code yet)
 FAULT_GRACE_S = 0.3  # after one rank's fault, how long the others may take to report theirs
+LOAD_STRETCH_MOST = 4.0  # a hang is still called within four times its idle-machine wait, however busy
 
 
 class RankFailure(Exception):
@@ -243,7 +244,7 @@ class RankGroup:
     def collect(self, event: str, deadline: float, what: str, *, stall_s: float | None = None) -> list[RankReport]:
         """Every rank's next reply `event` (taken off what it sent), in rank order; RankFailure when a rank faults, dies
         or the ranks hang. A rank may be a reply ahead of the others: it is kept for the next collect."""
-        stall = self.stall_s if stall_s is None else stall_s
+        stall = stretched_by_load(self.stall_s if stall_s is None else stall_s)
         last_change = time.monotonic()
         seen = [r.status.get() for r in self.ranks]
         while True:
@@ -385,6 +386,14 @@ class RankGroup:
 
     def _hang_words(self, got: dict[int, RankReport], what: str, why: str) -> str:
         return f"the ranks {why} during {what}; all were stopped: {self._others(set(), got)}"
+
+
+def stretched_by_load(seconds: float) -> float:
+    """`seconds` of no progress, stretched by how busy the machine is: ranks that share their cores with more
+    runnable processes than there are cores answer that much later without hanging (the last minute's load per
+    core, from 1 to LOAD_STRETCH_MOST)."""
+    busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return round(seconds * min(LOAD_STRETCH_MOST, max(1.0, busy)), 1)
 
 
 def _faulted(r: _Rank) -> bool:
