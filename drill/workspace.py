@@ -270,10 +270,18 @@ class Workspace:
 
     def states(self) -> dict[str, CardState]:
         """Every card's state from the database, {} before the first run."""
+        self.settle_writes()
         return reader.read_states(self.data_dir)
+
+    def settle_writes(self) -> None:
+        """Wait for the writes a review made behind its screen (drill.store.writes.WriteBehind): a read sees them."""
+        writes = self._writes
+        if writes is not None:
+            writes.drain()
 
     def weakness(self, today: dt.date) -> list[TopicFigures]:
         """Per-topic figures, weakest first."""
+        self.settle_writes()
         return read_weakness(self.cards, self.data_dir, today)
 
     def report(
@@ -289,6 +297,7 @@ class Workspace:
         The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
         """
         ensure_schema(self.data_dir)  # an older file: the Store migrates it once
+        self.settle_writes()
         if rollover_hour is None:
             rollover_hour = self.rollover_hour()
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -300,6 +309,7 @@ class Workspace:
     def progress_rows(self, today: dt.date) -> ProgressRows:
         """The progress figures' rows of study day `today` (the database migrated first)."""
         ensure_schema(self.data_dir)
+        self.settle_writes()
         return reader.read_progress(self.data_dir, today)
 
     def has_current_schema(self) -> bool:
@@ -366,6 +376,7 @@ class Workspace:
         """
         from drill.study.readiness import readiness_figures
 
+        self.settle_writes()
         interview = self.interview()
         if interview is None or interview.date < today:
             return None
@@ -408,6 +419,7 @@ class Workspace:
         from drill.study.calibration import CalibrationFigures
 
         ensure_schema(self.data_dir)
+        self.settle_writes()
         today = self.study_day()
         tally = replay_cache.calibration_tally(self.data_dir, self.memory_model(), today)
         return CalibrationFigures(tally.calibration())
@@ -594,6 +606,8 @@ class Workspace:
     def close(self) -> None:
         """Close the Store if it was opened (after an opening under way: it holds the lock until it is done)."""
         with self._store_lock:
+            if self._writes is not None:
+                self._writes.drain()  # a grade written behind the screen is saved before the store closes
             self._writes = None
             self._opening = None
             if self._store is not None:

@@ -250,10 +250,11 @@ def _export_csv(args: argparse.Namespace) -> int:
 
 
 def _workspace(args: argparse.Namespace) -> Workspace:
-    """The learner's data that --data-dir names (its Store opened on the first write or look at the log)."""
+    """The learner's data that --data-dir names (its Store opened on the first write or look at the log), with the
+    settings file the command read: the replay an import brings up to date is made with its memory model."""
     from drill.workspace import Workspace
 
-    return Workspace(options.data_dir(args))
+    return Workspace(options.data_dir(args), settings=getattr(args, "settings", None))
 
 
 def _export_reviews(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ Importing this module imports no SQLModel: the Store it wraps is opened by the w
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +50,21 @@ class Writes:
     def __init__(self, store: "Store", keep_derived: Callable[[dt.date], None]) -> None:
         self.store = store
         self._keep_derived = keep_derived
+        self._behind: list[WriteBehind] = []
+
+    def write_behind(
+        self, start: Callable[[Callable[[], None]], None], failed: Callable[[BaseException], None]
+    ) -> "WriteBehind":
+        """A review's writer whose writes run in order off the caller's thread (see WriteBehind); `drain` waits
+        for them, and the workspace drains before it reads or closes."""
+        behind = WriteBehind(self, start, failed)
+        self._behind.append(behind)
+        return behind
+
+    def drain(self) -> None:
+        """Every write handed to a WriteBehind, done."""
+        for behind in self._behind:
+            behind.drain()
 
     def _settle(self) -> None:
         """Bring the derived data up to date with what the last write did to the log (nothing when it did not)."""
@@ -107,7 +124,9 @@ class Writes:
         return self.store.get_setting(key, default)
 
     def states(self) -> dict[str, CardState]:
-        """Every card's state, read in the Store's own connection (a mock reads it before it logs an answer)."""
+        """Every card's state, read in the Store's own connection (a mock reads it before it logs an answer), once
+        the grades written behind the review screen are made."""
+        self.drain()
         return self.store.states()
 
     # -- suspensions and burials ------------------------------------------------------------
@@ -143,3 +162,93 @@ class Writes:
         self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, Any] | None
     ) -> None:
         self.store.finish_mock(mock_id, at, status, score, report)
+
+
+class WriteBehind:
+    """A review session's writer (drill.study.session.ReviewWriter) whose writes run after the call returns.
+
+    A grade's write is queued and `start(job)` is asked to run `job` elsewhere (the review screen runs it in a
+    thread once the next card is painted), so the UI's event loop never waits on SQLite. Writes run one at a
+    time in the order given, whoever runs them: `drain` takes the queue under a lock. A grade's log id is a
+    ticket until its write is done; an undo (rare) drains the queue first and undoes the real row. A write
+    that fails is handed to `failed` (the screen says it); the ones after it still run.
+    """
+
+    def __init__(
+        self, writes: Writes, start: Callable[[Callable[[], None]], None], failed: Callable[[BaseException], None]
+    ) -> None:
+        self._writes = writes
+        self._start = start
+        self._failed = failed
+        self._pending: deque[Callable[[], None]] = deque()
+        self._lock = threading.Lock()  # held while the queue is drained: one write at a time, in order
+        self._tickets = 0
+        self._log_ids: dict[int, int] = {}  # a grade's ticket to its row's id, once written
+
+    def _queue(self, job: Callable[[], None]) -> None:
+        self._pending.append(job)
+        self._start(self.drain)
+
+    def drain(self) -> None:
+        """Run every queued write, oldest first."""
+        with self._lock:
+            while self._pending:
+                job = self._pending.popleft()
+                try:
+                    job()
+                except Exception as exc:  # said by the screen; the writes after it are still made
+                    self._failed(exc)
+
+    def record_review(
+        self,
+        before: CardState,
+        after: CardState,
+        *,
+        grade: int,
+        at: dt.datetime,
+        day: dt.date,
+        duration_ms: int,
+        mode: str,
+        answer: dict[str, Any] | None = None,
+        content_hash: str | None = None,
+        topic: str | None = None,
+    ) -> int:
+        """Queue the grade's write; returns its ticket, which `undo_review` takes as the log id."""
+        self._tickets += 1
+        ticket = self._tickets
+
+        def write() -> None:
+            self._log_ids[ticket] = self._writes.record_review(
+                before,
+                after,
+                grade=grade,
+                at=at,
+                day=day,
+                duration_ms=duration_ms,
+                mode=mode,
+                answer=answer,
+                content_hash=content_hash,
+                topic=topic,
+            )
+
+        self._queue(write)
+        return ticket
+
+    def undo_review(self, log_id: int) -> CardState:
+        """Undo a grade given through this writer (by its ticket), once every queued write is made."""
+        self.drain()
+        if log_id not in self._log_ids:
+            raise KeyError(f"no review written for grade {log_id}")
+        return self._writes.undo_review(self._log_ids.pop(log_id))
+
+    def set_suspended(self, state: CardState, suspended: bool) -> None:
+        state.suspended = suspended  # the caller's record shows it at once, as the Store's write would
+        self._queue(lambda: self._writes.set_suspended(state, suspended))
+
+    def bury(self, state: CardState, until: dt.date | None) -> None:
+        state.buried_until = until
+        self._queue(lambda: self._writes.bury(state, until))
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        self.drain()
+        return self._writes.get_setting(key, default)

@@ -205,12 +205,26 @@ class ReviewScreen(PageScreen[None]):
         except Exception as exc:  # shown to the learner; nothing is graded without a store
             self.notify(self._cannot_save(exc), severity="error", timeout=30)
             return
-        self.store = opened.writes
+        if self.store is None:
+            self.store = self._write_behind(opened.writes)
         from drill.ui.messages import StoreOpened
 
         self.post_message(StoreOpened(len(opened.changed_cards)))
         # the answers are Markdown: load its parser before the first one is shown
         await asyncio.to_thread(load_markdown)
+
+    def _write_behind(self, writes: "Writes") -> "ReviewWriter":
+        """The grades' writer: each write runs in a thread once the next card is painted, in the order given."""
+        loop = asyncio.get_running_loop()
+
+        def start(drain: Callable[[], None]) -> None:
+            self.call_after_refresh(self.run_worker, drain, thread=True, group="writes")
+
+        def failed(exc: BaseException) -> None:  # from the writing thread, or the loop's own (an undo drains)
+            message = f"a grade was not saved: {failure_text(exc)}"
+            loop.call_soon_threadsafe(lambda: self.notify(message, severity="error", timeout=30))
+
+        return writes.write_behind(start, failed)
 
     def _cannot_save(self, exc: BaseException) -> str:
         self._store_error = f"grades cannot be saved: {failure_text(exc)}"
@@ -233,7 +247,8 @@ class ReviewScreen(PageScreen[None]):
         except Exception as exc:  # said again: a key was pressed that needs the store
             self.notify(self._store_error or self._cannot_save(exc), severity="error", timeout=10)
             return None
-        self.store = opened.writes
+        if self.store is None:
+            self.store = self._write_behind(opened.writes)
         return opened.writes
 
     # -- showing cards -----------------------------------------------------
