@@ -233,3 +233,58 @@ def test_the_store_opens_in_the_background_and_says_what_changed(tmp_path):
         assert workspace.saved_settings()["new_per_day"] == "7"
     finally:
         workspace.close()
+
+
+# -- the grade's write behind the review screen ------------------------------------------------------
+def test_writes_behind_the_screen_run_in_order_when_started_and_an_undo_waits_for_them(tmp_path):
+    workspace = workspace_on(tmp_path, START)
+    try:
+        writes = workspace.writes()
+        started = []
+        failures = []
+        behind = writes.write_behind(started.append, failures.append)
+        first = record(behind, "a", START, 2)
+        second = record(behind, "b", START, 5, second=1)
+        assert len(started) == 2  # a job asked to run per write
+        assert reader.read_log(tmp_path) == []  # nothing written until a job runs
+        state = CardState("c")
+        behind.set_suspended(state, True)
+        assert state.suspended  # the caller's record at once
+        started[0]()  # the first job runs every queued write, oldest first
+        assert [r.card_id for r in reader.read_log(tmp_path)] == ["a", "b"]
+        assert workspace.states()["c"].suspended
+        started[1]()  # nothing left: nothing written twice
+        assert len(reader.read_log(tmp_path)) == 2
+        record(behind, "d", START, 4, second=2)
+        restored = behind.undo_review(second)  # drains "d" first, then undoes b's real row
+        assert restored == CardState("b")
+        assert [r.card_id for r in reader.read_log(tmp_path)] == ["a", "d"]
+        assert behind.undo_review(first) == CardState("a")
+        assert failures == []
+    finally:
+        workspace.close()
+
+
+def test_a_write_behind_that_fails_is_said_and_the_next_still_runs(tmp_path):
+    workspace = workspace_on(tmp_path, START)
+    try:
+        failures = []
+        behind = workspace.writes().write_behind(lambda job: None, failures.append)
+        behind.bury(CardState("x"), START)
+        ticket = record(behind, "a", START, 4)
+        behind._pending.appendleft(lambda: 1 / 0)  # a write that fails ahead of the others
+        workspace.settle_writes()
+        assert [type(exc) for exc in failures] == [ZeroDivisionError]
+        assert [r.card_id for r in reader.read_log(tmp_path)] == ["a"]
+        assert workspace.states()["x"].buried_until == START
+        assert behind.undo_review(ticket) == CardState("a")
+    finally:
+        workspace.close()
+
+
+def test_closing_the_workspace_saves_the_writes_behind(tmp_path):
+    workspace = workspace_on(tmp_path, START)
+    behind = workspace.writes().write_behind(lambda job: None, lambda exc: None)
+    record(behind, "a", START, 4)
+    workspace.close()
+    assert [r.card_id for r in reader.read_log(tmp_path)] == ["a"]
