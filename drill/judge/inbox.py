@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from drill.kernel_shared import nvrtc, protocol
 from drill.kernel_shared.protocol import RunRequest
@@ -51,7 +51,7 @@ class Inbox:
         while (line := self._lines.get()) is not None:
             yield line
 
-    def first_request(self, wait_s: float = 1.0) -> dict[str, Any] | None:
+    def first_request(self, wait_s: float = 1.0) -> dict[str, object] | None:
         """The first request, decoded, if it came within `wait_s`; it is still served first. The app sends its
         first run with the judge's start; `drill kernel run` starts the judge, then loads the decks and sends it."""
         if self._first is None:
