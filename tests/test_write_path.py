@@ -288,3 +288,24 @@ def test_closing_the_workspace_saves_the_writes_behind(tmp_path):
     record(behind, "a", START, 4)
     workspace.close()
     assert [r.card_id for r in reader.read_log(tmp_path)] == ["a"]
+
+
+def test_the_log_count_follows_every_row_whoever_writes_it(tmp_path):
+    """The count the replay cache's check reads is kept by SQLite's triggers: raw SQL, the Store and an import alike."""
+    import sqlite3
+
+    store = Store(tmp_path)
+    try:
+        record(store, "a", START, 4)
+        store.import_reviews([import_row(LoggedReview(1, "b", START, 3, "review", "2026-01-01T10:00:00"))])
+    finally:
+        store.close()
+    conn = sqlite3.connect(tmp_path / reader.DB_NAME)
+    with conn:
+        conn.execute("INSERT INTO review_log(card_id, reviewed_at, day, grade) VALUES('c', 't', '2026-01-02', 4)")
+        conn.execute("DELETE FROM review_log WHERE card_id = 'a'")
+    kept = conn.execute("SELECT rows FROM review_log_count").fetchone()[0]
+    counted = conn.execute("SELECT COUNT(*) FROM review_log").fetchone()[0]
+    conn.close()
+    assert kept == counted == 2
+    assert reader.log_mark(tmp_path).rows == 2

@@ -22,7 +22,8 @@ _PAUSE_S = 0.02
 # Version 1 shipped card state and the review log; version 2 added answers given,
 # leech and same-day repeat tracking, kernel attempts, sessions and settings;
 # version 3 added mock interviews, a review count per card and a covering index
-# for recent reviews; version 4 added what FSRS keeps of a card.
+# for recent reviews; version 4 added what FSRS keeps of a card; version 5 a count of the
+# review log's rows that triggers keep.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         "CREATE TABLE IF NOT EXISTS meta (key VARCHAR NOT NULL PRIMARY KEY, value VARCHAR NOT NULL)",
@@ -133,6 +134,16 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE card_state ADD COLUMN fsrs_difficulty FLOAT",
         "ALTER TABLE card_state ADD COLUMN fsrs_state INTEGER",
         "ALTER TABLE card_state ADD COLUMN fsrs_last_review VARCHAR",
+    ],
+    5: [
+        # The review log's row count, kept by SQLite itself as rows come and go, whoever writes them: the
+        # replay cache's check (drill.store.reader.log_mark) reads it instead of counting a million rows.
+        "CREATE TABLE review_log_count (id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1), rows INTEGER NOT NULL)",
+        "INSERT INTO review_log_count (id, rows) SELECT 1, COUNT(*) FROM review_log",
+        """CREATE TRIGGER review_log_row_added AFTER INSERT ON review_log
+            BEGIN UPDATE review_log_count SET rows = rows + 1; END""",
+        """CREATE TRIGGER review_log_row_removed AFTER DELETE ON review_log
+            BEGIN UPDATE review_log_count SET rows = rows - 1; END""",
     ],
 }
 LATEST = max(MIGRATIONS)

@@ -304,7 +304,11 @@ _NO_ROWS = LogMark(0, None)
 
 
 def _count(conn: sqlite3.Connection) -> int | None:
-    """The log's rows (a count of its smallest index: quick), or None when there is no log table yet."""
+    """The log's rows, or None when there is no log table yet: the count the schema's triggers keep (one row to
+    read, at any size of the log); counted on a file older than that."""
+    kept = _rows_or_none(conn, "SELECT rows FROM review_log_count WHERE id = 1")
+    if kept:
+        return int(kept[0][0])
     total = _rows_or_none(conn, "SELECT COUNT(*) FROM review_log")
     return None if total is None else int(total[0][0])
 
