@@ -13,7 +13,7 @@ nesting, YAML alias bombs), each mixed with cards that are valid, and checks:
   bundled cards; a deck with a definite error has a problem naming it;
 - for a sample, `drill check PATH` (a real process) exits 0 or 1 with no
   traceback, and the app starts with the deck (`DrillApp` under
-  `run_test()`) and lists the deck's problems in `app.deck_problems`.
+  `run_test()`) and lists the deck's problems in `app.start.deck_problems`.
 
 Each load runs in a forked child (see _decks_common.run_boxed) so a hang is a
 counted failure, not a stuck proof. The bundled cards are the same in every
@@ -470,12 +470,12 @@ def app_task(path: Path, data_dir: Path):
             async with app.run_test(size=(100, 30)) as pilot:
                 await pilot.app.workers.wait_for_complete()
                 await pilot.pause()
-                got = {str(p) for p in app.deck_problems}
+                got = {str(p) for p in app.start.deck_problems}
                 return {
                     "started": True,
                     "screen": type(app.screen).__name__,
                     "missing": sorted(expected - got)[:3],
-                    "naming": sum(1 for p in app.deck_problems if p.path == str(path)),
+                    "naming": sum(1 for p in app.start.deck_problems if p.path == str(path)),
                 }
 
         return asyncio.run(start())

@@ -463,7 +463,7 @@ def app_task(data_root: Path, roots: list[Path], card_ids: list[str]):
                 except Exception:  # noqa: BLE001 - the layout is not the point here
                     verdict = ""
                 return {
-                    "problems": [str(p)[:300] for p in app.deck_problems],
+                    "problems": [str(p)[:300] for p in app.start.deck_problems],
                     "shown": shown[:4000],
                     "notes": notes,
                     "screen": type(app.screen).__name__,

@@ -266,12 +266,12 @@ def test_the_app_takes_the_flag_then_the_file_then_the_saved_setting(config_file
     write(config_file, 'new_order = "random"\nnew_per_day = 1\n')
     app = make_app(AppOptions(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings()))
     assert (app.new_order, app.new_per_day, app.rollover_hour) == ("random", 1, 2)
-    assert app.settings_to_save == {}  # the file's values stay in the file
+    assert app.start.settings_to_save == {}  # the file's values stay in the file
     app = make_app(
         AppOptions(data, [deck(write_deck)], clock=FixedClock(NOW), settings=load_settings(), new_order="lab")
     )
     assert (app.new_order, app.new_per_day) == ("lab", 1)
-    assert app.settings_to_save == {"new_order": "lab"}  # a flag is still saved, as before
+    assert app.start.settings_to_save == {"new_order": "lab"}  # a flag is still saved, as before
 
 
 # -- a bad file stops every command -----------------------------------------------------

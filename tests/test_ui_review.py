@@ -153,22 +153,18 @@ async def test_a_kernel_card_from_an_untrusted_folder_is_locked_and_shows_its_an
 
 
 def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(tmp_path, concept_deck):
-    import datetime as dt
-
     import pytest
 
     from drill.cards.loader import load_decks
-    from drill.start import AppOptions, UnknownTopic
-    from drill.ui.app import make_app
+    from drill.start import UnknownTopic, known_topic_names
 
     deck = concept_deck(2)
-    app = make_app(AppOptions(tmp_path / "d", [deck]))
     cards = load_decks([deck]).cards
-    assert app.chosen_topics(cards, ["GPU-ARCH"], None, dt.date(2026, 5, 10)) == ["gpu-arch"]
+    assert known_topic_names(["GPU-ARCH"], cards) == ["gpu-arch"]
     with pytest.raises(UnknownTopic, match=r"did you mean gpu-arch\?"):
-        app.chosen_topics(cards, ["GPU-ARHC"], None, dt.date(2026, 5, 10))
+        known_topic_names(["GPU-ARHC"], cards)
     with pytest.raises(UnknownTopic, match=r"'cooking' \(topics: gpu-arch\)"):  # nothing close: every topic
-        app.chosen_topics(cards, ["cooking"], None, dt.date(2026, 5, 10))
+        known_topic_names(["cooking"], cards)
 
 
 async def test_a_topic_with_nothing_due_says_so_and_how_to_go_over_it_anyway(tmp_path, concept_deck):

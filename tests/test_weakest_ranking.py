@@ -87,7 +87,7 @@ async def test_stats_weak_the_mock_setup_and_the_mock_report_agree(tmp_path, cap
 
     # --weak 4: the three practised topics, then the first topic not practised yet
     app = make_app(AppOptions(data, [paths.cards_dir()], clock=FixedClock(NOW), weak=4))
-    assert app.focus_topics == ranking[:4] == weakest(figures, 4)
+    assert list(app.start.focus_topics) == ranking[:4] == weakest(figures, 4)
 
     # the mock's setup: one mix per topic, in the ranking
     app = make_app(AppOptions(data, [paths.cards_dir()], clock=FixedClock(NOW), seed=1))

@@ -175,9 +175,10 @@ def run(args: argparse.Namespace, *, mock: MockAsked | None = None) -> int:
     """Open the review app (`args.settings` already read); `mock`: with the mock setup open (`drill mock`)."""
     import gc
 
+    chosen = app_options(args, mock=mock)  # the Namespace stops here: the app takes typed options
     # A start makes many objects that live as long as the app, and little garbage: the collector
     # waits until the first card is painted (DrillApp turns it back on), then skips those objects.
     gc.disable()
     from drill.ui.app import run_app
 
-    return run_app(app_options(args, mock=mock))
+    return run_app(chosen)

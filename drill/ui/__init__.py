@@ -1,9 +1,10 @@
 """The Textual user interface. One way: screens and widgets post messages (`messages`), the app routes them
 (`routes`), and no module here imports `app`.
 
-- `app`: the DrillApp, its keys and quit, and `make_app` for the command line.
-- `routes`: the App class DrillApp is built on: its answers to what screens ask for (mocks, stats, the
-  browser, focused practice) and what is kept when the app quits.
+- `app`: the DrillApp, assembled on a start decided before it (drill.start), its keys and quit, and `make_app`,
+  the one factory the command line and the tests use.
+- `routes`: ScreenRequests, the App class DrillApp is built on: its answers to what screens ask for (mocks,
+  stats, the browser, focused practice) and what is kept when the app quits.
 - `messages`: the messages screens post, named for what happened.
 - `review`: today's queue one card at a time (the ReviewScreen, given a typed ReviewContext), its palette
   commands, and the kernel editor it opens for a kernel card.
