@@ -29,10 +29,6 @@ def drill_version() -> str:
     return getattr(drill, "__version__", UNKNOWN_VERSION)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     """load_decks, reusing `decks.json` in `cache_dir` while no deck, topic or loader file has changed.
 
@@ -42,15 +38,19 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
     an edit is seen even when it keeps the file's size and modification time.
     It holds the topic list too (known_topics), so a start from it reads no YAML.
 
+    One pass: each deck file is read once, and the bytes the key is made of are
+    the bytes parsed, so a file edited meanwhile is never cached under the old key.
+
     The cache is plain JSON, never pickle: anyone who can write to the data
     directory could otherwise run code at the next start. Its first line is the
     key, compared as text before the rest is parsed; a cache that is missing,
     old, for other files or unreadable in any way is rebuilt.
     """
     roots = [paths.cards_dir()] if roots is None else list(roots)
-    key = cache_key(roots)
-    if key is None:
+    read = read_deck_files(roots)
+    if read is None:
         return load_decks(roots)
+    key = _key(roots, read)
     cache = Path(cache_dir) / CACHE_FILE
     cached = _read_cache(cache, key)
     if cached is not None:
@@ -58,10 +58,20 @@ def load_decks_cached(roots: Iterable[Path] | None, cache_dir: Path) -> DeckSet:
         if topics is not None:
             use_cached_topics(topics)
         return decks
-    decks = load_decks(roots)
+    decks = load_decks(roots, read=read)
     topics = known_topics() if known_topics.cache_info().currsize else None  # read while loading the cards
     _write_cache(cache, key, decks, topics)
     return decks
+
+
+def read_deck_files(roots: list[Path]) -> dict[Path, bytes] | None:
+    """The bytes of every file the decks under `roots` are read from (the topic list too); None when one cannot
+    be read (the decks are then loaded afresh, uncached, and the loader names the file)."""
+    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
+    try:
+        return {path: path.read_bytes() for path in files}
+    except OSError:
+        return None
 
 
 def cache_key(roots: list[Path]) -> str | None:
@@ -69,14 +79,19 @@ def cache_key(roots: list[Path]) -> str | None:
 
     None when a file cannot be read (the decks are then loaded afresh, uncached).
     """
-    files = [*deck_files(roots), paths.data_files_dir() / "topics.yaml"]
-    try:
-        hashes = [[str(p), _sha256(p)] for p in files]
-    except OSError:
-        return None
+    read = read_deck_files(roots)
+    return None if read is None else _key(roots, read)
+
+
+def _key(roots: list[Path], read: dict[Path, bytes]) -> str:
+    hashes = [[str(path), hashlib.sha256(data).hexdigest()] for path, data in read.items()]
     here = Path(__file__).resolve().parent
     code = [_sha256(here / name) if (here / name).is_file() else None for name in _SHAPING_SOURCES]
     return json.dumps([CACHE_VERSION, drill_version(), code, [str(r) for r in roots], hashes], ensure_ascii=True)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class _NotPlain(ValueError):
@@ -211,6 +226,7 @@ def _write_cache(cache: Path, key: str, decks: DeckSet, topics: dict[str, dict[s
     except (_NotPlain, TypeError, ValueError):
         return
     try:
+        cache.parent.mkdir(parents=True, exist_ok=True)  # a first start: the data folder is not made yet
         fd, tmp = tempfile.mkstemp(prefix=".decks-", suffix=".tmp", dir=cache.parent)
     except OSError:
         return

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from drill import paths
 from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
@@ -100,11 +100,14 @@ def deck_files(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
-def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> DeckSet:
+def load_decks(
+    roots: Iterable[Path] | None = None, *, deep: bool = False, read: Mapping[Path, bytes] | None = None
+) -> DeckSet:
     """Load every deck under `roots` (default: the bundled decks).
 
     `deep` also runs each kind's own check (templates render, kernels compile...),
-    which `drill check` wants and the app's start-up does not.
+    which `drill check` wants and the app's start-up does not. `read`: the files' bytes as the caller
+    already read them (the deck cache, which keys its cache on the same bytes); others are read here.
     """
     roots = [paths.cards_dir()] if roots is None else list(roots)
     result = DeckSet()
@@ -113,7 +116,7 @@ def load_decks(roots: Iterable[Path] | None = None, *, deep: bool = False) -> De
         if not Path(root).exists():
             result.problems.append(Problem(str(root), 0, "-", "no such file or folder"))
     for path in deck_files(roots):
-        for item in _load_file(path, result.problems):
+        for item in _load_file(path, None if read is None else read.get(path)):
             if isinstance(item, Caution):  # the card loads; `drill check` says what was wrong
                 if deep:
                     result.warnings.append(item)
@@ -165,13 +168,14 @@ def _follow_up_problems(cards: dict[str, Card]) -> list[Problem]:
 _parsed: dict[tuple[str, str, int], list[Card | Problem]] = {}
 
 
-def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
+def _load_file(path: Path, data: bytes | None = None) -> list[Card | Problem]:
+    """The cards and problems of one deck file; `data`: its bytes, when they were read already."""
     where = str(path)
     try:
-        size = path.stat().st_size
+        size = path.stat().st_size if data is None else len(data)
         if size > MAX_DECK_BYTES:  # never read: parsing 50 MB of YAML held the app at a blank screen for minutes
             return [Problem(where, 0, "-", f"is {_megabytes(size)}; {DECK_LIMIT_WORDS}")]
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if data is None else deck_text(data)
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(where, 0, "-", f"cannot read: {exc}")]
     key = (where, text, id(known_topics()))
@@ -180,6 +184,11 @@ def _load_file(path: Path, problems: list[Problem]) -> list[Card | Problem]:
             del _parsed[next(iter(_parsed))]
         _parsed[key] = _load_text(text, path, salvage=True)  # cards and problems are frozen: shared safely
     return list(_parsed[key])
+
+
+def deck_text(data: bytes) -> str:
+    """A deck file's bytes as `Path.read_text` gives them: UTF-8, each line ending read as a newline."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | Problem]:
@@ -231,8 +240,9 @@ def _load_text(text: str, path: Path, *, salvage: bool = False) -> list[Card | P
         if not isinstance(cards_node, yaml.SequenceNode):
             out.append(Problem(where, cards_node.start_mark.line + 1, "-", "`cards:` must be a list"))
             return out
+        plain = _plain_text(text)
         for node in cards_node.value:
-            out.extend(_card_from_node(loader, node, path, deck_title, shape.measure_cards))
+            out.extend(_card_from_node(loader, node, path, deck_title, shape.measure_cards, plain))
         return out
     finally:
         loader.dispose()
@@ -261,6 +271,8 @@ def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list
         out.append(Problem(where, node.start_mark.line + 1, card_id, f"nested more than {MAX_DEPTH} levels deep"))
         return None
     try:
+        if not measure:  # no anchors, so no alias shares a node: the quick path builds the same values
+            return _value_of(loader, node)
         return loader.construct_object(node, deep=True)
     except RecursionError:
         out.append(Problem(where, node.start_mark.line + 1, card_id, "nested too deeply to read"))
@@ -271,7 +283,11 @@ def _construct(loader: Any, node: yaml.Node, where: str, card_id: str, out: list
     return None
 
 
-def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure: bool) -> list[Card | Problem]:
+def _card_from_node(
+    loader: Any, node: yaml.Node, path: Path, deck: str, measure: bool, plain: bool = False
+) -> list[Card | Problem]:
+    """The card a deck's node holds, or its problems. `measure`: the file has anchors (aliases may multiply
+    values); `plain`: its text holds no control character and no escape that could write one."""
     import yaml
 
     where = str(path)
@@ -285,7 +301,9 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     raw = _construct(loader, node, where, card_id, problems, measure)
     if problems or not isinstance(raw, dict):
         return problems or [Problem(where, line, card_id, "a card must be a mapping")]
-    raw, unsafe = shown_fields(raw)  # control characters shown, never sent to a terminal or an export
+    unsafe = None
+    if not plain:
+        raw, unsafe = shown_fields(raw)  # control characters shown, never sent to a terminal or an export
     cautions: list[Caution] = []
     if unsafe is not None:
         cautions.append(Caution(where, key_lines.get(unsafe[0], line), card_id, _unsafe(*unsafe)))
@@ -296,10 +314,12 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
     for key in raw:
         if not isinstance(key, str):
             bad(None, f"keys must be text, got {key!r}")
-    for key, value in raw.items():
-        size = _text_size(value)
-        if size > MAX_FIELD_CHARS:
-            bad(str(key), f"`{key}` holds {size:,} characters; {FIELD_LIMIT_WORDS}")
+    # without aliases a card's values hold no more characters than its text spans
+    if measure or _span(node) > MAX_FIELD_CHARS:
+        for key, value in raw.items():
+            size = _text_size(value)
+            if size > MAX_FIELD_CHARS:
+                bad(str(key), f"`{key}` holds {size:,} characters; {FIELD_LIMIT_WORDS}")
     if "id" not in raw:
         bad(None, "missing required field `id`")
         return problems
@@ -373,6 +393,43 @@ def _card_from_node(loader: Any, node: yaml.Node, path: Path, deck: str, measure
             content_hash=content_hash(raw),
         ),
     ]
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_KEY_TAGS = frozenset(
+    (_STR_TAG, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null")
+)
+
+
+def _value_of(loader: Any, node: yaml.Node) -> Any:
+    """What `loader.construct_object(node, deep=True)` builds, for a node graph without aliases: text, lists and
+    plain mappings directly, anything else (numbers, dates, merge keys, other tags) by the loader itself.
+    Building thousands of cards through the loader's generic path was most of a big deck's first start."""
+    import yaml
+
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        return node.value if node.tag == _STR_TAG else loader.construct_object(node, deep=True)
+    if kind is yaml.SequenceNode and node.tag == _SEQ_TAG:
+        return [_value_of(loader, item) for item in node.value]
+    if kind is yaml.MappingNode and node.tag == _MAP_TAG:
+        pairs = node.value
+        if all(type(k) is yaml.ScalarNode and k.tag in _KEY_TAGS for k, _ in pairs):  # no merge key (`<<`)
+            return {_value_of(loader, k): _value_of(loader, v) for k, v in pairs}
+    return loader.construct_object(node, deep=True)
+
+
+def _plain_text(text: str) -> bool:
+    """Whether a deck's text holds no control character and no backslash: none of its values can then hold one
+    (an escape such as "\\x1b" is the only way YAML writes a character the text does not show)."""
+    return "\\" not in text and shown(text) == text
+
+
+def _span(node: yaml.Node) -> int:
+    """The characters a node's text spans."""
+    return int(node.end_mark.index) - int(node.start_mark.index)
 
 
 def _item_lines(node: yaml.MappingNode, key: str) -> list[int]:

@@ -92,12 +92,26 @@ def _indented_beyond(text: str, spaces: int) -> bool:
     return text.startswith(run) or "\n" + run in text
 
 
+def _deepest(brackets: str) -> int:
+    """The deepest the brackets nest, read left to right; an unmatched opener in quoted text counts as nesting
+    (the careful look then decides), an unmatched closer lets go of nothing. A deck of many cards, each with its
+    own lists, nests two or three deep however many brackets it has."""
+    depth = 0
+    deepest = 0
+    for char in brackets:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
 def file_shape(text: str) -> FileShape:
     """Cheap looks at the text decide whether to look closer; only then are the parser's events counted."""
     brackets = _BRACKETS.sub("", text)
     measure = _has_anchor(text) or _indented_beyond(text, 2 * MAX_DEPTH) or _nested_beyond(brackets, MAX_DEPTH)
-    openers = brackets.count("[") + brackets.count("{")
-    if openers <= FILE_MAX_DEPTH and not _indented_beyond(text, FILE_MAX_DEPTH):
+    if _deepest(brackets) <= FILE_MAX_DEPTH and not _indented_beyond(text, FILE_MAX_DEPTH):
         return FileShape(None, measure)
     depth = 0
     try:
