@@ -26,6 +26,10 @@ The learners' memory and pace are the bench's, never drill's (four families):
      by 0.4; seconds as (b)
   d  (b), skipping one day in seven and giving half the minutes on 30 % of the days
 
+A learner's own draws (pace, weights, growth, skipped days) come from their seed; each card's
+(its pace, stability factor, half-life) from the seed and the card's id: a card added to the decks
+leaves every learner as they were.
+
 Each learner studies twice, the same draws each time, at each budget (30 and 120 minutes a
 day): with the plan (an interview date set; the queue is the plan's, served until the minutes
 are spent) and with the baseline (no date: 10 new cards a day, the same budget). A recalled card
@@ -153,8 +157,8 @@ class ExponentialMemory:
     GROWTH = {2: 1.5, 3: 2.5, 4: 3.5}
     LAPSE = 0.4
 
-    def __init__(self, rng: random.Random, growth_factor: float) -> None:
-        self.rng = rng
+    def __init__(self, seed: int, growth_factor: float) -> None:
+        self.seed = seed
         self.growth_factor = growth_factor
         self.cards: dict[str, tuple[float, dt.date]] = {}
 
@@ -169,7 +173,9 @@ class ExponentialMemory:
         rating = 1 if grade < 3 else grade - 1
         known = self.cards.get(card_id)
         if known is None:
-            half_life = self.FIRST_HALF_LIFE[rating] * math.exp(self.rng.gauss(0, 0.5))
+            half_life = self.FIRST_HALF_LIFE[rating] * math.exp(
+                card_random(self.seed, card_id, "half-life").gauss(0, 0.5)
+            )
         elif (day - known[1]).days < 1:
             return
         elif rating == 1:
@@ -217,9 +223,16 @@ def simulate(job: Job) -> Outcome:
         return _simulate_in(job, Path(folder))
 
 
+def card_random(seed: int, card_id: str, what: str) -> random.Random:
+    """A card's own draws for one learner: the same whatever other cards the decks hold or the order they come in."""
+    return random.Random(f"{seed}:{card_id}:{what}")
+
+
 def _simulate_in(job: Job, folder: Path) -> Outcome:
     rng = random.Random(job.seed)
-    draws = random.Random(job.seed + 1)  # what the family draws for the learner (the same for plan and baseline)
+    # what the family draws for the learner (the same for plan and baseline); each card's draws are its own, so a
+    # card added to the decks leaves the learner as they were
+    draws = random.Random(job.seed + 1)
     learner = api.open(folder, read_config=False)
     learner.use_scheduler("fsrs")
     cards = learner.cards(job.track)
@@ -229,12 +242,12 @@ def _simulate_in(job: Job, folder: Path) -> Outcome:
     spread = 0.0 if job.family == "a" else SPREAD
     learner_pace = math.exp(draws.gauss(0, spread))
     card_seconds = {
-        cid: KIND_SECONDS.get(kind, 90.0) * learner_pace * math.exp(draws.gauss(0, spread))
+        cid: KIND_SECONDS.get(kind, 90.0) * learner_pace * math.exp(card_random(job.seed, cid, "pace").gauss(0, spread))
         for cid, kind in kind_of.items()
     }
     memory: FSRSMemory | ExponentialMemory
     if job.family == "c":
-        memory = ExponentialMemory(random.Random(job.seed + 2), math.exp(draws.gauss(0, SPREAD)))
+        memory = ExponentialMemory(job.seed, math.exp(draws.gauss(0, SPREAD)))
     elif job.family == "a":
         memory = FSRSMemory(FSRS_DEFAULTS, {})
     else:
@@ -242,7 +255,9 @@ def _simulate_in(job: Job, folder: Path) -> Outcome:
             min(max(v * math.exp(draws.gauss(0, SPREAD)), lo), hi)
             for v, lo, hi in zip(FSRS_DEFAULTS, FSRS_LOWER, FSRS_UPPER)
         )
-        memory = FSRSMemory(weights, {cid: math.exp(draws.gauss(0, SPREAD)) for cid in kind_of})
+        memory = FSRSMemory(
+            weights, {cid: math.exp(card_random(job.seed, cid, "stability").gauss(0, SPREAD)) for cid in kind_of}
+        )
     skips = [job.family == "d" and draws.random() < SKIP_SHARE for _ in range(job.days)]
     halves = [job.family == "d" and draws.random() < HALF_DAY_SHARE for _ in range(job.days)]
     date = START + dt.timedelta(days=job.days)
