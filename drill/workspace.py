@@ -374,12 +374,12 @@ class Workspace:
 
         `suggest` False leaves out what would fit when the plan does not (the queue needs none of it).
         """
-        from drill.study.readiness import readiness_figures
-
         self.settle_writes()
         interview = self.interview()
         if interview is None or interview.date < today:
-            return None
+            return None  # before the import: a start without a date needs none of the planner's modules
+        from drill.study.readiness import readiness_figures
+
         ensure_schema(self.data_dir)
         track = None
         if interview.track is not None:
