@@ -3,6 +3,7 @@ import datetime as dt
 import functools
 import gc
 import itertools
+import os
 import textwrap
 import time
 from pathlib import Path
@@ -13,6 +14,13 @@ import pytest
 # the default threshold (700) had the collector walk them every few hundred allocations, about a second of
 # CPU per worker. Rarer collections of the young, still all of them.
 gc.set_threshold(10_000, 20, 10)
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto` (pyproject's addopts): one worker more than the cores this process may run on. Many tests wait
+    on a pseudo-terminal, a child process or Textual's idle check, so the cores keep one more worker busy; two
+    more finished no sooner on two cores and cost their start-up and collection (about 2 s of CPU each)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +73,17 @@ def concept_deck(write_deck):
     return make
 
 
+STRETCH_MOST = 8.0  # a wait that is still not over at eight times its idle-machine length is a failure
+
+
+def stretched(seconds: float) -> float:
+    """A wait on a process, a thread or the app, stretched by how busy the machine is now: with more runnable
+    processes than cores, everything the test waits for takes that much longer (the last minute's load per core,
+    from 1 to STRETCH_MOST). Time limits in tests are idle-machine figures passed through this."""
+    busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return seconds * min(STRETCH_MOST, max(1.0, busy))
+
+
 class FixedClock:
     def __init__(self, when: dt.datetime) -> None:
         self.now = when
@@ -91,6 +110,30 @@ def cpu_judge(tmp_path_factory):
     client = JudgeClient(data_dir=tmp_path_factory.mktemp("judge-data"), env={"DRILL_JUDGE_CPU": "1"})
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def fsrs_fits() -> dict[str, list[float]]:
+    """The FSRS optimizer's parameters for each review log it was given in this test process."""
+    return {}
+
+
+@pytest.fixture
+def fsrs_fit_once(fsrs_fits, monkeypatch):
+    """FSRS's optimizer runs once per review log in a test process (its training is deterministic: a fixed seed
+    and CPU float64), tens of seconds each; tests that fit the same log share its parameters, while everything of
+    drill's around the optimizer (the split, the held-out losses, saving, rescheduling) runs in each test."""
+    from fsrs.optimizer import Optimizer
+
+    compute = Optimizer.compute_optimal_parameters
+
+    def once_per_log(self, verbose: bool = False) -> list[float]:
+        key = repr(self._revlogs_train)
+        if key not in fsrs_fits:
+            fsrs_fits[key] = compute(self, verbose)
+        return list(fsrs_fits[key])
+
+    monkeypatch.setattr(Optimizer, "compute_optimal_parameters", once_per_log)
 
 
 @pytest.fixture(scope="session")
@@ -171,14 +214,15 @@ async def refresh(pilot) -> None:
 
 async def until(pilot, condition, what: str, seconds: float = 10.0) -> None:
     """Wait for the app to get somewhere that is reached off its message queues (a worker thread, a timer,
-    the judge process), checking every 20 ms; fail naming `what` after `seconds`."""
-    deadline = time.monotonic() + seconds
+    the judge process), checking every 20 ms; fail naming `what` after `seconds` (stretched by the load)."""
+    limit = stretched(seconds)
+    deadline = time.monotonic() + limit
     while True:
         await handled(pilot)  # not settle: a worker under way (a judge run) may be what is awaited
         if condition():
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
+            raise AssertionError(f"never happened in {limit:.0f} s: {what}")
         await pilot.pause(0.02)
 
 
@@ -201,7 +245,8 @@ async def handled(pilot, seconds: float = 30.0) -> None:
     of the event loop; Textual's own `press` sleeps 40 ms a key, and `Pilot._wait_for_screen` posts a callback
     through every widget's queue, a few ms a key on drill's screens."""
     app = pilot.app
-    deadline = time.monotonic() + seconds
+    limit = stretched(seconds)
+    deadline = time.monotonic() + limit
     turns = 0
     while True:
         await asyncio.sleep(0 if turns < 50 else 0.001)  # a handler waiting on a thread: stop spinning
@@ -211,7 +256,7 @@ async def handled(pilot, seconds: float = 30.0) -> None:
             return
         if time.monotonic() > deadline:
             busy = ", ".join(repr(pump) for pump in pumps if not _parked(pump))
-            raise AssertionError(f"still handling messages after {seconds} s: {busy}")
+            raise AssertionError(f"still handling messages after {limit:.0f} s: {busy}")
 
 
 async def type_keys(pilot, *keys: str) -> None:

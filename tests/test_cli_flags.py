@@ -8,6 +8,7 @@ import pytest
 
 from drill import cli
 from drill.cli import stats as stats_command
+from tests.conftest import bundled_cards
 
 
 def run_drill(tmp_path, *args):
@@ -203,8 +204,8 @@ def focused_app(tmp_path, *flags):
     )
 
 
-def test_a_topic_starts_its_new_cards_when_the_days_are_done(tmp_path, bundled_decks):
-    moe = [cid for cid, card in bundled_decks.cards.items() if card.topic == "moe"]
+def test_a_topic_starts_its_new_cards_when_the_days_are_done(tmp_path):
+    moe = [cid for cid, card in bundled_cards().items() if card.topic == "moe"]
     assert len(moe) > 10
     assert focused_app(tmp_path).session.queue == []
     app = focused_app(tmp_path, "--topic", "moe")

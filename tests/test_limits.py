@@ -11,6 +11,7 @@ import pytest
 from drill.cards.deck_cache import load_decks_cached
 from drill.cards.loader import MAX_DECK_BYTES, MAX_FIELD_CHARS, load_decks
 from drill.cli import main
+from tests.conftest import stretched
 
 CARD = "  - id: {id}\n    kind: concept\n    topic: gpu-arch\n    prompt: p\n    answer: {answer}\n    sources: [s]\n"
 
@@ -116,8 +117,8 @@ def test_the_app_without_a_terminal_says_so_and_exits_2(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=30,
+        timeout=stretched(30),
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("drill: the review app needs a terminal") and one_line(done.stderr)
-    assert time.perf_counter() - start < 10  # about half a second on an idle machine, with Python's start
+    assert time.perf_counter() - start < stretched(10)  # about half a second on an idle machine, with Python's start

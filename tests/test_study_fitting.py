@@ -1,4 +1,4 @@
-"""Fitting FSRS to the learner's record: a simulated 2,000-review history, held-out log loss, what is missing."""
+"""Fitting FSRS to the learner's record: a simulated 1,200-review history, held-out log loss, what is missing."""
 
 import datetime as dt
 import importlib.util
@@ -25,6 +25,10 @@ from drill.study.forecast import MemoryModel
 from drill.study.records import LoggedReview
 
 START = dt.date(2025, 1, 1)
+HISTORY = 1200  # reviews: the optimizer gets a mini-batch of repeat reviews, the held-out part 200 predictions
+
+# the fits of one log share a test process, where the optimizer runs once for it (conftest's fsrs_fit_once)
+pytestmark = pytest.mark.xdist_group("fsrs-fit")
 
 # The simulated learner remembers worse than FSRS's defaults say: a first Good lasts a day
 # (not 2.3), stability grows more slowly, and the forgetting curve is steeper.
@@ -70,15 +74,16 @@ def simulated_history(reviews: int, seed: int = 11) -> list[LoggedReview]:
     return log
 
 
-def test_fitting_a_2000_review_history_lowers_held_out_log_loss():
-    log = simulated_history(2000)
+@pytest.mark.usefixtures("fsrs_fit_once")
+def test_fitting_a_simulated_history_lowers_held_out_log_loss():
+    log = simulated_history(HISTORY)
     started = time.perf_counter()
     fitted = fit_parameters(log)
     took = time.perf_counter() - started
     print(
         f"fit of {fitted.reviews} reviews: {took:.1f} s; log loss {fitted.log_loss_before:.4f} -> {fitted.log_loss_after:.4f}"
     )
-    assert fitted.reviews == len(scheduled_reviews(log)) >= 2000
+    assert fitted.reviews == len(scheduled_reviews(log)) >= HISTORY
     assert fitted.fitted_on == pytest.approx(0.8 * fitted.reviews, abs=1)
     assert fitted.held_out > 100
     assert not fitted.kept_defaults and fitted.parameters != tuple(DEFAULT_PARAMETERS)
@@ -123,8 +128,9 @@ def test_importing_the_fitting_module_imports_no_torch():
 SAME_DAY = slice(17, 20)
 
 
+@pytest.mark.usefixtures("fsrs_fit_once")
 def test_the_same_day_weights_learn_from_same_day_repeats_at_their_logged_times():
-    log = simulated_history(900)
+    log = simulated_history(HISTORY)
     fitted = fit_parameters(log)
     assert not fitted.kept_defaults
     assert fitted.same_day > 50  # the repeats of the fitted part reached the optimizer
