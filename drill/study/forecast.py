@@ -63,9 +63,14 @@ class MemoryModel:
         import fsrs
 
         card = fsrs.Card(
-            card_id=0, state=fsrs.State.Review, stability=memory.stability, last_review=_at(memory.last_review)
+            card_id=0,
+            state=fsrs.State.Review,
+            stability=memory.stability,
+            last_review=scheduling.fsrs_time(memory.last_review),
         )
-        return float(_scheduler(self.parameters, self.max_interval).get_card_retrievability(card, _at(on)))
+        return float(
+            _scheduler(self.parameters, self.max_interval).get_card_retrievability(card, scheduling.fsrs_time(on))
+        )
 
     def review(self, memory: FSRSState | None, grade: int, day: dt.date) -> tuple[FSRSState, dt.date]:
         """The memory after a review graded 0-5 on study day `day`, and the day FSRS would ask the card again."""
@@ -399,11 +404,6 @@ class _MemoryOnly:
         raise NotImplementedError("the memory is replayed by drill.study.forecast.replay")
 
 
-def _at(day: dt.date) -> dt.datetime:
-    """Midnight UTC of a study day: FSRS counts whole days between these, as scheduling.fsrs_review tells it."""
-    return dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
-
-
 @cache
 def _scheduler(parameters: tuple[float, ...] | None, max_interval: int) -> "fsrs.Scheduler":
     """fsrs.Scheduler with drill's settings (scheduling.FSRSScheduler's) and these parameters."""
@@ -432,7 +432,7 @@ def _fitted_review(
 ) -> tuple[FSRSState, dt.date]:
     """scheduling.fsrs_review with other parameters: the same Card and rating, reviewed at a reference day."""
     rating = scheduling.rating_for(grade)
-    at = _at(_REFERENCE_DAY)
+    at = scheduling.fsrs_time(_REFERENCE_DAY)
     gap = 0 if memory is None else min(max((day - memory.last_review).days, 0), _LONGEST_GAP)
     card = scheduling.fsrs_card(memory, at, at - dt.timedelta(days=gap))
     card, _ = scheduler.review_card(card, rating, review_datetime=at)

@@ -182,7 +182,9 @@ def rating_for(grade: int) -> "fsrs.Rating":
     return fsrs.Rating[GRADE_RATINGS[grade]]
 
 
-def _at(day: dt.date) -> dt.datetime:
+def fsrs_time(day: dt.date) -> dt.datetime:
+    """Midnight UTC of a study day: the time FSRS is told a review on that day happened, so it counts whole
+    study days between reviews."""
     return dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
 
 
@@ -224,9 +226,9 @@ def fsrs_review(
     rating = rating_for(grade)
     sm2.check_max_interval(max_interval)
     shift = dt.timedelta(days=max(0, max_interval + 2 - (dt.date.max - day).days))
-    at = _at(day - shift)
+    at = fsrs_time(day - shift)
     # the last review shifted too, but never before the calendar's first day (only a log spanning millennia gets there)
-    last_review = at if memory is None else _at(max(memory.last_review, dt.date.min + shift) - shift)
+    last_review = at if memory is None else fsrs_time(max(memory.last_review, dt.date.min + shift) - shift)
     card = fsrs_card(memory, at, last_review)
     card, _ = _fsrs(max_interval, parameters).review_card(card, rating, review_datetime=at)
     assert card.stability is not None and card.difficulty is not None
