@@ -4,6 +4,7 @@ import datetime as dt
 import json
 import sys
 
+import pytest
 from fsrs.scheduler import DEFAULT_PARAMETERS
 from test_study_fitting import simulated_history
 
@@ -11,6 +12,9 @@ from drill.cli import main
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.workspace import Workspace
+
+# both fits below are of one log: on one test process the optimizer runs once for it (conftest's fsrs_fit_once)
+pytestmark = [pytest.mark.xdist_group("fsrs-fit-cli"), pytest.mark.usefixtures("fsrs_fit_once")]
 
 
 def simulate(data, reviews):
