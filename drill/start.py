@@ -8,51 +8,18 @@ workspace and returns an `AppStart`; the app is assembled from that and decides 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drill.cards.model import Card, Problem
+from drill.cards.model import Problem
 from drill.config.settings import Settings, study_settings
 from drill.config.study_day import clock_on
-from drill.study.session import DEFAULT_FOCUS_NEW, MOCK_ONLY_KINDS, ReviewSession, study_day
+from drill.study.choice import check_card, known_topic_names, with_weakest
+from drill.study.session import DEFAULT_FOCUS_NEW, ReviewSession, study_day
 from drill.workspace import Workspace
 
 Clock = Callable[[], dt.datetime]
-
-
-class UnknownCard(LookupError):
-    """`drill --card ID` named a card that no deck defines."""
-
-    def __init__(self, card_id: str, cards: Iterable[str]) -> None:
-        close = difflib.get_close_matches(card_id, list(cards), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        super().__init__(f"no card {card_id!r} in the decks{hint}")
-
-
-class MockOnlyCard(LookupError):
-    """`drill --card ID` named a card asked only in a mock round (a scenario): on its own it has no answer form, and
-    a key typed at it would reveal and grade it."""
-
-    def __init__(self, card_id: str, kind: str) -> None:
-        super().__init__(
-            f"{card_id!r} is a {kind} card, asked in stages in a mock round (`drill mock --round`), not on its own"
-        )
-
-
-class UnknownTopic(LookupError):
-    """`drill --topic T` named a topic that has no cards."""
-
-    def __init__(self, topic: str, topics: Iterable[str]) -> None:
-        known = sorted(set(topics))
-        close = difflib.get_close_matches(topic.lower(), known, n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else f" (topics: {', '.join(known)})"
-        super().__init__(f"no cards in topic {topic!r}{hint}")
-
-
-# What a start can refuse, each with a one-line message for the command line.
-START_REFUSALS = (UnknownCard, MockOnlyCard, UnknownTopic)
 
 
 @dataclass(frozen=True)
@@ -132,8 +99,9 @@ class AppStart:
 
 
 def app_start(options: AppOptions) -> AppStart:
-    """The start `options` make: the decks and the learner's data read once, every option checked (UnknownCard,
-    MockOnlyCard, UnknownTopic), the focus and today's session decided."""
+    """The start `options` make, in one pass over the learner's data: the saved settings and the card states read
+    together, every option checked (drill.study.choice.REFUSALS), the focus and today's session
+    decided."""
     settings = options.settings if options.settings is not None else Settings()
     workspace = Workspace(
         options.data_dir,
@@ -143,24 +111,26 @@ def app_start(options: AppOptions) -> AppStart:
         today=options.chosen_day,
         day_starts_at=options.day_starts_at,
     )
-    cards = workspace.cards
-    _check_card(options.card_id, cards)
+    saved, states = workspace.saved_settings_and_states()
     given = {"new_per_day": options.new_per_day, "day_starts_at": options.day_starts_at, "new_order": options.new_order}
-    new_per_day, rollover, new_order = study_settings(settings, workspace.saved_settings(), **given)
+    new_per_day, rollover, new_order = study_settings(settings, saved, **given)
+    clock = clock_on(options.chosen_day, rollover, options.clock)
+    today = study_day(clock(), rollover)
     study = StudyChoices(
         new_per_day=new_per_day,
         rollover_hour=rollover,
         new_order=new_order,
         focus_new=DEFAULT_FOCUS_NEW if options.focus_new is None else options.focus_new,
     )
-    clock = clock_on(options.chosen_day, rollover, options.clock)
-    today = study_day(clock(), rollover)
+    cards = workspace.cards
+    check_card(options.card_id, cards)
     focused = options.card_id is None and bool(options.topics or options.weak or options.cram)
-    topics: list[str] = []
-    if focused:
-        topics = with_weakest(workspace, today, known_topic_names(options.topics, cards), options.weak or 0)
+    topics = known_topic_names(options.topics, cards) if focused else []
+    if focused and options.weak:
+        topics = with_weakest(topics, workspace.weakness(today), options.weak)
     session = workspace.review_session(
         today,
+        states=states,
         card_id=options.card_id,
         topics=topics,
         focused=focused,
@@ -184,36 +154,3 @@ def app_start(options: AppOptions) -> AppStart:
         mock=options.mock,
         seed=options.seed,
     )
-
-
-def _check_card(card_id: str | None, cards: Mapping[str, Card]) -> None:
-    """--card names a card of the decks that can be asked on its own."""
-    if card_id is None:
-        return
-    if card_id not in cards:
-        raise UnknownCard(card_id, cards)
-    if cards[card_id].kind in MOCK_ONLY_KINDS:
-        raise MockOnlyCard(card_id, cards[card_id].kind)
-
-
-def known_topic_names(topics: Iterable[str], cards: Mapping[str, Card]) -> list[str]:
-    """--topic names as the decks spell them (MEMORY-ACCOUNTING is memory-accounting), each once; UnknownTopic for
-    a topic with no cards."""
-    known = {card.topic for card in cards.values()}
-    by_lower = {topic.lower(): topic for topic in known}
-    named = [topic if topic in known else by_lower.get(topic.lower(), topic) for topic in topics]
-    for topic in named:
-        if topic not in known:
-            raise UnknownTopic(topic, known)
-    return list(dict.fromkeys(named))
-
-
-def with_weakest(workspace: Workspace, today: dt.date, topics: Sequence[str], weak: int) -> list[str]:
-    """`topics`, then the `weak` weakest topics not among them (--weak N, and practice asked from a screen)."""
-    chosen = list(topics)
-    if weak <= 0:
-        return chosen
-    from drill.study.standing import weakest
-
-    ranked = weakest(workspace.weakness(today), weak + len(chosen))
-    return chosen + [topic for topic in ranked if topic not in chosen][:weak]

@@ -260,6 +260,10 @@ class Workspace:
         """The settings the review app saved in the database (flags given earlier), {} before the first run."""
         return reader.read_settings(self.data_dir)
 
+    def saved_settings_and_states(self) -> tuple[dict[str, str], dict[str, CardState]]:
+        """What the app's start reads of the database, together: the saved settings and every card's state."""
+        return reader.read_settings(self.data_dir), reader.read_states(self.data_dir)
+
     def rollover_hour(self) -> int:
         """The hour the study day starts: --day-starts-at, the settings file, the saved setting or the default."""
         return rollover_hour(self.settings, self.saved_settings(), self.day_starts_at)

@@ -7,8 +7,9 @@ import pytest
 
 from drill import paths
 from drill.cli import main
-from drill.start import AppOptions, MockOnlyCard
+from drill.start import AppOptions
 from drill.store.reader import DB_NAME
+from drill.study.choice import MockOnlyCard
 from drill.ui.app import make_app
 from drill.ui.browser import BrowserScreen
 from tests.conftest import FixedClock, rows, settle, type_keys

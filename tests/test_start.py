@@ -14,16 +14,9 @@ from drill import paths
 from drill.cli import build_parser
 from drill.cli.app import app_options
 from drill.config.settings import Settings
-from drill.start import (
-    AppOptions,
-    AppStart,
-    MockOnlyCard,
-    UnknownCard,
-    UnknownTopic,
-    app_start,
-    known_topic_names,
-)
+from drill.start import AppOptions, AppStart, app_start
 from drill.store.store import Store
+from drill.study.choice import MockOnlyCard, UnknownCard, UnknownTopic, known_topic_names, with_weakest
 from drill.study.records import CardState
 from drill.study.sm2 import SM2State
 from tests.conftest import FixedClock
@@ -131,6 +124,18 @@ def test_weak_adds_the_weakest_topics_after_those_named(tmp_path, write_deck):
     assert start.focus_topics == ("gpu-arch",)  # every grade of gpu-arch failed
     named = app_start(options(tmp_path, deck, topics=("gpu-arch",), weak=1))
     assert named.focus_topics == ("gpu-arch", "serving")  # the weakest topic not named already
+
+
+def test_the_weakest_topics_come_after_those_named_once_each():
+    from drill.study.standing import TopicFigures
+
+    def figures(topic: str, weakness: float) -> TopicFigures:
+        return TopicFigures(topic=topic, title=topic, cards=3, practised=True, weakness=weakness)
+
+    ranked = [figures("moe", 0.9), figures("ddp", 0.5), figures("gemm", 0.1)]
+    assert with_weakest([], ranked, 2) == ["moe", "ddp"]
+    assert with_weakest(["ddp"], ranked, 2) == ["ddp", "moe", "gemm"]
+    assert with_weakest(["ddp"], ranked, 0) == ["ddp"]
 
 
 def test_options_that_name_nothing_are_refused_before_any_app(tmp_path, write_deck):

@@ -160,7 +160,7 @@ async def test_ctrl_f_leaves_a_card_practised_from_the_browser_ungraded(tmp_path
         await type_keys(pilot, "ctrl+f")
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen), "back in the browser")
         assert app.screen.query_one("#query", Input).value == "id:c01"
-        assert len(app.screen_stack) == 3  # the default screen, the review, the browser: no second browser
+        assert [type(screen) for screen in app.screen_stack] == [ReviewScreen, BrowserScreen]  # no second browser
         assert rows(data, "SELECT count(*) FROM review_log") == [(0,)]
 
 

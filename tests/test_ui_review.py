@@ -156,7 +156,7 @@ def test_topic_names_are_read_without_regard_to_case_and_typos_get_suggestions(t
     import pytest
 
     from drill.cards.loader import load_decks
-    from drill.start import UnknownTopic, known_topic_names
+    from drill.study.choice import UnknownTopic, known_topic_names
 
     deck = concept_deck(2)
     cards = load_decks([deck]).cards

@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
 
-from drill.start import START_REFUSALS, AppOptions, AppStart, app_start
+from drill.start import AppOptions, AppStart, app_start
+from drill.study.choice import REFUSALS
 from drill.ui.answer_fields import InOrderKeys, hand_key
 from drill.ui.press_again import AsksBeforeQuit, PressAgain
 from drill.ui.routes import KeepsItsWork, OffersCommands, ScreenRequests
@@ -102,10 +103,13 @@ class DrillApp(ScreenRequests):
         )
         return ReviewScreen(context)
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The review is the app's first screen: drawn once, as it starts. (Pushed over Textual's blank default
+        screen, it was styled and laid out a second time, the most of what the first card waited for beside a
+        bare Textual app.)"""
+        return self.review_screen()
+
     def on_mount(self) -> None:
-        # Once the app's start-up batch has ended: a screen pushed inside it is laid out and drawn
-        # in the batch, where the drawing is thrown away, and then laid out and drawn again.
-        self.call_later(self.push_screen, self.review_screen())
         self.call_after_refresh(self.after_first_paint)
         if self.mock_asked is not None:
             self.call_after_refresh(self.open_mock_setup_and_exit)
@@ -200,7 +204,7 @@ def run_app(options: AppOptions) -> int:
 
     try:
         app = make_app(options)
-    except START_REFUSALS as exc:
+    except REFUSALS as exc:
         print(f"drill: {exc}", file=sys.stderr)
         return 2
     if not (sys.stdin.isatty() and sys.stdout.isatty()):  # with no terminal to read keys from, the app spun forever

@@ -16,7 +16,8 @@ from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from drill.start import MockAsked, with_weakest
+from drill.start import MockAsked
+from drill.study.choice import with_weakest
 from drill.ui.screen_text import notice_text
 from drill.workspace import topic_titles
 
@@ -258,7 +259,10 @@ class ScreenRequests(App[int]):
             return
         today = self.today()
         states = await asyncio.to_thread(self.workspace.states)
-        topics = await asyncio.to_thread(with_weakest, self.workspace, today, message.topics, message.weak or 0)
+        topics = list(message.topics)
+        if message.weak:
+            figures = await asyncio.to_thread(self.workspace.weakness, today)
+            topics = with_weakest(topics, figures, message.weak)
         self.session = self.workspace.review_session(
             today,
             states=states,
