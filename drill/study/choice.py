@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from drill.cards.model import Card
 from drill.study.session import MOCK_ONLY_KINDS
-from drill.study.standing import TopicFigures, weakest
+
+# The ranking is imported where the weakest topics are asked for: a start without --weak needs none of it.
+if TYPE_CHECKING:
+    from drill.study.standing import TopicFigures
 
 
 class UnknownCard(LookupError):
@@ -71,5 +75,7 @@ def with_weakest(topics: Sequence[str], figures: Iterable[TopicFigures], weak: i
     chosen = list(topics)
     if weak <= 0:
         return chosen
+    from drill.study.standing import weakest
+
     ranked = weakest(figures, weak + len(chosen))
     return chosen + [topic for topic in ranked if topic not in chosen][:weak]
