@@ -92,11 +92,11 @@ def test_the_plan_is_the_same_for_the_same_inputs():
 
 
 def test_minutes_follow_the_learners_pace():
-    cards = unseen(40)
-    quick = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=30, pace=pace_of({"concept": 30}))
-    slow = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=30, pace=pace_of({"concept": 90}))
+    cards = unseen(40)  # five minutes a day: the minutes bind whichever way of dealing is chosen
+    quick = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=5, pace=pace_of({"concept": 30}))
+    slow = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=5, pace=pace_of({"concept": 90}))
     assert len(quick.today_cards.new) > len(slow.today_cards.new)
-    assert quick.today_cards.seconds <= 30 * 60 and slow.today_cards.seconds <= 30 * 60
+    assert quick.today_cards.seconds <= 5 * 60 and slow.today_cards.seconds <= 5 * 60
 
 
 def test_a_plan_that_does_not_fit_says_the_minutes_that_would():
@@ -184,7 +184,18 @@ def test_early_reviews_leave_out_cards_due_anyway_strong_cards_and_unseen_ones_l
         TrackCard("new", "serving", "concept"),
     ]
     assert early_today(cards, day) == ("weaker", "weak")
-    assert early_today(cards, day, target=0.85) == ("weaker",)  # recall on the date 0.78 and 0.89
+    sure = Uncertainty(0.0, 0.0, 0.0)  # a learner the log has shown to be the model's
+    assert early_today(cards, day, target=0.85, uncertainty=sure) == ("weaker",)  # recall on the date 0.78 and 0.89
+
+
+def test_while_the_log_says_little_early_reviews_assume_the_pessimistic_end_of_the_learners_factor():
+    day = DATE - dt.timedelta(days=1)
+    cards = [seen("weak", 10.0, DATE - dt.timedelta(days=12), DATE + dt.timedelta(days=5))]  # 0.89 on the date
+    assert early_today(cards, day, target=0.85, uncertainty=Uncertainty(0.0, 0.0, 0.0)) == ()
+    thin = Uncertainty(0.0, PRIOR_LOG_SCALE_SD, 0.0)  # no review yet: the prior's width
+    assert thin.cautious_factor < 0.7
+    assert early_today(cards, day, target=0.85, uncertainty=thin) == ("weak",)  # 0.85 at the factor's 10th percentile
+    assert Uncertainty(0.0, 0.05, 0.0).cautious_factor > 0.9  # many reviews: close to the mean
 
 
 def test_a_learner_who_forgets_faster_gets_more_early_reviews():
@@ -290,6 +301,20 @@ def test_a_learner_who_forgets_faster_than_predicted_gets_a_lower_factor():
     worse = make_plan(unseen(40), today=TODAY, date=DATE, minutes_per_day=60, uncertainty=faster)
     plain = make_plan(unseen(40), today=TODAY, date=DATE, minutes_per_day=60, uncertainty=honest)
     assert worse.forecast.mean < plain.forecast.mean
+
+
+def test_reviews_after_longer_gaps_weigh_more_in_the_learners_factor():
+    decay = -0.1542
+    # the first days' short gaps as the model predicts; the longer gaps since fall short of it
+    short = [Outcome(0.9, i % 10 < 9, elapsed_days=1, review_number=2) for i in range(600)]
+    long = [Outcome(0.9, i % 10 < 7, elapsed_days=10, review_number=5) for i in range(100)]
+    mixed = learner_uncertainty(Tally.of(short + long), decay, [], TODAY)
+    only_long = learner_uncertainty(Tally.of(long), decay, [], TODAY)
+    pooled = Tally.of(Outcome(0.9, i % 700 < 610, elapsed_days=1, review_number=2) for i in range(700))
+    unweighed = learner_uncertainty(pooled, decay, [], TODAY)  # the same recalls, all as one group
+    assert mixed.log_scale_mean < unweighed.log_scale_mean - 0.1
+    assert only_long.log_scale_mean < mixed.log_scale_mean < 0
+    assert mixed.reviews == 700
 
 
 def test_the_skip_rate_counts_days_without_a_review_since_the_first():

@@ -5,7 +5,8 @@ over the days to INTRO_LEAD_DAYS before the date, caps of NEW_CAPS a day, as man
 hold, and the fixed BASELINE_NEW_PER_DAY with no early reviews) is followed through CHOICE_SAMPLES
 simulated runs with the same draws, each day's cards decided as the queue decides them
 (drill.study.day_cards) within the minutes given. The way with the most cards expected at the
-target on the date wins (fewer minutes break a tie), so a plan does no worse in its own model than
+target on the date wins (a higher mean recall, then fewer minutes, break a tie: a card brought up early
+to keep it clear of the target is worth its minutes), so a plan does no worse in its own model than
 the fixed baseline; its figures are then averaged over SAMPLES runs.
 
 It says what the minutes reach (the expected share of cards at the target, the mean recall with a
@@ -230,15 +231,15 @@ def mock_days(today: dt.date, date: dt.date) -> set[dt.date]:
 def _best(
     world: PlanWorld, candidates: Sequence[Policy], budget: float
 ) -> tuple[Policy, tuple[tuple[str, float], ...]]:
-    """The candidate with the most cards expected at the target on the date (then the fewest minutes), and each
-    candidate's expected share of cards at the target, on the same CHOICE_SAMPLES runs."""
-    best: tuple[float, float, int] | None = None
+    """The candidate with the most cards expected at the target on the date (then the highest mean recall, then the
+    fewest minutes), and each candidate's expected share of cards at the target, on the same CHOICE_SAMPLES runs."""
+    best: tuple[float, float, float, int] | None = None
     chosen = candidates[0]
     shares = []
     for order, policy in enumerate(candidates):
         run = world.run(policy, budget, CHOICE_SAMPLES)
         shares.append((policy.name, run.forecast.ready_share))
-        score = (run.ready, -sum(run.minutes), -order)
+        score = (run.ready, run.forecast.mean, -sum(run.minutes), -order)
         if best is None or score > best:
             best = score
             chosen = policy

@@ -6,7 +6,8 @@ view (drill.study.pace) and the days they skip, and serves each day the cards dr
 takes within the minutes given, in order, until the drawn seconds spend them (the session's rule).
 Run k draws the same numbers whatever the way of dealing, so ways are compared on the same days.
 A card comes up early in the last days when its recall on the date, with the learner's own factor
-on its stability (the posterior mean), is below the target plus EARLY_REVIEW_MARGIN.
+on its stability (the posterior's pessimistic end, Uncertainty.cautious_factor), is below the target
+plus EARLY_REVIEW_MARGIN.
 FSRS's arithmetic is drill.study.memory_law's (the fsrs package's formulas without its objects).
 """
 
@@ -129,9 +130,10 @@ class PlanWorld:
         self.span = (date - today).days
         self.target = target
         self.early_below = target + EARLY_REVIEW_MARGIN
-        # how fast this learner forgets next to the model, as their log shows it: the early-review rule asks
-        # which cards will be below target for them, not for the model's average learner
-        self.learner_factor = math.exp(uncertainty.log_scale_mean)
+        # how fast this learner forgets next to the model, as their log shows it, at its pessimistic end: the
+        # early-review rule asks which cards will be below target for them, not for the model's average learner,
+        # and while the log says little it does not assume them to be that learner
+        self.learner_factor = uncertainty.cautious_factor
         self.model = model
         self.grades = grades
         self.uncertainty = uncertainty

@@ -8,6 +8,14 @@
   the groups (binomial likelihood) times a log-normal prior (sd PRIOR_LOG_SCALE_SD around 1):
   the posterior's mean and spread of log f. A learner with few reviews keeps the prior's
   width; one whose recalls fall short of the model's gets f < 1 and a lower forecast.
+  Each group's evidence is weighed by its days since the card's previous review, next to the
+  log's mean (the weights sum to the reviews, so the posterior is as narrow as before): the
+  forecast asks about recall after the gap from a card's last review to the date, and a
+  learner whose stability grows more slowly than the model's shows it only after longer gaps,
+  which a factor fitted mostly on the first days' short gaps would hide.
+- `cautious_factor`: the posterior's CAUTIOUS_QUANTILE (its pessimistic end). The plan asks which
+  cards need an early review with it, so a learner the log has not yet shown is not assumed to
+  be the model's average one; as reviews come in the spread narrows and it meets the mean.
 - The skip rate: the share of days since the learner's first review with no review at all,
   drawn toward PRIOR_SKIP_RATE by PRIOR_SKIP_DAYS days.
 
@@ -24,6 +32,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from drill.study.calibration import Tally
 
@@ -34,6 +43,7 @@ GRID_HALF_WIDTH = 2.0
 PRIOR_SKIP_RATE = 0.05
 PRIOR_SKIP_DAYS = 7.0
 EDGE = 1e-6  # a prediction kept this far inside 0 and 1
+CAUTIOUS_QUANTILE = 0.1  # the factor the plan's early reviews assume: this quantile of the posterior
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,12 @@ class Uncertainty:
     log_scale_sd: float = PRIOR_LOG_SCALE_SD
     skip_rate: float = PRIOR_SKIP_RATE
     reviews: int = 0  # predicted reviews the estimate rests on
+
+    @property
+    def cautious_factor(self) -> float:
+        """The factor at the posterior's CAUTIOUS_QUANTILE: lower than the mean while the log says little."""
+        z = NormalDist().inv_cdf(CAUTIOUS_QUANTILE)
+        return math.exp(self.log_scale_mean + z * self.log_scale_sd)
 
 
 def learner_uncertainty(
@@ -59,16 +75,16 @@ def learner_uncertainty(
     `decay` is FSRS's (the negative exponent, -w20); `study_days` the days with a review.
     """
     prior_sd = FITTED_LOG_SCALE_SD if fitted else PRIOR_LOG_SCALE_SD
-    groups = [(g.count, g.predicted / g.count, g.recalled) for g in tally.groups.values() if g.count]
+    groups = _weighed_groups(tally)
     steps = int(GRID_HALF_WIDTH / GRID_STEP)
     grid = [i * GRID_STEP for i in range(-steps, steps + 1)]
     logs = []
     for log_f in grid:
         total = -0.5 * (log_f / prior_sd) ** 2
         factor = math.exp(log_f)
-        for count, mean, passed in groups:
+        for weight, count, mean, passed in groups:
             p = _scaled(mean, factor, decay)
-            total += passed * math.log(p) + (count - passed) * math.log(1 - p)
+            total += weight * (passed * math.log(p) + (count - passed) * math.log(1 - p))
         logs.append(total)
     top = max(logs)
     weights = [math.exp(v - top) for v in logs]
@@ -76,6 +92,17 @@ def learner_uncertainty(
     mean = sum(w * g for w, g in zip(weights, grid)) / norm
     variance = sum(w * (g - mean) ** 2 for w, g in zip(weights, grid)) / norm
     return Uncertainty(mean, math.sqrt(variance), skip_rate(study_days, today), tally.reviews)
+
+
+def _weighed_groups(tally: Tally) -> list[tuple[float, int, float, int]]:
+    """Each benchmark group as (weight, count, mean prediction, passes), the weight its days since the previous
+    review over the log's mean (so the weighed counts sum to the reviews)."""
+    groups = [(key[0], g) for key, g in tally.groups.items() if g.count]
+    counted = sum(g.count for _, g in groups)
+    if not counted:
+        return []
+    mean_days = sum(days * g.count for days, g in groups) / counted
+    return [(days / mean_days, g.count, g.predicted / g.count, g.recalled) for days, g in groups]
 
 
 def skip_rate(study_days: Iterable[dt.date], today: dt.date) -> float:
