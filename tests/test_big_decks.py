@@ -129,3 +129,18 @@ def test_an_escaped_control_character_is_still_shown_and_warned_of(tmp_path):
     assert "\x1b" not in decks.cards["big-00000"].prompt
     assert "\u241b" in decks.cards["big-00000"].prompt  # the symbol for ESC
     assert any("ESC U+001B" in warning.message for warning in decks.warnings)
+
+
+def test_a_cache_whose_lists_hold_other_than_text_is_read_again(tmp_path, concept_deck):
+    import json
+
+    deck = concept_deck(2)
+    data = tmp_path / "data"
+    load_decks_cached([deck], data)
+    key, body = (data / CACHE_FILE).read_text(encoding="utf-8").split("\n", 1)
+    assert deck_cache._read_cache(data / CACHE_FILE, key) is not None
+    edited = json.loads(body)
+    edited["cards"][0]["tags"] = ["fine", 7]
+    (data / CACHE_FILE).write_text(key + "\n" + json.dumps(edited), encoding="utf-8")
+    assert deck_cache._read_cache(data / CACHE_FILE, key) is None  # refused: the decks are read again
+    assert sorted(load_decks_cached([deck], data).cards) == ["c00", "c01"]
