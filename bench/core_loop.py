@@ -423,7 +423,7 @@ def bench_stats_screen(data: Path, deck: Path, runs: int, config: Path | None = 
         for _ in range(runs):
             start = time.perf_counter()
             drill.send(b"\x07")  # ctrl+g
-            drill.wait_for(b"weakness")
+            drill.wait_for(b"weakness", limit=120.0)
             times.append(time.perf_counter() - start)
             time.sleep(0.3)
             drill.send(b"\x1b")  # escape: back to the review

@@ -51,7 +51,16 @@ CACHE_FILE = "replay.json"
 UNKNOWN = "unknown"
 # The modules whose rules a replay follows: an edit to one of them (an editable install keeps its
 # version number) must not be answered from a replay the older code made.
-_SHAPING_SOURCES = ("forecast.py", "calibration.py", "scheduling.py", "records.py", "sm2.py")
+_SHAPING_SOURCES = (
+    "forecast.py",
+    "calibration.py",
+    "scheduling.py",
+    "records.py",
+    "sm2.py",
+    "log_digest.py",
+    "pace.py",
+    "grades.py",
+)
 _FSRS_SOURCES = ("scheduler.py", "card.py", "state.py")  # the fsrs package's own rules
 
 
