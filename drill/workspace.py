@@ -2,9 +2,13 @@
 
 The command line and the review app ask a Workspace for what they show and write:
 the card states and today's session, the progress report and the weakness figures,
-a mock's report, a card's history, and the Store for writes. Reads go through
-drill.store.reader (stdlib sqlite3: the first paint never imports SQLModel); the
-Store (SQLModel) is opened once, on the first write, and closed with the workspace.
+a mock's report, a card's history. Reads go through drill.store.reader (stdlib
+sqlite3: the first paint never imports SQLModel). Every write of the app goes through
+`writes()` (drill.store.writes.Writes), one path that keeps the data derived from the
+review log current; each feature types it as the narrow writer it defines (a review
+session's ReviewWriter, a mock's MockWriter, the kernel screen's KernelAttemptWriter).
+The workspace opens the store (in the background for the review screen, `open_writes`)
+and closes it; only the command line's data commands get the Store itself (`store()`).
 Nothing in drill.ui imports drill.store: it gets all of this from here.
 """
 
