@@ -563,6 +563,8 @@ class Workspace:
                 self._opening = opening
 
                 def open_now() -> None:
+                    if not opening.set_running_or_notify_cancel():  # given up on before it began
+                        return
                     try:
                         opening.set_result(self._prepare(opening, saved, hashes, now))
                     except BaseException as exc:  # the future carries it to whoever waits

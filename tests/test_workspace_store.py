@@ -23,13 +23,10 @@ def test_a_close_waits_for_the_store_being_prepared(tmp_path, monkeypatch):
         return real_sync(self, hashes)
 
     monkeypatch.setattr(Store, "sync_hashes", slow_sync)
-    opener = threading.Thread(
-        target=workspace.prepare_store, args=({"new_per_day": "5"}, {"c": "h"}, dt.datetime.now())
-    )
-    opener.start()
+    opening = workspace.open_writes({"new_per_day": "5"}, {"c": "h"}, dt.datetime.now())  # its own thread
     assert inside.wait(5)
     workspace.close()  # the app quitting at once, from its own thread
     events.append("closed")
-    opener.join(5)
+    assert opening.done()
     assert events == ["prepared", "closed"]
     assert workspace._store is None
