@@ -30,8 +30,8 @@ from drill.config.settings import Settings, rollover_hour
 from drill.config.study_day import study_day_of
 from drill.store import reader
 from drill.store.errors import StoreError
+from drill.store.rows import ImportCounts as ImportCounts
 from drill.store.rows import ReviewRecord
-from drill.store.writes import ImportCounts as ImportCounts
 from drill.store.writes import OpenedWrites as OpenedWrites
 from drill.store.writes import Writes as Writes
 from drill.study.focus import focused_queue

@@ -18,6 +18,15 @@ if TYPE_CHECKING:  # the reader converts rows too, and never imports SQLModel
     from drill.store.tables import CardRow
 
 
+@dataclass
+class ImportCounts:
+    """What a review import did: rows added, rows the log already had, rows the file gave more than once."""
+
+    added: int = 0
+    already_there: int = 0
+    repeated: int = 0
+
+
 @dataclass(frozen=True)
 class ReviewRecord:
     """One review_log row as it is kept (days and times as ISO text, states and answer as JSON text): what an

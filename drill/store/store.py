@@ -22,9 +22,8 @@ from sqlmodel import Session, col, create_engine, select
 from drill.store import errors, migrations
 from drill.store.mocks import MockRecords
 from drill.store.reader import database_path
-from drill.store.rows import fill_card_row, logged_review_from_row, state_from_row
+from drill.store.rows import ImportCounts, fill_card_row, logged_review_from_row, state_from_row
 from drill.store.tables import CardRow, KernelAttemptRow, ReviewRow, SessionRow, SettingRow
-from drill.store.writes import ImportCounts
 from drill.study.records import CardState, LoggedReview, same_review
 
 BUSY_TIMEOUT_MS = 5000

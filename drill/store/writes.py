@@ -21,19 +21,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from drill.store.rows import ImportCounts
 from drill.study.records import CardState
 
 if TYPE_CHECKING:
     from drill.store.store import Store
-
-
-@dataclass
-class ImportCounts:
-    """What a review import did: rows added, rows the log already had, rows the file gave more than once."""
-
-    added: int = 0
-    already_there: int = 0
-    repeated: int = 0
 
 
 @dataclass(frozen=True)
