@@ -4,9 +4,8 @@ import dataclasses
 import datetime as dt
 import typing
 
-from readiness_world import START, make_world
-
 from drill import api, paths
+from tests.readiness_world import START, make_world
 
 DATE = START + dt.timedelta(days=14)
 

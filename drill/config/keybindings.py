@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 
-# Every binding id of drill's screens (tests/test_config.py holds this equal to their BINDINGS).
+# Every binding id of drill's screens (tests/config/test_settings.py holds this equal to their BINDINGS).
 BINDING_IDS = frozenset(
     """
     app.keys app.quit

@@ -34,7 +34,7 @@ MINUTES_PER_DAY_LIMIT = 24 * 60  # the most minutes_per_day may be: a whole day
 # Keys that earlier flags (or a scheduler switch) saved in the database's setting table.
 SAVED_KEYS = ("new_per_day", "day_starts_at", "new_order", "scheduler")
 
-# The themes drill offers: the built-in themes of the pinned Textual, by name (tests/test_config.py checks that
+# The themes drill offers: the built-in themes of the pinned Textual, by name (tests/config/test_settings.py checks that
 # Textual has each). The settings are read without importing Textual; the app hands the name to Textual.
 THEMES = frozenset(
     "ansi-dark ansi-light atom-one-dark atom-one-light catppuccin-frappe catppuccin-latte catppuccin-macchiato "

@@ -6,7 +6,7 @@ sampled runs of the days to the date, so it needs the same formulas without the 
 These are the package's own (fsrs/scheduler.py: `_initial_stability`, `_initial_difficulty`,
 `_next_difficulty`, `_next_recall_stability`, `_next_forget_stability`, `_short_term_stability`,
 `_next_interval`, `get_card_retrievability`), with drill's settings: no learning steps, one
-relearning step of a day, no fuzz, whole study days. tests/test_study_memory_law.py holds
+relearning step of a day, no fuzz, whole study days. tests/study/test_memory_law.py holds
 them to the package's results.
 """
 

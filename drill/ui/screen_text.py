@@ -12,7 +12,7 @@ content, not where data is read, so no store or path can bring one past it:
   (`SafeDataTable`, drill.ui.screen_table) and the kernel editor's
   (`SafeTextArea`, drill.ui.screen_editor: kept apart, as their Textual widgets
   take a while to import and the first card needs neither), each filtering what
-  it is given or draws; tests/test_screen_escapes.py checks that drill.ui makes
+  it is given or draws; tests/ui/test_screen_escapes.py checks that drill.ui makes
   no other;
 - a notice passes `notice_text` (the app's `notify` calls it);
 - Markdown is filtered as source, before it is parsed (drill.ui.markdown_view).

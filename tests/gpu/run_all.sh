@@ -15,6 +15,6 @@ PY="${PYTHON:-python3}"
 } 2>&1 | tee "$OUT/env.log"
 timeout_flag=()
 "$PY" -c 'import pytest_timeout' 2>/dev/null && timeout_flag=(--timeout=300)
-"$PY" -m pytest -m "gpu or not gpu" tests/gpu tests/test_kernel_nvrtc.py -q -p no:cacheprovider -o addopts="" "${timeout_flag[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
+"$PY" -m pytest -m "gpu or not gpu" tests/gpu tests/kernel_shared/test_nvrtc.py -q -p no:cacheprovider -o addopts="" "${timeout_flag[@]}" 2>&1 | tee "$OUT/gpu_tests.log"
 "$PY" bench/kernels.py --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 exit "${PIPESTATUS[0]}"
