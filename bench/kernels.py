@@ -259,13 +259,15 @@ def moe_loop_ms(cards: dict[str, Any]) -> dict[str, float]:
     return found
 
 
-def tensor_tflops(cards: dict[str, Any], card_id: str, shape: str, ms: float) -> float:
+def tensor_tflops(cards: dict[str, Any], card_id: str, shape: str, ms: float) -> float | None:
     """TFLOPS of a launch of `ms` at a timing shape, from the harness's FLOP count (`flops`, or `tensor_flops` for a
-    card the judge scores in bytes)."""
+    card the judge scores in bytes); None for a card that counts no FLOPs (LayerNorm backward)."""
     from drill.judge.judging import load_harness
 
     harness = load_harness(str(kernel_files(cards[card_id]).harness))
-    count = getattr(harness, "flops", None) or harness.tensor_flops
+    count = getattr(harness, "flops", None) or getattr(harness, "tensor_flops", None)
+    if count is None:
+        return None
     [case] = [c for c in harness.timing_cases(None) if c["name"] == shape]
     return count(case) / (ms * 1e-3) / 1e12
 
@@ -541,8 +543,11 @@ def main() -> int:
         evidence = "no figure"
         if hit and ratio:
             mine = hit[0].tflops or tensor_tflops(cards, card_id, shape, hit[0].ms)
-            theirs = tensor_tflops(cards, card_id, shape, hit[0].torch_ms) if hit[0].torch_ms else 0.0
-            evidence = f"{ratio:.2f}x ({mine:,.0f} TFLOPS against {theirs:,.0f})"
+            theirs = tensor_tflops(cards, card_id, shape, hit[0].torch_ms) if hit[0].torch_ms else None
+            if mine is not None and theirs is not None:
+                evidence = f"{ratio:.2f}x ({mine:,.0f} TFLOPS against {theirs:,.0f})"
+            else:  # a card scored in bytes alone
+                evidence = f"{ratio:.2f}x ({hit[0].gbps:,.0f} GB/s, {hit[0].ms:.3f} ms against {hit[0].torch_ms:.3f})"
         targets.append((f"{card_id} answer >= {floor:g}x {what} at {shape}", ok, evidence))
     if "moe-grouped-gemm-kernel" in chosen:
         # grouping pays with many small groups: >= 3x a loop of torch.matmul at 64 experts; at 8 large experts the
