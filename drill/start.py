@@ -16,6 +16,7 @@ from drill.cards.model import Problem
 from drill.config.settings import Settings, study_settings
 from drill.config.study_day import clock_on
 from drill.study.choice import check_card, known_topic_names, with_weakest
+from drill.study.day_session import SessionAsked, day_session, follows_plan, plan_for_queue
 from drill.study.session import DEFAULT_FOCUS_NEW, ReviewSession, study_day
 from drill.workspace import Workspace
 
@@ -126,18 +127,36 @@ def app_start(options: AppOptions) -> AppStart:
     check_card(options.card_id, cards)
     focused = options.card_id is None and bool(options.topics or options.weak or options.cram)
     topics = known_topic_names(options.topics, cards) if focused else []
-    if focused and options.weak:
-        topics = with_weakest(topics, workspace.weakness(today), options.weak)
-    session = workspace.review_session(
-        today,
-        states=states,
+    weak = options.weak if focused and options.weak else 0
+    plan = follows_plan(options.card_id, focused, options.cram)
+    # what the day's session needs of the store, read at once; from here on the records are handed down
+    reads = workspace.start_reads(today, progress=weak > 0, readiness=plan)
+    if reads.progress is not None:
+        from drill.study.standing import topic_figures
+
+        topics = with_weakest(topics, topic_figures(cards, reads.progress, today), weak)
+    figures = None
+    if reads.readiness is not None:
+        from drill.study.readiness import readiness_of
+
+        figures = readiness_of(reads.readiness, states, today, new_order=study.new_order, suggest=False)
+    asked = SessionAsked(
         card_id=options.card_id,
-        topics=topics,
+        topics=tuple(topics),
         focused=focused,
         cram=options.cram,
         new_per_day=study.new_per_day,
         new_order=study.new_order,
         focus_new=study.focus_new,
+    )
+    session = day_session(
+        cards,
+        states,
+        today,
+        asked,
+        planned=plan_for_queue(figures, cards, states, today),
+        graded_today=reads.graded_today,
+        max_interval=settings.max_interval_days,
     )
     return AppStart(
         workspace=workspace,

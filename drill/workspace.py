@@ -34,7 +34,7 @@ from drill.store.rows import ImportCounts as ImportCounts
 from drill.store.rows import ReviewRecord
 from drill.store.writes import OpenedWrites as OpenedWrites
 from drill.store.writes import Writes as Writes
-from drill.study.focus import focused_queue
+from drill.study.day_session import SessionAsked, day_session, follows_plan, plan_for_queue, planned_day
 from drill.study.records import CardState, LoggedReview, ProgressRows
 from drill.study.scheduling import saved_parameters
 from drill.study.session import (
@@ -43,8 +43,6 @@ from drill.study.session import (
     DEFAULT_NEW_PER_DAY,
     MOCK_ONLY_KINDS,
     ReviewSession,
-    build_queue,
-    out_of_queues,
 )
 
 # The progress report, the weakness figures and the deck summary are imported where they are asked for:
@@ -54,7 +52,7 @@ if TYPE_CHECKING:
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
-    from drill.study.readiness import Interview, ReadinessFigures
+    from drill.study.readiness import Interview, ReadinessFigures, ReadinessInputs
     from drill.study.records import CardFacts
     from drill.study.standing import TopicFigures
 
@@ -163,38 +161,13 @@ def failure_text(exc: BaseException) -> str:
 
 
 @dataclass(frozen=True)
-class PlannedDay:
-    """The day's queue as the plan decides it, its early reviews, and the seconds of the budget still left."""
+class StartReads:
+    """What the app's start reads of the learner's data once the study day is known, in one pass: today's grades,
+    the progress rows (for --weak) and what readiness reads (for a day's queue that follows the plan)."""
 
-    queue: list[str]
-    early: tuple[str, ...]
-    budget_left_seconds: float
-
-
-def planned_day(
-    figures: ReadinessFigures, cards: Mapping[str, object], states: Mapping[str, CardState], today: dt.date
-) -> PlannedDay:
-    """Today's repeats, then the plan's list for today less what is done or set aside (see Workspace.planned_queue)."""
-    assert figures.plan is not None
-    repeats = [
-        card_id
-        for card_id, state in states.items()
-        if state.repeat_pending and state.last_review_day == today and not out_of_queues(state, today)
-    ]
-    listed = figures.plan.today_cards
-    rest = []
-    for card_id in listed.cards:
-        state = states.get(card_id)
-        if card_id not in cards or card_id in repeats:
-            continue
-        if state is not None and (out_of_queues(state, today) or state.last_review_day == today):
-            continue
-        if card_id in listed.new and state is not None and not state.is_new:
-            continue
-        rest.append(card_id)
-    budget = figures.interview.minutes_per_day * 60 - figures.spent_today_seconds
-    early = tuple(card_id for card_id in listed.early if card_id in rest)
-    return PlannedDay([*(r for r in repeats if r in cards), *rest], early, max(0.0, budget))
+    graded_today: dict[str, int]
+    progress: ProgressRows | None = None
+    readiness: ReadinessInputs | None = None
 
 
 def studied(cards: Mapping[str, CardSummary]) -> dict[str, CardSummary]:
@@ -382,11 +355,23 @@ class Workspace:
 
         `suggest` False leaves out what would fit when the plan does not (the queue needs none of it).
         """
+        read = self.readiness_inputs(today)
+        if read is None:
+            return None
+        from drill.study.readiness import readiness_of
+
+        return readiness_of(
+            read, self.states() if states is None else states, today, new_order=new_order, suggest=suggest
+        )
+
+    def readiness_inputs(self, today: dt.date) -> ReadinessInputs | None:
+        """What readiness on the interview date reads besides the card states; None when no date is set or the
+        date has passed."""
         self.settle_writes()
         interview = self.interview()
         if interview is None or interview.date < today:
             return None  # before the import: a start without a date needs none of the planner's modules
-        from drill.study.readiness import readiness_figures
+        from drill.study.readiness import ReadinessInputs
 
         ensure_schema(self.data_dir)
         track = None
@@ -398,19 +383,7 @@ class Workspace:
         cards = [card for card in every if track is None or card.topic in track]
         others = [card for card in every if track is not None and card.topic not in track]
         model = self.memory_model()
-        return readiness_figures(
-            cards,
-            (),  # the cached replay carries what the plan reads of the log
-            self.states() if states is None else states,
-            today,
-            interview,
-            titles=topic_titles(),
-            model=model,
-            new_order=new_order,
-            replayed=self.replay_day(today, model),
-            others=others,
-            suggest=suggest,
-        )
+        return ReadinessInputs(interview, cards, others, topic_titles(), model, self.replay_day(today, model))
 
     def readiness_line(self, today: dt.date) -> str | None:
         """One line on readiness for the interview date (what a mock's report shows); None without a date."""
@@ -456,69 +429,31 @@ class Workspace:
 
         `states` are read from the database unless given. The new cards a restart shows are the
         same: their order is seeded with the day. With an interview date ahead, the day's queue
-        follows the plan to it (`planned_queue`).
+        follows the plan to it (drill.study.day_session.plan_for_queue).
         """
         if states is None:
             states = self.states()
-        chosen = tuple(topics)
-        seed = today.toordinal()
-        early: list[str] = []
-        budget: float | None = None
-        if card_id is not None:
-            queue = [card_id]
-        elif focused or cram:
-            queue = focused_queue(
-                self.cards.values(),
-                states,
-                today,
-                chosen,
-                cram=cram,
-                focus_new=focus_new,
-                new_order=new_order,
-                seed=seed,
-            )
-        elif (planned := self.planned_queue(today, states, new_order)) is not None:
-            queue = planned.queue
-            early = list(planned.early)
-            budget = planned.budget_left_seconds
-        else:
-            new_done = sum(1 for s in states.values() if s.introduced_on == today)
-            queue = build_queue(
-                self.cards.values(),
-                states,
-                today,
-                new_limit=new_per_day,
-                new_done_today=new_done,
-                new_order=new_order,
-                seed=seed,
-            )
-        return ReviewSession(
-            cards=self.cards,
-            states=states,
-            queue=queue,
-            today=today,
-            cram=cram,
-            topics=chosen,
-            max_interval=self.settings.max_interval_days,
-            focus_new=focus_new,
-            early=frozenset(early),
-            budget_seconds=budget,
+        asked = SessionAsked(card_id, tuple(topics), focused, cram, new_per_day, new_order, focus_new)
+        planned = None
+        if follows_plan(card_id, focused, cram):
+            figures = self.readiness(today, states=states, new_order=new_order, suggest=False)
+            planned = plan_for_queue(figures, self.cards, states, today)
+        return day_session(
+            self.cards,
+            states,
+            today,
+            asked,
+            planned=planned,
             graded_today=reader.reviews_on(self.data_dir, today),
+            max_interval=self.settings.max_interval_days,
         )
 
-    def planned_queue(self, today: dt.date, states: Mapping[str, CardState], new_order: str) -> PlannedDay | None:
-        """The day's queue when it follows the plan to the interview date; None without a plan.
-
-        It is the plan's own list for today (drill.study.plan.day_cards: the track's due reviews, the
-        early ones, the new cards, the other decks' due reviews, as many as fit in the minutes given),
-        less what is done, after today's same-day repeats. The plan is made from the record as it stood
-        at the start of the day, so a restart shows the same cards; the minutes already spent today
-        are taken off the day's budget.
-        """
-        figures = self.readiness(today, states=states, new_order=new_order, suggest=False)
-        if figures is None or figures.plan is None:
-            return None
-        return planned_day(figures, self.cards, states, today)
+    def start_reads(self, today: dt.date, *, progress: bool, readiness: bool) -> StartReads:
+        """What the app's start reads once the study day is known (`StartReads`): the progress rows when
+        `progress`, readiness's inputs when `readiness` (None without an interview date ahead)."""
+        rows = self.progress_rows(today) if progress else None
+        read = self.readiness_inputs(today) if readiness else None
+        return StartReads(reader.reviews_on(self.data_dir, today), rows, read)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:
         """The new cards the day's queue still holds (the plan's for today, less those introduced or set aside)."""

@@ -169,6 +169,43 @@ def _plan_json(plan: StudyPlan) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ReadinessInputs:
+    """What readiness reads of the learner's data besides the card states: the interview, the track's cards and
+    the others, the topics' titles, the memory model and the review log replayed to today (cached)."""
+
+    interview: Interview
+    cards: Sequence[CardFacts]
+    others: Sequence[CardFacts]
+    titles: Mapping[str, str]
+    model: MemoryModel
+    replayed: DayReplay
+
+
+def readiness_of(
+    read: ReadinessInputs,
+    states: Mapping[str, CardState],
+    today: dt.date,
+    *,
+    new_order: str,
+    suggest: bool = True,
+) -> ReadinessFigures:
+    """`readiness_figures` over what was read (`read`) and the card states."""
+    return readiness_figures(
+        read.cards,
+        (),  # the cached replay carries what the plan reads of the log
+        states,
+        today,
+        read.interview,
+        titles=read.titles,
+        model=read.model,
+        new_order=new_order,
+        replayed=read.replayed,
+        others=read.others,
+        suggest=suggest,
+    )
+
+
 def readiness_figures(
     cards: Sequence[CardFacts],
     log: Sequence[LoggedReview],
