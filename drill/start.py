@@ -130,7 +130,7 @@ def app_start(options: AppOptions) -> AppStart:
     weak = options.weak if focused and options.weak else 0
     plan = follows_plan(options.card_id, focused, options.cram)
     # what the day's session needs of the store, read at once; from here on the records are handed down
-    reads = workspace.start_reads(today, progress=weak > 0, readiness=plan)
+    reads = workspace.start_reads(today, saved, progress=weak > 0, readiness=plan)
     if reads.progress is not None:
         from drill.study.standing import topic_figures
 

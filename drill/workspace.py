@@ -327,11 +327,13 @@ class Workspace:
         """FSRS parameters fitted to this learner (`drill fsrs fit`); None: the fsrs package's defaults."""
         return saved_parameters(self.saved_settings())
 
-    def memory_model(self) -> MemoryModel:
-        """FSRS as it predicts this learner's recall: their fitted parameters, the settings' longest interval."""
+    def memory_model(self, saved: Mapping[str, str] | None = None) -> MemoryModel:
+        """FSRS as it predicts this learner's recall: their fitted parameters (in `saved`, the saved settings, when
+        they were read already), the settings' longest interval."""
         from drill.study.forecast import MemoryModel
 
-        return MemoryModel(self.fsrs_parameters(), self.settings.max_interval_days)
+        parameters = self.fsrs_parameters() if saved is None else saved_parameters(saved)
+        return MemoryModel(parameters, self.settings.max_interval_days)
 
     def interview(self) -> Interview | None:
         """The interview date and what goes with it in the settings file; None when no date is set."""
@@ -371,9 +373,15 @@ class Workspace:
         interview = self.interview()
         if interview is None or interview.date < today:
             return None  # before the import: a start without a date needs none of the planner's modules
+        ensure_schema(self.data_dir)
+        return self._readiness_inputs(interview, self.memory_model(), today)
+
+    def _readiness_inputs(self, interview: Interview, model: MemoryModel, today: dt.date) -> ReadinessInputs:
+        """Readiness's inputs for `interview` (ahead, on a database at the current schema): the track's cards and
+        the others, the titles, and the log replayed through `model` (cached)."""
+        from drill.store import replay_cache
         from drill.study.readiness import ReadinessInputs
 
-        ensure_schema(self.data_dir)
         track = None
         if interview.track is not None:
             from drill.study.tracks import track_topics
@@ -382,8 +390,8 @@ class Workspace:
         every = studied(self.summary.cards).values()
         cards = [card for card in every if track is None or card.topic in track]
         others = [card for card in every if track is not None and card.topic not in track]
-        model = self.memory_model()
-        return ReadinessInputs(interview, cards, others, topic_titles(), model, self.replay_day(today, model))
+        replayed = replay_cache.replay_day(self.data_dir, model, today)
+        return ReadinessInputs(interview, cards, others, topic_titles(), model, replayed)
 
     def readiness_line(self, today: dt.date) -> str | None:
         """One line on readiness for the interview date (what a mock's report shows); None without a date."""
@@ -448,12 +456,20 @@ class Workspace:
             max_interval=self.settings.max_interval_days,
         )
 
-    def start_reads(self, today: dt.date, *, progress: bool, readiness: bool) -> StartReads:
-        """What the app's start reads once the study day is known (`StartReads`): the progress rows when
-        `progress`, readiness's inputs when `readiness` (None without an interview date ahead)."""
-        rows = self.progress_rows(today) if progress else None
-        read = self.readiness_inputs(today) if readiness else None
-        return StartReads(reader.reviews_on(self.data_dir, today), rows, read)
+    def start_reads(self, today: dt.date, saved: Mapping[str, str], *, progress: bool, readiness: bool) -> StartReads:
+        """What the app's start reads once the study day is known (`StartReads`), in one pass after the saved
+        settings (`saved`): today's grades, the progress rows when `progress`, readiness's inputs when `readiness`
+        (None without an interview date ahead). The database is migrated first when either is asked for."""
+        self.settle_writes()
+        interview = self.interview() if readiness else None
+        ahead = interview is not None and interview.date >= today
+        if progress or ahead:
+            ensure_schema(self.data_dir)
+        day = reader.read_day(self.data_dir, today, progress=progress)
+        read = None
+        if interview is not None and ahead:
+            read = self._readiness_inputs(interview, self.memory_model(saved), today)
+        return StartReads(day.graded_today, day.progress, read)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:
         """The new cards the day's queue still holds (the plan's for today, less those introduced or set aside)."""

@@ -102,64 +102,69 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
     Needs the current schema (the review counts and the covering index); callers
     open the Store once first on an older file, which migrates it (drill.workspace does).
     """
-    recent_since = (today - dt.timedelta(days=recent_days - 1)).isoformat()
-    heat_since = (today - dt.timedelta(days=heat_days - 1)).isoformat()
 
     def query(conn: sqlite3.Connection) -> ProgressRows:
-        out = ProgressRows()
-        rows = _rows_or_none(
-            conn,
-            "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until, introduced_on,"
-            " repeat_pending, last_review_day FROM card_state",
-        )
-        for cid, reviews, lapses, ef, reps, due, susp, leech, buried, intro, pending, last in rows or []:
-            figures = CardFigures(
-                reviews, lapses, ef, reps, due, bool(susp), bool(leech), buried, intro, bool(pending), last
-            )
-            out.cards[cid] = figures
-            out.total_reviews += reviews
-        by_topic = conn.execute(
-            "SELECT topic, SUM(scheduled), SUM(passed) FROM review_topic_day WHERE day >= ? GROUP BY topic",
-            (recent_since,),
-        ).fetchall()
-        out.recent_by_topic = {t: (int(n or 0), int(p or 0)) for t, n, p in by_topic if n}
-        untagged = conn.execute(  # reviews logged before topics were kept with them
-            "SELECT card_id, COUNT(*), SUM(grade >= 3) FROM review_log INDEXED BY ix_review_log_day_card"
-            " WHERE day >= ? AND topic IS NULL AND mode != 'cram' GROUP BY card_id",
-            (recent_since,),
-        ).fetchall()
-        out.recent = {cid: (n, int(passed or 0)) for cid, n, passed in untagged}
-        days = conn.execute(
-            "SELECT day, reviews, scheduled, passed FROM review_day WHERE day >= ? AND reviews > 0", (heat_since,)
-        ).fetchall()
-        out.days = {day: (n, sched, passed) for day, n, sched, passed in days}
-        if heat_since in out.days:  # the streak may reach past the window: walk back only as far as it goes
-            out.earlier_days = _days_before(conn, heat_since)
-        mocks = _rows_or_none(
-            conn,
-            f"SELECT id, started_at, CASE WHEN {ANSWERED_MOCK} THEN status ELSE 'abandoned' END,"
-            f" CASE WHEN {ANSWERED_MOCK} THEN score END, minutes FROM mock m WHERE status != 'running' ORDER BY id DESC",
-        )
-        out.mocks = [(m[0], m[1], m[2], m[3], m[4]) for m in mocks or []]
-        mock_topics = _rows_or_none(
-            conn,
-            "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
-            # a planned question a follow-up took the place of stays pending: it was never asked
-            f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending' AND {REACHED_QUESTION}"
-            " GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
-        )
-        for topic, mock_id, score, questions in mock_topics or []:
-            out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))
-        attempts = _rows_or_none(conn, "SELECT card_id, result FROM kernel_attempt ORDER BY id")
-        for cid, result in attempts or []:
-            pct = _pct(result)
-            if pct is not None:
-                out.kernel_pcts.setdefault(cid, []).append(pct)
-            else:
-                out.kernel_untimed[cid] = out.kernel_untimed.get(cid, 0) + 1
-        return out
+        return _progress(conn, today, recent_days, heat_days)
 
     return _read(database_path(data_dir), query, ProgressRows())
+
+
+def _progress(conn: sqlite3.Connection, today: dt.date, recent_days: int = 30, heat_days: int = 182) -> ProgressRows:
+    """The progress rows of study day `today` (read_progress), on an open connection."""
+    recent_since = (today - dt.timedelta(days=recent_days - 1)).isoformat()
+    heat_since = (today - dt.timedelta(days=heat_days - 1)).isoformat()
+    out = ProgressRows()
+    rows = _rows_or_none(
+        conn,
+        "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until, introduced_on,"
+        " repeat_pending, last_review_day FROM card_state",
+    )
+    for cid, reviews, lapses, ef, reps, due, susp, leech, buried, intro, pending, last in rows or []:
+        figures = CardFigures(
+            reviews, lapses, ef, reps, due, bool(susp), bool(leech), buried, intro, bool(pending), last
+        )
+        out.cards[cid] = figures
+        out.total_reviews += reviews
+    by_topic = conn.execute(
+        "SELECT topic, SUM(scheduled), SUM(passed) FROM review_topic_day WHERE day >= ? GROUP BY topic",
+        (recent_since,),
+    ).fetchall()
+    out.recent_by_topic = {t: (int(n or 0), int(p or 0)) for t, n, p in by_topic if n}
+    untagged = conn.execute(  # reviews logged before topics were kept with them
+        "SELECT card_id, COUNT(*), SUM(grade >= 3) FROM review_log INDEXED BY ix_review_log_day_card"
+        " WHERE day >= ? AND topic IS NULL AND mode != 'cram' GROUP BY card_id",
+        (recent_since,),
+    ).fetchall()
+    out.recent = {cid: (n, int(passed or 0)) for cid, n, passed in untagged}
+    days = conn.execute(
+        "SELECT day, reviews, scheduled, passed FROM review_day WHERE day >= ? AND reviews > 0", (heat_since,)
+    ).fetchall()
+    out.days = {day: (n, sched, passed) for day, n, sched, passed in days}
+    if heat_since in out.days:  # the streak may reach past the window: walk back only as far as it goes
+        out.earlier_days = _days_before(conn, heat_since)
+    mocks = _rows_or_none(
+        conn,
+        f"SELECT id, started_at, CASE WHEN {ANSWERED_MOCK} THEN status ELSE 'abandoned' END,"
+        f" CASE WHEN {ANSWERED_MOCK} THEN score END, minutes FROM mock m WHERE status != 'running' ORDER BY id DESC",
+    )
+    out.mocks = [(m[0], m[1], m[2], m[3], m[4]) for m in mocks or []]
+    mock_topics = _rows_or_none(
+        conn,
+        "SELECT a.topic, a.mock_id, AVG(COALESCE(a.score, 0)), COUNT(*) FROM mock_answer a JOIN mock m ON m.id = a.mock_id"
+        # a planned question a follow-up took the place of stays pending: it was never asked
+        f" WHERE m.status != 'running' AND {ANSWERED_MOCK} AND a.status != 'pending' AND {REACHED_QUESTION}"
+        " GROUP BY a.mock_id, a.topic ORDER BY a.mock_id",
+    )
+    for topic, mock_id, score, questions in mock_topics or []:
+        out.last_mock_by_topic[topic] = (mock_id, float(score), int(questions))
+    attempts = _rows_or_none(conn, "SELECT card_id, result FROM kernel_attempt ORDER BY id")
+    for cid, result in attempts or []:
+        pct = _pct(result)
+        if pct is not None:
+            out.kernel_pcts.setdefault(cid, []).append(pct)
+        else:
+            out.kernel_untimed[cid] = out.kernel_untimed.get(cid, 0) + 1
+    return out
 
 
 def _days_before(conn: sqlite3.Connection, before: str, chunk: int = 400) -> list[str]:
@@ -367,10 +372,33 @@ def reviews_on(data_dir: Path, day: dt.date) -> dict[str, int]:
     """
 
     def query(conn: sqlite3.Connection) -> dict[str, int]:
-        rows = _rows_or_none(conn, _REVIEWS_ON, (day.isoformat(),)) or []
-        return {card_id: int(count) for card_id, count in rows}
+        return _graded_on(conn, day)
 
     return _read(database_path(data_dir), query, {})
+
+
+def _graded_on(conn: sqlite3.Connection, day: dt.date) -> dict[str, int]:
+    rows = _rows_or_none(conn, _REVIEWS_ON, (day.isoformat(),)) or []
+    return {card_id: int(count) for card_id, count in rows}
+
+
+@dataclass(frozen=True)
+class DayRows:
+    """What the app's start reads of study day `today` in one look: how many times each card was graded on it
+    (`reviews_on`) and, when asked for, the progress rows (`read_progress`)."""
+
+    graded_today: dict[str, int]
+    progress: ProgressRows | None
+
+
+def read_day(data_dir: Path, today: dt.date, *, progress: bool) -> DayRows:
+    """Today's grades and, when `progress`, the progress rows, read on one connection. The progress rows need the
+    current schema, as read_progress does; raises StoreError as card_history does."""
+
+    def query(conn: sqlite3.Connection) -> DayRows:
+        return DayRows(_graded_on(conn, today), _progress(conn, today) if progress else None)
+
+    return _read(database_path(data_dir), query, DayRows({}, ProgressRows() if progress else None))
 
 
 # -- reading --------------------------------------------------------------------------
