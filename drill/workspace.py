@@ -373,15 +373,15 @@ class Workspace:
         interview = self.interview()
         if interview is None or interview.date < today:
             return None  # before the import: a start without a date needs none of the planner's modules
-        ensure_schema(self.data_dir)
-        return self._readiness_inputs(interview, self.memory_model(), today)
-
-    def _readiness_inputs(self, interview: Interview, model: MemoryModel, today: dt.date) -> ReadinessInputs:
-        """Readiness's inputs for `interview` (ahead, on a database at the current schema): the track's cards and
-        the others, the titles, and the log replayed through `model` (cached)."""
-        from drill.store import replay_cache
         from drill.study.readiness import ReadinessInputs
 
+        ensure_schema(self.data_dir)
+        cards, others = self._track_cards(interview)
+        model = self.memory_model()
+        return ReadinessInputs(interview, cards, others, topic_titles(), model, self.replay_day(today, model))
+
+    def _track_cards(self, interview: Interview) -> tuple[list[CardSummary], list[CardSummary]]:
+        """The studied cards of the interview's track, and the others (all are the track's without one)."""
         track = None
         if interview.track is not None:
             from drill.study.tracks import track_topics
@@ -390,8 +390,7 @@ class Workspace:
         every = studied(self.summary.cards).values()
         cards = [card for card in every if track is None or card.topic in track]
         others = [card for card in every if track is not None and card.topic not in track]
-        replayed = replay_cache.replay_day(self.data_dir, model, today)
-        return ReadinessInputs(interview, cards, others, topic_titles(), model, replayed)
+        return cards, others
 
     def readiness_line(self, today: dt.date) -> str | None:
         """One line on readiness for the interview date (what a mock's report shows); None without a date."""
@@ -462,13 +461,20 @@ class Workspace:
         (None without an interview date ahead). The database is migrated first when either is asked for."""
         self.settle_writes()
         interview = self.interview() if readiness else None
-        ahead = interview is not None and interview.date >= today
-        if progress or ahead:
+        if interview is not None and interview.date < today:
+            interview = None  # the date has passed: no plan
+        model = None if interview is None else self.memory_model(saved)
+        if progress or interview is not None:
             ensure_schema(self.data_dir)
         day = reader.read_day(self.data_dir, today, progress=progress)
-        read = None
-        if interview is not None and ahead:
-            read = self._readiness_inputs(interview, self.memory_model(saved), today)
+        if interview is None or model is None:
+            return StartReads(day.graded_today, day.progress)
+        from drill.store import replay_cache
+        from drill.study.readiness import ReadinessInputs
+
+        cards, others = self._track_cards(interview)
+        replayed = replay_cache.replay_day(self.data_dir, model, today)
+        read = ReadinessInputs(interview, cards, others, topic_titles(), model, replayed)
         return StartReads(day.graded_today, day.progress, read)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:

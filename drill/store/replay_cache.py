@@ -123,13 +123,12 @@ def rebuild(data_dir: Path, model: MemoryModel, today: dt.date) -> DayReplay:
 def _replay(
     data_dir: Path, model: MemoryModel, today: dt.date, cache: Path, key: str, cached: _Cached | None
 ) -> DayReplay:
-    start = None
-    if cached is not None and cached.before <= today:
-        start = cached.start()
-    if cached is None or start is None:
+    if cached is None or cached.before > today:
         return _replay_whole(data_dir, model, today, cache, key)
     read = reader.read_log_from(data_dir, cached.before, today)
-    if read.since != cached.before_mark:  # a review undone or imported before the cached day
+    start = cached.start()
+    # a spoiled cache line, or a review undone or imported before the cached day
+    if start is None or read.since != cached.before_mark:
         return _replay_whole(data_dir, model, today, cache, key)
     day = continue_day(start, read.rows, today, model)
     if cached.before != today:  # a new study day: the cache moves on to its start
