@@ -58,6 +58,11 @@ DOCUMENTED_CALLS = {
     "min": ((3, 2), {}, int),
     "max": ((3, 2), {}, int),
     "abs": ((-3,), {}, int),
+    "block_scale_count": ((18432, 7168), {}, int),
+    "block_scale_share": ((4096, 7168), {"row_block": 1}, float),
+    "moe_row_tiles": ((24576, 64, 128), {"imbalance": 4.0}, int),
+    "moe_loop_waves": ((24576, 64, 1408, 128, 128, 132), {}, int),
+    "moe_grouped_waves": ((24576, 64, 1408, 128, 128, 132), {}, int),
     "round": ((2.567, 2), {}, float),
     # mixture of experts
     "moe_params": (("mixtral-8x7b",), {}, dict),
@@ -138,6 +143,11 @@ DOCUMENTED_CALLS = {
 
 # name -> a call with an impossible argument
 IMPOSSIBLE_CALLS = {
+    "block_scale_count": ((0, 7168), {}),
+    "block_scale_share": ((128, 128), {"scale_bytes": 0}),
+    "moe_row_tiles": ((24576, 64, 128), {"imbalance": 65.0}),
+    "moe_loop_waves": ((24576, 0, 1408, 128, 128, 132), {}),
+    "moe_grouped_waves": ((24576, 64, 1408, 128, 128, 132), {"imbalance": 0.5}),
     "params": (({"name": "broken", "layers": 0, "hidden": 4096},), {}),
     "weight_bytes": ((L3,), {"dtype": "fp7"}),
     "dtype_bytes": (("int3",), {}),
