@@ -138,17 +138,28 @@ def _replay(
     return day
 
 
+@dataclass
+class _WholeReplay:
+    """The whole log replayed through `model` to study day `today` as its rows stream past (read_log_from's
+    `take`); `day` is the replay once they have."""
+
+    today: dt.date
+    model: MemoryModel
+    day: DayReplay | None = None
+
+    def __call__(self, rows: Iterator[LoggedReview]) -> None:
+        self.day = continue_day(ReplayState(), rows, self.today, self.model)
+
+
 def _replay_whole(data_dir: Path, model: MemoryModel, today: dt.date, cache: Path, key: str) -> DayReplay:
     """The whole log replayed as it is read from the database (never held whole), and the cache written."""
-    replayed: list[DayReplay] = []
-
-    def take(rows: Iterator[LoggedReview]) -> None:
-        replayed.append(continue_day(ReplayState(), rows, today, model))
-
-    read = reader.read_log_from(data_dir, None, today, take)
-    day = replayed[0]
-    _write(cache, key, today, read, day, None)
-    return day
+    whole = _WholeReplay(today, model)
+    read = reader.read_log_from(data_dir, None, today, whole)
+    if whole.day is None:  # no database file yet: the rows were never read, and the log is empty
+        whole(iter(()))
+    assert whole.day is not None
+    _write(cache, key, today, read, whole.day, None)
+    return whole.day
 
 
 def _read(cache: Path, key: str) -> _Cached | None:
