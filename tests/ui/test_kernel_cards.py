@@ -8,9 +8,11 @@ is compiled with NVRTC and not run, so its verdict says correctness and timing n
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from textual.widgets import Static
@@ -21,7 +23,7 @@ from drill.store.reader import DB_NAME
 from drill.ui.app import make_app
 from drill.ui.kernel_screen import KernelScreen
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import FixedClock, settle, type_keys, until
+from tests.conftest import FixedClock, settle, stretched, type_keys, until
 
 JUDGE_SECONDS = 600.0  # a cold judge imports torch and triton, then interprets every case: slow on a loaded machine
 CPU_NOTE = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
@@ -102,6 +104,8 @@ def check_verdict(card: NewCard, starter: str, verdict: str) -> None:
 async def test_a_new_kernel_card_is_edited_run_revealed_and_graded_once(tmp_path, card):
     data_dir = tmp_path / "data"
     starter = (paths.kernels_dir() / card.starter).read_text()
+    # the judge's time limit as a learner on a busy machine would set it: the interpreter runs every case
+    Path(os.environ["DRILL_CONFIG"]).write_text(f"judge_timeout = {stretched(120):.0f}\n")
     app = make_app(
         AppOptions(
             data_dir,
