@@ -239,7 +239,7 @@ class Workspace:
 
     def saved_settings_and_states(self) -> tuple[dict[str, str], dict[str, CardState]]:
         """What the app's start reads of the database, together: the saved settings and every card's state."""
-        return reader.read_settings(self.data_dir), reader.read_states(self.data_dir)
+        return reader.read_settings_and_states(self.data_dir)
 
     def rollover_hour(self) -> int:
         """The hour the study day starts: --day-starts-at, the settings file, the saved setting or the default."""

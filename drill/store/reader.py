@@ -60,12 +60,25 @@ def read_states(data_dir: Path) -> dict[str, CardState]:
     than this drill, or stays locked past the busy timeout.
     """
 
-    def query(conn: sqlite3.Connection) -> dict[str, CardState]:
-        conn.row_factory = sqlite3.Row
-        rows = _rows_or_none(conn, "SELECT * FROM card_state")
-        return {r["card_id"]: state_from_row(dict(r)) for r in rows or []}
+    return _read(database_path(data_dir), _states, {})
 
-    return _read(database_path(data_dir), query, {})
+
+def _states(conn: sqlite3.Connection) -> dict[str, CardState]:
+    conn.row_factory = sqlite3.Row
+    rows = _rows_or_none(conn, "SELECT * FROM card_state")
+    conn.row_factory = None
+    return {r["card_id"]: state_from_row(dict(r)) for r in rows or []}
+
+
+def read_settings_and_states(data_dir: Path) -> tuple[dict[str, str], dict[str, CardState]]:
+    """The saved settings and every card's state, read on one connection (the app's first read); ({}, {}) before
+    the first run. Raises StoreError in the same cases as `read_states`."""
+
+    def query(conn: sqlite3.Connection) -> tuple[dict[str, str], dict[str, CardState]]:
+        return _settings(conn), _states(conn)
+
+    none: tuple[dict[str, str], dict[str, CardState]] = ({}, {})
+    return _read(database_path(data_dir), query, none)
 
 
 def overdue_by(started_at: str, minutes: int, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> bool:
@@ -88,11 +101,12 @@ def read_settings(data_dir: Path) -> dict[str, str]:
     Raises StoreError in the same cases as `read_states`.
     """
 
-    def query(conn: sqlite3.Connection) -> dict[str, str]:
-        rows = _rows_or_none(conn, "SELECT key, value FROM setting")
-        return {str(k): str(v) for k, v in rows or []}
+    return _read(database_path(data_dir), _settings, {})
 
-    return _read(database_path(data_dir), query, {})
+
+def _settings(conn: sqlite3.Connection) -> dict[str, str]:
+    rows = _rows_or_none(conn, "SELECT key, value FROM setting")
+    return {str(k): str(v) for k, v in rows or []}
 
 
 # -- progress figures ---------------------------------------------------------------
