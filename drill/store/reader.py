@@ -427,26 +427,44 @@ def _rows_or_none(conn: sqlite3.Connection, sql: str, parameters: tuple[str, ...
 
 
 def _read(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
-    """Run `query` on a read-only connection to `path`; `empty` when there is no file yet.
+    """Run `query` on a read-only connection to `path`; `empty` when there is no file yet. Whatever stops the read
+    is said here, once, as a StoreError (drill.store.errors)."""
+    try:
+        return _read_file(path, query, empty)
+    except _NewerSchema as newer:
+        raise errors.newer_schema(path, newer.version, migrations.LATEST) from None
+    except OSError as exc:  # a folder on the way that may not even be looked into
+        raise errors.unreachable(path, exc) from exc
+    except sqlite3.Error as exc:
+        raise errors.from_sqlite(path, exc, migrations.BUSY_WAIT_S) from exc
+
+
+class _NewerSchema(Exception):
+    """The file was written by a newer drill, at schema `version`."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
+def _read_file(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+    """`_read` before its failures are said: `empty` when there is no file yet.
 
     A WAL file in a folder the learner may not write to cannot be opened the usual
     way (SQLite needs to create its shared-memory file beside it); nobody can be
-    writing there either, so it is read as an immutable file instead.
+    writing there either, so it is read as an immutable file instead (the first error stands if that fails too).
     """
-    try:
-        if not path.exists():
-            return empty
-    except OSError as exc:
-        raise errors.unreachable(path, exc) from exc
+    if not path.exists():
+        return empty
     try:
         return _query(path, query, immutable=False)
     except sqlite3.Error as exc:
-        if _unreadable_here(path, exc):
-            try:
-                return _query(path, query, immutable=True)
-            except sqlite3.Error:
-                pass
-        raise errors.from_sqlite(path, exc, migrations.BUSY_WAIT_S) from exc
+        if not _unreadable_here(path, exc):
+            raise
+        try:
+            return _query(path, query, immutable=True)
+        except sqlite3.Error:
+            raise exc from None
 
 
 def _query(path: Path, query: Callable[[sqlite3.Connection], T], *, immutable: bool) -> T:
@@ -455,7 +473,7 @@ def _query(path: Path, query: Callable[[sqlite3.Connection], T], *, immutable: b
     try:
         version = migrations.schema_version(conn)
         if version > migrations.LATEST:
-            raise errors.newer_schema(path, version, migrations.LATEST)
+            raise _NewerSchema(version)
         return query(conn)
     finally:
         conn.close()
