@@ -140,6 +140,7 @@ def app_start(options: AppOptions) -> AppStart:
         from drill.study.readiness import readiness_of
 
         figures = readiness_of(reads.readiness, states, today, new_order=study.new_order, suggest=False)
+    planned = plan_for_queue(figures, cards, states, today)
     asked = SessionAsked(
         card_id=options.card_id,
         topics=tuple(topics),
@@ -154,7 +155,7 @@ def app_start(options: AppOptions) -> AppStart:
         states,
         today,
         asked,
-        planned=plan_for_queue(figures, cards, states, today),
+        planned=planned,
         graded_today=reads.graded_today,
         max_interval=settings.max_interval_days,
     )
