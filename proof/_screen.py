@@ -65,7 +65,8 @@ HINT_START: dict[str, tuple[str, ...]] = {
 REVEALED = re.compile(r"(suggested \d \(enter\) · )?0 blackout")
 # A notice that reports trouble, and screen text that only trouble puts there (card text
 # may well say "error", so the wider words are looked for in notices only).
-NOTICE_TROUBLE = re.compile(r"lock|error|Error|ERROR|database|Traceback|cannot|failed", re.I)
+# whole words: a card id such as fp8-block-gemm in a notice ("buried … until tomorrow") is no lock
+NOTICE_TROUBLE = re.compile(r"\block(?:ed|s)?\b|error|database|Traceback|cannot|failed", re.I)
 SCREEN_TROUBLE = re.compile(
     r"database is locked|is in use by another program|cannot open the database|drill\.sqlite3|"
     r"StoreError|OperationalError"
