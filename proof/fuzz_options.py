@@ -327,18 +327,43 @@ def run_alone(case: Case, case_timeout: float) -> dict[str, Any]:
     }
 
 
+MIN_CASE_TIMEOUT = 30.0
+
+
+def slowest_command_seconds() -> float:
+    """Seconds a `drill check` of every bundled deck takes here and now (its deep checks draw every card's numbers):
+    a hostile value given to `check` may make it do no less, so a case is called a hang only well past this."""
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "drill", "check"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=600,
+        check=False,
+    )
+    return time.monotonic() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="every option once with a few values, for CI")
     parser.add_argument("--own-process", action="store_true", help="each case in a `python -m drill.cli` of its own")
     parser.add_argument("--workers", type=int, default=max(1, min(4, (os.cpu_count() or 2))))
     parser.add_argument("--batch", type=int, default=40, help="cases per child process")
-    parser.add_argument("--case-timeout", type=float, default=30)
+    parser.add_argument(
+        "--case-timeout",
+        type=float,
+        default=None,
+        help="seconds after which a case is a hang (default: the larger of 30 and three times a `drill check` of"
+        " the bundled decks, timed here first: the slowest command a case may run, on this machine at this load)",
+    )
     parser.add_argument(
         "--values", type=int, default=12, help=f"hostile values per option, drawn from {len(HOSTILE_VALUES)} (0: all)"
     )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
+    if args.case_timeout is None:
+        args.case_timeout = max(MIN_CASE_TIMEOUT, 3 * slowest_command_seconds())
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     started = time.monotonic()
