@@ -241,7 +241,16 @@ def compile_cuda(
     return _compile(source, filename, arch, options)
 
 
+# One build at a time in a process: two threads in NVRTC at once (a judge's builds ahead) crashed a process.
+_one_build = threading.Lock()
+
+
 def _compile(source: str, filename: str, arch: str, options: tuple[str, ...]) -> CompileResult:
+    with _one_build:
+        return _compile_now(source, filename, arch, options)
+
+
+def _compile_now(source: str, filename: str, arch: str, options: tuple[str, ...]) -> CompileResult:
     lib = load_library()
     start = time.perf_counter()
     shown = os.path.basename(filename)
