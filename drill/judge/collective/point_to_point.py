@@ -264,6 +264,15 @@ def _describe(tensor: torch.Tensor) -> str:
     return f"{tensor.numel():,} {str(tensor.dtype).removeprefix('torch.')}"
 
 
+def _source_named(src: int | None, group_src: int | None) -> int | str:
+    """The rank a receive names: the global rank, else the rank within the group, else "any"."""
+    if src is not None:
+        return src
+    if group_src is not None:
+        return group_src
+    return "any"
+
+
 class Watch:
     """The learner's point-to-point calls: counted, named in the status slot, receives poisoned when asked."""
 
@@ -328,7 +337,7 @@ class Watch:
         tag: int = 0,
         group_src: int | None = None,
     ) -> Handle:
-        label = self.label("irecv", tensor, src if src is not None else (group_src if group_src is not None else "any"))
+        label = self.label("irecv", tensor, _source_named(src, group_src))
         self.say(f"posting {label}")
         landing = self._landing(tensor)
         work = self.originals.irecv(landing[0][0] if landing else tensor, src, group, tag, group_src)
@@ -358,7 +367,7 @@ class Watch:
         tag: int = 0,
         group_src: int | None = None,
     ) -> int:
-        label = self.label("recv", tensor, src if src is not None else (group_src if group_src is not None else "any"))
+        label = self.label("recv", tensor, _source_named(src, group_src))
         self.say(f"blocked in {label} until it arrives")
         with self._plain():
             sender = self.originals.recv(tensor, src, group, tag, group_src)
