@@ -15,6 +15,7 @@ from drill.cards.kinds import COMMON_FIELDS, KINDS, describe, type_name
 from drill.cards.model import Card, Problem
 from drill.cards.salvage import each_card_alone
 from drill.textsafe import shown, shown_fields
+from drill.words import counted
 
 # YAML is imported only where a deck or the topic list is parsed: a start from the deck cache
 # (drill.cards.deck_cache) never imports it.
@@ -62,7 +63,7 @@ class DeckSet:
 
     def left_out(self) -> str:
         """For a command that goes on without the broken cards (when there are problems): one line saying so."""
-        return f"{len(self.problems)} problem(s) in the decks, those cards left out (`drill check` lists them)"
+        return f"{counted(len(self.problems), 'problem')} in the decks, those cards left out (`drill check` lists them)"
 
 
 @lru_cache(maxsize=1)

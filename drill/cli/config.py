@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from drill.cli import options
 from drill.config import settings as cfg
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.cli import Subcommands
@@ -123,4 +124,6 @@ def _switch_scheduler(args: argparse.Namespace, name: str, path: Path) -> str:
         done = switch_scheduler(workspace.store(), name, max_interval=max_interval)
     finally:
         workspace.close()
-    return f"rescheduled {done.cards} card(s) with {name} by replaying {done.reviews} logged review(s)"
+    return (
+        f"rescheduled {counted(done.cards, 'card')} with {name} by replaying {counted(done.reviews, 'logged review')}"
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
 from drill.cli import options
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.workspace import Workspace
@@ -136,9 +137,11 @@ def left_out_notice(counts: Mapping[str, int]) -> str:
     kinds = [kind for kind in LEFT_OUT_WHY if counts.get(kind)]
     if not kinds:
         return ""
-    listed = " and ".join(f"{counts[kind]} {kind} card(s)" for kind in kinds)
+    listed = " and ".join(counted(counts[kind], f"{kind} card") for kind in kinds)
     if len(kinds) == 1:
-        why = f"they are {LEFT_OUT_WHY[kinds[0]]}"
+        only = kinds[0]
+        subject = "it is" if counts[only] == 1 else "they are"
+        why = f"{subject} {LEFT_OUT_WHY[only]}"
     else:
         why = "; ".join(f"a {kind} card is {LEFT_OUT_WHY[kind]}" for kind in kinds)
     return f"{listed} left out: {why}, which a flashcard cannot do"
@@ -414,7 +417,7 @@ def _take_parameters(workspace: Workspace, parameters: tuple[float, ...] | None)
             "(`drill fsrs fit` fits them to the log as it is now)"
         )
     rescheduled = use_parameters(workspace, parameters)
-    moved = "" if rescheduled is None else f", and FSRS rescheduled {rescheduled} card(s) with them"
+    moved = "" if rescheduled is None else f", and FSRS rescheduled {counted(rescheduled, 'card')} with them"
     return f"; the FSRS parameters fitted to them are this folder's now{moved}"
 
 

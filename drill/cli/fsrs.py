@@ -116,7 +116,7 @@ def _reset(workspace: Workspace) -> int:
         print("FSRS already uses its default parameters.")
         return 0
     rescheduled = use_parameters(workspace, None)
-    words = "" if rescheduled is None else f"; FSRS rescheduled {rescheduled} card(s) with them"
+    words = "" if rescheduled is None else f"; FSRS rescheduled {counted(rescheduled, 'card')} with them"
     print(f"FSRS is back to its default parameters{words}.")
     return 0
 

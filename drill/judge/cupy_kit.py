@@ -39,6 +39,7 @@ from drill.judge.kitbase import (
     unravel,
 )
 from drill.judge.timed import ReadWork
+from drill.words import counted
 
 if TYPE_CHECKING:
     from drill.judge.cupy_ops import RawOps, Stats
@@ -176,7 +177,7 @@ class CupyKit(Clocked):
             if changed.size:
                 return (
                     f"wrote past the end of output {index + 1}: element {n + int(changed[0]):,} "
-                    f"(the output has {n:,}), {int(changed.size)} guard element(s) changed"
+                    f"(the output has {n:,}), {counted(int(changed.size), 'guard element')} changed"
                 )
         return None
 

@@ -41,6 +41,7 @@ from drill.judge.kitbase import (
     Launch as Launch,
 )
 from drill.judge.timed import Event, ReadWork
+from drill.words import counted
 
 
 class Kit(Clocked):
@@ -169,7 +170,7 @@ class Kit(Clocked):
                 first = int(changed[0, 0])
                 return (
                     f"wrote past the end of output {index + 1}: element {n + first:,} "
-                    f"(the output has {n:,}), {int(changed.shape[0])} guard element(s) changed"
+                    f"(the output has {n:,}), {counted(int(changed.shape[0]), 'guard element')} changed"
                 )
         return None
 

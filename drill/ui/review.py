@@ -232,7 +232,8 @@ class ReviewScreen(PageScreen[None]):
 
     def on_store_opened(self, message: StoreOpened) -> None:
         if message.changed_cards:
-            self.notify(f"{message.changed_cards} card(s) edited since you last saw them", timeout=4)
+            them = "it" if message.changed_cards == 1 else "them"
+            self.notify(f"{counted(message.changed_cards, 'card')} edited since you last saw {them}", timeout=4)
 
     async def ready_store(self) -> "ReviewWriter | None":
         """The grades' writer, once the workspace has opened it; None (said to the learner) when it could not."""

@@ -169,7 +169,7 @@ def test_a_command_that_goes_on_without_broken_cards_says_so(tmp_path, write_dec
     deck = write_deck("deck: Mine\ncards:\n  - id: broken\n    kind: concept\n")  # no topic, prompt, answer
     assert cli.main(["--data-dir", str(tmp_path / "data"), *argv, "--decks", str(deck)]) == 0
     err = capsys.readouterr().err
-    assert f"drill {name}: 4 problem(s) in the decks, those cards left out (`drill check` lists them)" in err
+    assert f"drill {name}: 4 problems in the decks, those cards left out (`drill check` lists them)" in err
     if name == "stats":
         assert cli.main(["--data-dir", str(tmp_path / "data"), *argv]) == 0
         assert "problem" not in capsys.readouterr().err  # the bundled decks alone: nothing to say

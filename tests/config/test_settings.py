@@ -433,7 +433,7 @@ def test_set_scheduler_switches_the_stored_schedule_through_drill_scheduling(
     assert fake_switch == [("Store", data, "fsrs", 36500)]
     assert out.splitlines() == [
         f'scheduler: unset -> "fsrs" ({config_file})',
-        "rescheduled 4 card(s) with fsrs by replaying 9 logged review(s)",
+        "rescheduled 4 cards with fsrs by replaying 9 logged reviews",
     ]
     assert load_settings().scheduler == "fsrs"
 
@@ -463,7 +463,7 @@ def test_set_scheduler_and_back_saves_the_active_scheduler_and_keeps_every_revie
     for name in ("fsrs", "sm2"):
         code, out, err = drill("--data-dir", str(data), "config", "set", "scheduler", name, capsys=capsys)
         assert code == 0, err
-        assert out.splitlines()[1] == f"rescheduled 1 card(s) with {name} by replaying 3 logged review(s)"
+        assert out.splitlines()[1] == f"rescheduled 1 card with {name} by replaying 3 logged reviews"
         assert read_settings(data).get("scheduler") == name
         assert load_settings().scheduler == name
     store = Store(data)

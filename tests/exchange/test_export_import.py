@@ -25,6 +25,7 @@ from drill.store.store import ImportCounts, Store
 from drill.study.records import CardState
 from drill.study.session import study_day
 from drill.study.sm2 import SM2State, days_after, review
+from drill.words import counted
 
 TODAY = study_day(dt.datetime.now())
 
@@ -205,7 +206,7 @@ def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
     err = capsys.readouterr().err
     assert f"wrote {len(expected)} notes" in err
     kernels = sum(c.kind == "kernel" for c in cards.values())
-    assert f"{kernels} kernel card(s) left out: they are answered by running code on a GPU" in err
+    assert f"{kernels} kernel cards left out: they are answered by running code on a GPU" in err
     assert {cid: n[0] for cid, n in first.items()} == {cid: n[0] for cid, n in second.items()}
     assert first["c00"][0] == note_guid("c00") == genanki.guid_for("drill", "c00")
     assert first == second  # the same fields too: a parameterised card shows the same draw each time
@@ -247,7 +248,7 @@ def test_an_export_names_the_scenario_cards_it_leaves_out_apart_from_the_kernel_
     kernels = sum(c.kind == "kernel" for c in cards)
     scenarios = sum(c.kind == "scenario" for c in cards)
     assert kernels and scenarios
-    assert f"{kernels} kernel card(s) and {scenarios} scenario card(s) left out" in err
+    assert f"{counted(kernels, 'kernel card')} and {counted(scenarios, 'scenario card')} left out" in err
     assert "a scenario card is asked in stages in a mock round (`drill mock --round`)" in err
     assert "a kernel card is answered by running code on a GPU" in err
 
@@ -257,8 +258,12 @@ def test_the_left_out_notice_of_one_kind_says_they():
 
     assert left_out_notice({}) == ""
     assert left_out_notice({"scenario": 3}) == (
-        "3 scenario card(s) left out: they are asked in stages in a mock round (`drill mock --round`),"
+        "3 scenario cards left out: they are asked in stages in a mock round (`drill mock --round`),"
         " which a flashcard cannot do"
+    )
+    assert left_out_notice({"kernel": 1}) == (
+        "1 kernel card left out: it is answered by running code on a GPU (`drill kernel run`), which a flashcard"
+        " cannot do"
     )
 
 
@@ -649,7 +654,7 @@ def test_with_fsrs_scheduling_imported_parameters_reschedule_the_cards(history, 
     assert main(["config", "set", "scheduler", "fsrs", "--data-dir", str(target)]) == 0
     capsys.readouterr()
     assert main(["import", "reviews", str(out), "--data-dir", str(target)]) == 0
-    assert re.search(r"FSRS rescheduled \d+ card\(s\) with them", capsys.readouterr().err)
+    assert re.search(r"FSRS rescheduled (1 card|\d+ cards) with them", capsys.readouterr().err)
     assert _parameters(target) == FITTED
 
 

@@ -20,6 +20,7 @@ from drill.judge.kitbase import GUARD_ELEMENTS, Check, CheckResult, Launch
 from drill.judge.timed import Event
 from drill.judge.torch_kit import guard_value, poison_output
 from drill.kernel_shared.collective_sizes import shards
+from drill.words import counted
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -105,7 +106,7 @@ class RankKit(InputKit):
             if changed.numel():
                 return (
                     f"wrote past the end of the output: element {n + int(changed[0, 0]):,} "
-                    f"(the output has {n:,}), {int(changed.shape[0])} guard element(s) changed"
+                    f"(the output has {n:,}), {counted(int(changed.shape[0]), 'guard element')} changed"
                 )
         return None
 
