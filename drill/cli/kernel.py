@@ -259,12 +259,12 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
     verdict = client.run(job, source, progress, timeout=args.timeout, timing=timing, on_verdict=show)
     client.abandon()  # the verdict is in: the judge has nothing left to do
     grade = suggest_kernel_grade(verdict, target)
-    store_ready.join()
-    _record_attempt(data_dir, card.id, source, verdict.to_json())
-    if args.json:
+    if args.json:  # as soon as it is in, like the words: the attempt's log follows
         data = verdict.to_json()
         data.update(file=origin, target_pct=target, suggested_grade=grade)
-        print(json.dumps(data, indent=2))
+        print(json.dumps(data, indent=2), flush=True)
+    store_ready.join()
+    _record_attempt(data_dir, card.id, source, verdict.to_json())
     for t in verdict.timings:
         if t.name in later:
             print(torch_time_words(verdict, t))

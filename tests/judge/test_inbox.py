@@ -127,3 +127,30 @@ def test_a_judge_started_before_any_request_looks_no_longer_than_it_is_told():
         sink.write(json.dumps(run_request()) + "\n")
         sink.flush()
         assert json.loads(next(iter(inbox)))["op"] == "run"  # a request sent later is still served
+
+
+def test_cupy_imported_ahead_leaves_a_judge_running_where_cupy_is_broken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import ahead runs beside the wait for the first request: a CuPy that fails to import must not raise
+    there (the runtime's own import reports it and judges with torch)."""
+    import builtins
+    import sys
+    import threading
+
+    from drill.judge.__main__ import import_cupy_ahead
+
+    real_import = builtins.__import__
+
+    def refuse_cupy(name: str, *args: object, **kwargs: object) -> object:
+        if name == "cupy":
+            raise ImportError("libcuda.so.1: cannot open shared object file")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    monkeypatch.setattr(builtins, "__import__", refuse_cupy)
+    thread = import_cupy_ahead()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert raised == []
+    assert "cupy" not in sys.modules
