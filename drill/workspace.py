@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
+    from drill.study.progress import ProgressReport
     from drill.study.readiness import Interview, ReadinessFigures, ReadinessInputs
     from drill.study.records import CardFacts
     from drill.study.standing import TopicFigures
@@ -119,7 +120,7 @@ def collect(
     *,
     new_per_day: int | None = None,
     new_order: str | None = None,
-) -> dict[str, Any]:
+) -> ProgressReport:
     """The progress report of the data directory, read without SQLModel (drill.study.progress builds it).
 
     Settings left as None are read as the review app saved them. The database must
@@ -136,7 +137,7 @@ def _report(
     rollover_hour: int | None,
     new_per_day: int | None,
     new_order: str | None,
-) -> dict[str, Any]:
+) -> ProgressReport:
     """The progress report built from what `read_for_report` read (drill.study.progress builds it)."""
     from drill.study.progress import build_report
 
@@ -271,7 +272,7 @@ class Workspace:
         rollover_hour: int | None = None,
         new_per_day: int | None = None,
         new_order: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ProgressReport:
         """The progress report (`drill stats`, the stats screen) of `study_day()`; a setting left None is the one
         in force (a flag the workspace was given, the settings file, the saved setting).
 

@@ -23,7 +23,7 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import datetime as dt
+    from dataclasses import replace
 
     from drill.config.settings import load_settings
     from drill.study.progress import render_text
@@ -53,17 +53,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if workspace.summary.problems:
         print(f"drill stats: {workspace.summary.left_out()}", file=sys.stderr)
-    today = dt.date.fromisoformat(report["today"])
+    today = report.today
     readiness = None
     if workspace.interview() is not None:  # the card states are read for readiness only: 10,000 take a while
         states = workspace.states()
-        readiness = workspace.readiness(today, states=states, new_order=report["new_order"])
+        readiness = workspace.readiness(today, states=states, new_order=report.new_order)
         if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
-            report["new_today"] = len(workspace.planned_new(readiness, states, today))
+            report = replace(report, new_today=len(workspace.planned_new(readiness, states, today)))
     if args.json:
-        report["readiness"] = readiness.as_json() if readiness is not None else None
-        report["calibration"] = workspace.calibration().as_json()
-        print(json.dumps(report, indent=2))
+        data = report.as_json()
+        data["readiness"] = readiness.as_json() if readiness is not None else None
+        data["calibration"] = workspace.calibration().as_json()
+        print(json.dumps(data, indent=2))
     else:
         print(render_text(report))
         if readiness is not None:

@@ -1,4 +1,5 @@
-"""The progress report: counts, due cards, retention and weak topics, as JSON or a text report.
+"""The progress report: counts, due cards, retention and weak topics, as a record (the stats screen), JSON
+(`drill stats --json`) or a text report.
 
 Pure: drill.workspace reads the saved settings and the progress rows and hands them here.
 """
@@ -6,13 +7,17 @@ Pure: drill.workspace reads the saved settings and the progress rows and hands t
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping, TypedDict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 
 from drill.study.records import CardFacts, ProgressRows
 from drill.study.scheduling import saved_scheduler
 from drill.study.session import DEFAULT_NEW_ORDER, DEFAULT_NEW_PER_DAY, DEFAULT_ROLLOVER_HOUR, NEW_ORDERS
 from drill.study.standing import (
     RANKING_RULE,
+    DueDay,
+    RetentionWeek,
+    TopicFigures,
     forecast,
     heatmap,
     queue_counts,
@@ -23,7 +28,8 @@ from drill.study.standing import (
 )
 
 
-class MockLine(TypedDict):
+@dataclass(frozen=True)
+class MockLine:
     """A finished or stopped mock as the stats list it, newest first."""
 
     id: int
@@ -31,6 +37,45 @@ class MockLine(TypedDict):
     status: str
     score: float | None
     minutes: int
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    """Where the learner stands on one study day: what `drill stats` prints and the stats screen shows."""
+
+    cards: int
+    reviews: int
+    today: dt.date
+    day_starts_at: int  # the hour the study day rolls over at
+    due_today: int
+    new_today: int  # the new cards today's queue takes
+    new_done_today: int
+    new_per_day: int
+    new_order: str
+    scheduler: str
+    new_available: int  # cards never introduced
+    suspended: int
+    buried: int
+    leeches: list[str]
+    topics: list[TopicFigures]  # by topic id
+    weak_topics: list[str]  # the first few of the weakest-topics ranking, as `--weak` practises them
+    weakest_first: list[str]  # every topic in the weakest-topics ranking
+    ranking_rule: str
+    forecast: list[DueDay]  # the next 30 days
+    forecast_7d: dict[str, int]  # the days of the next seven with cards due, by ISO date
+    heatmap: dict[str, int]  # reviews a day, by ISO date
+    retention_trend: list[RetentionWeek]
+    streak: int
+    mocks: int
+    mock_history: list[MockLine]  # the newest 20
+    kernels: dict[str, list[float]]  # each kernel card's timed runs, % of its ceiling, oldest first
+    kernels_untimed: dict[str, int]  # each kernel card's runs with no figure
+
+    def as_json(self) -> dict[str, object]:
+        """The report as `drill stats --json` prints it."""
+        data = asdict(self)
+        data["today"] = self.today.isoformat()
+        return data
 
 
 # how many of the weakest topics `drill stats` names (as `drill --weak` practises by default)
@@ -65,7 +110,7 @@ def build_report(
     rollover_hour: int | None = None,
     new_per_day: int | None = None,
     new_order: str | None = None,
-) -> dict[str, Any]:
+) -> ProgressReport:
     """The progress report of study day `today`. Settings left as None are those the review app `saved`."""
     if rollover_hour is None:
         rollover_hour = saved_rollover_hour(saved)
@@ -75,41 +120,41 @@ def build_report(
         new_order = saved_new_order(saved)
     counts = queue_counts(cards, rows, today)
     figures = topic_figures(cards, rows, today, titles)
-    topics = sorted((t.as_json() for t in figures), key=lambda t: t["topic"])
+    topics = sorted(figures, key=lambda t: t.topic)
     days30 = forecast(rows, today, 30, card_ids=cards)
     week = {d["date"]: d["due"] for d in days30[1:8] if d["due"]}
-    return {
-        "cards": len(cards),
-        "reviews": rows.total_reviews,
-        "today": today.isoformat(),
-        "day_starts_at": rollover_hour,
-        "due_today": counts["due_today"],
-        "new_today": min(max(0, new_per_day - counts["new_done_today"]), counts["new_available"]),
-        "new_done_today": counts["new_done_today"],
-        "new_per_day": new_per_day,
-        "new_order": new_order,
-        "scheduler": saved_scheduler(saved),
-        "new_available": counts["new_available"],
-        "suspended": counts["suspended"],
-        "buried": counts["buried"],
-        "leeches": counts["leeches"],
-        "topics": topics,
-        "weak_topics": weakest(figures, WEAK_TOPICS_SHOWN),
-        "weakest_first": [t.topic for t in figures],  # every topic in the weakest-topics ranking
-        "ranking_rule": RANKING_RULE,
-        "forecast": days30,
-        "forecast_7d": week,
-        "heatmap": heatmap(rows),
-        "retention_trend": retention_trend(rows, today),
-        "streak": streak(rows, today),
-        "mocks": len(rows.mocks),
-        "mock_history": [
+    return ProgressReport(
+        cards=len(cards),
+        reviews=rows.total_reviews,
+        today=today,
+        day_starts_at=rollover_hour,
+        due_today=counts["due_today"],
+        new_today=min(max(0, new_per_day - counts["new_done_today"]), counts["new_available"]),
+        new_done_today=counts["new_done_today"],
+        new_per_day=new_per_day,
+        new_order=new_order,
+        scheduler=saved_scheduler(saved),
+        new_available=counts["new_available"],
+        suspended=counts["suspended"],
+        buried=counts["buried"],
+        leeches=counts["leeches"],
+        topics=topics,
+        weak_topics=weakest(figures, WEAK_TOPICS_SHOWN),
+        weakest_first=[t.topic for t in figures],
+        ranking_rule=RANKING_RULE,
+        forecast=days30,
+        forecast_7d=week,
+        heatmap=heatmap(rows),
+        retention_trend=retention_trend(rows, today),
+        streak=streak(rows, today),
+        mocks=len(rows.mocks),
+        mock_history=[
             MockLine(id=i, started_at=at, status=status, score=score, minutes=minutes)
             for i, at, status, score, minutes in rows.mocks[:20]
         ],
-        "kernels": {cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
-        "kernels_untimed": {cid: n for cid, n in sorted(rows.kernel_untimed.items()) if cid in cards},
-    }
+        kernels={cid: pcts for cid, pcts in sorted(rows.kernel_pcts.items()) if cid in cards},
+        kernels_untimed={cid: n for cid, n in sorted(rows.kernel_untimed.items()) if cid in cards},
+    )
 
 
 def saved_rollover_hour(saved: Mapping[str, str]) -> int:
@@ -138,26 +183,28 @@ def saved_whole_number(saved: Mapping[str, str], key: str, default: int, low: in
     return value
 
 
-def render_text(report: dict[str, Any]) -> str:
+def render_text(report: ProgressReport) -> str:
+    """The report as `drill stats` prints it: the counts, the topics in the weakest-topics ranking and the weakest."""
     from jinja2 import Environment
 
-    place = {topic: i for i, topic in enumerate(report["weakest_first"])}
+    place = {topic: i for i, topic in enumerate(report.weakest_first)}
+    ranked = sorted(report.topics, key=lambda t: place[t.topic])
     topics = [
         {
-            **t,
-            "retention_text": "-" if t["retention"] is None else f"{t['retention']:.0%}",
-            "weakness_text": f"{t['weakness']:.2f}" if t["practised"] else "-",
+            **asdict(t),
+            "retention_text": "-" if t.retention is None else f"{t.retention:.0%}",
+            "weakness_text": f"{t.weakness:.2f}" if t.practised else "-",
         }
-        for t in sorted(report["topics"], key=lambda t: place[t["topic"]])
+        for t in ranked
     ]
-    practised = {t["topic"] for t in topics if t["practised"]}
+    practised = {t.topic for t in ranked if t.practised}
     env = Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report["forecast_7d"].items())
+    forecast_text = " ".join(f"{day[5:]}:{n}" for day, n in report.forecast_7d.items())
     shown = {
-        **report,
+        **report.as_json(),
         "topics": topics,
         "forecast_text": forecast_text,
-        "weak_practised": [t for t in report["weak_topics"] if t in practised],
-        "weak_new": [t for t in report["weak_topics"] if t not in practised],
+        "weak_practised": [t for t in report.weak_topics if t in practised],
+        "weak_new": [t for t in report.weak_topics if t not in practised],
     }
     return env.from_string(_REPORT).render(shown).rstrip()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from drill.mock.plan import MockPlan
     from drill.mock.rounds import RoundPlan
     from drill.study.calibration import Calibration
+    from drill.study.progress import ProgressReport
     from drill.study.readiness import ReadinessFigures
     from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
@@ -218,7 +219,7 @@ class ScreenRequests(App[int]):
 
         today = self.today()
 
-        def read() -> tuple[dict[str, Any], ReadinessFigures | None, Calibration]:
+        def read() -> tuple[ProgressReport, ReadinessFigures | None, Calibration]:
             report = self.workspace.report()  # the database migrated first, if it must be
             readiness = self.workspace.readiness(today, new_order=self.new_order)
             return report, readiness, self.workspace.calibration().result

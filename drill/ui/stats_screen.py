@@ -3,10 +3,9 @@ the heatmap, forecast, retention, mocks, kernels and how well the forecast match
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -18,7 +17,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
 from drill.study.calibration import Calibration
+from drill.study.progress import ProgressReport
 from drill.study.readiness import ReadinessFigures
+from drill.study.standing import TopicFigures
 from drill.ui.readiness_view import CalibrationChart, ReadinessChart
 from drill.ui.screen_table import SafeDataTable
 from drill.ui.screen_text import SafeStatic
@@ -44,32 +45,57 @@ CELL_PADDING = 1  # DataTable's blank cells either side of a column
 TABLE_MARGIN = 3
 
 
+# What a column sorts by: a number, the topic's id, or None for a figure the topic does not have yet.
+SortValue = float | str | None
+
+
 @dataclass(frozen=True)
 class Column:
     """A column of the weak-topics table: where its value comes from, how it reads and which way it sorts first."""
 
     key: str
     label: str
-    show: Callable[[Any], str]
+    value: Callable[[TopicFigures], SortValue]
+    show: Callable[[TopicFigures], str]
     high_first: bool  # the first sort puts high values on top (weakness, lapses) or low ones (retention, ease)
 
 
-def _title(value: Any) -> str:
-    text = str(value)
+def _title(text: str) -> str:
     return text if len(text) <= TITLE_WIDTH else text[: TITLE_WIDTH - 1] + "…"
 
 
+def measured_weakness(topic: TopicFigures) -> float | None:
+    """A topic's weakness, none until the topic is practised (until then its score is the prior)."""
+    return topic.weakness if topic.practised else None
+
+
+def two_places(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def whole_percent(value: float | None) -> str:
+    """A figure already in percent as `63%`; `-` when missing."""
+    return "-" if value is None else f"{value:.0f}%"
+
+
 COLUMNS = (
-    Column("topic", "topic", _title, False),  # the id that --topic, --weak and the browser take
-    Column("weakness", "weakness", lambda v: "-" if v is None else f"{v:.2f}", True),
-    Column("cards", "cards", str, True),
-    Column("reviews", "reviews", str, True),
-    Column("retention", "ret 30d", percent, False),
-    Column("lapses", "lapses", str, True),
-    Column("due_7d", "due 7d", str, True),
-    Column("mean_ease", "ease", lambda v: "-" if v is None else f"{v:.2f}", False),
-    Column("last_mock", "mock", percent, False),
-    Column("kernel_best_pct_of_target", "kernel", lambda v: "-" if v is None else f"{v:.0f}%", False),
+    # the id that --topic, --weak and the browser take
+    Column("topic", "topic", lambda t: t.topic, lambda t: _title(t.topic), False),
+    Column("weakness", "weakness", measured_weakness, lambda t: two_places(measured_weakness(t)), True),
+    Column("cards", "cards", lambda t: t.cards, lambda t: str(t.cards), True),
+    Column("reviews", "reviews", lambda t: t.reviews, lambda t: str(t.reviews), True),
+    Column("retention", "ret 30d", lambda t: t.retention, lambda t: percent(t.retention), False),
+    Column("lapses", "lapses", lambda t: t.lapses, lambda t: str(t.lapses), True),
+    Column("due_7d", "due 7d", lambda t: t.due_7d, lambda t: str(t.due_7d), True),
+    Column("mean_ease", "ease", lambda t: t.mean_ease, lambda t: two_places(t.mean_ease), False),
+    Column("last_mock", "mock", lambda t: t.last_mock, lambda t: percent(t.last_mock), False),
+    Column(
+        "kernel_best_pct_of_target",
+        "kernel",
+        lambda t: t.kernel_best_pct_of_target,
+        lambda t: whole_percent(t.kernel_best_pct_of_target),
+        False,
+    ),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
 FIRST_SORT = "weakness"
@@ -98,30 +124,24 @@ def columns_that_fit(widths: Mapping[str, int], room: int, keep: str) -> tuple[l
     return shown, left_out
 
 
-def sort_topics(topics: Sequence[Mapping[str, Any]], key: str, reverse: bool = False) -> list[Mapping[str, Any]]:
+def sort_topics(topics: Sequence[TopicFigures], key: str, reverse: bool = False) -> list[TopicFigures]:
     """Topics ordered by one column (its usual direction, or the other with `reverse`); missing values go last.
 
     Ties keep the weakest topic first, then topic id order. A topic not practised yet has no weakness: sorted
     by weakness, the table is the weakest-topics ranking of `drill stats` and `--weak`.
     """
     column = BY_KEY[key]
-    base = sorted(topics, key=lambda t: (-t["weakness"], t["topic"]))
-    present = [t for t in base if shown_value(t, key) is not None]
-    missing = [t for t in base if shown_value(t, key) is None]
+    base = sorted(topics, key=lambda t: (-t.weakness, t.topic))
+    present = [t for t in base if column.value(t) is not None]
+    missing = [t for t in base if column.value(t) is None]
 
-    def value(t: Mapping[str, Any]) -> Any:
-        v = shown_value(t, key)
+    def value(t: TopicFigures) -> float | str:
+        v = column.value(t)
+        assert v is not None  # the topics without a value were set apart above
         return v.casefold() if isinstance(v, str) else v
 
     # sorted() is stable (reverse=True too), so equal values keep the weakest-first order either way
     return sorted(present, key=value, reverse=column.high_first != reverse) + missing
-
-
-def shown_value(topic: Mapping[str, Any], key: str) -> Any:
-    """A topic's value in a column: its weakness is none until the topic is practised (its score is the prior)."""
-    if key == "weakness" and not topic.get("practised", True):
-        return None
-    return topic.get(key)
 
 
 def direction_words(key: str, reverse: bool) -> str:
@@ -162,7 +182,7 @@ class StatsScreen(Screen[None]):
 
     def __init__(
         self,
-        report: dict[str, Any],
+        report: ProgressReport,
         titles: Mapping[str, str],
         readiness: ReadinessFigures | None = None,
         calibration: Calibration | None = None,
@@ -173,7 +193,7 @@ class StatsScreen(Screen[None]):
         self.titles = titles
         self.readiness = readiness
         self.calibration = calibration
-        self.topics = [{**t, "title": titles.get(t["topic"]) or t.get("title") or t["topic"]} for t in report["topics"]]
+        self.topics = list(report.topics)
         self.sort_key = FIRST_SORT
         self.sort_reverse = False
         self.shown: list[Column] = list(COLUMNS)  # the columns that fit the screen's width
@@ -182,7 +202,7 @@ class StatsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         report = self.report
-        today = dt.date.fromisoformat(report["today"])
+        today = report.today
         yield SafeStatic(self.header_line(), id="sttop")
         with VerticalScroll(id="stbody"):
             if self.readiness is not None:  # the question that brought the learner here, when a date is set
@@ -190,12 +210,12 @@ class StatsScreen(Screen[None]):
             yield SafeStatic(id="stsort")
             yield SafeDataTable(id="sttopics", cursor_type="row", zebra_stripes=True)
             with HorizontalGroup():
-                yield HeatmapChart(report.get("heatmap", {}), today, id="stheat")
-                yield RetentionChart(report.get("retention_trend", []), id="stretention")
-            yield ForecastChart(report.get("forecast", []), id="stforecast")
+                yield HeatmapChart(report.heatmap, today, id="stheat")
+                yield RetentionChart(report.retention_trend, id="stretention")
+            yield ForecastChart(report.forecast, id="stforecast")
             with HorizontalGroup():
-                yield MockHistory(report.get("mock_history"), int(report.get("mocks", 0)), id="stmocks")
-                yield KernelProgress(report.get("kernels", {}), report.get("kernels_untimed", {}), id="stkernels")
+                yield MockHistory(report.mock_history, report.mocks, id="stmocks")
+                yield KernelProgress(report.kernels, report.kernels_untimed, id="stkernels")
             if self.calibration is not None:
                 yield CalibrationChart(self.calibration, id="stcalibration")
         yield Footer(compact=True)
@@ -212,21 +232,19 @@ class StatsScreen(Screen[None]):
 
     def header_line(self) -> Text:
         r = self.report
-        streak = int(r.get("streak", 0))
-        mocks = int(r.get("mocks", 0))
         parts = [
-            counted(int(r["cards"]), "card"),
-            counted(int(r["reviews"]), "review"),
-            f"{r['due_today']} due today",
-            f"{streak}-day streak",
-            counted(mocks, "mock"),
+            counted(r.cards, "card"),
+            counted(r.reviews, "review"),
+            f"{r.due_today} due today",
+            f"{r.streak}-day streak",
+            counted(r.mocks, "mock"),
         ]
-        if r.get("leeches"):
-            parts.append(f"{len(r['leeches'])} leech{'' if len(r['leeches']) == 1 else 'es'}")
-        if r.get("suspended"):
-            parts.append(f"{r['suspended']} suspended")
+        if r.leeches:
+            parts.append(counted(len(r.leeches), "leech", "leeches"))
+        if r.suspended:
+            parts.append(f"{r.suspended} suspended")
         text = Text.assemble(("Stats", "bold"), " │ ", " · ".join(parts))
-        day = f"   study day {r['today']}"
+        day = f"   study day {r.today.isoformat()}"
         if text.cell_len + len(day) <= self.app.size.width - 2:  # else left out, not cut mid-word
             text.append(day, style="dim")
         return text
@@ -255,7 +273,7 @@ class StatsScreen(Screen[None]):
             label = Text(labels[column.key], style=style, justify=justify)
             table.add_column(label, key=column.key, width=widths[column.key] - 2 * CELL_PADDING)
         for topic in topics:
-            table.add_row(*(self.cell(column, topic) for column in self.shown), key=topic["topic"])
+            table.add_row(*(self.cell(column, topic) for column in self.shown), key=topic.topic)
         if keep is not None:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
         else:
@@ -271,16 +289,15 @@ class StatsScreen(Screen[None]):
         return line + f"\n[dim]left out to fit this width: {names}[/dim]"
 
     @staticmethod
-    def cell(column: Column, topic: Mapping[str, Any]) -> Text:
-        value = shown_value(topic, column.key)
+    def cell(column: Column, topic: TopicFigures) -> Text:
         if column.key == "topic":
-            return Text(_title(value))
+            return Text(column.show(topic))
         style = ""
-        if column.key == "retention" and value is not None:
-            style = retention_style(value)
+        if column.key == "retention" and topic.retention is not None:
+            style = retention_style(topic.retention)
         elif column.key == "weakness":
             style = "bold"
-        return Text(column.show(value), style=style, justify="right")
+        return Text(column.show(topic), style=style, justify="right")
 
     def sort_by(self, key: str, reverse: bool = False) -> None:
         self.sort_key = key

@@ -266,12 +266,10 @@ class MockHistory(DrawnStatic):
             return text
         text.append("\n" + f"{'#':>4}  {'date':<16} {'min':>3}  {'ending':<{ENDING_WIDTH}} {'score':>5}", style="dim")
         for mock in self.history[: self.SHOWN]:
-            when = str(mock.get("started_at") or "")[:16].replace("T", " ")
-            ending = STATUS_WORDS.get(str(mock.get("status")), str(mock.get("status")).replace("_", " "))
-            text.append(
-                f"\n{mock.get('id', ''):>4}  {when:<16} {mock.get('minutes') or '-':>3}  {ending:<{ENDING_WIDTH}} "
-            )
-            text.append(f"{percent(mock.get('score')):>5}", style="bold")
+            when = mock.started_at[:16].replace("T", " ")
+            ending = STATUS_WORDS.get(mock.status, mock.status.replace("_", " "))
+            text.append(f"\n{mock.id:>4}  {when:<16} {mock.minutes or '-':>3}  {ending:<{ENDING_WIDTH}} ")
+            text.append(f"{percent(mock.score):>5}", style="bold")
         if len(self.history) > self.SHOWN:
             text.append(f"\n      and {len(self.history) - self.SHOWN} older", style="dim")
         return text

@@ -63,30 +63,30 @@ def test_saved_rollover_hour_decides_what_is_due_today(tmp_path):
     cards = deck(3)
 
     default = collect(cards, store.data_dir, now=NOW)
-    assert default["today"] == "2026-05-09" and default["day_starts_at"] == 4
-    assert default["due_today"] == 0 and default["forecast_7d"] == {"2026-05-10": 1}
-    assert len(default["forecast"]) == 30 and default["forecast"][:2] == [
+    assert default.today.isoformat() == "2026-05-09" and default.day_starts_at == 4
+    assert default.due_today == 0 and default.forecast_7d == {"2026-05-10": 1}
+    assert len(default.forecast) == 30 and default.forecast[:2] == [
         {"date": "2026-05-09", "due": 0},
         {"date": "2026-05-10", "due": 1},
     ]
 
     store.set_setting("day_starts_at", "0")
     saved = collect(cards, store.data_dir, now=NOW)
-    assert saved["today"] == "2026-05-10" and saved["day_starts_at"] == 0
-    assert saved["due_today"] == 1 and saved["forecast_7d"] == {}
-    assert saved["forecast"][0] == {"date": "2026-05-10", "due": 1}
+    assert saved.today.isoformat() == "2026-05-10" and saved.day_starts_at == 0
+    assert saved.due_today == 1 and saved.forecast_7d == {}
+    assert saved.forecast[0] == {"date": "2026-05-10", "due": 1}
 
-    assert collect(cards, store.data_dir, now=NOW, rollover_hour=4)["due_today"] == 0  # an explicit hour wins
+    assert collect(cards, store.data_dir, now=NOW, rollover_hour=4).due_today == 0  # an explicit hour wins
     store.close()
 
 
 def test_a_bury_ends_with_the_study_day_the_saved_rollover_gives(tmp_path):
     store = Store(tmp_path)
     store.bury(CardState("c00"), DAY)  # hidden until the study day of 10 May
-    assert collect(deck(2), store.data_dir, now=NOW)["buried"] == 1
+    assert collect(deck(2), store.data_dir, now=NOW).buried == 1
     store.set_setting("day_starts_at", "0")
     report = collect(deck(2), store.data_dir, now=NOW)
-    assert report["buried"] == 0 and report["new_available"] == 2
+    assert report.buried == 0 and report.new_available == 2
     store.close()
 
 
@@ -95,14 +95,14 @@ def test_saved_new_per_day_and_order(tmp_path):
     cards = deck(8)
     today = study_day(NOW)
     reviewed(store, "c00", 4, day=today, due=today + dt.timedelta(days=1))  # one new card already seen today
-    assert collect(cards, store.data_dir, now=NOW)["new_today"] == 9 - 2  # the default 10, capped by the 7 left
+    assert collect(cards, store.data_dir, now=NOW).new_today == 9 - 2  # the default 10, capped by the 7 left
     store.set_setting("new_per_day", "3")
     store.set_setting("new_order", "random")
     report = collect(cards, store.data_dir, now=NOW)
-    assert report["new_per_day"] == 3 and report["new_done_today"] == 1 and report["new_today"] == 2
-    assert report["new_available"] == 7 and report["new_order"] == "random"
+    assert report.new_per_day == 3 and report.new_done_today == 1 and report.new_today == 2
+    assert report.new_available == 7 and report.new_order == "random"
     store.set_setting("new_per_day", "0")
-    assert collect(cards, store.data_dir, now=NOW)["new_today"] == 0
+    assert collect(cards, store.data_dir, now=NOW).new_today == 0
 
 
 @pytest.mark.parametrize(
@@ -113,8 +113,8 @@ def test_bad_saved_settings_fall_back_to_the_defaults(tmp_path, key, value):
     store = Store(tmp_path)
     store.set_setting(key, value)
     report = collect(deck(20), store.data_dir, now=NOW)
-    assert (report["new_per_day"], report["day_starts_at"], report["new_order"]) == (10, 4, "lab")
-    assert report["new_today"] == 10
+    assert (report.new_per_day, report.day_starts_at, report.new_order) == (10, 4, "lab")
+    assert report.new_today == 10
     store.close()
 
 

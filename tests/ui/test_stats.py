@@ -10,8 +10,16 @@ from drill.start import AppOptions
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.study.sm2 import days_after, review
+from drill.study.standing import TopicFigures
 from drill.ui.app import make_app
-from drill.ui.stats_screen import LEAVE_OUT_FIRST, StatsScreen, column_width, columns_that_fit, sort_topics
+from drill.ui.stats_screen import (
+    BY_KEY,
+    LEAVE_OUT_FIRST,
+    StatsScreen,
+    column_width,
+    columns_that_fit,
+    sort_topics,
+)
 from drill.ui.stats_widgets import (
     HeatmapChart,
     MockHistory,
@@ -208,13 +216,25 @@ def test_bars_fill_eighths_and_leave_gaps():
 
 def test_missing_values_sort_last_in_either_direction():
     topics = [
-        {"topic": "a", "retention": 0.9, "weakness": 0.1},
-        {"topic": "b", "retention": None, "weakness": 0.3},
-        {"topic": "c", "retention": 0.5, "weakness": 0.2},
+        TopicFigures("a", "A", retention=0.9, weakness=0.1, practised=True),
+        TopicFigures("b", "B", retention=None, weakness=0.3, practised=True),
+        TopicFigures("c", "C", retention=0.5, weakness=0.2, practised=True),
     ]
-    assert [t["topic"] for t in sort_topics(topics, "retention")] == ["c", "a", "b"]
-    assert [t["topic"] for t in sort_topics(topics, "retention", reverse=True)] == ["a", "c", "b"]
-    assert [t["topic"] for t in sort_topics(topics, "weakness")] == ["b", "c", "a"]
+    assert [t.topic for t in sort_topics(topics, "retention")] == ["c", "a", "b"]
+    assert [t.topic for t in sort_topics(topics, "retention", reverse=True)] == ["a", "c", "b"]
+    assert [t.topic for t in sort_topics(topics, "weakness")] == ["b", "c", "a"]
+
+
+def test_a_topic_not_practised_yet_has_no_weakness_and_sorts_after_those_measured():
+    topics = [
+        TopicFigures("new", "New", weakness=0.13, practised=False),
+        TopicFigures("weak", "Weak", weakness=0.3, practised=True),
+        TopicFigures("strong", "Strong", weakness=0.05, practised=True),
+    ]
+    assert [t.topic for t in sort_topics(topics, "weakness")] == ["weak", "strong", "new"]
+    assert [t.topic for t in sort_topics(topics, "weakness", reverse=True)] == ["strong", "weak", "new"]
+    weakness = BY_KEY["weakness"]
+    assert [StatsScreen.cell(weakness, t).plain for t in topics] == ["-", "0.30", "0.05"]
 
 
 def test_a_column_is_as_wide_as_its_widest_text_and_its_padding():
@@ -242,7 +262,7 @@ async def test_stats_screen_on_a_seeded_history(seeded):
         screen = await open_stats(pilot)
         table = screen.query_one("#sttopics", DataTable)
         order = [row.key.value for row in table.ordered_rows]
-        weakness = {t["topic"]: t["weakness"] for t in report["topics"]}
+        weakness = {t.topic: t.weakness for t in report.topics}
         assert sorted(order) == sorted(weakness)
         assert [weakness[t] for t in order] == sorted(weakness.values(), reverse=True)
         assert order[0] == "transformer-shapes"  # the shape trace failed most and scored 1/3 in the mock
