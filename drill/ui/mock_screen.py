@@ -2,9 +2,9 @@
 
 A rubric card's points are ticked after the answer is submitted and before anything of the expected answer
 is shown (their titles only); a point is ticked only for an answer that says enough for it
-(drill.mock.answers.check_tick), or anyway with a reason the learner gives. In practice mode the verdict and
-the expected answer follow each question, and the ticks are final once they are shown. The grading itself is
-drill.mock's; this screen asks, collects and shows.
+(drill.mock.answers.check_tick), or anyway with a reason the learner gives (drill.ui.rubric_ticks keeps the
+ticks). In practice mode the verdict and the expected answer follow each question, and the ticks are final once
+they are shown. The grading itself is drill.mock's; this screen asks, collects and shows.
 """
 
 from __future__ import annotations
@@ -15,25 +15,24 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.segment import Segment
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.strip import Strip
-from textual.widgets import Footer, Input, SelectionList
+from textual.widgets import Footer
 
 from drill.cards.scenario import is_clarify, stage_type_of
-from drill.mock.answers import RUBRIC_KINDS, check_tick, grade_answer, kernel_grade, rubric_points
+from drill.mock.answers import RUBRIC_KINDS, grade_answer, kernel_grade
 from drill.mock.follow_ups import FollowUpKind
-from drill.mock.grading import HINT_COST, QuestionGrade, Tick, TickBasis
-from drill.ui.answer_fields import InOrderInput, Page
+from drill.mock.grading import HINT_COST, QuestionGrade
+from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm, DiagnosisForm, KeptAnswer
 from drill.ui.markdown_view import MarkdownView
 from drill.ui.mock_forms import CHOICES_COST_WORDS, SHOW_CHOICES_KEY, MockDiagnosisForm, mock_form_for
 from drill.ui.press_again import PressAgain
+from drill.ui.rubric_ticks import TICK_HINT, RubricTicks
 from drill.ui.screen_keys import PageScreen, form_bindings, scroll_bindings
-from drill.ui.screen_text import SafeLabel, SafeSelectionList, SafeStatic
+from drill.ui.screen_text import SafeStatic
 from drill.ui.screen_text import markup_text as escape  # Textual markup: every bracket escaped
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
 
 # Ending early is a key no other screen binds (ctrl+g is Stats on the review screen), and it asks first.
 END_KEY = "ctrl+l"
-OVERRIDE_KEY = "o"
 END_RISK = "End the mock now? Questions not answered count as unanswered; an answer not submitted is not scored."
 QUIT_RISK = "A mock is running: quitting ends it (submitted answers are kept; one not submitted is not scored)."
 SKIP_KEY = "ctrl+n"
@@ -55,10 +53,6 @@ FOLLOW_UP_KEYS_HINT = f"[b]{SKIP_KEY}[/b] decline · [b]{END_KEY}[/b] end"
 BUILDING_REPORT = "building your report…"
 LAST_DECLINE_RISK = "This follow-up is the last question: declining it ends the mock."
 HELD = "answers and verdicts are held until the mock ends"
-TICK_HINT = (
-    f"[b]space[/b] ticks a point you covered · [b]{OVERRIDE_KEY}[/b] anyway, with a reason · [b]enter[/b] {{then}}"
-)
-TICKS_FINAL = "the expected answer is shown: the ticks are final"
 
 
 class Stage(enum.Enum):
@@ -74,39 +68,6 @@ def chosen_reading(form: AnswerForm) -> int | None:
     if isinstance(form, (DiagnosisForm, MockDiagnosisForm)):
         return form.chosen
     return None
-
-
-class Checklist(SafeSelectionList[int]):
-    """The rubric points to tick: space ticks, enter goes on. `guard`, when set, decides whether a point may
-    change (it is asked before each tick or untick)."""
-
-    BINDINGS = [
-        Binding("enter", "screen.next", "Next question", show=False),
-        Binding(OVERRIDE_KEY, "screen.override", "Tick anyway, with a reason", id="mock.override", show=False),
-    ]
-    guard: Callable[[int], bool] | None = None
-
-    def action_select(self) -> None:
-        """Space ticks the point highlighted when it was pressed (Textual's list ticks the one highlighted when
-        its message is handled: in a burst, space down space ticked the last point twice and the first not)."""
-        if self.highlighted is None:
-            return
-        option = self.get_option_at_index(self.highlighted)
-        if self.guard is not None and not self.guard(option.value):
-            return
-        self.toggle(option)
-
-    def render_line(self, y: int) -> Strip:
-        """A point not ticked shows an empty box (Textual draws an X in both states, told apart by colour)."""
-        strip = super().render_line(y)
-        index = self.scroll_offset.y + y
-        if index >= self.option_count or self.get_option_at_index(index).value in self.selected:
-            return strip
-        segments = list(strip)
-        if len(segments) > 1 and segments[1].text.strip():
-            segments[1] = Segment(" " * len(segments[1].text), segments[1].style)
-            return Strip(segments, strip.cell_length)
-        return strip
 
 
 def kernel_record(screen: "KernelScreen") -> dict[str, object]:
@@ -162,10 +123,6 @@ class MockScreen(PageScreen[dict[str, object]]):
     MockScreen #mbody { height: 1fr; padding: 0 1; }
     MockScreen #mwork { height: auto; }
     MockScreen #mverdict { height: auto; }
-    MockScreen #mrubric { height: auto; max-height: 12; display: none; }
-    MockScreen #mrubric.shown { display: block; }
-    MockScreen #mreason-label, MockScreen #mreason { display: none; }
-    MockScreen #mreason-label.shown, MockScreen #mreason.shown { display: block; }
     MockScreen #manswer { border-top: solid $primary; display: none; }
     MockScreen #manswer.shown { display: block; }
     MockScreen #mbar { height: 1; padding: 0 1; background: $panel; }
@@ -200,8 +157,6 @@ class MockScreen(PageScreen[dict[str, object]]):
         self.form: AnswerForm | None = None
         self.stage = Stage.ANSWERING
         self.record: dict[str, object] | None = None  # the submitted answer, as its form gave it
-        self.overrides: dict[int, str] = {}  # rubric points ticked anyway: the learner's reasons
-        self.overriding: int | None = None  # the point whose reason is being typed
         self.kernel_grade: int | None = None
         self.kernel_answer: dict[str, object] = {}  # a kernel question's verdict and its reference, for the report
         self.shown_at = time.monotonic()
@@ -218,15 +173,12 @@ class MockScreen(PageScreen[dict[str, object]]):
             yield MarkdownView(id="mprompt")
             yield Vertical(id="mwork")
             yield SafeStatic(id="mverdict")
-            yield Checklist(id="mrubric")
-            yield SafeLabel("", id="mreason-label")
-            yield InOrderInput(id="mreason", compact=True, placeholder="why your answer covers it, in a few words")
+            yield RubricTicks(id="mticks")
             yield MarkdownView(id="manswer")
         yield SafeStatic(id="mbar")
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
-        self.query_one(Checklist).guard = self.may_tick
         self.set_interval(1.0, self.tick)
         await self.ask_next()
 
@@ -280,18 +232,13 @@ class MockScreen(PageScreen[dict[str, object]]):
         self.card = card
         self.stage = Stage.ANSWERING
         self.record = None
-        self.overrides = {}
         self.kernel_grade = None
         self.kernel_answer = {}
         self.shown_at = time.monotonic()
         work = self.query_one("#mwork", Vertical)
         await work.remove_children()
         self.query_one("#mverdict", SafeStatic).update("")
-        rubric = self.query_one("#mrubric", Checklist)
-        rubric.clear_options()
-        rubric.remove_class("shown")
-        rubric.disabled = False
-        self.hide_reason()
+        self.query_one(RubricTicks).clear()
         answer = self.query_one("#manswer", MarkdownView)
         answer.remove_class("shown")
         answer.show("")
@@ -378,11 +325,7 @@ class MockScreen(PageScreen[dict[str, object]]):
         self.query_one("#mverdict", SafeStatic).update("")
         if card.kind in RUBRIC_KINDS and not is_clarify(card):  # a round's clarifying stage is graded by its asks
             self.stage = Stage.TICKING
-            rubric = self.query_one("#mrubric", Checklist)
-            rubric.add_options([(point, i) for i, point in enumerate(rubric_points(card))])
-            rubric.add_class("shown")
-            rubric.highlighted = 0
-            rubric.focus()
+            rubric = self.query_one(RubricTicks).ask(card, self.record)
             then = "the answer" if self.practice else "next"
             self.query_one("#mbar", SafeStatic).update(TICK_HINT.format(then=then))
             # the question keeps its place: the points to tick are scrolled just into view beneath it, once they
@@ -394,87 +337,13 @@ class MockScreen(PageScreen[dict[str, object]]):
             return
         await self.commit()
 
-    # -- ticking -----------------------------------------------------------------------
-    def may_tick(self, point: int) -> bool:
-        """Whether rubric point `point` may change now: an untick always while ticking; a tick only for an
-        answer that says enough for it (the override key ticks it anyway, with a reason)."""
-        if self.stage is not Stage.TICKING or self.card is None or self.record is None:
-            if self.stage is Stage.SHOWN:
-                self.notify(TICKS_FINAL, timeout=4)
-            return False
-        rubric = self.query_one("#mrubric", Checklist)
-        if point in rubric.selected:
-            self.overrides.pop(point, None)
-            return True
-        check = check_tick(self.card, point, self.record)
-        if check.passed:
-            return True
-        anyway = f". {OVERRIDE_KEY} ticks it anyway, with a reason (kept in the report)" if check.long_enough else ""
-        self.notify(f"not ticked: {check.refusal()}{anyway}", severity="warning", timeout=6)
-        return False
-
+    # -- ticking: drill.ui.rubric_ticks keeps the ticks; the keys that reach them are the screen's --------
     def action_override(self) -> None:
-        """Tick the highlighted point though the answer's check refused it: ask for the reason first."""
-        rubric = self.query_one("#mrubric", Checklist)
-        if self.stage is not Stage.TICKING or rubric.highlighted is None or self.card is None:
-            if self.stage is Stage.SHOWN:
-                self.notify(TICKS_FINAL, timeout=4)
-            return
-        point = rubric.get_option_at_index(rubric.highlighted).value
-        if point in rubric.selected or self.record is None:
-            return
-        check = check_tick(self.card, point, self.record)
-        if not check.long_enough:  # no reason stands in for an answer that says too little
-            self.notify(f"not ticked: {check.refusal()}", severity="warning", timeout=6)
-            return
-        self.overriding = point
-        label = self.query_one("#mreason-label", SafeLabel)
-        label.update(f"Why does your answer cover “{escape(rubric_points(self.card)[point])}”? ([b]enter[/b] ticks it)")
-        reason = self.query_one("#mreason", Input)
-        reason.value = ""
-        label.add_class("shown")
-        reason.add_class("shown")
-        reason.focus()
-
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        if message.input.id != "mreason":
-            return
-        message.stop()
-        reason = message.value.strip()
-        point = self.overriding
-        if point is None or self.stage is not Stage.TICKING:
-            self.hide_reason()
-            return
-        if not reason:
-            self.notify("a reason is needed to tick a point your answer's check refused", severity="warning")
-            return
-        self.overrides[point] = reason
-        rubric = self.query_one("#mrubric", Checklist)
-        rubric.select(point)
-        self.hide_reason()
-        rubric.focus()
+        """Tick the highlighted point though the answer's check refused it, once a reason is given."""
+        self.query_one(RubricTicks).override()
 
     def action_cancel_override(self) -> None:
-        if self.overriding is None:
-            return
-        self.hide_reason()
-        self.query_one("#mrubric", Checklist).focus()
-
-    def hide_reason(self) -> None:
-        self.overriding = None
-        self.query_one("#mreason-label", SafeLabel).remove_class("shown")
-        self.query_one("#mreason", Input).remove_class("shown")
-
-    def on_selection_list_selected_changed(self, message: SelectionList.SelectedChanged[int]) -> None:
-        message.stop()
-
-    def ticks(self) -> list[Tick]:
-        """The points ticked, each with why it counts."""
-        selected = self.query_one("#mrubric", Checklist).selected
-        return [
-            Tick(i, TickBasis.OVERRIDDEN, self.overrides[i]) if i in self.overrides else Tick(i, TickBasis.CHECKED)
-            for i in sorted(selected)
-        ]
+        self.query_one(RubricTicks).cancel_override()
 
     # -- grading -----------------------------------------------------------------------
     def grade(self) -> QuestionGrade:
@@ -482,7 +351,7 @@ class MockScreen(PageScreen[dict[str, object]]):
         if self.kernel_grade is not None:
             return kernel_grade(self.kernel_grade)
         assert self.card is not None and self.record is not None
-        return grade_answer(self.card, self.record, self.ticks())
+        return grade_answer(self.card, self.record, self.query_one(RubricTicks).ticks())
 
     def answer_given(self) -> dict[str, object]:
         if self.kernel_grade is not None:
@@ -493,7 +362,7 @@ class MockScreen(PageScreen[dict[str, object]]):
         """Practice mode: the verdict and the expected answer, the ticks final from now on."""
         assert self.form is not None
         self.stage = Stage.SHOWN
-        self.query_one("#mrubric", Checklist).disabled = True
+        self.query_one(RubricTicks).make_final()
         self.query_one("#mverdict", SafeStatic).update(verdict_text(self.grade()))
         answer = self.query_one("#manswer", MarkdownView)
         answer.show(self.form.answer_markdown())
@@ -528,7 +397,7 @@ class MockScreen(PageScreen[dict[str, object]]):
             if self.form is not None:
                 self.form.focus_first(empty=True)
             return
-        if self.overriding is not None:
+        if self.query_one(RubricTicks).overriding is not None:
             return  # enter in the reason's box ticks the point; elsewhere it waits for the reason
         if self.stage is Stage.TICKING and self.practice:
             self.reveal()

@@ -214,7 +214,7 @@ async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_dec
 async def test_a_rubric_point_not_ticked_shows_an_empty_box():
     from textual.app import App
 
-    from drill.ui.mock_screen import Checklist
+    from drill.ui.rubric_ticks import Checklist
 
     class One(App[None]):
         def compose(self):
@@ -256,7 +256,7 @@ async def test_a_burst_of_space_and_down_ticks_each_rubric_point_it_passes():
     from textual import events
     from textual.app import App
 
-    from drill.ui.mock_screen import Checklist
+    from drill.ui.rubric_ticks import Checklist
 
     class One(App[None]):
         def compose(self):
