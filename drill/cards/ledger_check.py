@@ -10,8 +10,8 @@ from drill.cards.evaluation import expression_problems, template_problems
 from drill.cards.field_values import mapping
 from drill.cards.model import Card
 from drill.cards.param_specs import MAX_PARAMS, draw_params, options, spec_problem
-from drill.cards.rendering import Catalogue, card_scope, load_catalogue, render
-from drill.cards.stated_numbers import unstated_inputs
+from drill.cards.rendering import load_catalogue, render_draw
+from drill.cards.stated_numbers import AnswerInputs
 from drill.cards.template_records import Rendered, TemplateProblem
 from drill.quantities import DIMENSIONS
 
@@ -102,21 +102,15 @@ def _check_draws(card: Card, params: Mapping[str, object], seed: int) -> list[di
     return draws + corners
 
 
-def _unstated_problems(
-    card: Card, draw: Mapping[str, object], cat: Catalogue, prompt: str, seen: set[str], shown: str
-) -> list[str]:
+def _unstated_problems(inputs: AnswerInputs, prompt: str, seen: set[str], shown: str) -> list[str]:
     """Answers computed from a number the prompt does not state (each answer once)."""
-    try:
-        found = unstated_inputs(card.fields, card_scope(card, draw, cat), card.prompt, prompt)
-    except TemplateProblem:
-        return []  # rendering reported it
     problems = []
-    for where, inputs in found.items():
+    for where, missing in inputs.unstated(prompt).items():
         key = f"{where}.stated"
         if key in seen:
             continue
         seen.add(key)
-        named = ", ".join(f"{i.name} = {i.value:g}" for i in inputs)
+        named = ", ".join(f"{i.name} = {i.value:g}" for i in missing)
         problems.append(
             f"{where}: computed from {named}, which the prompt does not state (with {shown}); "
             "a learner has only the prompt's numbers: state it there"
@@ -176,13 +170,14 @@ def check_ledger_card(
     for draw in _check_draws(card, params, seed):
         shown = ", ".join(f"{k}={v}" for k, v in draw.items()) or "no parameters"
         try:
-            rendered = render(card, draw, functions=cat.names, models=cat.models, gpus=cat.gpus)
+            drawn = render_draw(card, draw, cat)
         except TemplateProblem as e:
             if e.where not in seen:
                 seen.add(e.where)
                 problems.append(f"{e} (with {shown})")
             continue
-        problems += _unstated_problems(card, draw, cat, rendered.prompt, seen, shown)
+        rendered = drawn.rendered
+        problems += _unstated_problems(drawn.inputs, rendered.prompt, seen, shown)
         for where, text in _shown_fields(rendered):
             mark = _template_left(text)
             if mark is not None and where not in seen:

@@ -10,7 +10,7 @@ from drill.cards.field_values import number
 from drill.cards.model import Card
 from drill.cards.number_check import DEFAULT_TOLERANCE
 from drill.cards.param_specs import card_params
-from drill.cards.stated_numbers import given_text, unstated_inputs
+from drill.cards.stated_numbers import AnswerInputs, answer_inputs, given_text
 from drill.cards.template_records import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
 
 
@@ -90,7 +90,20 @@ def render(
     `functions`, `models` and `gpus` default to the calculators' tables
     (drill.calc.expressions.NAMES, cards/data/models.yaml and gpus.yaml).
     """
-    cat = load_catalogue(functions, models, gpus)
+    return render_draw(card, draw, load_catalogue(functions, models, gpus)).rendered
+
+
+@dataclass(frozen=True)
+class RenderedDraw:
+    """One draw rendered, with what each of its answers reads: the deck check judges the same reads against the
+    prompt the learner sees, so a draw's answers are evaluated with their reads watched once."""
+
+    rendered: Rendered
+    inputs: AnswerInputs
+
+
+def render_draw(card: Card, draw: Mapping[str, object], cat: Catalogue) -> RenderedDraw:
+    """`render` with the catalogue given, keeping each answer's reads; raises TemplateProblem."""
     scope = Scope(card_scope(card, draw, cat))
     answers = []
     for i, entry in enumerate(_entries(card, "answers")):
@@ -106,14 +119,15 @@ def render(
         formula = render_text(str(entry.get("formula", "")), scope, f"{where}.formula")
         value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
         ledger.append(LedgerTerm(term, formula, value, str(entry.get("unit", ""))))
-    prompt = render_text(card.prompt, scope, "prompt")
+    written = render_text(card.prompt, scope, "prompt")
     # The figures of a model or GPU the answers are computed from but the prompt leaves out are stated after it.
-    given = given_text(unstated_inputs(card.fields, scope, card.prompt), scope)
-    if given:
-        prompt = f"{prompt.rstrip()}\n\n{given}\n"
-    return Rendered(
+    inputs = answer_inputs(card.fields, scope, card.prompt, written)
+    given = given_text(inputs.unstated(written), scope)
+    prompt = f"{written.rstrip()}\n\n{given}\n" if given else written
+    rendered = Rendered(
         prompt=prompt,
         answers=answers,
         ledger=ledger,
         answer=render_text(card.answer, scope, "answer"),
     )
+    return RenderedDraw(rendered, inputs)

@@ -29,12 +29,15 @@ unstated after that: a drawn number or a literal the prompt never shows.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import FrameType
 from typing import TypeGuard
 
@@ -188,30 +191,60 @@ def stated_numbers(text: str) -> list[float]:
     return out
 
 
-def is_stated(value: float, numbers: list[float]) -> bool:
+def is_stated(value: float, numbers: Sequence[float]) -> bool:
     """Whether `value` is one of `numbers` times a unit multiplier, within STATED_TOLERANCE."""
-    if value == 0:
-        return True
-    target = abs(value)
-    return any(math.isclose(n * scale, target, rel_tol=STATED_TOLERANCE) for n in numbers if n for scale in SCALES)
+    return Stated(numbers).holds(value)
+
+
+class Stated:
+    """The numbers a prompt writes, each times every unit multiplier, sorted: `holds` finds a value among them by
+    bisection instead of trying every number at every multiplier (thousands of inputs are judged per card)."""
+
+    def __init__(self, numbers: Sequence[float]) -> None:
+        self._scaled = sorted({n * scale for n in numbers if n for scale in SCALES})
+
+    def holds(self, value: float) -> bool:
+        """Whether `value` is a stated number times a unit multiplier, within STATED_TOLERANCE (math.isclose's test,
+        so only candidates within the tolerance of `value` either way are tried)."""
+        if value == 0:
+            return True
+        target = abs(value)
+        # isclose(a, t) needs |a - t| <= tol * max(a, t): every such a lies in [t * (1 - tol), t / (1 - tol)]
+        start = bisect.bisect_left(self._scaled, target * (1 - STATED_TOLERANCE) * (1 - 1e-12))
+        for candidate in itertools.islice(self._scaled, start, None):
+            if candidate > target / (1 - STATED_TOLERANCE) * (1 + 1e-12):
+                return False
+            if math.isclose(candidate, target, rel_tol=STATED_TOLERANCE):
+                return True
+        return False
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _unstated(frame: _Frame, numbers: list[float]) -> list[Input]:
+def _unstated(frame: _Frame, numbers: Stated) -> list[Input]:
     """The inputs of `frame` the prompt does not give (a call whose result it gives counts as given)."""
-    missing = [i for i in frame.reads if not is_stated(i.value, numbers)]
+    missing = [i for i in frame.reads if not numbers.holds(i.value)]
     for call, result in frame.calls:
-        if _is_number(result) and is_stated(float(result), numbers):
+        if _is_number(result) and numbers.holds(float(result)):
             continue
         missing += _unstated(call, numbers)
     return missing
 
 
-def _parse(source: str) -> nodes.Expr:
-    return Parser(ENV, source, state="variable").parse_expression()
+@dataclass(frozen=True)
+class _ExpressionFacts:
+    """What an answer's expression names and writes, read once per expression text."""
+
+    names: frozenset[str]
+    literals: tuple[float, ...]
+
+
+@lru_cache(maxsize=4096)
+def _expression_facts(source: str) -> _ExpressionFacts:
+    expr = Parser(ENV, source, state="variable").parse_expression()
+    return _ExpressionFacts(frozenset(n.name for n in expr.find_all(nodes.Name)), tuple(_figure_literals(expr)))
 
 
 def _without_titles(text: str, params: Mapping[str, object], scope: Mapping[str, object]) -> str:
@@ -246,19 +279,34 @@ def _figure_literals(expr: nodes.Node) -> list[float]:
     ]
 
 
-def unstated_inputs(
-    card_fields: Mapping[str, object], scope: Mapping[str, object], template: str, shown: str | None = None
-) -> dict[str, list[Input]]:
-    """For each answer (by its place, `answers[0]`), the numbers it reads that the prompt does not state.
+@dataclass(frozen=True)
+class AnswerInputs:
+    """Every number each answer of one draw reads (by its place, `answers[0]`), before any is judged stated: what
+    rendering and the deck check both judge against a prompt, so the answers are evaluated once a draw."""
 
-    `scope` is the draw's scope (drill.cards.rendering.card_scope), `template` the card's prompt as written and
-    `shown` the prompt as the learner reads it (default: `template` rendered); raises TemplateProblem as
-    rendering does.
-    """
+    reads: Mapping[str, _Frame]
+    params: Mapping[str, object]
+    scope: Mapping[str, object]
+
+    def unstated(self, shown: str) -> dict[str, list[Input]]:
+        """For each answer, the numbers it reads that `shown` (the prompt as the learner reads it) does not state."""
+        numbers = Stated(stated_numbers(_without_titles(shown, self.params, self.scope)))
+        out: dict[str, list[Input]] = {}
+        for where, root in self.reads.items():
+            missing = list(dict.fromkeys(_unstated(root, numbers)))
+            if missing:
+                out[where] = missing
+        return out
+
+
+def answer_inputs(
+    card_fields: Mapping[str, object], scope: Mapping[str, object], template: str, prompt: str
+) -> AnswerInputs:
+    """What each answer reads at one draw: `scope` is the draw's scope (drill.cards.rendering.card_scope),
+    `template` the card's prompt as written and `prompt` that template rendered in `scope`; raises TemplateProblem
+    as rendering does."""
     recorder = _Recorder()
-    prompt = render_text(template, Scope(scope), "prompt")
     params = mapping(card_fields.get("params"))
-    numbers = stated_numbers(_without_titles(prompt if shown is None else shown, params, scope))
     watched = dict(scope)
     for name in params:
         owned = scope.get(name)
@@ -268,24 +316,37 @@ def unstated_inputs(
         if callable(value):
             watched[name] = _watching(name, value, recorder)
     names = Scope(watched)
-    out: dict[str, list[Input]] = {}
+    shown_by_prompt: dict[str, bool] = {}  # by parameter: the same for every answer of the draw
+    reads: dict[str, _Frame] = {}
     for i, entry in enumerate(items(card_fields.get("answers"))):
         source = str(entry.get("expr", "")) if isinstance(entry, Mapping) else ""
         recorder.stack = [_Frame()]
         evaluate(source, names, f"answers[{i}].expr")
         root = recorder.stack[0]
-        expr = _parse(source)
-        drawn = {n.name for n in expr.find_all(nodes.Name)} & set(params)
-        for name in sorted(drawn):
+        facts = _expression_facts(source)
+        for name in sorted(facts.names & set(params)):
             drawn_value = scope[name]
             if isinstance(drawn_value, (int, float)) and _is_number(drawn_value):
-                if not _shown_by_prompt(name, params[name], scope, template, prompt):
+                if name not in shown_by_prompt:
+                    shown_by_prompt[name] = _shown_by_prompt(name, params[name], scope, template, prompt)
+                if not shown_by_prompt[name]:
                     root.reads.append(Input(None, name, float(drawn_value)))
-        root.reads += [Input(None, f"the literal {v:g}", v) for v in _figure_literals(expr)]
-        missing = list(dict.fromkeys(_unstated(root, numbers)))
-        if missing:
-            out[f"answers[{i}]"] = missing
-    return out
+        root.reads += [Input(None, f"the literal {v:g}", v) for v in facts.literals]
+        reads[f"answers[{i}]"] = root
+    return AnswerInputs(reads, params, scope)
+
+
+def unstated_inputs(
+    card_fields: Mapping[str, object], scope: Mapping[str, object], template: str, shown: str | None = None
+) -> dict[str, list[Input]]:
+    """For each answer (by its place, `answers[0]`), the numbers it reads that the prompt does not state.
+
+    `scope` is the draw's scope (drill.cards.rendering.card_scope), `template` the card's prompt as written and
+    `shown` the prompt as the learner reads it (default: `template` rendered); raises TemplateProblem as
+    rendering does.
+    """
+    prompt = render_text(template, Scope(scope), "prompt")
+    return answer_inputs(card_fields, scope, template, prompt).unstated(prompt if shown is None else shown)
 
 
 def _gpu_figure(gpu: Mapping[str, object], name: str, value: float) -> str:
