@@ -1,14 +1,15 @@
-"""The review screen: today's queue, one card at a time."""
+"""The review screen: today's queue, one card at a time. It shows a card, checks its answer and takes its grade;
+what it says in words is drill.ui.review_words, its palette commands drill.ui.review_commands, and the write path
+its grades go to drill.ui.review_writes."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from textual import events
 from textual.app import ComposeResult, SystemCommand
@@ -16,11 +17,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 
-from drill.study.focus import nothing_to_show
 from drill.study.sm2 import GRADE_MEANINGS, SAME_DAY_REPEAT_BELOW
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm, KeptAnswer
-from drill.ui.markdown_view import MarkdownView, load_markdown
+from drill.ui.markdown_view import MarkdownView
+from drill.ui.review_commands import review_commands
+from drill.ui.review_words import card_place, done_text, interview_countdown
+from drill.ui.review_writes import ReviewWrites
 from drill.ui.screen_keys import (
     GRADE_KEYS,
     KeysFooter,
@@ -31,7 +34,6 @@ from drill.ui.screen_keys import (
 )
 from drill.ui.screen_text import SafeStatic, markup_text
 from drill.words import counted
-from drill.workspace import failure_text
 
 if TYPE_CHECKING:
     from drill.cards.model import Card, Problem
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from drill.study.session import ReviewSession, ReviewWriter
     from drill.ui.kernel_screen import KernelRun
     from drill.ui.messages import StoreOpened
-    from drill.workspace import OpenedWrites, Workspace, Writes
+    from drill.workspace import Workspace, Writes
 
 
 @dataclass
@@ -56,50 +58,6 @@ class ReviewContext:
     settings_to_save: dict[str, str] = field(default_factory=dict)
     deck_problems: Sequence["Problem"] = ()
     kernel_runs: dict[str, "KernelRun"] = field(default_factory=dict)  # each kernel card's last run in this review
-
-
-def interview_countdown(date: dt.date | None, today: dt.date) -> str:
-    """The top bar's days left: `12 days to the interview`, `interview today`, or '' (no date, or it has passed)."""
-    if date is None or date < today:
-        return ""
-    days = (date - today).days
-    if days == 0:
-        return "interview today"
-    return f"{counted(days, 'day')} to the interview"
-
-
-def card_place(card: "Card") -> str:
-    """The top bar's words for where a card is from: its kind and deck; a kernel card by its name and topic, as
-    `drill kernel list` and the kernel screen name it (its deck, "Kernel exercises", holds every kernel card)."""
-    kind = card.kind.replace("_", " ")
-    if card.kind == "kernel":
-        return f"{kind} · {card.id} · {card.topic}"
-    return f"{kind} · {card.deck}"
-
-
-def done_text(session: "ReviewSession") -> str:
-    """The review screen's words once the queue is empty: what was done, what is next."""
-    upcoming = [
-        s.due
-        for cid, s in session.states.items()
-        if s.due and s.due > session.today and not s.suspended and cid in session.cards
-    ]
-    scope = f" in {', '.join(session.topics)}" if session.topics else ""
-    what = "crammed" if session.cram else "reviewed"
-    graded = ""
-    if session.saved != session.done:  # the top bar's "grades saved" counts each repeat as well
-        graded = f"; {counted(session.saved, 'grade')} saved (a card graded below {SAME_DAY_REPEAT_BELOW} comes back to be graded again)"
-    head = f"# All done for today{scope}\n\nYou {what} {counted(session.done, 'card')} this session{graded}.\n\n"
-    if session.topics and not session.done:
-        head += nothing_to_show(session) + "\n\n"
-    if session.held_back:  # the minutes a day the plan was made for are spent
-        head += f"Today's minutes are spent: {counted(len(session.held_back), 'card')} wait for tomorrow.\n\n"
-    if upcoming:
-        nxt = min(upcoming)
-        days = (nxt - session.today).days
-        when = "tomorrow" if days == 1 else f"in {days} days"
-        return head + f"The next card is due **{when}** ({nxt.isoformat()})."
-    return head + "No card is scheduled yet."
 
 
 class ReviewScreen(PageScreen[None]):
@@ -131,13 +89,17 @@ class ReviewScreen(PageScreen[None]):
     def __init__(self, context: ReviewContext) -> None:
         super().__init__()
         self.context = context
-        self.store: ReviewWriter | None = None  # the workspace's write path, once open
-        self._opening: asyncio.Future[OpenedWrites] | None = None
-        self._store_error: str | None = None
+        self.writes = ReviewWrites(
+            self,
+            context.workspace,
+            context.settings_to_save,
+            lambda: {c.id: c.content_hash for c in context.session.cards.values()},
+            context.clock,
+        )
         self.revealed = False
         self.locked: str | None = None  # a kernel card's lock, read once when the card is shown
         self.suggested: int | None = None
-        self.answer_record: dict[str, Any] | None = None
+        self.answer_record: dict[str, object] | None = None
         self.shown_at = time.monotonic()
         self.form: AnswerForm | None = None
         self._resumed = False
@@ -184,51 +146,9 @@ class ReviewScreen(PageScreen[None]):
             )
         await self.show_current(composed=True)
 
-    # -- store -------------------------------------------------------------
+    # -- the write path: drill.ui.review_writes opens it in the background ----------
     def open_store(self) -> None:
-        """Have the workspace open its write path in the background (after the first paint: importing the store
-        takes a while), and hear when it is open."""
-        if self._opening is not None:  # asked already (a grade given before the first paint was done)
-            return
-        opening = self.context.workspace.open_writes(
-            self.context.settings_to_save,
-            {c.id: c.content_hash for c in self.context.session.cards.values()},
-            self.context.clock(),
-        )
-        self._opening = asyncio.wrap_future(opening)
-        self.run_worker(self._store_opened(), exclusive=True, group="store")
-
-    async def _store_opened(self) -> None:
-        assert self._opening is not None
-        try:
-            opened = await self._opening
-        except Exception as exc:  # shown to the learner; nothing is graded without a store
-            self.notify(self._cannot_save(exc), severity="error", timeout=30)
-            return
-        if self.store is None:
-            self.store = self._write_behind(opened.writes)
-        from drill.ui.messages import StoreOpened
-
-        self.post_message(StoreOpened(len(opened.changed_cards)))
-        # the answers are Markdown: load its parser before the first one is shown
-        await asyncio.to_thread(load_markdown)
-
-    def _write_behind(self, writes: "Writes") -> "ReviewWriter":
-        """The grades' writer: each write runs in a thread once the next card is painted, in the order given."""
-        loop = asyncio.get_running_loop()
-
-        def start(drain: Callable[[], None]) -> None:
-            self.call_after_refresh(self.run_worker, drain, thread=True, group="writes")
-
-        def failed(exc: BaseException) -> None:  # from the writing thread, or the loop's own (an undo drains)
-            message = f"a grade was not saved: {failure_text(exc)}"
-            loop.call_soon_threadsafe(lambda: self.notify(message, severity="error", timeout=30))
-
-        return writes.write_behind(start, failed)
-
-    def _cannot_save(self, exc: BaseException) -> str:
-        self._store_error = f"grades cannot be saved: {failure_text(exc)}"
-        return self._store_error
+        self.writes.open()
 
     def on_store_opened(self, message: StoreOpened) -> None:
         if message.changed_cards:
@@ -237,20 +157,11 @@ class ReviewScreen(PageScreen[None]):
 
     async def ready_store(self) -> "ReviewWriter | None":
         """The grades' writer, once the workspace has opened it; None (said to the learner) when it could not."""
-        return await self.ready_writes()
+        return await self.writes.writer()
 
     async def ready_writes(self) -> "Writes | None":
         """The write path, once the workspace has opened it; None (said to the learner) when it could not."""
-        self.open_store()
-        assert self._opening is not None
-        try:
-            opened = await self._opening
-        except Exception as exc:  # said again: a key was pressed that needs the store
-            self.notify(self._store_error or self._cannot_save(exc), severity="error", timeout=10)
-            return None
-        if self.store is None:
-            self.store = self._write_behind(opened.writes)
-        return opened.writes
+        return await self.writes.writes()
 
     # -- showing cards -----------------------------------------------------
     @property
@@ -534,43 +445,7 @@ class ReviewScreen(PageScreen[None]):
     # Each posts a message the app routes (drill.ui.routes); the kernel editor the screen opens itself.
     def palette_commands(self) -> Iterator[SystemCommand]:
         """The review's commands by name in the command palette (ctrl+p)."""
-        if self.card is not None:
-            if not self.revealed:
-                yield SystemCommand(
-                    "Reveal / check",
-                    "Show the answer (a form is checked as it stands; a diagnosis once a reading is chosen)",
-                    self.reveal_or_check,
-                )
-            yield SystemCommand("Suspend card (ctrl+s)", "Take this card out of every queue", self.action_suspend)
-            yield SystemCommand("Bury card (ctrl+t)", "Hide this card until tomorrow", self.action_bury)
-        yield SystemCommand("Undo (ctrl+z)", "Take back the last grade, suspension or burial", self.action_undo)
-        yield SystemCommand(
-            "Mock interview (ctrl+o)", "A timed mock built from your weakest topics", self.action_open_mock
-        )
-        yield SystemCommand("Stats (ctrl+g)", "Weak topics, heatmap, forecast, mocks", self.action_open_stats)
-        yield SystemCommand(
-            "Find cards (ctrl+f)", "Search every card; unsuspend; practise one", self.action_open_browser
-        )
-        yield SystemCommand(
-            "Practise your weakest topics",
-            "Today's cards of the 3 weakest topics",
-            lambda: self.ask_for_practice(weak=3),
-        )
-        yield SystemCommand(
-            "Cram your weakest topics",
-            "Every card of the 3 weakest topics, hardest first; the schedule is left alone",
-            lambda: self.ask_for_practice(weak=3, cram=True),
-        )
-        yield SystemCommand(
-            "Cram everything", "Every card seen so far, hardest first", lambda: self.ask_for_practice(cram=True)
-        )
-        if self.card is not None:
-            topic = self.card.topic
-            yield SystemCommand(
-                f"Practise this topic ({markup_text(topic)})",  # the palette reads a title as markup
-                "Today's cards of this card's topic",
-                lambda: self.ask_for_practice((topic,)),
-            )
+        return review_commands(self)
 
     # The messages load with the first of them (the review's first paint does without them).
     def ask_for_practice(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None:

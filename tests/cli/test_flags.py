@@ -215,7 +215,7 @@ def test_a_topic_starts_its_new_cards_when_the_days_are_done(tmp_path):
 
 
 def test_a_topic_held_back_by_focus_new_says_so_and_names_the_flag(tmp_path):
-    from drill.ui.review import done_text
+    from drill.ui.review_words import done_text
 
     app = focused_app(tmp_path, "--topic", "moe", "--focus-new", "0")
     assert app.session.queue == []

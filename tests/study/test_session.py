@@ -398,7 +398,7 @@ def test_a_topic_with_every_card_seen_and_none_due_says_so():
 
 
 def test_the_done_screen_says_when_the_days_minutes_held_cards_back(tmp_path):
-    from drill.ui.review import done_text
+    from drill.ui.review_words import done_text
 
     session, store = make_session(tmp_path)
     session.budget_seconds = 60.0

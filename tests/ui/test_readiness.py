@@ -30,7 +30,7 @@ from drill.ui.readiness_view import (
     today_line,
     what_would_fit,
 )
-from drill.ui.review import interview_countdown
+from drill.ui.review_words import interview_countdown
 from drill.ui.stats_screen import StatsScreen
 from tests.conftest import FixedClock, settle, type_keys
 from tests.ui import test_mock, test_stats
