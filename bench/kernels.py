@@ -321,17 +321,21 @@ def cold_cli(data_dir: Path, file: Path | None = None) -> dict[str, Any]:
     env["CUPY_CACHE_DIR"] = str(data_dir / "cupy-kernels")
     cmd = [sys.executable, "-m", "drill", "--data-dir", str(data_dir), "kernel", "run", "reduce", "--json"]
     cmd += ["--file", str(file)] if file else []
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    first_line = proc.stdout.readline()
-    verdict_s = time.perf_counter() - t0
-    rest, err = proc.communicate(timeout=120)
-    exit_s = time.perf_counter() - t0
+    with tempfile.TemporaryFile("w+") as errors:  # a file, not a pipe: stdout alone is read as it comes
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+        assert proc.stdout is not None
+        first_line = proc.stdout.readline()
+        verdict_s = time.perf_counter() - t0
+        rest = proc.stdout.read()
+        proc.wait(timeout=120)
+        exit_s = time.perf_counter() - t0
+        errors.seek(0)
+        err = errors.read()
     try:
         data = json.loads(first_line + rest)
     except ValueError:
-        return {"wall_s": exit_s, "error": err[-2000:]}
+        return {"wall_s": exit_s, "error": (err or first_line + rest)[-2000:]}
     phases = {"compile": round(data["compiler"]["seconds"] or 0, 3)}
     phases.update({c["name"]: round(c["seconds"] or 0, 3) for c in data["cases"]})
     kit = next((t.get("kit") for t in data.get("timings") or [] if t.get("kit")), "")

@@ -26,7 +26,7 @@ if __name__ == "__main__":  # started as the judge process, not imported: the GP
 
 from drill.judge.devices import cuda_device_count  # noqa: E402 - after the context's thread has started
 from drill.judge.judging import Fatal, Judge, describe_fault  # noqa: E402
-from drill.judge.runtime import KIT_CHOICE, Runtime, cupy_installed  # noqa: E402
+from drill.judge.runtime import KIT_CHOICE, Runtime, build_cupy_ops_ahead, cupy_installed  # noqa: E402
 from drill.kernel_shared import protocol  # noqa: E402
 from drill.kernel_shared.protocol import CalibratedEvent, Emit, JudgeEvent  # noqa: E402
 
@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     requests = Inbox(stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
     # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
     may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
-    cupy_import = import_cupy_ahead() if may_go_lean else None
+    cupy_import = None
+    if may_go_lean:
+        cupy_import = import_cupy_ahead()
+        build_cupy_ops_ahead()
     first = requests.first_request() if may_go_lean else None
     # a CUDA card first: judged with CuPy's kit, which measures a GPU new to drill too; torch's own time for the
     # card, where it is not kept, is taken after the verdict is sent (Runtime.torch_later)
