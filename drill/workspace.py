@@ -302,6 +302,7 @@ class Workspace:
         """A finished mock's stored report, or None."""
         return reader.mock_report_json(self.data_dir, mock_id)
 
+
     def has_abandoned_mock(self, now: dt.datetime) -> bool:
         """Whether a mock is still marked running past its time (a cheap read; no SQLModel)."""
         return reader.has_abandoned_mock(self.data_dir, now)
@@ -374,12 +375,14 @@ class Workspace:
         interview = self.interview()
         if interview is None or interview.date < today:
             return None  # before the import: a start without a date needs none of the planner's modules
+        from drill.store.plan_cache import PlanFile
         from drill.study.readiness import ReadinessInputs
 
         ensure_schema(self.data_dir)
         cards, others = self._track_cards(interview)
         model = self.memory_model()
-        return ReadinessInputs(interview, cards, others, topic_titles(), model, self.replay_day(today, model))
+        replayed = self.replay_day(today, model)
+        return ReadinessInputs(interview, cards, others, topic_titles(), model, replayed, PlanFile(self.data_dir))
 
     def _track_cards(self, interview: Interview) -> tuple[list[CardSummary], list[CardSummary]]:
         """The studied cards of the interview's track, and the others (all are the track's without one)."""
@@ -471,11 +474,12 @@ class Workspace:
         if interview is None or model is None:
             return StartReads(day.graded_today, day.progress)
         from drill.store import replay_cache
+        from drill.store.plan_cache import PlanFile
         from drill.study.readiness import ReadinessInputs
 
         cards, others = self._track_cards(interview)
         replayed = replay_cache.replay_day(self.data_dir, model, today)
-        read = ReadinessInputs(interview, cards, others, topic_titles(), model, replayed)
+        read = ReadinessInputs(interview, cards, others, topic_titles(), model, replayed, PlanFile(self.data_dir))
         return StartReads(day.graded_today, day.progress, read)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:

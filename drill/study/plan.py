@@ -15,6 +15,11 @@ a day in which dealing as many new cards as the minutes hold reaches it. It "fit
 is reached, every card is introduced, and on the 90th percentile of the simulated days the reviews
 the plan asks fit in the minutes given. Today's cards (`StudyPlan.today_cards`) are the queue's.
 
+What would fit (the minutes needed, the topics to leave out) costs more simulated runs than the plan
+itself, and only `drill stats`, `drill plan` and the stats screen show it: `make_plan(suggest=False)`
+leaves it out and `with_suggestions` adds it to a plan made so, the very figures `make_plan` gives.
+`PlanInputs` holds everything a plan is made of (drill.study.kept_plan keys a kept plan on it).
+
 Pure: no clock, no I/O; today is an argument.
 """
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from drill.study.day_cards import DayCards
@@ -105,6 +110,7 @@ class StudyPlan:
     compared: tuple[tuple[str, float], ...] = ()
     needed_reaches: float | None = None  # the ready share the minutes_needed reach
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
+    suggested: bool = False  # whether what would fit (minutes_needed, leave_out, needed_reaches) was worked out
 
     @property
     def peak_minutes(self) -> float:
@@ -130,6 +136,38 @@ class StudyPlan:
         }
 
 
+@dataclass(frozen=True)
+class PlanInputs:
+    """Everything a plan is made of (make_plan's arguments but `suggest`): the track's cards, the seen cards
+    outside it, the days, the minutes, the target, and the learner's pace, memory model, grades and uncertainty."""
+
+    cards: Sequence[TrackCard]
+    others: Sequence[TrackCard]
+    today: dt.date
+    date: dt.date
+    minutes_per_day: float
+    target: float = DEFAULT_TARGET
+    pace: Pace = field(default_factory=Pace)
+    model: MemoryModel = field(default_factory=MemoryModel)
+    grades: GradeMix = field(default_factory=GradeMix)
+    uncertainty: Uncertainty = field(default_factory=Uncertainty)
+
+    def world(self, cards: Sequence[TrackCard] | None = None) -> PlanWorld:
+        """The simulation's world of these inputs (`cards`: the track's cards instead of `self.cards`)."""
+        track = self.cards if cards is None else cards
+        return PlanWorld(
+            track,
+            self.others,
+            self.today,
+            self.date,
+            self.target,
+            self.pace,
+            self.model,
+            self.grades,
+            self.uncertainty,
+        )
+
+
 def make_plan(
     cards: Sequence[TrackCard],
     *,
@@ -153,30 +191,40 @@ def make_plan(
     ValueError (one line) when the date is not after today, the minutes are not positive
     or the target is not between 0 and 1.
     """
+    inputs = PlanInputs(
+        cards,
+        others,
+        today,
+        date,
+        minutes_per_day,
+        target,
+        pace or Pace(),
+        model or MemoryModel(),
+        grades or GradeMix(),
+        uncertainty or Uncertainty(),
+    )
+    return plan_of(inputs, suggest=suggest)
+
+
+def plan_of(inputs: PlanInputs, *, suggest: bool = True) -> StudyPlan:
+    """make_plan over `inputs`."""
+    today = inputs.today
+    date = inputs.date
+    minutes_per_day = inputs.minutes_per_day
+    target = inputs.target
     if date <= today:
         raise ValueError(f"the interview date {date.isoformat()} is not after today ({today.isoformat()})")
     if not minutes_per_day > 0:
         raise ValueError(f"minutes per day must be more than 0, got {minutes_per_day!r}")
     if not 0 < target < 1:
         raise ValueError(f"the target recall must be between 0 and 1, got {target!r}")
-    model = model or MemoryModel()
-    grades = grades or GradeMix()
-    pace = pace or Pace()
-    uncertainty = uncertainty or Uncertainty()
-    world = PlanWorld(cards, others, today, date, target, pace, model, grades, uncertainty)
+    cards = inputs.cards
+    world = inputs.world()
     budget = minutes_per_day * 60
     candidates = world.candidates()
-    chosen, compared = _best(world, candidates, budget)
+    chosen, compared, tried = _best(world, candidates, budget)
     run = world.run(chosen, budget, SAMPLES)
-    introduced_all = run.introduced_all
-    reasons = _reasons(run, introduced_all, minutes_per_day, target, world)
-    needed = None
-    if suggest and run.forecast.mean < target:
-        needed = _minutes_needed(world, target)
-    minutes_needed = None if needed is None else needed[0]
-    leave_out: tuple[TopicCut, ...] = ()
-    if reasons and suggest:
-        leave_out = _topics_to_leave_out(world, cards, others, chosen, budget, run, today, date, target)
+    reasons = _reasons(run, run.introduced_all, minutes_per_day, target, world)
     mocks = mock_days(today, date)
     first = world.first_day(chosen, budget)
     new_ids = world.new_ids_by_day(run, first, chosen)
@@ -194,7 +242,7 @@ def make_plan(
         days.append(PlanDay(day, new_ids[i], reviews, early, minutes, day in mocks, minutes_p90=run.demand_p90[i] / 60))
     projected = dict(run.projected)
     planned = readiness(projected, {c.card_id: c.topic for c in cards}, date)
-    return StudyPlan(
+    plan = StudyPlan(
         today=today,
         date=date,
         minutes_per_day=minutes_per_day,
@@ -203,18 +251,49 @@ def make_plan(
         days=tuple(days),
         fits=not reasons,
         reasons=tuple(reasons),
-        minutes_needed=minutes_needed,
-        leave_out=leave_out,
+        minutes_needed=None,
+        leave_out=(),
         mocks=tuple(sorted(mocks)),
-        now=stop_now(cards, date, model),
+        now=stop_now(cards, date, inputs.model),
         planned=planned,
         projected=projected,
         today_cards=first,
         forecast=run.forecast,
         policy=chosen.name,
         compared=compared,
+        uncertainty=inputs.uncertainty,
+    )
+    if not suggest:
+        return plan
+    return _suggest(plan, inputs, world, chosen, tried.get(AS_MANY_AS_FIT.name))
+
+
+def with_suggestions(plan: StudyPlan, inputs: PlanInputs) -> StudyPlan:
+    """`plan` (made from `inputs` with suggest False) with what would fit worked out: make_plan's figures."""
+    if plan.suggested:
+        return plan
+    world = inputs.world()
+    chosen = next((p for p in world.candidates() if p.name == plan.policy), None)
+    if chosen is None:  # not a plan of these inputs: made again whole
+        return plan_of(inputs, suggest=True)
+    return _suggest(plan, inputs, world, chosen, None)
+
+
+def _suggest(plan: StudyPlan, inputs: PlanInputs, world: PlanWorld, chosen: Policy, as_many: Run | None) -> StudyPlan:
+    """`plan` with the minutes needed when the target is not reached, and the topics to leave out when it does not
+    fit. `as_many`: the run of AS_MANY_AS_FIT in the minutes given on CHOICE_SAMPLES runs, when it was made."""
+    needed = None
+    if plan.forecast.mean < inputs.target:
+        needed = _minutes_needed(world, inputs.target, inputs.minutes_per_day, as_many)
+    leave_out: tuple[TopicCut, ...] = ()
+    if plan.reasons:
+        leave_out = _topics_to_leave_out(inputs, world, chosen, inputs.minutes_per_day * 60)
+    return replace(
+        plan,
+        minutes_needed=None if needed is None else needed[0],
         needed_reaches=None if needed is None else needed[1],
-        uncertainty=uncertainty,
+        leave_out=leave_out,
+        suggested=True,
     )
 
 
@@ -230,38 +309,76 @@ def mock_days(today: dt.date, date: dt.date) -> set[dt.date]:
 
 def _best(
     world: PlanWorld, candidates: Sequence[Policy], budget: float
-) -> tuple[Policy, tuple[tuple[str, float], ...]]:
+) -> tuple[Policy, tuple[tuple[str, float], ...], dict[str, Run]]:
     """The candidate with the most cards expected at the target on the date (then the highest mean recall, then the
-    fewest minutes), and each candidate's expected share of cards at the target, on the same CHOICE_SAMPLES runs."""
+    fewest minutes), each candidate's expected share of cards at the target, on the same CHOICE_SAMPLES runs, and
+    each candidate's run by its name."""
     best: tuple[float, float, float, int] | None = None
     chosen = candidates[0]
     shares = []
+    runs: dict[str, Run] = {}
     for order, policy in enumerate(candidates):
         run = world.run(policy, budget, CHOICE_SAMPLES)
+        runs[policy.name] = run
         shares.append((policy.name, run.forecast.ready_share))
         score = (run.ready, run.forecast.mean, -sum(run.minutes), -order)
         if best is None or score > best:
             best = score
             chosen = policy
-    return chosen, tuple(shares)
+    return chosen, tuple(shares), runs
 
 
-def _minutes_needed(world: PlanWorld, target: float) -> tuple[int, float] | None:
+# the way of dealing the minutes needed are searched for: new cards as the minutes hold (one of the candidates)
+AS_MANY_AS_FIT = Policy("as many as fit", None, True, INTRO_LEAD_DAYS)
+
+
+def _minutes_needed(world: PlanWorld, target: float, given: float, given_run: Run | None) -> tuple[int, float] | None:
     """The fewest minutes a day (to NEEDED_STEP) in which new cards dealt as the minutes hold reach the target
-    mean recall, and the share of cards ready they give; None when a whole day would not."""
-    policy = Policy("as many as fit", None, True, INTRO_LEAD_DAYS)
+    mean recall, and the share of cards ready they give; None when a whole day would not.
+
+    Reaching is taken to grow with the minutes. A whole day is tried first (None at once when it falls
+    short); the search then starts from the minutes given (`given_run`: AS_MANY_AS_FIT's run in them on
+    CHOICE_SAMPLES runs, when it was made), tries a guess from that run (`_guess`), doubles it until the
+    target is reached, and halves that bracket down to NEEDED_STEP: what is needed is seldom far above
+    the guess, and a run in fewer minutes serves fewer cards, so this costs fewer and cheaper runs than
+    halving from a whole day down."""
 
     def reaches(minutes: int) -> Run | None:
-        run = world.run(policy, minutes * 60, CHOICE_SAMPLES)
-        return run if run.forecast.mean >= target and run.introduced_all else None
+        run = world.run(AS_MANY_AS_FIT, minutes * 60, CHOICE_SAMPLES)
+        return _reached(run, target)
 
-    high = int(UNLIMITED_MINUTES)
-    best = reaches(high)
+    whole_day = int(UNLIMITED_MINUTES)
+    best = reaches(whole_day)
     if best is None:
         return None
-    low = 0
+    high = whole_day
+    low = 0  # taken to fall short: not a plan
+    probe = whole_day
+    given_whole = int(given)  # the whole minutes of the minutes given (fewer fall short when they do)
+    if 0 < given_whole < whole_day:
+        if given_run is None:
+            given_run = world.run(AS_MANY_AS_FIT, given * 60, CHOICE_SAMPLES)
+        if _reached(given_run, target) is None:
+            low = given_whole
+            probe = _guess(world, given_run, given_whole)
+        else:
+            high = math.ceil(given)
+            trial = given_run if high == given else reaches(high)
+            if trial is None:  # the draws of a minute more fall short: the search goes on from a whole day
+                high = whole_day
+            else:
+                best = trial
+    while probe < high:  # up from what falls short: the guess, then doubling, until the target is reached
+        trial = reaches(probe)
+        if trial is not None:
+            high = probe
+            best = trial
+            break
+        low = probe
+        probe *= 2
     while high - low > NEEDED_STEP:
-        middle = (low + high) // 2
+        # halved by ratio while the bracket is wide (the minutes needed are nearer its foot), then by difference
+        middle = math.isqrt(low * high) if high > 2 * low > 0 else (low + high) // 2
         trial = reaches(middle)
         if trial is None:
             low = middle
@@ -269,6 +386,19 @@ def _minutes_needed(world: PlanWorld, target: float) -> tuple[int, float] | None
             high = middle
             best = trial
     return high, best.forecast.ready_share
+
+
+def _guess(world: PlanWorld, short: Run, minutes: int) -> int:
+    """A first guess at the minutes needed from a run in `minutes` that falls short: the minutes scaled by the
+    share of new cards it introduced, and at least twice the minutes."""
+    introduced = sum(short.new)
+    scaled = math.ceil(minutes * len(world.unseen) / introduced) if introduced > 0 else 0
+    return max(2 * minutes, scaled)
+
+
+def _reached(run: Run, target: float) -> Run | None:
+    """`run` when it reaches the target mean recall with every card introduced, else None."""
+    return run if run.forecast.mean >= target and run.introduced_all else None
 
 
 def _reasons(run: Run, introduced_all: bool, minutes_per_day: float, target: float, world: PlanWorld) -> list[str]:
@@ -287,18 +417,9 @@ def _reasons(run: Run, introduced_all: bool, minutes_per_day: float, target: flo
     return reasons
 
 
-def _topics_to_leave_out(
-    world: PlanWorld,
-    cards: Sequence[TrackCard],
-    others: Sequence[TrackCard],
-    policy: Policy,
-    budget: float,
-    run: Run,
-    today: dt.date,
-    date: dt.date,
-    target: float,
-) -> tuple[TopicCut, ...]:
+def _topics_to_leave_out(inputs: PlanInputs, world: PlanWorld, policy: Policy, budget: float) -> tuple[TopicCut, ...]:
     """Topics whose leaving out lets the rest reach the target in the minutes given, the slowest topic first."""
+    cards = inputs.cards
     topics: dict[str, list[TrackCard]] = {}
     for card in cards:
         topics.setdefault(card.topic, []).append(card)
@@ -312,9 +433,8 @@ def _topics_to_leave_out(
     for topic in ranked[: len(ranked) // 2]:  # leaving out most of the track is no plan: say the minutes instead
         left_out.append(TopicCut(topic, len(topics[topic]), minutes_of[topic]))
         dropped = {cut.topic for cut in left_out}
-        rest = [c for c in cards if c.topic not in dropped]
-        smaller = PlanWorld(rest, others, today, date, target, world.pace, world.model, world.grades, world.uncertainty)
+        smaller = inputs.world([c for c in cards if c.topic not in dropped])
         trial = smaller.run(policy, budget, CHOICE_SAMPLES)  # the way chosen for the whole track
-        if trial.introduced_all and trial.forecast.mean >= target:
+        if trial.introduced_all and trial.forecast.mean >= inputs.target:
             return tuple(left_out)
     return ()

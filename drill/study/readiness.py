@@ -9,7 +9,8 @@
   (drill.study.uncertainty), made from the record as it stood at the start of the day (the
   log before today, each card's due day before today's review): today's cards
   (`plan.today_cards`, the very list the queue serves) stay the same all day, however often
-  the queue is rebuilt;
+  the queue is rebuilt; so the plan is kept for the day (drill.study.kept_plan, given a keeper)
+  and made once;
 - the seconds already spent today, which the day's budget counts;
 - the forecast against what happened over the last seven days (drill.study.calibration.WeekCheck).
 
@@ -26,8 +27,9 @@ from typing import Any
 
 from drill.study.calibration import ROUNDED, CalibrationFigures, WeekCheck, calibrate
 from drill.study.forecast import CardMemory, DayReplay, MemoryModel, Readiness, TrackCard, replay, replay_day, stop_now
+from drill.study.kept_plan import PlanKeeper, plan_kept
 from drill.study.pace import TIMED_MODES
-from drill.study.plan import StudyPlan, make_plan
+from drill.study.plan import PlanInputs, StudyPlan, plan_of
 from drill.study.records import CardFacts, CardState, FSRSState, LoggedReview
 from drill.study.session import new_card_order
 from drill.study.uncertainty import learner_uncertainty
@@ -172,7 +174,8 @@ def _plan_json(plan: StudyPlan) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ReadinessInputs:
     """What readiness reads of the learner's data besides the card states: the interview, the track's cards and
-    the others, the topics' titles, the memory model and the review log replayed to today (cached)."""
+    the others, the topics' titles, the memory model, the review log replayed to today (cached), and where the
+    day's plan is kept (None: made afresh)."""
 
     interview: Interview
     cards: Sequence[CardFacts]
@@ -180,6 +183,7 @@ class ReadinessInputs:
     titles: Mapping[str, str]
     model: MemoryModel
     replayed: DayReplay
+    keeper: PlanKeeper | None = None
 
 
 def readiness_of(
@@ -203,6 +207,7 @@ def readiness_of(
         replayed=read.replayed,
         others=read.others,
         suggest=suggest,
+        keeper=read.keeper,
     )
 
 
@@ -219,6 +224,7 @@ def readiness_figures(
     replayed: DayReplay | None = None,
     others: Sequence[CardFacts] = (),
     suggest: bool = True,
+    keeper: PlanKeeper | None = None,
 ) -> ReadinessFigures:
     """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.
 
@@ -226,7 +232,8 @@ def readiness_figures(
     count them. `suggest` False leaves out what would fit when the plan does not (the day's queue needs
     none of it). `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
     or a cache of it), with the digest of its rows the plan reads; None: `log` is replayed here (given
-    `replayed`, `log` is not read). Suspended cards are left out: the queue never asks
+    `replayed`, `log` is not read). `keeper`: where the day's plan is kept (drill.study.kept_plan.plan_kept);
+    None: it is made here. Suspended cards are left out: the queue never asks
     them. The date must not be before today (ValueError).
     """
     if interview.date < today:
@@ -273,19 +280,23 @@ def readiness_figures(
         today,
         fitted=model.parameters is not None,
     )
-    plan = make_plan(
+    inputs = PlanInputs(
+
         track,
-        today=today,
-        date=interview.date,
-        minutes_per_day=interview.minutes_per_day,
-        target=interview.target,
-        pace=digest.pace(every_kind),
-        model=model,
-        grades=digest.grade_mix(),
-        uncertainty=uncertainty,
-        others=outside,
-        suggest=suggest,
+        outside,
+        today,
+        interview.date,
+        interview.minutes_per_day,
+        interview.target,
+        digest.pace(every_kind),
+        model,
+        digest.grade_mix(),
+        uncertainty,
     )
+    if keeper is None:
+        plan = plan_of(inputs, suggest=suggest)
+    else:
+        plan = plan_kept(inputs, suggest=suggest, keeper=keeper)
     return ReadinessFigures(interview, today, now, plan, titles, week, spent)
 
 
