@@ -556,8 +556,15 @@ class Workspace:
 
     def import_reviews(self, logs: Iterable[dict[str, Any]]) -> ImportCounts:
         """Add reviews from another log (drill.store.store.Store.import_reviews); the derived data is brought up
-        to date once, at the end, in one streamed pass (the first `drill stats` after it replays nothing)."""
-        return self.writes().import_reviews(logs)
+        to date once, at the end, in one streamed pass (the first `drill stats` after it replays nothing); with an
+        interview date set, the day's plan is made and kept too (drill.store.plan_cache), as `drill stats` asks it."""
+        counts = self.writes().import_reviews(logs)
+        if counts.added and self.settings.interview_date is not None:
+            from drill.config.settings import study_settings
+
+            new_order = study_settings(self.settings, self.saved_settings())[2]
+            self.readiness(self.study_day(), new_order=new_order)
+        return counts
 
     def _keep_derived(self, earliest: dt.date) -> None:
         """After a write to the review log whose earliest row is of study day `earliest`: the cached replay, and the
