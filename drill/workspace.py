@@ -49,6 +49,7 @@ from drill.study.session import (
 # the first paint needs none of them.
 if TYPE_CHECKING:
     from drill.cards.deck_summary import CardSummary, DeckSummary
+    from drill.mock.report_record import MockReport
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
@@ -298,10 +299,12 @@ class Workspace:
         """Whether the database file is there and at the current schema (nothing is written to find out)."""
         return reader.has_progress_schema(self.data_dir)
 
-    def mock_report(self, mock_id: int) -> Any:
+    def mock_report(self, mock_id: int) -> MockReport | None:
         """A finished mock's stored report, or None."""
-        return reader.mock_report_json(self.data_dir, mock_id)
+        from drill.mock.report_record import MockReport
 
+        kept = reader.mock_report_json(self.data_dir, mock_id)
+        return MockReport.from_json(kept) if isinstance(kept, dict) else None
 
     def has_abandoned_mock(self, now: dt.datetime) -> bool:
         """Whether a mock is still marked running past its time (a cheap read; no SQLModel)."""

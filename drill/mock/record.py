@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from drill.cards.model import Card
 from drill.cards.scenario import scenario_of
@@ -18,6 +19,7 @@ from drill.mock.follow_ups import FollowUpKind
 from drill.mock.hard import HARD_WORDS
 from drill.mock.plan import MockPlan
 from drill.mock.report import build_report
+from drill.mock.report_record import MockReport
 from drill.mock.round_report import build_round_report
 from drill.mock.rounds import RoundPlan
 from drill.mock.run import ANSWERED, MockRun, Slot, grade_for, schedule_after
@@ -28,10 +30,10 @@ class MockWriter(Protocol):
     """What a mock writes as it runs (the workspace's write path, or a fake in tests)."""
 
     def close_abandoned_mocks(self, now: dt.datetime) -> list[int]: ...
-    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, Any]]) -> int: ...
-    def save_mock_answer(self, mock_id: int, card_id: str, **fields: Any) -> None: ...
+    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, object]]) -> int: ...
+    def save_mock_answer(self, mock_id: int, card_id: str, **fields: object) -> None: ...
     def finish_mock(
-        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, Any] | None
+        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, object] | None
     ) -> None: ...
     def states(self) -> dict[str, CardState]: ...
     def record_review(
@@ -44,7 +46,7 @@ class MockWriter(Protocol):
         day: dt.date,
         duration_ms: int,
         mode: str,
-        answer: dict[str, Any] | None = None,
+        answer: dict[str, object] | None = None,
         content_hash: str | None = None,
         topic: str | None = None,
     ) -> int: ...
@@ -110,7 +112,7 @@ class MockRecorder:
         record = {"score": grade.score, "answer": follow.answer, "follow_up_to": slot.card_id}
         self._log(follow.card.id, follow.card.topic, grade.evidence, follow.spent_s, record)
 
-    def _log(self, asked_id: str, topic: str, evidence: float, spent_s: float, record: dict[str, Any]) -> None:
+    def _log(self, asked_id: str, topic: str, evidence: float, spent_s: float, record: dict[str, object]) -> None:
         """Log an answer in the review history; a round's stage is logged against its scenario (the deck card)."""
         card_id = scenario_of(asked_id)
         if card_id != asked_id:
@@ -129,7 +131,7 @@ class MockRecorder:
             topic=topic,
         )
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> MockReport:
         """Close the mock in the store with its report (after the run stopped); returns the report."""
         self.save()
         ended = self.now()
@@ -155,15 +157,15 @@ class MockRecorder:
                 pass
         report = build_report(mock, slots, self.cards, self.titles, weakness, readiness)
         if self.hard:
-            report["hard"] = HARD_WORDS
+            report = replace(report, hard=HARD_WORDS)
         if self.round_plan is not None:
             plan = self.round_plan.as_json()
-            report["round"] = {**build_round_report(plan, slots, self.cards), "plan": plan}
-        self.store.finish_mock(self.mock_id, ended, self.run.status, report["score"], report)
+            report = replace(report, round={**build_round_report(plan, slots, self.cards), "plan": plan})
+        self.store.finish_mock(self.mock_id, ended, self.run.status, report.score, report.as_json())
         return report
 
 
-def _row(slot: Slot) -> dict[str, Any]:
+def _row(slot: Slot) -> dict[str, object]:
     """The question's row: its score column holds the graded evidence (what the weakness figures read); the
     answer keeps what was given with its grade, its follow-up and the score the mock reports."""
     data = slot.as_json()

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from drill.cards.field_values import items, mappings
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
+from drill.mock.report_record import MockReport
 from drill.mock.round_report import round_context
 from drill.mock.run import STATUS_WORDS
 from drill.quantities import SECONDS_PER_MINUTE
@@ -222,16 +223,15 @@ def _follow_up(follow: object) -> dict[str, object] | None:
 FAR_UNDER_SHARE = 0.25
 
 
-def status_words(report: Mapping[str, object], used_s: float) -> str:
+def status_words(report: MockReport, used_s: float) -> str:
     """How the mock ended, in words; a finished mock far under its minutes says how much was answered."""
-    status = str(report.get("status") or "finished")
+    status = report.status or "finished"
     words = STATUS_WORDS.get(status, status.replace("_", " "))
-    minutes = as_number(report.get("minutes"))
-    if status != "finished" or used_s >= FAR_UNDER_SHARE * minutes * SECONDS_PER_MINUTE:
+    if status != "finished" or used_s >= FAR_UNDER_SHARE * report.minutes * SECONDS_PER_MINUTE:
         return words
-    total = int(as_number(report.get("total")))
-    said = int(as_number(report.get("said", report.get("answered"))))
-    blank = int(as_number(report.get("answered"))) - said
+    total = report.total
+    said = report.said
+    blank = report.answered - said
     blanks = f", {counted(blank, 'blank answer')} among them" if blank > 0 else ""
     return f"finished far under time: {said} of {counted(total, 'question')} answered with something{blanks}"
 
@@ -245,55 +245,50 @@ def _time_used(seconds: float) -> str:
     return counted(whole, "second")
 
 
-def _context(report: Mapping[str, object]) -> dict[str, object]:
-    questions = [_question(q, i) for i, q in enumerate(mappings(report.get("questions")))]
+def _context(report: MockReport) -> dict[str, object]:
+    questions = [_question(q, i) for i, q in enumerate(report.questions)]
     topics = [
         {
-            "topic": str(t.get("topic") or ""),
-            "title": str(t.get("title") or t.get("topic") or ""),
-            "questions": int(as_number(t.get("questions"))),
-            "score": percent(as_number(t.get("score"))),
+            "topic": t["topic"],
+            "title": t["title"] or t["topic"],
+            "questions": t["questions"],
+            "score": percent(t["score"]),
         }
-        for t in mappings(report.get("topics"))
+        for t in report.topics
     ]
-    started = _parse_time(report.get("started_at"))
-    ended = _parse_time(report.get("ended_at"))
+    started = _parse_time(report.started_at)
+    ended = _parse_time(report.ended_at)
     if started is not None and ended is not None and ended >= started:
         used_s = (ended - started).total_seconds()
     else:
-        used_s = sum(max(0.0, as_number(q.get("spent_s"))) for q in mappings(report.get("questions")))
-    evidence = report.get("evidence")
-    score = report.get("score")
-    differs = evidence is not None and score is not None and abs(as_number(score) - as_number(evidence)) > 0.005
+        used_s = sum(max(0.0, q["spent_s"]) for q in report.questions)
+    evidence = report.evidence
+    score = report.score
+    differs = evidence is not None and score is not None and abs(score - evidence) > 0.005
     return {
-        "id": report.get("id"),
+        "id": report.id,
         "date": _date_text(started),
-        "scored": report.get("score") is not None,  # an abandoned mock (no question answered) is not scored
-        "score": percent(as_number(report.get("score"))),
-        "evidence": percent(as_number(evidence)) if differs else "",
-        "answered": int(as_number(report.get("answered"))),
-        "skipped": int(as_number(report.get("skipped"))),
-        "unanswered": int(as_number(report.get("unanswered"))),
-        "total": int(as_number(report.get("total"))) or len(questions),
+        "scored": score is not None,  # an abandoned mock (no question answered) is not scored
+        "score": percent(score or 0.0),
+        "evidence": percent(evidence) if differs and evidence is not None else "",
+        "answered": report.answered,
+        "skipped": report.skipped,
+        "unanswered": report.unanswered,
+        "total": report.total or len(questions),
         "used": _time_used(used_s),
-        "minutes": int(as_number(report.get("minutes"))),
+        "minutes": report.minutes,
         "status_words": status_words(report, used_s),
         # readiness on the interview date when the mock ended (drill.study.readiness's summary line); "" without a date
-        "readiness": str(report.get("readiness") or ""),
-        "hard": str(report.get("hard") or ""),  # how a hard-mode mock was asked; "" for any other
+        "readiness": report.readiness or "",
+        "hard": report.hard or "",  # how a hard-mode mock was asked; "" for any other
         "topics": topics,
         "questions": questions,
         "study_next": [
-            {
-                "topic": str(s.get("topic") or ""),
-                "title": str(s.get("title") or s.get("topic") or ""),
-                "why": str(s.get("why") or ""),
-            }
-            for s in mappings(report.get("study_next"))
+            {"topic": s["topic"], "title": s["title"] or s["topic"], "why": s["why"]} for s in report.study_next
         ],
-        "round": round_context(report.get("round")),  # a round's report per dimension; None for a quick mock
-        "topic_chart": topic_chart(mappings(report.get("topics"))),
-        "time_chart": time_chart(mappings(report.get("questions"))),
+        "round": round_context(report.round),  # a round's report per dimension; None for a quick mock
+        "topic_chart": topic_chart(report.topics),
+        "time_chart": time_chart(report.questions),
     }
 
 
@@ -311,12 +306,12 @@ def _environment(html: bool) -> SandboxedEnvironment:
     return env
 
 
-def render_markdown(report: Mapping[str, object]) -> str:
+def render_markdown(report: MockReport) -> str:
     """The report as Markdown that reads well in a terminal; it holds no HTML."""
     text = _environment(False).get_template("report.md.j2").render(_context(report))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def render_html(report: Mapping[str, object]) -> str:
+def render_html(report: MockReport) -> str:
     """The report as one HTML file with inline styles and inline SVG charts; it loads nothing from anywhere."""
     return _environment(True).get_template("report.html.j2").render(_context(report))

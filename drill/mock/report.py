@@ -1,15 +1,16 @@
-"""A finished mock's report, as a mapping the templates render (see drill.mock.render for the layout)."""
+"""A finished mock's report built from its run (drill.mock.report_record holds the record; drill.mock.render lays
+it out)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from drill.cards.field_values import items, number
 from drill.cards.model import Card
 from drill.cards.question import question_markdown
 from drill.cards.scenario import STAGE_MARK
 from drill.mock.grading import grade_from_json
+from drill.mock.report_record import FollowUpLine, MockReport, OverrideLine, QuestionLine, StudyNext, TopicScore
 from drill.mock.run import ANSWERED, SKIPPED, UNANSWERED
 from drill.study.scheduling import MOCK_PASS
 from drill.study.standing import ranked_topics
@@ -24,13 +25,13 @@ def build_report(
     titles: Mapping[str, str],
     weakness: Mapping[str, float],
     readiness: str | None = None,
-) -> dict[str, Any]:
+) -> MockReport:
     """`mock`: id, started_at, ended_at, minutes, status; `slots`: each question as Slot.as_json plus position.
 
     A mock with no answered question is not scored: its score is None, no topic has a score and what to
     study next comes from the weakness figures alone. `readiness` is the line on readiness for the interview
     date (drill.study.readiness.ReadinessFigures.summary_line), None when no date is set."""
-    questions: list[dict[str, Any]] = []
+    questions: list[QuestionLine] = []
     per_topic: dict[str, list[float]] = {}
     for s in slots:
         card_id = str(s["card_id"])
@@ -45,33 +46,33 @@ def build_report(
             prompt, expected = sides(card, s.get("answer"))
         per_topic.setdefault(topic, []).append(score)
         questions.append(
-            {
-                "position": s["position"],
-                "card_id": card_id,
-                "topic": topic,
-                "title": titles.get(topic, topic),
-                "kind": asked_as(str(s["kind"]), card),
-                "prompt": prompt,
-                "budget_s": s["budget_s"],
-                "spent_s": s.get("spent_s") or 0.0,
-                "status": s["status"],
-                "skips": int(_figure(s.get("skips"))),
-                "score": score,
-                "evidence": _figure(s.get("evidence")),
-                "answer": answer_text(s.get("answer")),
-                "said": gave_something(s.get("answer")),
-                "expected": expected,
-                "missed": items(s.get("missed")),
-                "graded": list(grade.parts) if grade else [],
-                "overrides": [dict(o) for o in grade.overrides] if grade else [],
-                "hints": list(grade.hints) if grade else [],
-                "follow_up": follow_up_report(s.get("follow_up")),
-            }
+            QuestionLine(
+                position=int(number(s["position"])),
+                card_id=card_id,
+                topic=topic,
+                title=titles.get(topic, topic),
+                kind=asked_as(str(s["kind"]), card),
+                prompt=prompt,
+                budget_s=number(s["budget_s"]),
+                spent_s=_figure(s.get("spent_s")),
+                status=str(s["status"]),
+                skips=int(_figure(s.get("skips"))),
+                score=score,
+                evidence=_figure(s.get("evidence")),
+                answer=answer_text(s.get("answer")),
+                said=gave_something(s.get("answer")),
+                expected=expected,
+                missed=[str(m) for m in items(s.get("missed"))],
+                graded=list(grade.parts) if grade else [],
+                overrides=[OverrideLine(**o) for o in grade.overrides] if grade else [],
+                hints=list(grade.hints) if grade else [],
+                follow_up=follow_up_report(s.get("follow_up")),
+            )
         )
     answered = sum(q["status"] == ANSWERED for q in questions)
     scored = per_topic if answered else {}  # a mock with no answer scores no topic
-    topics: list[dict[str, Any]] = [
-        {"topic": t, "title": titles.get(t, t), "score": sum(v) / len(v), "questions": len(v)}
+    topics = [
+        TopicScore(topic=t, title=titles.get(t, t), score=sum(v) / len(v), questions=len(v))
         for t, v in sorted(scored.items())
     ]
     # topics this mock found wanting (a pass is no reason to study a topic next), lowest score first
@@ -80,11 +81,11 @@ def build_report(
         key=lambda t: (t["score"], -weakness.get(t["topic"], 0.0), t["topic"]),
     )
     study_next = [
-        {
-            "topic": t["topic"],
-            "title": t["title"],
-            "why": f"score {t['score']:.0%} in this mock; weakness {weakness.get(t['topic'], 0.0):.2f}",
-        }
+        StudyNext(
+            topic=t["topic"],
+            title=t["title"],
+            why=f"score {t['score']:.0%} in this mock; weakness {weakness.get(t['topic'], 0.0):.2f}",
+        )
         for t in ranked[:3]
     ]
     asked = {q["topic"] for q in questions}
@@ -95,26 +96,27 @@ def build_report(
             if topic not in scored:
                 measured = f"weakness {weakness[topic]:.2f}" if topic in weakness else "not practised yet"
                 why = measured + ("" if topic in asked else "; not asked")
-                study_next.append({"topic": topic, "title": titles.get(topic, topic), "why": why})
+                study_next.append(StudyNext(topic=topic, title=titles.get(topic, topic), why=why))
     total = len(questions)
-    return {
-        "id": mock["id"],
-        "started_at": mock["started_at"],
-        "ended_at": mock.get("ended_at"),
-        "minutes": mock["minutes"],
-        "status": mock["status"],
-        "score": sum(q["score"] for q in questions) / total if answered else None,
-        "evidence": sum(q["evidence"] for q in questions) / total if answered else None,
-        "answered": answered,
-        "said": sum(q["status"] == ANSWERED and q["said"] for q in questions),
-        "skipped": sum(q["status"] == SKIPPED or q["skips"] > 0 for q in questions),
-        "unanswered": sum(q["status"] == UNANSWERED for q in questions),
-        "total": total,
-        "topics": topics,
-        "questions": questions,
-        "study_next": study_next,
-        "readiness": readiness,
-    }
+    ended = mock.get("ended_at")
+    return MockReport(
+        id=int(number(mock["id"])),
+        started_at=str(mock["started_at"]),
+        ended_at=None if ended is None else str(ended),
+        minutes=int(number(mock["minutes"])),
+        status=str(mock["status"]),
+        score=sum(q["score"] for q in questions) / total if answered else None,
+        evidence=sum(q["evidence"] for q in questions) / total if answered else None,
+        answered=answered,
+        said=sum(q["status"] == ANSWERED and q["said"] for q in questions),
+        skipped=sum(q["status"] == SKIPPED or q["skips"] > 0 for q in questions),
+        unanswered=sum(q["status"] == UNANSWERED for q in questions),
+        total=total,
+        topics=topics,
+        questions=questions,
+        study_next=study_next,
+        readiness=readiness,
+    )
 
 
 def _figure(value: object) -> float:
@@ -158,23 +160,23 @@ def sides(card: Card, answer: object) -> tuple[str, str]:
     return question_markdown(card, shown.prompt) + note, f"{expected}\n\n{shown.answer}"
 
 
-def follow_up_report(follow: object) -> dict[str, object] | None:
+def follow_up_report(follow: object) -> FollowUpLine | None:
     """A question's follow-up as the report shows it: what was asked, its hint, the answer and its score."""
     if not isinstance(follow, Mapping):
         return None
     grade = grade_from_json(follow.get("grade"))
-    return {
-        "kind": str(follow.get("kind") or ""),
-        "card_id": str(follow.get("card_id") or ""),
-        "prompt": str(follow.get("prompt") or ""),
-        "hint": str(follow.get("hint") or ""),
-        "status": str(follow.get("status") or ""),
-        "spent_s": float(follow.get("spent_s") or 0.0),
-        "budget_s": float(follow.get("budget_s") or 0.0),
-        "answer": answer_text(follow.get("answer")),
-        "score": None if grade is None else grade.score,
-        "missed": list(grade.missed) if grade else [],
-    }
+    return FollowUpLine(
+        kind=str(follow.get("kind") or ""),
+        card_id=str(follow.get("card_id") or ""),
+        prompt=str(follow.get("prompt") or ""),
+        hint=str(follow.get("hint") or ""),
+        status=str(follow.get("status") or ""),
+        spent_s=_figure(follow.get("spent_s")),
+        budget_s=_figure(follow.get("budget_s")),
+        answer=answer_text(follow.get("answer")),
+        score=None if grade is None else grade.score,
+        missed=list(grade.missed) if grade else [],
+    )
 
 
 def gave_something(answer: object) -> bool:

@@ -25,7 +25,7 @@ class MockRecords:
     def _reading(self) -> AbstractContextManager[None]:  # provided by Store
         raise NotImplementedError
 
-    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, Any]]) -> int:
+    def start_mock(self, at: dt.datetime, minutes: int, plan: Sequence[dict[str, object]]) -> int:
         row = MockRow(started_at=at.isoformat(timespec="seconds"), minutes=minutes, plan=json.dumps(list(plan)))
         with self._writing():
             self._session.add(row)
@@ -48,7 +48,7 @@ class MockRecords:
             self._session.add(row)
 
     def finish_mock(
-        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, Any] | None
+        self, mock_id: int, at: dt.datetime, status: str, score: float | None, report: dict[str, object] | None
     ) -> None:
         """Close a mock once; a mock already closed keeps its first ending."""
         with self._writing():

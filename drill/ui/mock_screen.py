@@ -25,6 +25,7 @@ from drill.cards.scenario import is_clarify, stage_type_of
 from drill.mock.answers import RUBRIC_KINDS, grade_answer, kernel_grade
 from drill.mock.follow_ups import FollowUpKind
 from drill.mock.grading import HINT_COST, QuestionGrade
+from drill.mock.report_record import MockReport
 from drill.ui.answer_fields import Page
 from drill.ui.answering import AnswerForm, DiagnosisForm, KeptAnswer
 from drill.ui.markdown_view import MarkdownView
@@ -99,7 +100,7 @@ def verdict_text(grade: QuestionGrade) -> str:
     return "\n".join(lines)
 
 
-class MockScreen(PageScreen[dict[str, object]]):
+class MockScreen(PageScreen[MockReport]):
     """Dismisses with the mock's report once it ends (all answered, time up, or ended early).
 
     An answer counts only once the learner submits it: one typed but not submitted when the mock ends

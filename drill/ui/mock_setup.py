@@ -6,7 +6,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +26,7 @@ from drill.ui.screen_text import markup_text as escape  # Textual markup: every 
 if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.mock.plan import MockPlan
+    from drill.mock.report_record import MockReport
     from drill.mock.rounds import RoundKind, RoundPlan
     from drill.study.tracks import Track
 
@@ -311,7 +312,7 @@ class MockReportScreen(PageScreen[None]):
     MockReportScreen #rbar { height: 1; padding: 0 1; background: $panel; }
     """
 
-    def __init__(self, report: Mapping[str, Any], data_dir: Path) -> None:
+    def __init__(self, report: MockReport, data_dir: Path) -> None:
         super().__init__()
         self.report = report
         self.data_dir = Path(data_dir)
@@ -330,7 +331,7 @@ class MockReportScreen(PageScreen[None]):
         folder = self.data_dir / "reports"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"mock-{self.report['id']}.html"
+            path = folder / f"mock-{self.report.id}.html"
             path.write_text(render_html(self.report), encoding="utf-8")
         except OSError as exc:
             self.notify(f"could not write the report: {exc}", severity="error", timeout=10)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from drill.cards.model import Card
     from drill.kernel.client import JudgeClient
     from drill.mock.plan import MockPlan
+    from drill.mock.report_record import MockReport
     from drill.mock.rounds import RoundPlan
     from drill.study.calibration import Calibration
     from drill.study.progress import ProgressReport
@@ -188,7 +189,7 @@ class ScreenRequests(App[int]):
             hard=hard,
         )
 
-        async def ended(report: dict[str, Any] | None) -> None:
+        async def ended(report: MockReport | None) -> None:
             if report is None:
                 return
 

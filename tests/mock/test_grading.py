@@ -340,8 +340,8 @@ def test_ticks_by_override_reach_the_report_but_not_the_weakness_figures(tmp_pat
     (log,) = store.reviews(COST_CARD.id)
     _, (answer,) = store.mock(rec.mock_id)
     store.close()
-    assert report["score"] == 1.0 and report["evidence"] == 0.0  # the report says both
-    assert report["questions"][0]["overrides"][0]["reason"] == "I meant it"
+    assert report.score == 1.0 and report.evidence == 0.0  # the report says both
+    assert report.questions[0]["overrides"][0]["reason"] == "I meant it"
     assert answer.score == 0.0 and json.loads(answer.answer)["score"] == 1.0  # the column: the graded evidence
     assert log.grade == 0  # the review log's grade is the evidence's: the schedule sees a failed answer
     topic_score = read_progress(tmp_path, TODAY).last_mock_by_topic[COST_CARD.topic][1]

@@ -176,8 +176,8 @@ async def test_a_hard_mode_mock_from_setup_to_report(tmp_path, write_deck):
         await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report
-    assert report["questions"][0]["score"] == 1.0
-    assert report["hard"].startswith("Hard mode")
+    assert report.questions[0]["score"] == 1.0
+    assert report.hard.startswith("Hard mode")
     assert f"±{HARD_TOLERANCE:.0%}" in render_markdown(report)
     ((stored,),) = rows(data, "SELECT answer FROM mock_answer")
     assert '"hard": true' in stored

@@ -156,9 +156,9 @@ def test_an_abandoned_mock_is_stored_and_reported_without_a_score(tmp_path, caps
     report = rec.finish()
     row, _ = store.mock(rec.mock_id)
     assert (row.status, row.score) == ("abandoned", None)
-    assert report["score"] is None and report["topics"] == [] and report["answered"] == 0
+    assert report.score is None and report.topics == [] and report.answered == 0
     # what to study next comes from the weakness figures alone: no topic "scored 0 % in this mock"
-    assert [(t["topic"], t["why"]) for t in report["study_next"]] == [
+    assert [(t["topic"], t["why"]) for t in report.study_next] == [
         ("gemm", "weakness 0.50; not asked"),
         ("moe", "weakness 0.30"),
         ("serving", "weakness 0.20"),
@@ -280,10 +280,10 @@ def test_the_recorder_saves_each_answer_and_the_report(tmp_path, capsys):
     report = rec.finish()
     row, answers = store.mock(rec.mock_id)
     assert row.status == "quit" and [a.status for a in answers] == ["answered", "unanswered", "unanswered"]
-    assert report["answered"] == 1 and report["unanswered"] == 2 and report["total"] == 3
-    assert abs(report["score"] - 0.2 / 3) < 1e-9
-    assert report["questions"][0]["answer"] == "not sure" and report["questions"][0]["expected"] == "answer serving-c0"
-    assert [t["topic"] for t in report["study_next"]] == ["moe", "gemm", "serving"]  # ties: weaker first
+    assert report.answered == 1 and report.unanswered == 2 and report.total == 3
+    assert abs(report.score - 0.2 / 3) < 1e-9
+    assert report.questions[0]["answer"] == "not sure" and report.questions[0]["expected"] == "answer serving-c0"
+    assert [t["topic"] for t in report.study_next] == ["moe", "gemm", "serving"]  # ties: weaker first
     store.close()
     from drill.cli import main
 
@@ -370,7 +370,7 @@ def test_study_next_skips_a_topic_the_mock_passed_and_reads_weakness_after_the_m
     rec.answered(run.slots[1])
     report = rec.finish()
     store.close()
-    study = [(t["topic"], t["why"]) for t in report["study_next"]]
+    study = [(t["topic"], t["why"]) for t in report.study_next]
     assert study[0] == ("moe", "score 20% in this mock; weakness 0.45")  # the figure after the mock
     assert [t for t, _ in study[1:]] == ["gemm", "ddp"]  # then the weakest not asked; never passed serving
 
@@ -414,7 +414,7 @@ def test_the_report_counts_each_question_skipped_even_once_it_came_back_and_was_
         run.submit(graded(0.7), {"typed": "y"})
         rec.save()
     report = rec.finish()
-    assert report["skipped"] == 3 and report["answered"] == 3
+    assert report.skipped == 3 and report.answered == 3
     store.close()
 
 

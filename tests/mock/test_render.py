@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from drill.mock.render import clock, html_text, md_text, render_html, render_markdown, time_chart, topic_chart
+from drill.mock.report_record import MockReport
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mock_report.json"
 EMPTY: dict[str, Any] = {
@@ -103,7 +104,7 @@ def test_fixture_follows_the_contract(report: dict[str, Any]) -> None:
 
 
 def test_markdown_summary(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     assert md.startswith("# Mock interview #3 · 20 November 2026, 18:02\n")
     assert "**Score 49%**" in md
     assert "7 answered, 1 skipped, 2 unanswered of 10" in md
@@ -114,11 +115,11 @@ def test_markdown_summary(report: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("status", "words"), [("finished", "finished"), ("quit", "ended early")])
 def test_markdown_status_in_words(report: dict[str, Any], status: str, words: str) -> None:
     report["status"] = status
-    assert f"minutes used · {words}\n" in render_markdown(report)
+    assert f"minutes used · {words}\n" in render_markdown(MockReport.from_json(report))
 
 
 def test_markdown_tables(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     assert "| Mixture of experts | 2 | 20% |" in md
     assert "| CUDA reduction | 1 | 0% |" in md
     assert "| 3 | Transformer memory accounting | 75% | 5:00 | 6:13 | 1:13 over |" in md
@@ -128,7 +129,7 @@ def test_markdown_tables(report: dict[str, Any]) -> None:
 
 
 def test_markdown_has_every_question(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     for q in report["questions"]:
         assert f"### {q['position']}. {q['title']} · {q['kind'].replace('_', ' ')}" in md
         # The expected answer is all there (the `<` escape aside, which no expected answer here needs).
@@ -145,14 +146,14 @@ def test_markdown_has_every_question(report: dict[str, Any]) -> None:
 
 
 def test_markdown_study_next(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     study = md[md.index("## Study next") :]
     for i, s in enumerate(report["study_next"], start=1):
         assert f"{i}. **{s['title']}** — {s['why']}" in study
 
 
 def test_markdown_has_no_html(report: dict[str, Any]) -> None:
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     assert TAG.search(md) is None
     assert "\\<script>alert(1)\\</script>" in md
     assert "compare ring & tree" in md
@@ -169,7 +170,7 @@ def test_markdown_escape_leaves_code_alone() -> None:
 
 
 def test_html_is_self_contained(report: dict[str, Any]) -> None:
-    html = render_html(report)
+    html = render_html(MockReport.from_json(report))
     page = parse(html)
     names = [name for name, _ in page.tags]
     assert "link" not in names
@@ -188,7 +189,7 @@ def test_html_is_self_contained(report: dict[str, Any]) -> None:
 
 
 def test_html_charts(report: dict[str, Any]) -> None:
-    page = parse(render_html(report))
+    page = parse(render_html(MockReport.from_json(report)))
     assert len(page.all("svg")) == 2
     rects = page.all("rect")
     assert len(rects) == len(report["topics"]) + len(report["questions"])
@@ -199,7 +200,7 @@ def test_html_charts(report: dict[str, Any]) -> None:
 
 
 def test_html_escapes_card_text(report: dict[str, Any]) -> None:
-    html = render_html(report)
+    html = render_html(MockReport.from_json(report))
     page = parse(html)
     assert "never run: <script>alert(1)</script>" in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -249,7 +250,7 @@ def test_every_bundled_answer_renders_as_markdown_it_renders_it(report: dict[str
         if not card.answer.strip():
             continue
         one["questions"][0]["expected"] = card.answer
-        shown = _expected_div(render_html(one))
+        shown = _expected_div(render_html(MockReport.from_json(one)))
         assert shown == reference.render(card.answer.strip("\n")).strip(), card.id
         assert "**" not in re.sub(r"<code>.*?</code>", "", shown, flags=re.S), card.id
         bold_code += "<strong><code>" in shown
@@ -260,7 +261,7 @@ def test_html_long_text_is_wrapped(report: dict[str, Any]) -> None:
     long_word = "x" * 3000
     report["questions"][0]["prompt"] = f"{long_word} " * 3
     report["questions"][0]["answer"] = long_word
-    html = render_html(report)
+    html = render_html(MockReport.from_json(report))
     assert long_word in html
     css = parse(html).css
     assert "overflow-wrap: anywhere" in css
@@ -268,7 +269,7 @@ def test_html_long_text_is_wrapped(report: dict[str, Any]) -> None:
 
 
 def test_html_shows_the_follow_up_and_the_overrides_with_their_question(report: dict[str, Any]) -> None:
-    html = render_html(report)
+    html = render_html(MockReport.from_json(report))
     page = parse(html)
     assert {"q1", "q10"} <= {a.get("id", "") for _, a in page.tags}
     first, rest = html.split('id="q2"', 1)
@@ -282,10 +283,10 @@ def test_a_mock_finished_far_under_its_minutes_says_how_much_was_answered(report
     report["answered"] = 9
     report["said"] = 2
     report["total"] = 9
-    md = render_markdown(report)
+    md = render_markdown(MockReport.from_json(report))
     assert "finished far under time: 2 of 9 questions answered with something, 7 blank answers among them" in md
     report["ended_at"] = None  # the time from the questions' own clocks: 45 minutes and more
-    assert "far under time" not in render_markdown(report)
+    assert "far under time" not in render_markdown(MockReport.from_json(report))
 
 
 # ---------------------------------------------------------------------------
@@ -356,26 +357,26 @@ def test_clock() -> None:
 
 
 def test_empty_report_renders() -> None:
-    md = render_markdown(EMPTY)
+    md = render_markdown(MockReport.from_json(EMPTY))
     assert "0 answered, 0 skipped, 0 unanswered of 0" in md
     assert "ended early" in md
     assert "No questions were asked." in md
     assert TAG.search(md) is None
-    page = parse(render_html(EMPTY))
+    page = parse(render_html(MockReport.from_json(EMPTY)))
     assert page.all("rect") == []
     assert "No questions were asked." in page.text
     assert "script" not in [name for name, _ in page.tags]
 
 
 def test_empty_mapping_renders() -> None:
-    assert render_markdown({}).startswith("# Mock interview")
-    assert "<h1>" in render_html({})
+    assert render_markdown(MockReport.from_json({})).startswith("# Mock interview")
+    assert "<h1>" in render_html(MockReport.from_json({}))
 
 
 def test_missing_end_uses_time_spent(report: dict[str, Any]) -> None:
     odd = copy.deepcopy(report)
     odd["ended_at"] = None
-    assert "45 of 45 minutes used" in render_markdown(odd)
+    assert "45 of 45 minutes used" in render_markdown(MockReport.from_json(odd))
 
 
 BREAKOUTS = [
@@ -411,7 +412,7 @@ def test_markdown_report_lets_no_html_or_fence_out_of_card_text_or_answers(repor
         q.update(prompt=text, answer=text, expected=text, title=text, missed=[text])
     for t in hostile["topics"]:
         t["title"] = text
-    md = render_markdown(hostile)
+    md = render_markdown(MockReport.from_json(hostile))
     html, headings = _html_and_headings(md)
     assert html == []
     assert headings.count("Your answer") == headings.count("Expected") == len(hostile["questions"])
@@ -425,19 +426,21 @@ def test_markdown_report_lets_no_html_or_fence_out_of_card_text_or_answers(repor
 
 def test_an_abandoned_mock_says_not_scored_not_zero() -> None:
     abandoned = {**EMPTY, "status": "abandoned", "score": None}
-    md = render_markdown(abandoned)
+    md = render_markdown(MockReport.from_json(abandoned))
     assert "**Not scored** (no question answered)" in md and "abandoned" in md and "0%" not in md
-    page = parse(render_html(abandoned))
+    page = parse(render_html(MockReport.from_json(abandoned)))
     assert "not scored" in page.text and "0%" not in page.text
 
 
 def test_a_mock_shorter_than_a_minute_counts_seconds() -> None:
-    assert "20 seconds of 30 minutes used" in render_markdown(EMPTY)  # ended 20 s after it started
-    assert "20 seconds of 30 min" in parse(render_html(EMPTY)).text
+    assert "20 seconds of 30 minutes used" in render_markdown(
+        MockReport.from_json(EMPTY)
+    )  # ended 20 s after it started
+    assert "20 seconds of 30 min" in parse(render_html(MockReport.from_json(EMPTY))).text
 
 
 def test_a_question_badge_is_coloured_by_its_score(report: dict[str, Any]) -> None:
-    page = parse(render_html(report))
+    page = parse(render_html(MockReport.from_json(report)))
     badges = [a["class"].split()[1] for a in page.all("span") if a.get("class", "").startswith("badge")]
     expected = [
         ("pass" if q["score"] >= 0.6 else "fail") if q["status"] == "answered" else q["status"]

@@ -10,6 +10,7 @@ from drill.config.settings import load_settings
 from drill.mock.record import MockRecorder
 from drill.mock.render import render_html, render_markdown
 from drill.mock.report import build_report
+from drill.mock.report_record import MockReport
 from drill.workspace import Workspace
 from tests.mock.test_render import FIXTURE
 from tests.readiness_world import START, make_world, study
@@ -41,14 +42,14 @@ def test_the_readiness_line_names_both_figures_and_the_three_furthest_topics(tmp
 def test_a_mock_report_shows_the_line_when_a_date_is_set_and_none_without():
     report = json.loads(FIXTURE.read_text(encoding="utf-8"))
     line = "Readiness on 2026-12-15 (17 days left): 41% if you stop now, 93% with the plan (target 90%)"
-    assert line not in render_markdown(report)
+    assert line not in render_markdown(MockReport.from_json(report))
     with_line = {**report, "readiness": line}
-    assert f"\n\n{line}\n" in render_markdown(with_line)
-    assert line in render_html(with_line)
+    assert f"\n\n{line}\n" in render_markdown(MockReport.from_json(with_line))
+    assert line in render_html(MockReport.from_json(with_line))
     built = build_report(
         {"id": 1, "started_at": "2026-11-28T10:00:00", "minutes": 30, "status": "finished"}, [], {}, {}, {}, line
     )
-    assert built["readiness"] == line
+    assert built.readiness == line
 
 
 class _Store:
@@ -92,4 +93,4 @@ def test_the_recorder_asks_for_the_line_when_the_mock_ends():
     )
     assert asked == []  # read at the end, after the mock's own answers
     report = recorder.finish()
-    assert asked == [1] and report["readiness"].startswith("Readiness on 2026-12-15")
+    assert asked == [1] and report.readiness.startswith("Readiness on 2026-12-15")

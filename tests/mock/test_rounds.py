@@ -9,6 +9,7 @@ from drill.cards.loader import load_decks
 from drill.cards.scenario import StageType, stages_of
 from drill.mock.grading import QuestionGrade
 from drill.mock.plan import follow_up_reserve, make_plan
+from drill.mock.report_record import MockReport
 from drill.mock.round_report import build_round_report, verdict_for
 from drill.mock.rounds import (
     NOT_TIMED,
@@ -224,12 +225,12 @@ def test_a_rounds_report_renders_its_dimensions_in_markdown_and_html(cards):
         "study_next": [],
         "round": build_round_report(plan.as_json(), slot_json(run), plan.cards),
     }
-    text = render_markdown(report)
+    text = render_markdown(MockReport.from_json(report))
     assert "## Round: decode" not in text  # the title is the scenario's id, as the decks spell it
     assert "## Round: sc decode (debug) · **lean**" in text
     assert "| debugging | fail | 20% |" in text and "| design | not assessed | - |" in text
     assert "Asked next:" in text and "Hints used:" in text
-    html = render_html(report)
+    html = render_html(MockReport.from_json(report))
     assert "<td>debugging</td><td>fail</td><td>20%</td>" in html
 
 

@@ -106,4 +106,4 @@ async def test_stats_weak_the_mock_setup_and_the_mock_report_agree(tmp_path, cap
     cards = Workspace(data, [paths.cards_dir()]).cards
     mock = {"id": 1, "started_at": NOW.isoformat(), "minutes": 30, "status": "abandoned"}
     report = build_report(mock, [], cards, topic_titles(), measured(figures))
-    assert [s["topic"] for s in report["study_next"]] == ranking[:3]
+    assert [s["topic"] for s in report.study_next] == ranking[:3]

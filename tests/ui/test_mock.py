@@ -91,8 +91,8 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report
         planned = answered - follow_ups
-        assert report["status"] == "finished" and report["answered"] == report["total"] == planned == 4
-        by_kind = {q["kind"]: q for q in report["questions"]}
+        assert report.status == "finished" and report.answered == report.total == planned == 4
+        by_kind = {q["kind"]: q for q in report.questions}
         assert by_kind["memory_ledger"]["score"] == 1.0 and by_kind["diagnosis"]["score"] == 1.0
         assert by_kind["shape_trace"]["score"] == 1 / 3 and by_kind["shape_trace"]["missed"]
         assert by_kind["concept"]["score"] == 0.5 and by_kind["concept"]["missed"] == ["batch raises reuse"]
@@ -103,7 +103,7 @@ async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
         assert by_kind["shape_trace"]["follow_up"]["hint"] == "the step before it is `(B, S, D)`"
         await type_keys(pilot, "ctrl+w")
         await refresh(pilot)
-        assert (data / "reports" / f"mock-{report['id']}.html").exists()
+        assert (data / "reports" / f"mock-{report.id}.html").exists()
     ((status, stored),) = rows(data, "SELECT status, report FROM mock")
     assert status == "finished" and json.loads(stored)["total"] == planned
     logged = rows(data, "SELECT card_id, mode FROM review_log")
@@ -163,9 +163,9 @@ async def test_an_answer_typed_when_time_runs_out_is_kept_not_scored(tmp_path, w
         screen.query(Input).first().value = "typed, never submitted"
         await run_out_of_time(pilot, screen)
         report = app.screen.report
-        assert report["status"] == "time_up" and report["answered"] == 1
-        assert report["unanswered"] == report["total"] - 1
-        [asked] = [q for q in report["questions"] if q["card_id"] == second]
+        assert report.status == "time_up" and report.answered == 1
+        assert report.unanswered == report.total - 1
+        [asked] = [q for q in report.questions if q["card_id"] == second]
         assert asked["status"] == "unanswered" and "typed, never submitted" in asked["answer"]
         assert "never submitted: not scored" in asked["answer"]
     statuses = dict(rows(data, "SELECT card_id, status FROM mock_answer"))
@@ -185,8 +185,8 @@ async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
         await answer_current(pilot, screen)
         await run_out_of_time(pilot, screen)
         assert isinstance(app.screen, MockReportScreen)
-        assert app.screen.report["status"] == "time_up"
-        assert app.screen.report["unanswered"] == app.screen.report["total"] - 1
+        assert app.screen.report.status == "time_up"
+        assert app.screen.report.unanswered == app.screen.report.total - 1
         await type_keys(pilot, "q")
         await settle(pilot)
         assert not isinstance(app.screen, (MockReportScreen, MockScreen))
@@ -367,7 +367,7 @@ async def test_the_end_key_asks_before_it_ends_the_mock(tmp_path, write_deck):
         await type_keys(pilot, END_KEY)
         await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
-        assert app.screen.report["status"] == "abandoned" and app.screen.report["score"] is None
+        assert app.screen.report.status == "abandoned" and app.screen.report.score is None
 
 
 async def test_a_half_typed_answer_not_submitted_is_kept_but_not_scored(tmp_path, write_deck):
@@ -385,7 +385,7 @@ async def test_a_half_typed_answer_not_submitted_is_kept_but_not_scored(tmp_path
         await type_keys(pilot, END_KEY, END_KEY)
         await settle(pilot)
         report = app.screen.report
-        assert report["answered"] == 0 and report["status"] == "abandoned"
+        assert report.answered == 0 and report.status == "abandoned"
     assert rows(data, "SELECT status, score FROM mock_answer WHERE card_id = ?", (first,)) == [("unanswered", None)]
     ((answer,),) = rows(data, "SELECT answer FROM mock_answer WHERE card_id = ?", (first,))
     assert "(B, H" in answer  # what was typed is kept with the question
@@ -472,7 +472,7 @@ async def test_the_one_word_answer_cost_ticks_no_point_and_scores_none(tmp_path,
         await type_keys(pilot, END_KEY_PRESS, END_KEY_PRESS)
         await settle(pilot)
         report = app.screen.report
-    [asked] = [q for q in report["questions"] if q["card_id"] == first]
+    [asked] = [q for q in report.questions if q["card_id"] == first]
     assert asked["status"] == "answered" and asked["score"] == 0.0 and len(asked["missed"]) == 4
 
 
@@ -497,7 +497,7 @@ async def test_a_point_is_ticked_for_the_terms_it_names_or_by_an_override_with_a
         await type_keys(pilot, END_KEY_PRESS, END_KEY_PRESS)
         await settle(pilot)
         report = app.screen.report
-    [asked] = [q for q in report["questions"] if q["card_id"] == first]
+    [asked] = [q for q in report.questions if q["card_id"] == first]
     assert asked["score"] == 0.75 and asked["evidence"] == 0.5
     assert asked["overrides"] == [
         {"point": COST_POINTS[0], "basis": "overridden", "reason": "busy GPUs are realised tokens"}
@@ -614,8 +614,8 @@ async def test_a_strong_answer_earns_a_deeper_follow_up_that_only_adds(tmp_path,
         await type_keys(pilot, "enter")
         await settle(pilot)
         report = app.screen.report
-    assert report["score"] == 1.0  # earning the follow-up took nothing away
-    assert report["questions"][0]["follow_up"]["status"] == "answered"
+    assert report.score == 1.0  # earning the follow-up took nothing away
+    assert report.questions[0]["follow_up"]["status"] == "answered"
     assert rows(data, "SELECT count(*) FROM review_log WHERE card_id = ?", (follow.card.id,)) == [(1,)]
 
 
@@ -661,7 +661,7 @@ async def test_declining_the_last_follow_up_asks_first_and_the_key_bar_says_decl
         await type_keys(pilot, "ctrl+n")
         await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
-        assert app.screen.report["questions"][0]["follow_up"]["status"] == "unanswered"
+        assert app.screen.report.questions[0]["follow_up"]["status"] == "unanswered"
 
 
 async def test_the_key_bar_says_the_report_is_being_built_before_the_report_comes(tmp_path, write_deck):

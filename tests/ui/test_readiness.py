@@ -323,10 +323,10 @@ async def test_a_mocks_report_carries_readiness_on_the_date(tmp_path, write_deck
         assert isinstance(app.screen, MockReportScreen)
         shown = app.screen.query_one("#rtext", MarkdownView).source
         if date is None:
-            assert app.screen.report["readiness"] is None and "Readiness on" not in shown
+            assert app.screen.report.readiness is None and "Readiness on" not in shown
             return
         figures = app.workspace.readiness(TODAY)  # read after the mock: its answers count
         assert figures is not None
         line = figures.summary_line()
         assert line.startswith("Readiness on 2026-05-27 (17 days left): ")
-        assert app.screen.report["readiness"] == line and line in shown
+        assert app.screen.report.readiness == line and line in shown

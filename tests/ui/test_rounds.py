@@ -104,8 +104,8 @@ async def test_a_serving_design_round_from_the_setup_to_the_report(tmp_path, wri
     # strong answers earned the scenario's twists as follow-ups, asked on the same problem
     assert any(s[1] == "twist" for s in follow_ups) and all(s[0].startswith(source + "#") for s in follow_ups)
     assert all("follow-up" in s[3] for s in follow_ups)
-    assert [q["kind"] for q in report["questions"]][:2] == ["clarify stage", "estimate stage"]
-    round_report = report["round"]
+    assert [q["kind"] for q in report.questions][:2] == ["clarify stage", "estimate stage"]
+    round_report = report.round
     assert round_report["source_id"] == source and round_report["reached"] == round_report["stages_total"]
     dims = {d["dimension"]: d for d in round_report["dimensions"]}
     assert dims["estimation"]["verdict"] == "pass"  # the figures and the working were right
@@ -149,7 +149,7 @@ async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_de
             await type_keys(pilot, "ctrl+n")
             await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
-        report = app.screen.report["round"]
+        report = app.screen.report.round
     dims = {d["dimension"]: d for d in report["dimensions"]}
     assert dims["clarifying"]["evidence"] == 2 / 3
     assert dims["estimation"]["verdict"] == "pass"
@@ -214,7 +214,7 @@ async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_re
         await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report
-    kernel = report["questions"][0]
+    kernel = report.questions[0]
     assert "Reference solution" in kernel["expected"] and kernel["answer"].startswith("kernel graded")
     assert "Reference solution" in render_markdown(report)
     assert all(j.pid is None for j in judges)

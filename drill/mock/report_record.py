@@ -1,0 +1,230 @@
+"""A finished mock's report as a record: what the report screen, `drill mock --report` and the HTML file show.
+
+The database keeps it as JSON (`MockReport.as_json`); `MockReport.from_json` reads a kept one back once, where
+the row is read, taking any field a report of an older version lacks as empty (a report is never lost to a
+missing field).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TypedDict
+
+from drill.cards.field_values import items, mapping, mappings
+
+
+class OverrideLine(TypedDict):
+    """A rubric point the learner ticked anyway, with their reason."""
+
+    point: str
+    basis: str
+    reason: str
+
+
+class FollowUpLine(TypedDict):
+    """A question's follow-up as the report shows it: what was asked, its hint, the answer and its score."""
+
+    kind: str
+    card_id: str
+    prompt: str
+    hint: str
+    status: str
+    spent_s: float
+    budget_s: float
+    answer: str
+    score: float | None
+    missed: list[str]
+
+
+class QuestionLine(TypedDict):
+    """One question of the mock: what was asked, what was given and expected, its time and its score."""
+
+    position: int
+    card_id: str
+    topic: str
+    title: str
+    kind: str
+    prompt: str
+    budget_s: float
+    spent_s: float
+    status: str
+    skips: int
+    score: float  # as the mock reports it (points ticked by override counted)
+    evidence: float  # the part drill checked
+    answer: str
+    said: bool  # the answer holds anything at all
+    expected: str
+    missed: list[str]
+    graded: list[str]
+    overrides: list[OverrideLine]
+    hints: list[str]
+    follow_up: FollowUpLine | None
+
+
+class TopicScore(TypedDict):
+    """A topic's mean score over its questions in this mock."""
+
+    topic: str
+    title: str
+    score: float
+    questions: int
+
+
+class StudyNext(TypedDict):
+    """A topic to study next, and why."""
+
+    topic: str
+    title: str
+    why: str
+
+
+@dataclass(frozen=True)
+class MockReport:
+    """A finished mock's report. `score` and `evidence` are None when no question was answered (not scored)."""
+
+    id: int | None  # None only in a kept report that lost it
+    started_at: str  # ISO, to the second
+    ended_at: str | None
+    minutes: int
+    status: str
+    score: float | None
+    evidence: float | None
+    answered: int
+    said: int  # answered with something (not all blank)
+    skipped: int
+    unanswered: int
+    total: int
+    topics: list[TopicScore] = field(default_factory=list)
+    questions: list[QuestionLine] = field(default_factory=list)
+    study_next: list[StudyNext] = field(default_factory=list)
+    readiness: str | None = None  # the line on readiness for the interview date; None when no date is set
+    hard: str | None = None  # how a hard-mode mock was asked; None for any other
+    round: Mapping[str, object] | None = None  # a round's report per dimension (drill.mock.round_report), as kept
+
+    def as_json(self) -> dict[str, object]:
+        """The report as the database keeps it (a quick mock's has no "hard" or "round")."""
+        data = asdict(self)
+        for optional in ("hard", "round"):
+            if data[optional] is None:
+                del data[optional]
+        if self.round is not None:
+            data["round"] = dict(self.round)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> MockReport:
+        """A kept report read back; a field it lacks is empty (0, "" or None)."""
+        score = data.get("score")
+        evidence = data.get("evidence")
+        readiness = data.get("readiness")
+        hard = data.get("hard")
+        kept_round = data.get("round")
+        kept_id = data.get("id")
+        return cls(
+            id=None if kept_id is None else _whole(kept_id),
+            started_at=_text(data.get("started_at")),
+            ended_at=_text(data.get("ended_at")) or None,
+            minutes=_whole(data.get("minutes")),
+            status=_text(data.get("status")),
+            score=None if score is None else _figure(score),
+            evidence=None if evidence is None else _figure(evidence),
+            answered=_whole(data.get("answered")),
+            said=_whole(data.get("said", data.get("answered"))),
+            skipped=_whole(data.get("skipped")),
+            unanswered=_whole(data.get("unanswered")),
+            total=_whole(data.get("total")),
+            topics=[_topic(t) for t in mappings(data.get("topics"))],
+            questions=[_question(q, i) for i, q in enumerate(mappings(data.get("questions")))],
+            study_next=[_study_next(s) for s in mappings(data.get("study_next"))],
+            readiness=str(readiness) if readiness else None,
+            hard=str(hard) if hard else None,
+            round=kept_round if isinstance(kept_round, dict) else None,
+        )
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _figure(value: object) -> float:
+    """A kept number; 0 for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return 0.0
+    try:
+        number = float(value)
+    except ValueError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _whole(value: object) -> int:
+    return int(_figure(value))
+
+
+def _texts(value: object) -> list[str]:
+    return [str(entry) for entry in items(value)]
+
+
+def _topic(data: Mapping[str, object]) -> TopicScore:
+    topic = _text(data.get("topic"))
+    return TopicScore(
+        topic=topic,
+        title=_text(data.get("title")) or topic,
+        score=_figure(data.get("score")),
+        questions=_whole(data.get("questions")),
+    )
+
+
+def _study_next(data: Mapping[str, object]) -> StudyNext:
+    topic = _text(data.get("topic"))
+    return StudyNext(topic=topic, title=_text(data.get("title")) or topic, why=_text(data.get("why")))
+
+
+def _question(data: Mapping[str, object], index: int) -> QuestionLine:
+    topic = _text(data.get("topic"))
+    return QuestionLine(
+        position=_whole(data.get("position", index + 1)),
+        card_id=_text(data.get("card_id")),
+        topic=topic,
+        title=_text(data.get("title")) or topic,
+        kind=_text(data.get("kind")),
+        prompt=_text(data.get("prompt")),
+        budget_s=_figure(data.get("budget_s")),
+        spent_s=_figure(data.get("spent_s")),
+        status=_text(data.get("status")) or "unanswered",
+        skips=_whole(data.get("skips")),
+        score=_figure(data.get("score")),
+        evidence=_figure(data.get("evidence")),
+        answer=_text(data.get("answer")),
+        said=bool(data.get("said", data.get("answer"))),
+        expected=_text(data.get("expected")),
+        missed=_texts(data.get("missed")),
+        graded=_texts(data.get("graded")),
+        overrides=[
+            OverrideLine(point=_text(o.get("point")), basis=_text(o.get("basis")), reason=_text(o.get("reason")))
+            for o in mappings(data.get("overrides"))
+        ],
+        hints=_texts(data.get("hints")),
+        follow_up=_follow_up(data.get("follow_up")),
+    )
+
+
+def _follow_up(value: object) -> FollowUpLine | None:
+    if not isinstance(value, dict):
+        return None
+    data = mapping(value)
+    score = data.get("score")
+    return FollowUpLine(
+        kind=_text(data.get("kind")),
+        card_id=_text(data.get("card_id")),
+        prompt=_text(data.get("prompt")),
+        hint=_text(data.get("hint")),
+        status=_text(data.get("status")),
+        spent_s=_figure(data.get("spent_s")),
+        budget_s=_figure(data.get("budget_s")),
+        answer=_text(data.get("answer")),
+        score=None if score is None else _figure(score),
+        missed=_texts(data.get("missed")),
+    )
