@@ -79,11 +79,12 @@ def drop_caches() -> bool:
     return True
 
 
-def cli_run(root: Path, data: Path, env: dict[str, str]) -> dict[str, Any]:
-    """`drill kernel run reduce` from a new process, in `root`: seconds until the verdict was printed (its last
-    line, the target's), seconds until the command exited (after PyTorch's own time, on a GPU new to drill),
-    and what the verdict said."""
+def cli_run(root: Path, data: Path, env: dict[str, str], file: Path | None = None) -> dict[str, Any]:
+    """`drill kernel run reduce` (on `file`, else the learner's draft or the starter) from a new process, in
+    `root`: seconds until the verdict was printed (its last line, the target's), seconds until the command
+    exited (after PyTorch's own time, on a GPU new to drill), and what the verdict said."""
     cmd = [sys.executable, "-m", "drill", "--data-dir", str(data), "kernel", "run", "reduce"]
+    cmd += ["--file", str(file)] if file else []
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None

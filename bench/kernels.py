@@ -312,41 +312,18 @@ def edit_to_verdict(client: JudgeClient, cards: dict[str, Any], n: int = 5) -> l
 
 
 def cold_cli(data_dir: Path, file: Path | None = None) -> dict[str, Any]:
-    """`drill kernel run reduce --json` from a new process: seconds until its verdict was printed (the JSON comes
-    out whole as soon as the verdict is in; the attempt's log is written after it), seconds until it exited, and
-    the judge's own seconds. The first run on a `data_dir` finds nothing kept: no figures for this GPU, and no CuPy
-    kernels compiled."""
+    """`drill kernel run reduce` from a new process, timed as bench/first_verdict.py times it: seconds until the
+    verdict was printed (PyTorch's own time, on a GPU new to drill, follows it), and until it exited. The first
+    run on a `data_dir` finds nothing kept: no figures for this GPU, and no CuPy kernels compiled."""
+    from first_verdict import cli_run
+
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     # CuPy's compiled kernels kept beside the data: the first run finds none, as on a new machine
     env["CUPY_CACHE_DIR"] = str(data_dir / "cupy-kernels")
-    cmd = [sys.executable, "-m", "drill", "--data-dir", str(data_dir), "kernel", "run", "reduce", "--json"]
-    cmd += ["--file", str(file)] if file else []
-    with tempfile.TemporaryFile("w+") as errors:  # a file, not a pipe: stdout alone is read as it comes
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
-        assert proc.stdout is not None
-        first_line = proc.stdout.readline()
-        verdict_s = time.perf_counter() - t0
-        rest = proc.stdout.read()
-        proc.wait(timeout=120)
-        exit_s = time.perf_counter() - t0
-        errors.seek(0)
-        err = errors.read()
-    try:
-        data = json.loads(first_line + rest)
-    except ValueError:
-        return {"wall_s": exit_s, "error": (err or first_line + rest)[-2000:]}
-    phases = {"compile": round(data["compiler"]["seconds"] or 0, 3)}
-    phases.update({c["name"]: round(c["seconds"] or 0, 3) for c in data["cases"]})
-    kit = next((t.get("kit") for t in data.get("timings") or [] if t.get("kit")), "")
-    return {
-        "wall_s": verdict_s,
-        "exit_s": round(exit_s, 3),
-        "judge_s": data["seconds"],
-        "phases": phases,
-        "correct": data["correct"],
-        "kit": kit,
-    }
+    run = cli_run(ROOT, data_dir, env, file)
+    if run["verdict_s"] is None:
+        return {"wall_s": run["exit_s"], "error": run["error"]}
+    return {"wall_s": run["verdict_s"], "exit_s": run["exit_s"], "correct": run["correct"], "timing": run["timing"]}
 
 
 def empty_record_ms() -> float:
@@ -645,8 +622,7 @@ def main() -> int:
             f"verdict printed after {c['wall_s']:.2f} s"
             + (f" (runs {c['all_wall_s']})" if "all_wall_s" in c else "")
             + (f", exited after {c['exit_s']:.2f} s" if "exit_s" in c else "")
-            + (f", judge {c['judge_s']:.2f} s, {c['phases']}" if "judge_s" in c else "")
-            + (f", judged with the {c['kit']} kit" if c.get("kit") else "")
+            + (f", {c['timing'][0]}" if c.get("timing") else "")
         )
         evidence += f"; python -c 'import torch' + a CUDA context alone: {report['torch_floor_s']:.2f} s (median of 3)"
         targets.append((f"`drill kernel run reduce`, new process, {label}: <= {COLD_LIMIT_S:g} s", ok, evidence))
