@@ -1,5 +1,6 @@
 import datetime as dt
 import json
+from dataclasses import asdict
 
 import pytest
 
@@ -165,3 +166,16 @@ def test_stats_text_with_no_reviews(tmp_path, concept_deck, capsys):
     assert "0 reviews logged" in out
     assert "weakest: no topic practised yet (--weak starts with capacity-cost, collectives, compilers)" in out
     assert "set aside" not in out and "next 7 days" not in out
+
+
+def test_the_report_is_a_record_and_its_json_form_is_what_stats_json_prints(tmp_path):
+    store = Store(tmp_path)
+    reviewed(store, "c00", 2, day=DAY - dt.timedelta(days=1), due=DAY)
+    store.close()
+    report = collect(deck(3), tmp_path, now=NOW)
+    assert report.today == dt.date(2026, 5, 9) and report.topics[0].topic == "gpu-arch"
+    data = json.loads(json.dumps(report.as_json()))  # every value is plain JSON
+    assert data["today"] == "2026-05-09" and data["cards"] == 3 and data["reviews"] == 1
+    assert data["topics"] == [asdict(t) for t in report.topics]
+    assert data["topics"][0]["reviews"] == 1 and data["topics"][0]["practised"] is True
+    assert list(data)[-2:] == ["kernels", "kernels_untimed"]
