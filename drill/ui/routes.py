@@ -153,8 +153,8 @@ class ScreenRequests(App[int]):
         from drill.mock.record import MockRecorder
         from drill.mock.run import MockRun
         from drill.study.standing import measured_weakness
+        from drill.ui.mock_report_screen import MockReportScreen
         from drill.ui.mock_screen import MockScreen
-        from drill.ui.mock_setup import MockReportScreen
 
         try:
             store = await asyncio.to_thread(self.workspace.writes)

@@ -15,8 +15,9 @@ from drill.mock.render import render_markdown
 from drill.start import AppOptions
 from drill.ui.app import make_app
 from drill.ui.mock_forms import MockLedgerForm
+from drill.ui.mock_report_screen import MockReportScreen
 from drill.ui.mock_screen import MockScreen
-from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
+from drill.ui.mock_setup import MockSetupScreen
 from tests.conftest import FixedClock, refresh, rows, type_keys
 from tests.conftest import settle as settle_app
 

@@ -8,9 +8,10 @@ from textual.widgets import Input, OptionList
 
 from drill.start import AppOptions
 from drill.ui.app import DrillApp, make_app
+from drill.ui.mock_report_screen import MockReportScreen
 from drill.ui.mock_screen import END_KEY as END_KEY_PRESS
 from drill.ui.mock_screen import MockScreen
-from drill.ui.mock_setup import MockReportScreen, MockSetupScreen
+from drill.ui.mock_setup import MockSetupScreen
 from tests.conftest import FixedClock, refresh, rows, type_keys
 from tests.conftest import settle as settle_app
 from tests.ui.test_checked import DECK

@@ -15,8 +15,8 @@ from drill.study.plan_runs import Forecast
 from drill.study.readiness import Interview, ReadinessFigures, TopicLine
 from drill.ui.app import DrillApp, make_app
 from drill.ui.markdown_view import MarkdownView
+from drill.ui.mock_report_screen import MockReportScreen
 from drill.ui.mock_screen import MockScreen
-from drill.ui.mock_setup import MockReportScreen
 from drill.ui.readiness_view import (
     ENOUGH_REVIEWS,
     TARGET_MARK,
