@@ -10,7 +10,7 @@ from drill.cards.field_values import number
 from drill.cards.model import Card
 from drill.cards.number_check import DEFAULT_TOLERANCE
 from drill.cards.param_specs import card_params
-from drill.cards.stated_numbers import AnswerInputs, answer_inputs, given_text
+from drill.cards.stated_numbers import AnswerInputs, AnswerWatch, given_text
 from drill.cards.template_records import ExpectedAnswer, LedgerTerm, Rendered, TemplateProblem
 
 
@@ -105,12 +105,13 @@ class RenderedDraw:
 def render_draw(card: Card, draw: Mapping[str, object], cat: Catalogue) -> RenderedDraw:
     """`render` with the catalogue given, keeping each answer's reads; raises TemplateProblem."""
     scope = Scope(card_scope(card, draw, cat))
+    watch = AnswerWatch(card.fields, scope)  # each answer evaluated once, its reads kept for the stated numbers
     answers = []
     for i, entry in enumerate(_entries(card, "answers")):
         where = f"answers[{i}]"
         tolerance = entry.get("tolerance", DEFAULT_TOLERANCE)
         label = render_text(str(entry.get("label", "")), scope, f"{where}.label")
-        value = evaluate(str(entry.get("expr", "")), scope, f"{where}.expr")
+        value = watch.evaluate(str(entry.get("expr", "")))
         answers.append(ExpectedAnswer(label, value, str(entry.get("unit", "")), number(tolerance)))
     ledger = []
     for i, entry in enumerate(_entries(card, "ledger")):
@@ -121,7 +122,7 @@ def render_draw(card: Card, draw: Mapping[str, object], cat: Catalogue) -> Rende
         ledger.append(LedgerTerm(term, formula, value, str(entry.get("unit", ""))))
     written = render_text(card.prompt, scope, "prompt")
     # The figures of a model or GPU the answers are computed from but the prompt leaves out are stated after it.
-    inputs = answer_inputs(card.fields, scope, card.prompt, written)
+    inputs = watch.inputs(card.prompt, written)
     given = given_text(inputs.unstated(written), scope)
     prompt = f"{written.rstrip()}\n\n{given}\n" if given else written
     rendered = Rendered(

@@ -299,41 +299,64 @@ class AnswerInputs:
         return out
 
 
+class AnswerWatch:
+    """One draw's scope with the reads of its models, GPUs and functions watched: an answer evaluated here gives
+    its value (the same as in the plain scope) and leaves what it read, so rendering evaluates each answer once."""
+
+    def __init__(self, card_fields: Mapping[str, object], scope: Mapping[str, object]) -> None:
+        self._recorder = _Recorder()
+        self._params = mapping(card_fields.get("params"))
+        self._scope = scope
+        watched = dict(scope)
+        for name in self._params:
+            owned = scope.get(name)
+            if isinstance(owned, Mapping):
+                watched[name] = _Watched(name, owned, self._recorder)
+        for name, value in scope.items():
+            if callable(value):
+                watched[name] = _watching(name, value, self._recorder)
+        self._names = Scope(watched)
+        self._answers: list[tuple[str, _Frame]] = []
+
+    def evaluate(self, source: str) -> float:
+        """The next answer's value (`answers[i].expr`, in order); raises TemplateProblem as evaluation does."""
+        self._recorder.stack = [_Frame()]
+        value = evaluate(source, self._names, f"answers[{len(self._answers)}].expr")
+        self._answers.append((source, self._recorder.stack[0]))
+        return value
+
+    def inputs(self, template: str, prompt: str) -> AnswerInputs:
+        """What each answer evaluated so far reads, given the card's prompt as written (`template`) and as rendered
+        in this scope (`prompt`): its drawn numbers that the prompt does not show and its figure literals too."""
+        shown_by_prompt: dict[str, bool] = {}  # by parameter: the same for every answer of the draw
+        reads: dict[str, _Frame] = {}
+        for i, (source, recorded) in enumerate(self._answers):
+            root = _Frame(list(recorded.reads), list(recorded.calls))
+            facts = _expression_facts(source)
+            for name in sorted(facts.names & set(self._params)):
+                drawn_value = self._scope[name]
+                if isinstance(drawn_value, (int, float)) and _is_number(drawn_value):
+                    if name not in shown_by_prompt:
+                        shown_by_prompt[name] = _shown_by_prompt(
+                            name, self._params[name], self._scope, template, prompt
+                        )
+                    if not shown_by_prompt[name]:
+                        root.reads.append(Input(None, name, float(drawn_value)))
+            root.reads += [Input(None, f"the literal {v:g}", v) for v in facts.literals]
+            reads[f"answers[{i}]"] = root
+        return AnswerInputs(reads, self._params, self._scope)
+
+
 def answer_inputs(
     card_fields: Mapping[str, object], scope: Mapping[str, object], template: str, prompt: str
 ) -> AnswerInputs:
     """What each answer reads at one draw: `scope` is the draw's scope (drill.cards.rendering.card_scope),
     `template` the card's prompt as written and `prompt` that template rendered in `scope`; raises TemplateProblem
     as rendering does."""
-    recorder = _Recorder()
-    params = mapping(card_fields.get("params"))
-    watched = dict(scope)
-    for name in params:
-        owned = scope.get(name)
-        if isinstance(owned, Mapping):
-            watched[name] = _Watched(name, owned, recorder)
-    for name, value in scope.items():
-        if callable(value):
-            watched[name] = _watching(name, value, recorder)
-    names = Scope(watched)
-    shown_by_prompt: dict[str, bool] = {}  # by parameter: the same for every answer of the draw
-    reads: dict[str, _Frame] = {}
-    for i, entry in enumerate(items(card_fields.get("answers"))):
-        source = str(entry.get("expr", "")) if isinstance(entry, Mapping) else ""
-        recorder.stack = [_Frame()]
-        evaluate(source, names, f"answers[{i}].expr")
-        root = recorder.stack[0]
-        facts = _expression_facts(source)
-        for name in sorted(facts.names & set(params)):
-            drawn_value = scope[name]
-            if isinstance(drawn_value, (int, float)) and _is_number(drawn_value):
-                if name not in shown_by_prompt:
-                    shown_by_prompt[name] = _shown_by_prompt(name, params[name], scope, template, prompt)
-                if not shown_by_prompt[name]:
-                    root.reads.append(Input(None, name, float(drawn_value)))
-        root.reads += [Input(None, f"the literal {v:g}", v) for v in facts.literals]
-        reads[f"answers[{i}]"] = root
-    return AnswerInputs(reads, params, scope)
+    watch = AnswerWatch(card_fields, scope)
+    for entry in items(card_fields.get("answers")):
+        watch.evaluate(str(entry.get("expr", "")) if isinstance(entry, Mapping) else "")
+    return watch.inputs(template, prompt)
 
 
 def unstated_inputs(
