@@ -136,12 +136,54 @@ def fsrs_fit_once(fsrs_fits, monkeypatch):
     monkeypatch.setattr(Optimizer, "compute_optimal_parameters", once_per_log)
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The temporary folder every process of this pytest run shares: the base above the xdist workers' own ones
+    (each worker's base temp is `<run base>/popen-gwN`), or the base itself in a run without workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def decks_digest(root: Path) -> str:
+    """The content hash of every file under a decks folder (the decks and their data), by relative path."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def once_per_run(folder: Path, name: str, compute):
+    """`compute()` done by the first process of the run that asks, under a lock on `folder/name.lock`; every
+    other process (an xdist worker) waits for it and reads the same result back from `folder/name.pickle`."""
+    import fcntl
+    import pickle
+
+    kept = folder / f"{name}.pickle"
+    with open(folder / f"{name}.lock", "wb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        result = compute()
+        part = kept.with_suffix(".part")
+        part.write_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        part.replace(kept)
+        return result
+
+
 @pytest.fixture(scope="session")
-def bundled_decks():
-    """The bundled decks with every kind's deep check, loaded once for the whole run."""
+def bundled_decks(tmp_path_factory):
+    """The bundled decks with every kind's deep check, run once for the whole run: the first worker to need it
+    checks them, the others read its result (kept in the run's temporary folder under the decks' content hash,
+    so a result is only ever read for the very files it checked)."""
+    from drill import paths
     from drill.cards.loader import load_decks
 
-    return load_decks(deep=True)
+    key = decks_digest(paths.cards_dir())
+    return once_per_run(run_folder(tmp_path_factory), f"bundled-deep-check-{key}", lambda: load_decks(deep=True))
 
 
 def deck_subset(decks, topics):

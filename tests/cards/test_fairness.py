@@ -10,9 +10,6 @@ from drill.cards.loader import load_decks
 from drill.cards.model import Card
 from drill.cli import main
 
-# the bundled decks are loaded deep once for the modules of this group
-pytestmark = pytest.mark.xdist_group("bundled-decks")
-
 EVIDENCE = "ncu: smsp__warp_issue_stalled_long_scoreboard 61 %\nl1tex__data_bank_conflicts_pipe_lsu 0"
 
 

@@ -12,10 +12,6 @@ from drill.cards.loader import known_topics
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# the bundled decks' deep check is loaded once, not once per worker
-pytestmark = pytest.mark.xdist_group("bundled-decks")
-
-
 @pytest.fixture(scope="module")
 def decks(bundled_decks):
     return bundled_decks

@@ -24,10 +24,6 @@ TOPICS = (
 )
 
 
-# the bundled decks' deep check is loaded once, not once per worker
-pytestmark = pytest.mark.xdist_group("bundled-decks")
-
-
 @pytest.fixture(scope="module")
 def deckset(bundled_decks):
     return deck_subset(bundled_decks, TOPICS)

@@ -18,10 +18,6 @@ from tests.conftest import deck_subset
 TOPICS = ("serving", "quantization", "spec-disagg", "memory-knobs")
 
 
-# the bundled decks' deep check is loaded once, not once per worker
-pytestmark = pytest.mark.xdist_group("bundled-decks")
-
-
 @pytest.fixture(scope="module")
 def deckset(bundled_decks):
     return deck_subset(bundled_decks, TOPICS)
