@@ -284,27 +284,49 @@ class WeekCheck:
     reviews: int
     predicted: float | None
     recalled: float | None
+    # the whole log's recalls depart from the model by more than chance allows, even with the learner's own
+    # factor on every stability (drill.study.uncertainty.Uncertainty.fits_poorly): a week too quiet to judge
+    # by does not hide it
+    model_fits_poorly: bool = False
 
     @property
     def outside(self) -> bool:
-        """Whether the recalls fall outside what the forecast allows (two binomial standard errors, plus slack)."""
+        """Whether the recalls fall outside what the forecast allows: the week's (two binomial standard errors, plus
+        slack), or the whole log's."""
+        return self.week_outside or self.model_fits_poorly
+
+    @property
+    def week_outside(self) -> bool:
+        """Whether the week's recalls fall outside the prediction by more than two binomial standard errors and slack."""
         if self.reviews < MIN_WEEK_REVIEWS or self.predicted is None or self.recalled is None:
             return False
         spread = 2 * math.sqrt(max(self.predicted * (1 - self.predicted), 0.0) / self.reviews) + WEEK_SLACK
         return abs(self.recalled - self.predicted) > spread
 
+    def with_model_fit(self, fits_poorly: bool) -> "WeekCheck":
+        """This check, saying whether the whole log shows the model fitting the learner poorly."""
+        return WeekCheck(self.reviews, self.predicted, self.recalled, fits_poorly)
+
     def line(self) -> str:
         """One line for `drill stats`, the stats screen and `drill plan`."""
+        misfit = (
+            "your log's recalls depart from the model's predictions: it fits you poorly, and the forecast may be off"
+        )
+        fit_it = "drill fsrs fit fits it to your log"
         if self.predicted is None or self.recalled is None:
+            if self.model_fits_poorly:
+                return f"Forecast vs what happened (7 days): no predicted review yet; {misfit}; {fit_it}"
             return "Forecast vs what happened (7 days): no predicted review yet"
         head = (
             f"Forecast vs what happened (7 days): predicted {self.predicted:.0%} recall, "
             f"you recalled {self.recalled:.0%} of {self.reviews} reviews"
         )
+        if self.week_outside:
+            return f"{head}: outside the forecast, the model does not fit you yet; {fit_it}"
+        if self.model_fits_poorly:
+            return f"{head}; {misfit}; {fit_it}"
         if self.reviews < MIN_WEEK_REVIEWS:
             return f"{head}; too few to judge"
-        if self.outside:
-            return f"{head}: outside the forecast, the model does not fit you yet; drill fsrs fit fits it to your log"
         return f"{head}: within the forecast"
 
     def as_json(self) -> dict[str, Any]:
@@ -313,6 +335,7 @@ class WeekCheck:
             "predicted": None if self.predicted is None else _rounded(self.predicted),
             "recalled": None if self.recalled is None else _rounded(self.recalled),
             "outside": self.outside,
+            "model_fits_poorly": self.model_fits_poorly,
             "line": self.line(),
         }
 

@@ -1,7 +1,8 @@
 """The plan's simulated runs: one way of dealing new cards followed day by day from today to the interview date.
 
 Each run draws the learner's answers (recalled with the model's predicted recall, its stabilities
-times a factor drawn from drill.study.uncertainty; graded by their mix of grades), their seconds per
+times a factor drawn from drill.study.uncertainty, Uncertainty.run_log_sd: the posterior's spread,
+widened when the log shows a shape the factor misses; graded by their mix of grades), their seconds per
 view (drill.study.pace) and the days they skip, and serves each day the cards drill.study.day_cards
 takes within the minutes given, in order, until the drawn seconds spend them (the session's rule).
 Run k draws the same numbers whatever the way of dealing, so ways are compared on the same days.
@@ -247,7 +248,7 @@ class PlanWorld:
         recalled_grades = self.grades.recalled
         for sample in range(samples):
             rng = random.Random(1_000_003 * (sample + 1))
-            scale = math.exp(rng.gauss(self.uncertainty.log_scale_mean, self.uncertainty.log_scale_sd))
+            scale = math.exp(rng.gauss(self.uncertainty.log_scale_mean, self.uncertainty.run_log_sd))
             stability, difficulty, state, last, due = self._initial()
             unseen = self.new_order(policy)
             for day in range(span):

@@ -280,8 +280,8 @@ def readiness_figures(
         today,
         fitted=model.parameters is not None,
     )
+    week = week.with_model_fit(uncertainty.fits_poorly)
     inputs = PlanInputs(
-
         track,
         outside,
         today,

@@ -18,10 +18,21 @@
   be the model's average one; as reviews come in the spread narrows and it meets the mean.
 - The skip rate: the share of days since the learner's first review with no review at all,
   drawn toward PRIOR_SKIP_RATE by PRIOR_SKIP_DAYS days.
+- How well one factor explains the log: the groups' Pearson chi-square against the model with the
+  posterior's factor, over its degrees of freedom (groups of at least MIN_GROUP_REVIEWS), is the
+  dispersion (quasi-binomial: about 1 when the model with the factor fits the learner). Above 1 the
+  log shows a shape the factor cannot bend to: the spread the plan's runs draw the factor from is
+  widened by its square root (`run_log_sd`, and the forecast's interval with it), while the early
+  reviews keep the posterior's own (a wider one brings up cards whose minutes are better spent on
+  new ones). When the chi-square passes the MISFIT_LEVEL quantile of its distribution (a chance of
+  1 in 1000 for a learner the model fits), `fits_poorly`: the week's check says so
+  (drill.study.calibration.WeekCheck.model_fits_poorly).
 
 What this cannot know: a forgetting law of another shape than FSRS's (one factor cannot bend
-the curve), a change in the learner's habits after today, or time the learner has but does not
-give (a half day looks like a day whose queue ran out).
+the curve: it can only widen the interval and say the model fits poorly), how far one card is from
+another beyond what FSRS's difficulty holds (the groups' sums cannot show one card from another),
+a change in the learner's habits after today, or time the learner has but does not give (a half day
+looks like a day whose queue ran out).
 
 Pure: no clock, no I/O.
 """
@@ -44,6 +55,10 @@ PRIOR_SKIP_RATE = 0.05
 PRIOR_SKIP_DAYS = 7.0
 EDGE = 1e-6  # a prediction kept this far inside 0 and 1
 CAUTIOUS_QUANTILE = 0.1  # the factor the plan's early reviews assume: this quantile of the posterior
+MIN_GROUP_REVIEWS = 10  # a benchmark group with fewer reviews says too little to judge the model's shape by
+MIN_MISFIT_GROUPS = 3  # groups the misfit test needs
+MISFIT_LEVEL = 0.999  # the chi-square quantile past which the model is said to fit the learner poorly
+MAX_LOG_SCALE_SD = 1.0  # the spread added to the factor's log for a poor fit, at most
 
 
 @dataclass(frozen=True)
@@ -54,12 +69,20 @@ class Uncertainty:
     log_scale_sd: float = PRIOR_LOG_SCALE_SD
     skip_rate: float = PRIOR_SKIP_RATE
     reviews: int = 0  # predicted reviews the estimate rests on
+    dispersion: float = 1.0  # the groups' chi-square over its degrees of freedom, with the factor (1: it fits)
+    misfit_log_sd: float = 0.0  # added to the factor's spread in the plan's runs for a shape the factor misses
+    fits_poorly: bool = False  # the log's recalls depart from the model by more than chance allows
 
     @property
     def cautious_factor(self) -> float:
         """The factor at the posterior's CAUTIOUS_QUANTILE: lower than the mean while the log says little."""
         z = NormalDist().inv_cdf(CAUTIOUS_QUANTILE)
         return math.exp(self.log_scale_mean + z * self.log_scale_sd)
+
+    @property
+    def run_log_sd(self) -> float:
+        """The spread of the factor's log the plan's runs draw from: the posterior's, widened for a poor fit."""
+        return math.hypot(self.log_scale_sd, self.misfit_log_sd)
 
 
 def learner_uncertainty(
@@ -91,7 +114,60 @@ def learner_uncertainty(
     norm = sum(weights)
     mean = sum(w * g for w, g in zip(weights, grid)) / norm
     variance = sum(w * (g - mean) ** 2 for w, g in zip(weights, grid)) / norm
-    return Uncertainty(mean, math.sqrt(variance), skip_rate(study_days, today), tally.reviews)
+    fit = shape_fit(tally, math.exp(mean), decay)
+    # the posterior's variance times the dispersion, less what the posterior already has
+    misfit = math.sqrt(variance * max(0.0, fit.dispersion - 1))
+    return Uncertainty(
+        mean,
+        math.sqrt(variance),
+        skip_rate(study_days, today),
+        tally.reviews,
+        dispersion=fit.dispersion,
+        misfit_log_sd=min(MAX_LOG_SCALE_SD, misfit),
+        fits_poorly=fit.poor,
+    )
+
+
+@dataclass(frozen=True)
+class ShapeFit:
+    """How far the log's groups depart from the model with one factor: Pearson's chi-square and its freedom."""
+
+    chi_square: float
+    freedom: int
+
+    @property
+    def dispersion(self) -> float:
+        return self.chi_square / self.freedom if self.freedom > 0 else 1.0
+
+    @property
+    def poor(self) -> bool:
+        """Past the MISFIT_LEVEL quantile of the chi-square distribution (with MIN_MISFIT_GROUPS groups or more)."""
+        if self.freedom < MIN_MISFIT_GROUPS - 1:
+            return False
+        return self.chi_square > chi_square_quantile(MISFIT_LEVEL, self.freedom)
+
+
+def shape_fit(tally: Tally, factor: float, decay: float) -> ShapeFit:
+    """Pearson's chi-square of the groups of MIN_GROUP_REVIEWS reviews or more, each prediction scaled by `factor`.
+
+    One degree of freedom goes to the factor fitted on the same groups.
+    """
+    chi_square = 0.0
+    groups = 0
+    for sums in tally.groups.values():
+        if sums.count < MIN_GROUP_REVIEWS:
+            continue
+        p = _scaled(sums.predicted / sums.count, factor, decay)
+        chi_square += (sums.recalled - sums.count * p) ** 2 / (sums.count * p * (1 - p))
+        groups += 1
+    return ShapeFit(chi_square, groups - 1)
+
+
+def chi_square_quantile(level: float, freedom: int) -> float:
+    """The `level` quantile of the chi-square distribution (Wilson and Hilferty's cube-root approximation)."""
+    z = NormalDist().inv_cdf(level)
+    k = max(freedom, 1)
+    return k * (1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3
 
 
 def _weighed_groups(tally: Tally) -> list[tuple[float, int, float, int]]:
