@@ -21,7 +21,7 @@ from drill.cards.templating import (
     render,
     render_text,
 )
-from tests.conftest import bundled_cards
+from tests.conftest import bundled_cards, stretched
 
 
 def fake_kv_bytes(model, tokens, batch=1):
@@ -315,7 +315,7 @@ def test_escape_attempts_are_rejected_and_nothing_runs(attempt, tmp_path):
     assert problems and all(p.startswith("prompt: ") for p in problems), problems
     with pytest.raises(TemplateProblem):
         render(card, draw_params(card, random.Random(0)), **TABLES)
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < stretched(5)
     assert not marker.exists()
 
 
@@ -407,7 +407,6 @@ def test_real_calculators_llama2_kv_per_token_and_opt13b_request():
 BUNDLED = bundled_cards()
 
 
-@pytest.mark.xdist_group("bundled-decks")  # beside the one deep load of the bundled decks, which checked them
 @pytest.mark.parametrize("card_id", sorted(c.id for c in BUNDLED.values() if c.kind == "memory_ledger"))
 def test_bundled_ledger_cards_pass_and_render(bundled_decks, card_id):
     from drill.cards.kinds import KINDS
@@ -448,4 +447,4 @@ def test_absurd_parameter_lists_are_refused_quickly(params, message):
     started = time.perf_counter()
     problems = check_ledger_card(card)
     assert any(message in p for p in problems), problems
-    assert time.perf_counter() - started < 5  # it used to take minutes
+    assert time.perf_counter() - started < stretched(5)  # it used to take minutes

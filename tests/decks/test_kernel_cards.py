@@ -13,6 +13,7 @@ from drill.calc.expressions import FUNCTIONS
 from drill.cards.loader import load_decks
 from drill.kernel.cards import harness_constants, kernel_files
 from drill.kernel.job import kernel_job
+from tests.conftest import stretched
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
 needs_torch = pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install 'drill[kernels]')")
@@ -29,7 +30,7 @@ def cards():
 
 
 def judged(judge, cards, card_id, source):
-    return judge.run(kernel_job(cards.cards[card_id]), source, timeout=300)
+    return judge.run(kernel_job(cards.cards[card_id]), source, timeout=stretched(300))
 
 
 def answer_with(old: str, new: str) -> str:

@@ -21,6 +21,7 @@ from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
 from drill.kernel_shared import collective_sizes as sizes
+from tests.conftest import stretched
 
 pytestmark = pytest.mark.xdist_group("collectives")
 
@@ -48,7 +49,7 @@ def judge(tmp_path_factory):
 def run(judge, cards, source, card_id="ring-allreduce", world=2):
     job = kernel_job(cards[card_id])
     job["world"] = world
-    return judge.run(job, source, timeout=90.0, timing="none")
+    return judge.run(job, source, timeout=stretched(90.0), timing="none")
 
 
 def words(verdict) -> str:
@@ -287,7 +288,7 @@ def test_the_refusal_keeps_nothing_that_leads_back_to_a_built_in(tmp_path):
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-c", KEEPS_NOTHING], capture_output=True, text=True, timeout=300, cwd=tmp_path
+        [sys.executable, "-c", KEEPS_NOTHING], capture_output=True, text=True, timeout=stretched(300), cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "left: []" in done.stdout, done.stdout

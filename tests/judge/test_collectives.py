@@ -338,11 +338,11 @@ def test_the_timed_path_runs_on_gloo_with_the_hosts_clock(tmp_path, cards, sourc
         filename="ring_allreduce.py",
         entry="all_reduce",
         pins={},
-        pg_timeout_s=60.0,
+        pg_timeout_s=stretched(60.0),
         baseline_cases=small,
     )
     events = []
-    ok = _launch(harness, spec, text, tmp_path, time.monotonic() + 120, events.append, False, "time")
+    ok = _launch(harness, spec, text, tmp_path, time.monotonic() + stretched(120), events.append, False, "time")
     assert ok is timed_ok, events
     [case] = [e for e in events if e["event"] == "case"]
     if timed_ok:

@@ -27,6 +27,7 @@ from drill.judge.evidence import (
 from drill.kernel.cards import kernel_files
 from drill.kernel.job import kernel_job
 from drill.kernel.verdict import VerdictBuilder, format_verdict
+from tests.conftest import stretched
 
 CHEATS = Path(__file__).parents[1] / "fixtures" / "cheats"
 TRITON_CARDS = ("softmax", "rmsnorm", "matmul", "attention")
@@ -205,7 +206,7 @@ def cards():
 
 
 def judged(judge, cards, card_id, source):
-    return judge.run(kernel_job(cards[card_id]), source, timeout=180)
+    return judge.run(kernel_job(cards[card_id]), source, timeout=stretched(180))
 
 
 @pytest.mark.parametrize("card_id", TRITON_CARDS)

@@ -19,6 +19,7 @@ import pytest
 from drill.kernel.client import JudgeClient, default_command
 from drill.kernel.remote import ssh_command
 from drill.kernel_shared import judge_python
+from tests.conftest import stretched
 
 PLANTED = ("numpy", "torch", "triton", "json", "sitecustomize")
 
@@ -55,7 +56,7 @@ def planted(request, tmp_path, monkeypatch) -> Path:
         env={**os.environ, "PYTHONPATH": str(folder)},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=stretched(60),
     )
     assert ran(markers) == sorted(PLANTED), old_way.stderr  # the plants do run where they are reachable
     for marker in markers.iterdir():
@@ -74,13 +75,13 @@ def test_the_real_judge_judges_a_triton_card_without_importing_the_planted_modul
     card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards["softmax"]
     source = kernel_files(card).solution.read_text()
     with JudgeClient(data_dir=tmp_path / "data", env={"DRILL_JUDGE_CPU": "1"}) as client:
-        verdict = client.run(kernel_job(card), source, timeout=300)
+        verdict = client.run(kernel_job(card), source, timeout=stretched(300))
     assert verdict.errors == [] and verdict.correct is True, [(c.name, c.message) for c in verdict.cases]
     assert ran(planted) == []
 
 
 def test_the_stand_in_judge_starts_isolated_too(planted):
-    with JudgeClient(judge_python.command("drill.judge.fake", "--gpu"), start_timeout=30) as client:
+    with JudgeClient(judge_python.command("drill.judge.fake", "--gpu"), start_timeout=stretched(30)) as client:
         verdict = client.run({"card": "reduce", "language": "cuda", "harness": "x", "filename": "r.cu"}, "// fake: ok")
     assert verdict.correct is True
     assert ran(planted) == []
@@ -89,7 +90,10 @@ def test_the_stand_in_judge_starts_isolated_too(planted):
 def test_the_stand_in_judge_started_the_old_way_would_have_imported_them(planted):
     """The check above can fail: `python -m` in that folder puts the folder first on the path."""
     subprocess.run(
-        [sys.executable, "-m", "drill.judge.fake", "--die-at-start"], capture_output=True, timeout=60, check=False
+        [sys.executable, "-m", "drill.judge.fake", "--die-at-start"],
+        capture_output=True,
+        timeout=stretched(60),
+        check=False,
     )
     assert "json" in ran(planted)
 
@@ -102,7 +106,7 @@ def test_a_rank_process_command_line_imports_nothing_planted(planted):
         env=judge_python.environment(os.environ),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=stretched(60),
         check=False,
     )
     assert "JSONDecodeError" in done.stderr  # it ran as far as reading its spec, with the real json
@@ -137,7 +141,7 @@ def test_the_remote_judge_starts_from_root_without_pythonpath_and_with_safe_path
 def test_the_remote_command_runs_isolated_in_a_shell(planted):
     """The far side's shell line, run here: from `/`, the planted folder's PYTHONPATH gone, nothing imported."""
     line = judge_python.remote_command(sys.executable, "drill.judge.fake", "--die-at-start")
-    done = subprocess.run(line, shell=True, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(line, shell=True, capture_output=True, text=True, timeout=stretched(60), check=False)
     assert done.returncode == 7 and "asked to fail" in done.stderr  # the stand-in ran, and stopped as asked
     assert ran(planted) == []
 
@@ -157,6 +161,6 @@ def test_a_judge_started_by_hand_in_the_deck_folder_still_takes_numpy_and_torch_
     by_hand = ["sh", "-c", f'cd "{folder}" && exec "{sys.executable}" -m drill.judge']
     card = load_decks([paths.cards_dir() / "kernels.yaml"]).cards["softmax"]
     with JudgeClient(by_hand, env={"DRILL_JUDGE_CPU": "1"}) as client:
-        verdict = client.run(kernel_job(card), kernel_files(card).solution.read_text(), timeout=300)
+        verdict = client.run(kernel_job(card), kernel_files(card).solution.read_text(), timeout=stretched(300))
     assert verdict.cases and all(c.ok for c in verdict.cases), verdict.errors
     assert ran(markers) == []

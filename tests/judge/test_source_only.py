@@ -12,7 +12,7 @@ from drill.kernel import bytecode, trust
 from drill.kernel.job import kernel_job
 from drill.kernel.trust import locked_reason
 from drill.kernel_shared.trusted_source import NotTrusted, Pins
-from tests.conftest import only_card
+from tests.conftest import only_card, stretched
 from tests.kernel.test_trust import canary_deck, harness_of
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
@@ -64,7 +64,7 @@ def test_bytecode_beside_a_trusted_harness_never_runs(cpu_judge, triton_deck, ho
     assert locked_reason(card, home) is None  # the timestamped file passes the folder's check: loading must hold
     answer = (triton_deck.parent / "answers" / "mine.py").read_text()
 
-    verdict = cpu_judge.run(kernel_job(card, home), answer, timeout=300)
+    verdict = cpu_judge.run(kernel_job(card, home), answer, timeout=stretched(300))
 
     assert not canary.exists()
     assert (tmp_path / "SOURCE_RAN").exists()  # the source the learner read is what ran
@@ -83,7 +83,7 @@ def test_a_harness_edited_after_the_check_is_refused_by_the_judge(cpu_judge, tri
     harness = harness_of(triton_deck)
     harness.write_text(f"open({str(tmp_path / 'CANARY')!r}, 'w').close()\n" + harness.read_text())
 
-    verdict = cpu_judge.run(job, (triton_deck.parent / "answers" / "mine.py").read_text(), timeout=300)
+    verdict = cpu_judge.run(job, (triton_deck.parent / "answers" / "mine.py").read_text(), timeout=stretched(300))
 
     assert not (tmp_path / "CANARY").exists()
     assert len(verdict.errors) == 1 and verdict.errors[0].startswith("the card's harness was not run: ")

@@ -8,6 +8,7 @@ from drill import paths
 from drill.cards.loader import load_decks
 from drill.kernel.cards import kernel_files
 from drill.kernel.job import kernel_job
+from tests.conftest import stretched
 
 missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
 pytestmark = [
@@ -27,7 +28,7 @@ def judge(cpu_judge):
 
 
 def run(judge, cards, card_id, source):
-    return judge.run(kernel_job(cards[card_id]), source, timeout=120)
+    return judge.run(kernel_job(cards[card_id]), source, timeout=stretched(120))
 
 
 @pytest.mark.parametrize("card_id", ["softmax", "rmsnorm", "matmul", "attention"])

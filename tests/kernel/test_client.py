@@ -8,6 +8,7 @@ import pytest
 
 from drill.kernel.client import JudgeClient
 from drill.kernel_shared import judge_python
+from tests.conftest import stretched
 
 JOB = {"card": "reduce", "language": "cuda", "harness": "unused", "filename": "reduce.cu"}
 
@@ -18,14 +19,14 @@ def fake(*flags: str) -> list[str]:
 
 @pytest.fixture
 def client():
-    c = JudgeClient(fake("--gpu"), start_timeout=20)
+    c = JudgeClient(fake("--gpu"), start_timeout=stretched(20))
     yield c
     c.close()
 
 
 def test_streams_events_in_order_and_builds_the_verdict(client):
     seen = []
-    verdict = client.run(JOB, "// fake: ok", on_event=lambda e: seen.append(e["event"]), timeout=10)
+    verdict = client.run(JOB, "// fake: ok", on_event=lambda e: seen.append(e["event"]), timeout=stretched(10))
     assert seen[:2] == ["started", "compiled"]
     assert seen.count("case") == 3 and seen[-2:] == ["timing", "finished"]
     assert verdict.compiled is True and verdict.correct is True and verdict.errors == []
@@ -37,9 +38,9 @@ def test_streams_events_in_order_and_builds_the_verdict(client):
 
 
 def test_the_child_stays_warm_between_runs(client):
-    client.run(JOB, "// fake: ok", timeout=10)
+    client.run(JOB, "// fake: ok", timeout=stretched(10))
     pid = client.pid
-    client.run(JOB, "// fake: ok", timeout=10)
+    client.run(JOB, "// fake: ok", timeout=stretched(10))
     assert client.pid == pid and client.replacements == 0
 
 
@@ -48,11 +49,11 @@ def test_a_hang_is_killed_after_the_timeout_and_named(client):
     before = client.pid
     started = time.monotonic()
     verdict = client.run(JOB, "// fake: hang", timeout=1.5)
-    assert 1.4 < time.monotonic() - started < 8
+    assert 1.4 < time.monotonic() - started < stretched(8)
     assert verdict.timed_out and verdict.correct is False
     assert any("did not finish within 1.5 s" in e and "n=31" in e for e in verdict.errors)
     assert [c.ok for c in verdict.cases] == [True, False]
-    after = client.run(JOB, "// fake: ok", timeout=10)
+    after = client.run(JOB, "// fake: ok", timeout=stretched(10))
     assert after.correct is True
     assert client.pid != before and client.replacements == 1
 
@@ -60,21 +61,21 @@ def test_a_hang_is_killed_after_the_timeout_and_named(client):
 def test_a_crash_is_reported_in_words_with_its_case(client):
     client.info()
     before = client.pid
-    verdict = client.run(JOB, "// fake: crash", timeout=10)
+    verdict = client.run(JOB, "// fake: crash", timeout=stretched(10))
     assert verdict.crashed and verdict.correct is False
     [error] = verdict.errors
     assert "SIGSEGV" in error and "n=31" in error and "restarted" in error
-    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.run(JOB, "// fake: ok", timeout=stretched(10)).correct is True
     assert client.pid != before
 
 
 def test_a_fatal_cuda_error_replaces_the_child(client):
     client.info()
     before = client.pid
-    verdict = client.run(JOB, "// fake: fatal", timeout=10)
+    verdict = client.run(JOB, "// fake: fatal", timeout=stretched(10))
     assert verdict.correct is False
     assert verdict.errors == ["case n=31: CUDA said: an illegal memory access was encountered"]
-    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.run(JOB, "// fake: ok", timeout=stretched(10)).correct is True
     assert client.pid != before
 
 
@@ -84,39 +85,39 @@ def test_cancel_from_another_thread(client):
     timer = threading.Timer(0.5, client.cancel)
     timer.start()
     started = time.monotonic()
-    verdict = client.run(JOB, "// fake: slow 0.4", timeout=30)
-    assert time.monotonic() - started < 5
+    verdict = client.run(JOB, "// fake: slow 0.4", timeout=stretched(30))
+    assert time.monotonic() - started < stretched(5)
     assert verdict.cancelled and verdict.errors == [] and verdict.correct is None
     assert verdict.exit_code() == 1
-    assert client.run(JOB, "// fake: ok", timeout=10).correct is True
+    assert client.run(JOB, "// fake: ok", timeout=stretched(10)).correct is True
     assert client.pid != before
 
 
 def test_a_wrong_result_keeps_the_child(client):
     client.info()
     before = client.pid
-    verdict = client.run(JOB, "// fake: wrong", timeout=10)
+    verdict = client.run(JOB, "// fake: wrong", timeout=stretched(10))
     assert verdict.correct is False and not verdict.crashed
     assert "expected 1.5" in verdict.cases[1].message
     assert client.pid == before
 
 
 def test_compile_errors_carry_lines(client):
-    verdict = client.run(JOB, "// fake: compile-error 7", timeout=10)
+    verdict = client.run(JOB, "// fake: compile-error 7", timeout=stretched(10))
     assert verdict.compiled is False and verdict.correct is None
     assert verdict.messages[0]["line"] == 7
     assert verdict.exit_code() == 1
 
 
 def test_stray_output_on_stdout_is_ignored(client):
-    verdict = client.run(JOB, "// fake: noise", timeout=10)
+    verdict = client.run(JOB, "// fake: noise", timeout=stretched(10))
     assert verdict.correct is True and verdict.errors == []
 
 
 def test_a_child_that_cannot_start_is_reported():
-    c = JudgeClient(fake("--die-at-start"), start_timeout=10)
+    c = JudgeClient(fake("--die-at-start"), start_timeout=stretched(10))
     try:
-        verdict = c.run(JOB, "// fake: ok", timeout=5)
+        verdict = c.run(JOB, "// fake: ok", timeout=stretched(5))
     finally:
         c.close()
     assert verdict.crashed and verdict.correct is None
@@ -126,16 +127,16 @@ def test_a_child_that_cannot_start_is_reported():
 def test_a_child_too_slow_to_start_is_stopped():
     c = JudgeClient(fake("--start-delay", "30"), start_timeout=1)
     try:
-        verdict = c.run(JOB, "// fake: ok", timeout=5)
+        verdict = c.run(JOB, "// fake: ok", timeout=stretched(5))
     finally:
         c.close()
     assert any("did not start within 1 s" in e for e in verdict.errors)
 
 
 def test_no_gpu_means_no_timing_and_says_so():
-    c = JudgeClient(fake(), start_timeout=20)
+    c = JudgeClient(fake(), start_timeout=stretched(20))
     try:
-        verdict = c.run(JOB, "// fake: ok", timeout=10)
+        verdict = c.run(JOB, "// fake: ok", timeout=stretched(10))
     finally:
         c.close()
     assert verdict.correct is True and verdict.gbps is None
@@ -143,7 +144,7 @@ def test_no_gpu_means_no_timing_and_says_so():
 
 
 def test_calibrate_returns_the_measurement(client):
-    result = client.calibrate(timeout=10)
+    result = client.calibrate(timeout=stretched(10))
     assert result["event"] == "calibrated" and result["gbps"] == 3000.0
 
 
@@ -151,13 +152,13 @@ def test_close_ends_the_child(client):
     client.info()
     proc = client._child.proc
     client.close()
-    assert proc.wait(timeout=5) is not None
+    assert proc.wait(timeout=stretched(5)) is not None
 
 
 def test_a_program_that_does_not_exist_is_a_verdict_not_an_exception():
-    c = JudgeClient(["/no/such/python", "-m", "drill.judge.runtime"], start_timeout=5)
+    c = JudgeClient(["/no/such/python", "-m", "drill.judge.runtime"], start_timeout=stretched(5))
     try:
-        verdict = c.run(JOB, "// fake: ok", timeout=5)
+        verdict = c.run(JOB, "// fake: ok", timeout=stretched(5))
     finally:
         c.close()
     assert verdict.crashed and verdict.correct is None
@@ -180,7 +181,7 @@ def test_the_judge_makes_its_folder_with_the_first_job_and_removes_it_on_quit(tm
 
         card = load_decks([paths.cards_dir()]).cards["reduce"]  # a CUDA card: built here, then judged no further
         source = (paths.kernels_dir() / "reduce.cu").read_text()
-        assert c.run(kernel_job(card), source, timeout=120).compiled is True
+        assert c.run(kernel_job(card), source, timeout=stretched(120)).compiled is True
         made = list(tmp.glob(f"{WORKDIR_PREFIX}{c.pid}-*"))
         assert len(made) == 1 and made[0].is_dir()
     finally:
@@ -217,37 +218,37 @@ def test_the_folders_of_killed_judges_are_swept_and_live_ones_kept(tmp_path, mon
 def test_abandon_kills_the_child_without_asking_it_to_quit(client):
     import signal
 
-    client.run(JOB, "// fake: ok", timeout=10)
+    client.run(JOB, "// fake: ok", timeout=stretched(10))
     child = client._child
     sent = []
     child.send = sent.append  # a quit would go through here
     client.abandon()
-    assert child.proc.wait(timeout=10) == -signal.SIGKILL
+    assert child.proc.wait(timeout=stretched(10)) == -signal.SIGKILL
     assert sent == [] and client.pid is None
 
 
 def test_a_run_asked_for_while_the_judge_starts_is_sent_once():
     """The request goes to a judge still starting (it compiles while torch imports), and never again."""
-    c = JudgeClient(fake("--gpu", "--start-delay", "0.5"), start_timeout=20)
+    c = JudgeClient(fake("--gpu", "--start-delay", "0.5"), start_timeout=stretched(20))
     try:
         c.start()
         runs = []
         keep = lambda e: runs.append(e["runs"]) if e["event"] == "started" else None  # noqa: E731
-        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=10).correct is True
-        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=10).correct is True
+        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=stretched(10)).correct is True
+        assert c.run(JOB, "// fake: ok", on_event=keep, timeout=stretched(10)).correct is True
         assert runs == [1, 2]
     finally:
         c.close()
 
 
 def test_closing_a_judge_that_is_still_starting_does_not_wait_for_it():
-    c = JudgeClient(fake("--start-delay", "30"), start_timeout=20)
+    c = JudgeClient(fake("--start-delay", "30"), start_timeout=stretched(20))
     c.start()
     proc = c._child.proc
     t0 = time.monotonic()
     c.close()
-    assert time.monotonic() - t0 < 2  # it was not asked to quit and waited on: it could not answer yet
-    assert proc.wait(timeout=5) is not None
+    assert time.monotonic() - t0 < stretched(2)  # it was not asked to quit and waited on: it could not answer yet
+    assert proc.wait(timeout=stretched(5)) is not None
 
 
 # -- a verdict before torch's own time (a judge that started without torch, on a GPU new to drill) ---------------
@@ -262,7 +263,11 @@ def test_the_verdict_is_handed_over_before_torchs_own_time_and_the_returned_one_
         shown.append((verdict.vs_torch, verdict.timing.torch_later, format_verdict(verdict)))
 
     verdict = client.run(
-        JOB, "// fake: torch-later 0.2", on_event=lambda e: seen.append(e["event"]), timeout=10, on_verdict=on_verdict
+        JOB,
+        "// fake: torch-later 0.2",
+        on_event=lambda e: seen.append(e["event"]),
+        timeout=stretched(10),
+        on_verdict=on_verdict,
     )
     assert seen[-3:] == ["finished", "verdict", "torch_time"]  # shown first, completed after
     [(vs_torch, later, words)] = shown
@@ -275,10 +280,10 @@ def test_the_verdict_is_handed_over_before_torchs_own_time_and_the_returned_one_
 def test_a_judge_that_dies_before_torchs_own_time_leaves_the_verdict_standing(client):
     from drill.kernel.verdict import torch_time_words
 
-    verdict = client.run(JOB, "// fake: torch-later-dies", timeout=10)
+    verdict = client.run(JOB, "// fake: torch-later-dies", timeout=stretched(10))
     assert verdict.correct is True and verdict.pct_of_ceiling == pytest.approx(89.5)
     assert verdict.vs_torch is None and not verdict.timing.torch_later
     assert any(n.startswith("PyTorch's own time at n=2^28: the judge process was killed") for n in verdict.not_checked)
     assert torch_time_words(verdict, verdict.timing).startswith("time n=2^28: no ratio to PyTorch (")
     assert client.replacements == 1  # and the next run has a judge again
-    assert client.run(JOB, "// fake: ok", timeout=10).vs_torch == pytest.approx(0.9)
+    assert client.run(JOB, "// fake: ok", timeout=stretched(10)).vs_torch == pytest.approx(0.9)

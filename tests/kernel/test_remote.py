@@ -25,6 +25,7 @@ from drill.kernel.cards import kernel_files
 from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
 from drill.kernel.remote import check_host, ssh_command
+from tests.conftest import stretched
 
 if TYPE_CHECKING:
     import asyncssh  # imported by the ssh_port fixture: only the worker that runs this module pays for it
@@ -105,7 +106,7 @@ def remote_client(port: int, tmp_path: Path) -> JudgeClient:
         "-o",
         "LogLevel=ERROR",
     ]
-    return JudgeClient(ssh_command("learner@127.0.0.1", port=port, options=options), start_timeout=120)
+    return JudgeClient(ssh_command("learner@127.0.0.1", port=port, options=options), start_timeout=stretched(120))
 
 
 def comparable(verdict) -> dict:
@@ -134,17 +135,19 @@ def test_a_verdict_over_ssh_equals_the_local_one(judges, card_id):
     job["harness"] = "/somewhere/only/the/learner/has/" + Path(job["harness"]).name  # the host uses its own copy
     source = kernel_files(card).starter.read_text()
     events: list[str] = []
-    here = local.run(kernel_job(card), source, timeout=300)
-    there = remote.run(job, source, on_event=lambda e: events.append(e.get("event", "")), timeout=300)
+    here = local.run(kernel_job(card), source, timeout=stretched(300))
+    there = remote.run(job, source, on_event=lambda e: events.append(e.get("event", "")), timeout=stretched(300))
     assert comparable(there) == comparable(here)
     assert events[0] == "started" and events[-1] == "finished"  # streamed as it ran, not at the end
 
 
 def test_a_host_that_refuses_is_reported_in_words(tmp_path):
-    client = JudgeClient(ssh_command("learner@127.0.0.1", port=1, options=["-o", "ConnectTimeout=3"]), start_timeout=20)
+    client = JudgeClient(
+        ssh_command("learner@127.0.0.1", port=1, options=["-o", "ConnectTimeout=3"]), start_timeout=stretched(20)
+    )
     try:
         verdict = client.run(
-            {"card": "reduce", "language": "cuda", "harness": "x", "filename": "reduce.cu"}, "", timeout=20
+            {"card": "reduce", "language": "cuda", "harness": "x", "filename": "reduce.cu"}, "", timeout=stretched(20)
         )
     finally:
         client.close()

@@ -17,7 +17,7 @@ from drill.cards.loader import load_decks
 from drill.cli import main
 from drill.kernel import trust
 from drill.kernel.trust import locked_reason
-from tests.conftest import only_card, write_kernel_deck
+from tests.conftest import only_card, stretched, write_kernel_deck
 
 
 @pytest.fixture(autouse=True)
@@ -308,7 +308,7 @@ def test_kernel_run_refuses_in_a_real_process(deck, tmp_path):
             capture_output=True,
             text=True,
             env=env,
-            timeout=120,
+            timeout=stretched(120),
         )
         assert done.returncode == 2, done.stderr
         assert "which you have not trusted" in done.stderr and "Traceback" not in done.stderr
@@ -320,7 +320,7 @@ def test_kernel_run_refuses_in_a_real_process(deck, tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=stretched(120),
     )
     assert done.returncode == 2 and "changed since you trusted it" in done.stderr
     assert not canary.exists()
@@ -336,7 +336,7 @@ def test_once_trusted_the_judge_does_import_the_harness(deck, tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=stretched(300),
     )
     assert done.returncode in (0, 1), done.stderr
     assert canary.exists()
