@@ -49,6 +49,7 @@ from drill.study.session import (
 # the first paint needs none of them.
 if TYPE_CHECKING:
     from drill.cards.deck_summary import CardSummary, DeckSummary
+    from drill.mock.report_record import MockReport
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
@@ -298,10 +299,12 @@ class Workspace:
         """Whether the database file is there and at the current schema (nothing is written to find out)."""
         return reader.has_progress_schema(self.data_dir)
 
-    def mock_report(self, mock_id: int) -> Any:
+    def mock_report(self, mock_id: int) -> MockReport | None:
         """A finished mock's stored report, or None."""
-        return reader.mock_report_json(self.data_dir, mock_id)
+        from drill.mock.report_record import MockReport
 
+        kept = reader.mock_report_json(self.data_dir, mock_id)
+        return MockReport.from_json(kept) if isinstance(kept, dict) else None
 
     def has_abandoned_mock(self, now: dt.datetime) -> bool:
         """Whether a mock is still marked running past its time (a cheap read; no SQLModel)."""
@@ -309,24 +312,20 @@ class Workspace:
 
     def card_history(self, card_id: str) -> list[dict[str, Any]]:
         """The card's logged reviews, oldest first."""
-        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.card_history(self.data_dir, card_id)
 
     def studied_on(self, day: dt.date) -> set[str]:
         """The cards graded on study day `day`, in any mode."""
-        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.studied_on(self.data_dir, day)
 
     # -- readiness for the interview date ----------------------------------------------
     def review_log(self) -> list[LoggedReview]:
         """Every logged review, oldest first."""
-        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.read_log(self.data_dir)
 
     def review_records(self) -> list[ReviewRecord]:
         """Every logged review as it is kept, oldest first (what an export writes; an older file migrated first)."""
         ensure_schema(self.data_dir)
-        self.settle_writes()
         return reader.review_records(self.data_dir)
 
     def fsrs_parameters(self) -> tuple[float, ...] | None:
