@@ -401,7 +401,7 @@ class Workspace:
 
     def readiness_line(self, today: dt.date) -> str | None:
         """One line on readiness for the interview date (what a mock's report shows); None without a date."""
-        figures = self.readiness(today)
+        figures = self.readiness(today, suggest=False)  # the line says nothing of what would fit
         return figures.summary_line() if figures is not None else None
 
     def calibration(self) -> CalibrationFigures:
