@@ -262,8 +262,13 @@ def _shown_by_prompt(name: str, spec: object, scope: Mapping[str, object], templ
     it reads differently when only that value changes."""
     if not isinstance(spec, Mapping):
         return False
+    drawn = scope[name]
+    variant = Scope(scope)  # its functions found once: an option is a number or text, never one of them
     for other in options(spec):
-        if other != scope[name] and render_text(template, Scope({**scope, name: other}), "prompt") != prompt:
+        if other == drawn:
+            continue
+        variant[name] = other
+        if render_text(template, variant, "prompt") != prompt:
             return True
     return False
 
