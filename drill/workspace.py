@@ -312,20 +312,24 @@ class Workspace:
 
     def card_history(self, card_id: str) -> list[dict[str, Any]]:
         """The card's logged reviews, oldest first."""
+        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.card_history(self.data_dir, card_id)
 
     def studied_on(self, day: dt.date) -> set[str]:
         """The cards graded on study day `day`, in any mode."""
+        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.studied_on(self.data_dir, day)
 
     # -- readiness for the interview date ----------------------------------------------
     def review_log(self) -> list[LoggedReview]:
         """Every logged review, oldest first."""
+        self.settle_writes()  # a grade written behind the screen is in the log read
         return reader.read_log(self.data_dir)
 
     def review_records(self) -> list[ReviewRecord]:
         """Every logged review as it is kept, oldest first (what an export writes; an older file migrated first)."""
         ensure_schema(self.data_dir)
+        self.settle_writes()
         return reader.review_records(self.data_dir)
 
     def fsrs_parameters(self) -> tuple[float, ...] | None:

@@ -82,8 +82,11 @@ class ReviewWrites:
         return self._error
 
     async def writer(self) -> ReviewWriter | None:
-        """The grades' writer, once the workspace has opened it; None (said to the learner) when it could not."""
-        return await self.writes()
+        """The grades' writer (each write behind the next card's paint), once the workspace has opened the write
+        path; None (said to the learner) when it could not."""
+        if await self.writes() is None:
+            return None
+        return self.store
 
     async def writes(self) -> Writes | None:
         """The write path, once the workspace has opened it; None (said to the learner) when it could not."""

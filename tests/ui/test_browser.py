@@ -131,6 +131,7 @@ async def test_enter_practises_the_highlighted_card_and_comes_back_to_the_search
         assert not any("card(s)" in n.message for n in app._notifications)
         await type_keys(pilot, "enter", "4")  # the answer, then a grade
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen), "back in the browser")
+        await settle(pilot)  # the grade's write runs behind the next paint
         assert rows(data, "SELECT card_id, grade, mode FROM review_log") == [("c01", 4, "review")]
         # the search as it was, the card's new schedule and history; never an "All done" page
         assert app.screen.query_one("#query", Input).value == "question c01"
