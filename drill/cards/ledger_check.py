@@ -167,7 +167,12 @@ def check_ledger_card(
     if problems:
         return list(dict.fromkeys(problems))
     seen: set[str] = set()
+    checked: set[str] = set()  # the draws rendered, by their exact values (1 and 1.0 render differently)
     for draw in _check_draws(card, params, seed):
+        exact = ", ".join(f"{k}={v!r}" for k, v in draw.items())
+        if exact in checked:  # a draw met again renders the same and could only repeat what it already reported
+            continue
+        checked.add(exact)
         shown = ", ".join(f"{k}={v}" for k, v in draw.items()) or "no parameters"
         try:
             drawn = render_draw(card, draw, cat)
