@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from textual.app import SystemCommand
 
 from drill.ui.screen_text import markup_text
 
 if TYPE_CHECKING:
-    from drill.ui.review import ReviewScreen
+    from drill.cards.model import Card
 
 
-def review_commands(screen: ReviewScreen) -> Iterator[SystemCommand]:
+class Reviewing(Protocol):
+    """What the palette asks of the review screen: the card shown, whether its answer is, and the commands."""
+
+    @property
+    def card(self) -> Card | None: ...
+
+    revealed: bool
+
+    async def reveal_or_check(self) -> None: ...
+    async def action_suspend(self) -> None: ...
+    async def action_bury(self) -> None: ...
+    async def action_undo(self) -> None: ...
+    def action_open_mock(self) -> None: ...
+    def action_open_stats(self) -> None: ...
+    def action_open_browser(self) -> None: ...
+    def ask_for_practice(self, topics: tuple[str, ...] = (), weak: int | None = None, cram: bool = False) -> None: ...
+
+
+def review_commands(screen: Reviewing) -> Iterator[SystemCommand]:
     """What the palette offers on the review screen: the card's own commands while one is shown, then undo, the
     other screens and focused practice."""
     if screen.card is not None:
