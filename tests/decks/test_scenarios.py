@@ -14,6 +14,7 @@ from drill.cards.rendering import load_catalogue, render
 from drill.cards.scenario import MIN_CORE_STAGES, StageType, core_stages, stage_card, stage_draw, stages_of, twists
 from drill.mock.grading import check_point, key_terms, stem, words
 from drill.mock.rounds import RoundKind, make_round, scenarios_for
+from tests.conftest import deck_subset
 
 CATALOGUE = load_catalogue(None, None, None)
 
@@ -26,7 +27,9 @@ TRAINING_AND_TOPOLOGY = {TRAINING_DECK: "training", TOPOLOGY_DECK: "topology"}
 
 @functools.cache
 def _deck(name):
-    decks = load_decks([paths.cards_dir() / name], deep=True)
+    """A scenario deck's cards, loaded without the deep check: the tests are made from them as each worker collects
+    (test_these_scenario_decks_pass_the_deep_check reads the run's one deep check of them)."""
+    decks = load_decks([paths.cards_dir() / name])
     assert decks.problems == []
     return decks.cards
 
@@ -116,6 +119,13 @@ DEBUG_AND_SERVING = {
     DEBUG_DECK: ("debug", 6, StageType.DIAGNOSE),
     SERVING_MORE_DECK: ("serving", 4, StageType.DESIGN),
 }
+
+
+@pytest.mark.parametrize("deck", sorted({*TRAINING_AND_TOPOLOGY, *DEBUG_AND_SERVING}))
+def test_these_scenario_decks_pass_the_deep_check(bundled_decks, deck):
+    checked = deck_subset(bundled_decks, [deck.removesuffix(".yaml")])
+    assert checked.problems == [], "\n".join(map(str, checked.problems))
+    assert sorted(checked.cards) == sorted(_deck(deck))
 
 
 @pytest.mark.parametrize(("deck", "expected"), sorted(DEBUG_AND_SERVING.items()))
