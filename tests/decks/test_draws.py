@@ -41,9 +41,21 @@ busy without launching millions of short-lived blocks.
 
 
 def every_draw(card_id):
-    card = CARDS[card_id]
-    for draw in combinations(card, max_draws=None):
-        yield draw, render(card, draw, functions=CATALOGUE.names, models=CATALOGUE.models, gpus=CATALOGUE.gpus)
+    for draw in combinations(CARDS[card_id], max_draws=None):
+        yield draw, rendered_at(card_id, draw)
+
+
+def rendered_at(card_id, draw):
+    return render(CARDS[card_id], draw, functions=CATALOGUE.names, models=CATALOGUE.models, gpus=CATALOGUE.gpus)
+
+
+def each_draw(card_id):
+    """Every combination of a card's listed options, for a test per draw: rendered in the test, not as the tests
+    are collected (by every worker), and named by the draw's values."""
+    return [
+        pytest.param(draw, id=", ".join(f"{k}={v}" for k, v in draw.items()))
+        for draw in combinations(CARDS[card_id], max_draws=None)
+    ]
 
 
 def test_every_parameterised_card_is_covered():
@@ -113,9 +125,9 @@ def test_single_gpu_ledger_h200_llama_s1024_b4_fits_as_its_ledger_says():
 # --- cuda-reduction-ledger-grid-stride: the answer shows this draw's elements per thread and block count
 
 
-@pytest.mark.parametrize("draw_rendered", list(every_draw("cuda-reduction-ledger-grid-stride")), ids=str)
-def test_grid_stride_answer_shows_the_draws_elements_per_thread(draw_rendered):
-    draw, rendered = draw_rendered
+@pytest.mark.parametrize("draw", each_draw("cuda-reduction-ledger-grid-stride"))
+def test_grid_stride_answer_shows_the_draws_elements_per_thread(draw):
+    rendered = rendered_at("cuda-reduction-ledger-grid-stride", draw)
     text = " ".join(rendered.answer.split())
     per_thread = rendered.answers[1].value
     assert f"With about {round(per_thread):,} elements per thread" in text
@@ -292,20 +304,20 @@ def test_a_sentence_listing_every_case_passes():
 # --- other ledger cards whose fixed words a draw contradicted, now conditioned on the draw
 
 
-@pytest.mark.parametrize("draw_rendered", list(every_draw("flashattention-ledger-intensity")), ids=str)
-def test_flashattention_intensity_names_the_side_of_the_ridge_this_draw_is_on(draw_rendered):
+@pytest.mark.parametrize("draw", each_draw("flashattention-ledger-intensity"))
+def test_flashattention_intensity_names_the_side_of_the_ridge_this_draw_is_on(draw):
     """S = 512 is above the A100's ridge (153) and below the H100's (295): neither side holds for every draw."""
-    draw, rendered = draw_rendered
+    rendered = rendered_at("flashattention-ledger-intensity", draw)
     intensity = rendered.answers[1].value
     ridge = CATALOGUE.gpus[draw["gpu"]]["bf16_flops"] / CATALOGUE.gpus[draw["gpu"]]["hbm_bandwidth"]
     side = "above" if intensity >= ridge else "below"
     assert f"{intensity:.0f} FLOP/byte is {side} the ridge" in " ".join(rendered.answer.split())
 
 
-@pytest.mark.parametrize("draw_rendered", list(every_draw("zero-fsdp-per-gpu-ledger")), ids=str)
-def test_zero_ledger_names_the_larger_part_of_this_draws_total(draw_rendered):
+@pytest.mark.parametrize("draw", each_draw("zero-fsdp-per-gpu-ledger"))
+def test_zero_ledger_names_the_larger_part_of_this_draws_total(draw):
     """Activations are 18 % to 99 % of the total across the draws: the lever named follows the share."""
-    draw, rendered = draw_rendered
+    rendered = rendered_at("zero-fsdp-per-gpu-ledger", draw)
     share = rendered.answers[1].value
     text = " ".join(rendered.answer.split())
     assert f"activations are {100 * share:.0f} %" in text
