@@ -96,3 +96,31 @@ def test_a_poor_fit_widens_the_forecasts_interval_but_not_the_early_reviews():
     narrow = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=40, uncertainty=fitting)
     wide = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=40, uncertainty=poor)
     assert wide.forecast.high - wide.forecast.low > 1.5 * (narrow.forecast.high - narrow.forecast.low)
+
+
+def test_the_app_tells_a_learner_whose_log_the_model_does_not_fit(tmp_path, monkeypatch):
+    # a learner who keeps every card for a day or two and loses every one after longer: no one factor on FSRS's
+    # stabilities says that, and their own log shows it
+    from drill import api, paths
+    from tests.readiness_world import START, make_world
+
+    me = api.open(make_world(tmp_path, monkeypatch), [paths.cards_dir()], read_config=False)
+    me.use_scheduler("fsrs")
+    me.set_interview(START + dt.timedelta(days=40), track="kernels", minutes_per_day=120)
+    last: dict[str, dt.date] = {}
+    for offset in range(24):
+        day = START + dt.timedelta(days=offset)
+        me.set_day(day)
+        session = me.start_day()
+        graded_today: set[str] = set()
+        while (card := session.current) is not None:
+            kept = card.id not in last or card.id in graded_today or (day - last[card.id]).days <= 2
+            session.grade(4 if kept else 1, seconds=20.0)
+            graded_today.add(card.id)
+            last[card.id] = day
+    forecast = me.forecast()
+    figures = me.workspace.readiness(me.day, new_order=me.settings.new_order, suggest=False)
+    me.close()
+    assert figures is not None and figures.plan is not None
+    assert figures.plan.uncertainty.fits_poorly and figures.week.model_fits_poorly
+    assert forecast is not None and forecast.week_outside and "drill fsrs fit" in forecast.week_line
