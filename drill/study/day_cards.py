@@ -56,9 +56,13 @@ def day_cards(
     left_over: list[Card_] = []
     full = False
     for group, cards in enumerate((due, early, new, other_due)):
-        for card in cards:
+        for at, card in enumerate(cards):
+            if full:  # nothing more is taken: the due reviews left wait for tomorrow, uncosted
+                if group in (0, 3):
+                    left_over.extend(cards[at:])
+                break
             seconds = cost(card)
-            if not full and (not any(taken) or spent + seconds <= budget_seconds):
+            if spent + seconds <= budget_seconds or not any(taken):
                 taken[group].append(card)
                 spent += seconds
                 continue
