@@ -338,10 +338,12 @@ def _minutes_needed(world: PlanWorld, target: float, given: float, given_run: Ru
 
     Reaching is taken to grow with the minutes. A whole day is tried first (None at once when it falls
     short); the search then starts from the minutes given (`given_run`: AS_MANY_AS_FIT's run in them on
-    CHOICE_SAMPLES runs, when it was made), tries a guess from that run (`_guess`), doubles it until the
-    target is reached, and halves that bracket down to NEEDED_STEP: what is needed is seldom far above
-    the guess, and a run in fewer minutes serves fewer cards, so this costs fewer and cheaper runs than
-    halving from a whole day down."""
+    CHOICE_SAMPLES runs, when it was made), tries a guess from that run (`_guess`), adds half as much
+    again until the target is reached, and halves that bracket down to NEEDED_STEP: what is needed is
+    seldom far above the guess, and a run in fewer minutes serves fewer cards, so this costs fewer and
+    cheaper runs than halving from a whole day down. Where reaching comes and goes with the draws
+    over a band of minutes (every card introduced in all CHOICE_SAMPLES runs or not), either search
+    may stop anywhere in that band."""
 
     def reaches(minutes: int) -> Run | None:
         run = world.run(AS_MANY_AS_FIT, minutes * 60, CHOICE_SAMPLES)
@@ -368,14 +370,14 @@ def _minutes_needed(world: PlanWorld, target: float, given: float, given_run: Ru
                 high = whole_day
             else:
                 best = trial
-    while probe < high:  # up from what falls short: the guess, then doubling, until the target is reached
+    while probe < high:  # up from what falls short: the guess, then half as much again, until the target is reached
         trial = reaches(probe)
         if trial is not None:
             high = probe
             best = trial
             break
         low = probe
-        probe *= 2
+        probe = probe * 3 // 2  # the guess was near: half as much again
     while high - low > NEEDED_STEP:
         # halved by ratio while the bracket is wide (the minutes needed are nearer its foot), then by difference
         middle = math.isqrt(low * high) if high > 2 * low > 0 else (low + high) // 2

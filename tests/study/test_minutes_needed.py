@@ -1,5 +1,5 @@
 """The minutes a day the target needs: searched from the minutes given up, never more than one NEEDED_STEP from
-halving the whole day down, and in no more simulated runs (fewer, mostly, and at fewer minutes)."""
+halving the whole day down where reaching grows with the minutes, and in no more simulated runs."""
 
 import datetime as dt
 
