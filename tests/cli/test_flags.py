@@ -8,7 +8,7 @@ import pytest
 
 from drill import cli
 from drill.cli import stats as stats_command
-from tests.conftest import bundled_cards
+from tests.conftest import bundled_cards, stretched
 
 
 def run_drill(tmp_path, *args):
@@ -18,7 +18,7 @@ def run_drill(tmp_path, *args):
         [sys.executable, "-m", "drill.cli", "--data-dir", str(tmp_path / "data"), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=stretched(120),
         env=env,
     )
 

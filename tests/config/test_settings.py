@@ -19,7 +19,7 @@ from drill.start import AppOptions
 from drill.store.reader import read_settings
 from drill.store.store import Store
 from drill.ui.app import make_app
-from tests.conftest import FixedClock, type_keys
+from tests.conftest import FixedClock, stretched, type_keys
 from tests.ui.test_keys import CONCEPTS, db, settle
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -280,7 +280,7 @@ def test_the_app_takes_the_flag_then_the_file_then_the_saved_setting(config_file
 def run_drill(config_file: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DRILL_CONFIG": str(config_file), "DRILL_HOME": str(tmp_path / "home")}
     return subprocess.run(
-        [sys.executable, "-m", "drill.cli", *args], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-m", "drill.cli", *args], capture_output=True, text=True, timeout=stretched(120), env=env
     )
 
 

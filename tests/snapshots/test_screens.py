@@ -19,7 +19,7 @@ from drill.kernel.client import JudgeClient
 from drill.start import AppOptions
 from drill.ui.app import DrillApp, make_app
 from drill.ui.markdown_view import CodeStrip
-from tests.conftest import FixedClock, refresh, type_keys
+from tests.conftest import FixedClock, refresh, stretched, type_keys
 from tests.ui import test_stats
 from tests.ui.test_checked import DECK
 from tests.ui.test_mock import MORE, open_mock
@@ -117,7 +117,7 @@ def test_kernel_screen_with_a_verdict(snap_compare, tmp_path, size):
     deck.write_text((paths.cards_dir() / "kernels.yaml").read_text(encoding="utf-8"), encoding="utf-8")
 
     def judge(_data_dir):
-        return JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30)
+        return JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=stretched(30))
 
     app = make_app(AppOptions(tmp_path / "data", [deck], clock=FixedClock(NOW), card_id="reduce"), judge_factory=judge)
 

@@ -26,6 +26,7 @@ from drill.store.reader import DB_NAME, read_settings, read_states
 from drill.store.store import Store
 from drill.study.records import CardState
 from drill.study.sm2 import SM2State
+from tests.conftest import stretched
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "drill-v1.sqlite3"
 DAY = dt.date(2026, 3, 1)
@@ -42,7 +43,7 @@ def one_line(message: str) -> bool:
 
 def _open_at_once(data_dir, barrier, results):
     try:
-        barrier.wait(timeout=30)
+        barrier.wait(timeout=stretched(30))
         store = Store(Path(data_dir))
         store.states()
         results.put(("ok", store.version, store.migrated_from))
@@ -57,9 +58,9 @@ def open_together(data_dir: Path, n: int) -> list[tuple]:
     procs = [ctx.Process(target=_open_at_once, args=(str(data_dir), barrier, results)) for _ in range(n)]
     for p in procs:
         p.start()
-    out = [results.get(timeout=60) for _ in procs]
+    out = [results.get(timeout=stretched(60)) for _ in procs]
     for p in procs:
-        p.join(timeout=60)
+        p.join(timeout=stretched(60))
     return out
 
 
@@ -91,7 +92,7 @@ def test_a_version_1_file_opened_by_several_drills_at_once_migrates_once(tmp_pat
 def _write_many(data_dir, barrier, worker, results):
     try:
         store = Store(Path(data_dir))
-        barrier.wait(timeout=30)
+        barrier.wait(timeout=stretched(30))
         for i in range(25):
             card = f"w{worker}-{i % 5}"
             before = CardState(card)
@@ -114,9 +115,9 @@ def test_drills_writing_at_the_same_time_wait_for_each_other(tmp_path):
     procs = [ctx.Process(target=_write_many, args=(str(tmp_path), barrier, w, results)) for w in range(n)]
     for p in procs:
         p.start()
-    outcomes = [results.get(timeout=120) for _ in procs]
+    outcomes = [results.get(timeout=stretched(120)) for _ in procs]
     for p in procs:
-        p.join(timeout=60)
+        p.join(timeout=stretched(60))
     assert [o for o in outcomes if o[0] != "ok"] == []
     store = Store(tmp_path)
     assert store.review_count() == n * 20  # 25 each, 5 undone
@@ -286,6 +287,7 @@ from pathlib import Path
 from drill.store import reader
 from drill.store.errors import StoreError
 from drill.store.store import Store
+from tests.conftest import stretched
 
 out = {}
 for name in ("fresh", "existing"):

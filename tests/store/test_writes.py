@@ -20,6 +20,7 @@ from drill.study.grades import grade_mix
 from drill.study.pace import learned_pace
 from drill.study.records import CardState, LoggedReview
 from drill.workspace import Workspace
+from tests.conftest import stretched
 from tests.study.test_fitting import START, simulated_history
 
 DRILL = Path(__file__).resolve().parents[2] / "drill"
@@ -227,7 +228,7 @@ def test_the_store_opens_in_the_background_and_says_what_changed(tmp_path):
     workspace = workspace_on(tmp_path, START)
     try:
         first = workspace.open_writes({"new_per_day": "7"}, {"a": "hash-1"}, dt.datetime(2026, 3, 1, 9))
-        opened = first.result(timeout=120)
+        opened = first.result(timeout=stretched(120))
         assert workspace.open_writes({}, {}, dt.datetime(2026, 3, 1, 9)) is first  # opened once
         assert opened.changed_cards == []
         assert workspace.saved_settings()["new_per_day"] == "7"

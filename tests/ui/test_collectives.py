@@ -19,7 +19,7 @@ from drill.store.store import Store
 from drill.study.standing import topic_figures
 from drill.ui.kernel_screen import KernelScreen
 from drill.ui.verdict_view import one_line
-from tests.conftest import settle, type_keys, until
+from tests.conftest import settle, stretched, type_keys, until
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def verdict_text(screen):
 
 
 async def test_the_kernel_screen_shows_the_ratio_to_nccl(tmp_path, cards):
-    judge = JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30)
+    judge = JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=stretched(30))
     screen = KernelScreen(cards["ring-allreduce"], store=NoStore(), data_dir=tmp_path, judge=judge)
     try:
         async with Host(screen).run_test(size=(120, 36)) as pilot:

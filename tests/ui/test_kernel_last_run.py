@@ -12,7 +12,7 @@ from drill.kernel.client import JudgeClient
 from drill.start import AppOptions
 from drill.ui.app import make_app
 from drill.ui.kernel_screen import KernelScreen
-from tests.conftest import FixedClock, settle, type_keys
+from tests.conftest import FixedClock, settle, stretched, type_keys
 
 
 def screen_text(screen, widget_id):
@@ -26,7 +26,7 @@ async def test_the_last_verdict_comes_back_when_the_kernel_card_reopens(tmp_path
     judges = []
 
     def factory(data_dir):
-        judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=30))
+        judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake", "--gpu"], start_timeout=stretched(30)))
         return judges[-1]
 
     app = make_app(

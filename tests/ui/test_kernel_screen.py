@@ -14,11 +14,11 @@ from drill.kernel import drafts
 from drill.kernel.client import JudgeClient
 from drill.ui.kernel_screen import HIGHLIGHTS, RESTORE_COMMAND, KernelScreen
 from drill.ui.markdown_view import MarkdownView
-from tests.conftest import settle, type_keys, until
+from tests.conftest import settle, stretched, type_keys, until
 
 
 def fake_judge(*flags):
-    return JudgeClient([sys.executable, "-m", "drill.judge.fake", *flags], start_timeout=30)
+    return JudgeClient([sys.executable, "-m", "drill.judge.fake", *flags], start_timeout=stretched(30))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from drill.ui.mock_report_screen import MockReportScreen
 from drill.ui.mock_screen import END_KEY, MockScreen
 from drill.ui.mock_setup import MockSetupScreen
 from tests.cards.test_scenario import SCENARIO
-from tests.conftest import FixedClock, refresh, rows, type_keys
+from tests.conftest import FixedClock, refresh, rows, stretched, type_keys
 from tests.conftest import settle as settle_app
 
 NOW = dt.datetime(2026, 5, 10, 12, 0)
@@ -175,7 +175,7 @@ async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_re
     judges = []
 
     def cpu_judge(_data_dir):
-        judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake"], start_timeout=30))
+        judges.append(JudgeClient([sys.executable, "-m", "drill.judge.fake"], start_timeout=stretched(30)))
         return judges[-1]
 
     data = tmp_path / "d"
