@@ -38,8 +38,7 @@ def test_outputs_start_as_nan_and_a_write_past_the_end_is_named(kit):
         base = base.base
     base[32 + 2] = 0.0  # the third element past the end
     assert (
-        kit.check_guards()
-        == "wrote past the end of output 1: element 34 (the output has 32), 1 guard element changed"
+        kit.check_guards() == "wrote past the end of output 1: element 34 (the output has 32), 1 guard element changed"
     )
     kit.poison_outputs()
     assert np.isnan(out).all() and kit.check_guards() is None and base[40] == OUTPUT_GUARD
