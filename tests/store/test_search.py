@@ -26,8 +26,6 @@ from tests.ui.test_browser import NOW, detail, open_browser, shown_ids
 from tests.ui.test_browser import search as type_search
 from tests.ui.test_checked import DECK
 
-pytestmark = pytest.mark.xdist_group("bundled-decks")
-
 TODAY = dt.date(2026, 5, 10)
 TP_TAG = "tensor-parallel"
 
