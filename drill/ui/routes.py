@@ -171,7 +171,8 @@ class ScreenRequests(App[int]):
             return measured_weakness(self.workspace.weakness(self.today()))
 
         def readiness_now() -> str | None:  # the report's line on the interview date, the mock's answers counted
-            figures = self.workspace.readiness(self.today(), new_order=self.new_order)
+            # the line never shows what would fit, so the plan is read (or made) without it
+            figures = self.workspace.readiness(self.today(), new_order=self.new_order, suggest=False)
             return None if figures is None else figures.summary_line()
 
         recorder = MockRecorder(
