@@ -19,10 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO, cast
 
-from drill.judge import cudadrv
+from drill.judge import cudadrv, readahead
 
-if __name__ == "__main__":  # started as the judge process, not imported: the GPU's context first (see there)
-    cudadrv.open_primary_context_early()
+if __name__ == "__main__" and not os.environ.get("DRILL_JUDGE_CPU"):  # started as the judge process, on a GPU:
+    cudadrv.open_primary_context_early()  # the GPU's context first (see there)
+    readahead.start_reading_ahead()  # and the files a CUDA card's first run loads, off disk together
 
 from drill.judge.devices import cuda_device_count  # noqa: E402 - after the context's thread has started
 from drill.judge.judging import Fatal, Judge, describe_fault  # noqa: E402

@@ -119,6 +119,16 @@ def _candidates() -> list[str]:
     return _usable(found)
 
 
+def first_candidate_files() -> list[str]:
+    """The library `load_library` tries first, with the builtins library beside it, loading neither (a judge
+    reads them ahead: drill.judge.readahead); [] when none is in the usual places."""
+    found = _candidates()
+    if not found:
+        return []
+    folder = os.path.dirname(found[0])
+    return [found[0], *sorted(glob.glob(os.path.join(folder, "libnvrtc-builtins*")))]
+
+
 def _system_library() -> list[str]:
     """The loader's own search, last: on Linux it runs ldconfig, gcc and ld (a tenth of a second or more)."""
     import ctypes.util

@@ -164,3 +164,13 @@ def test_a_judge_started_by_hand_in_the_deck_folder_still_takes_numpy_and_torch_
         verdict = client.run(kernel_job(card), kernel_files(card).solution.read_text(), timeout=stretched(300))
     assert verdict.cases and all(c.ok for c in verdict.cases), verdict.errors
     assert ran(markers) == []
+
+
+def test_read_ahead_queues_an_installed_packages_shared_libraries_and_skips_what_is_missing() -> None:
+    from drill.judge import readahead
+
+    files = list(readahead.package_files(["yaml", "no_such_package_here"]))
+    assert files, "PyYAML's compiled module is a shared library under its package"
+    assert all(".so" in Path(f).name for f in files)
+    assert readahead.read_ahead(iter(files)) == sum(Path(f).stat().st_size for f in files)
+    assert readahead.read_ahead(iter(["/no/such/file.so"])) == 0

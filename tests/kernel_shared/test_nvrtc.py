@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +175,14 @@ def test_the_system_wide_search_runs_only_when_the_known_places_fail(monkeypatch
         nvrtc.load_library()
     assert asked == [True]
     assert "libnvrtc-gone.so" in str(caught.value) and "libnvrtc-system.so" in str(caught.value)
+
+
+def test_the_library_tried_first_is_named_with_its_builtins_and_loaded_by_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = tmp_path / "libnvrtc.so.12"
+    builtins = tmp_path / "libnvrtc-builtins.so.12.9"
+    lib.write_bytes(b"not a library")
+    builtins.write_bytes(b"not a library either")
+    monkeypatch.setenv("DRILL_NVRTC", str(lib))
+    assert nvrtc.first_candidate_files() == [str(lib), str(builtins)]
