@@ -17,14 +17,12 @@ that is missing, for another key or spoiled is not used.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from drill.store.derived_file import STUDY, file_digest, write_atomically
 from drill.study.kept_plan import plan_from_json, plan_json
 from drill.study.plan import StudyPlan
 
@@ -71,28 +69,14 @@ class PlanFile:
         except (TypeError, ValueError):  # a value JSON cannot hold (a NaN from a spoiled parameter)
             return
         text = _file_key(key).encode("utf-8") + b"\n" + body + b"\n"
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".tmp", dir=self.path.parent)
-        except OSError:  # a folder drill may not write to: each plan is made afresh
-            return
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(text)
-            os.replace(tmp, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        write_atomically(self.path, text, ".plan-")  # not written: each plan is made afresh
 
 
 def _file_key(key: str) -> str:
     """The plan's key with the planner's code and drill's version."""
     import drill
 
-    study = Path(__file__).resolve().parent.parent / "study"
     code = hashlib.sha256()
     for name in _PLANNER_SOURCES:
-        try:
-            code.update(hashlib.sha256((study / name).read_bytes()).digest())
-        except OSError:
-            code.update(b"-")
+        code.update((file_digest(STUDY / name) or "-").encode("ascii"))
     return f"{key} {code.hexdigest()} {getattr(drill, '__version__', 'unknown')}"

@@ -30,18 +30,15 @@ whole, and the cache written again.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from drill.store import reader
+from drill.store.derived_file import STUDY, file_digest, write_atomically
 from drill.study.calibration import Tally
 from drill.study.forecast import DayReplay, MemoryModel, ReplayState, continue_day
 from drill.study.records import LoggedReview
@@ -107,8 +104,7 @@ def cache_key(model: MemoryModel) -> str:
     """The key of a replay: the cache's layout, drill's version, the replaying code, fsrs's, the model."""
     import drill
 
-    study = Path(__file__).resolve().parent.parent / "study"
-    code = [_sha256(study / name) for name in _SHAPING_SOURCES]
+    code = [file_digest(STUDY / name) for name in _SHAPING_SOURCES]
     parameters = None if model.parameters is None else list(model.parameters)
     version = getattr(drill, "__version__", UNKNOWN)
     return json.dumps([CACHE_VERSION, version, code, _fsrs_code(), parameters, model.max_interval], ensure_ascii=True)
@@ -212,24 +208,7 @@ def _write(
         )
     except (TypeError, ValueError):  # a value JSON cannot hold (a NaN from a spoiled parameter, an odd answer)
         return
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".replay-", suffix=".tmp", dir=cache.parent)
-    except OSError:  # a folder drill may not write to: each replay starts afresh
-        return
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text)
-        os.replace(tmp, cache)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    write_atomically(cache, text, ".replay-")  # not written: each replay starts afresh
 
 
 def _fsrs_code() -> list[str | None]:
@@ -238,4 +217,4 @@ def _fsrs_code() -> list[str | None]:
     if spec is None or not spec.submodule_search_locations:
         return []
     folder = Path(list(spec.submodule_search_locations)[0])
-    return [_sha256(folder / name) for name in _FSRS_SOURCES]
+    return [file_digest(folder / name) for name in _FSRS_SOURCES]
