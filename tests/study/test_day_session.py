@@ -5,34 +5,9 @@ import datetime as dt
 
 from drill.study.day_session import PlannedDay, SessionAsked, day_session, follows_plan
 from drill.workspace import Workspace
+from tests.test_start import TWO_TOPICS as DECK
 
 DAY = dt.date(2026, 5, 10)
-
-DECK = """\
-deck: Three
-cards:
-  - id: arch-1
-    kind: concept
-    topic: gpu-arch
-    prompt: "Arch one?"
-    answer: "A."
-    rubric: ["a"]
-    sources: ["FACTS.md"]
-  - id: arch-2
-    kind: concept
-    topic: gpu-arch
-    prompt: "Arch two?"
-    answer: "B."
-    rubric: ["b"]
-    sources: ["FACTS.md"]
-  - id: serve-1
-    kind: concept
-    topic: serving
-    prompt: "Serve one?"
-    answer: "C."
-    rubric: ["c"]
-    sources: ["FACTS.md"]
-"""
 
 
 def _cards(tmp_path, write_deck):
