@@ -111,6 +111,19 @@ def test_the_starter_and_the_answer_are_correct_with_their_own_kernels_seen(cpu_
     assert "of your file's Triton kernels" in evidence.words and "not yours" not in evidence.words
 
 
+@pytest.mark.parametrize("card_id", ["paged-decode-attention", "fused-cross-entropy"])
+@pytest.mark.parametrize("which", ["starter", "solution"])
+@needs_torch
+@one_judge
+def test_a_cards_starter_and_answer_are_correct_with_their_own_kernels_seen(cpu_judge, cards, card_id, which):
+    card = cards.cards[card_id]
+    verdict = judged(cpu_judge, cards, card_id, getattr(kernel_files(card), which).read_text())
+    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases if not c.ok])
+    [evidence] = verdict.evidence
+    assert evidence.ok is True and "of your file's Triton kernels" in evidence.words
+    assert "not yours" not in evidence.words
+
+
 @needs_torch
 @one_judge
 def test_the_answers_streamed_path_for_long_rows_is_correct(cpu_judge, cards):
@@ -218,18 +231,6 @@ def test_the_paged_card_allows_only_scratch_buffers_and_sits_in_the_kernels_trac
     assert all(card.topic in t["topics"] for t in tracks if t["id"] in ("kernels", "inference"))
 
 
-@pytest.mark.parametrize("which", ["starter", "solution"])
-@needs_torch
-@one_judge
-def test_the_paged_starter_and_answer_are_correct_with_their_own_kernels_seen(cpu_judge, cards, which):
-    card = cards.cards["paged-decode-attention"]
-    verdict = judged(cpu_judge, cards, "paged-decode-attention", getattr(kernel_files(card), which).read_text())
-    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases if not c.ok])
-    [evidence] = verdict.evidence
-    assert evidence.ok is True and "of your file's Triton kernels" in evidence.words
-    assert "not yours" not in evidence.words
-
-
 @needs_torch
 @one_judge
 def test_the_paged_answer_split_across_programs_with_empty_splits_is_correct(cpu_judge, cards):
@@ -304,18 +305,6 @@ def test_the_cross_entropy_card_allows_only_small_scratch_and_its_recall_card_re
     logits = 8192 * 128256 * 2
     assert values[:4] == [logits, 2 * logits, 8 * logits, 3 * logits]
     assert values[4] == pytest.approx(5 * logits / 4.8e12)
-
-
-@pytest.mark.parametrize("which", ["starter", "solution"])
-@needs_torch
-@one_judge
-def test_the_cross_entropy_starter_and_answer_are_correct_with_their_own_kernels_seen(cpu_judge, cards, which):
-    card = cards.cards["fused-cross-entropy"]
-    verdict = judged(cpu_judge, cards, "fused-cross-entropy", getattr(kernel_files(card), which).read_text())
-    assert verdict.correct is True, (verdict.errors, [(c.name, c.message) for c in verdict.cases if not c.ok])
-    [evidence] = verdict.evidence
-    assert evidence.ok is True and "of your file's Triton kernels" in evidence.words
-    assert "not yours" not in evidence.words
 
 
 @needs_torch
