@@ -30,6 +30,11 @@ MORE = """\
 """
 
 
+def mock_app(data, deck):
+    """The app on `deck` with its data in `data`, at NOW, with the mock's draws seeded."""
+    return make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+
+
 async def settle(pilot):
     await settle_app(pilot, pauses=2)
 
@@ -76,7 +81,7 @@ async def answer_current(pilot, screen):
 async def test_a_mock_from_setup_to_report(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app)
@@ -124,7 +129,7 @@ async def run_out_of_time(pilot, screen, minutes=20):
 async def test_skip_then_quit_keeps_what_was_typed_unscored(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app)
@@ -151,7 +156,7 @@ async def test_skip_then_quit_keeps_what_was_typed_unscored(tmp_path, write_deck
 async def test_an_answer_typed_when_time_runs_out_is_kept_not_scored(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -179,7 +184,7 @@ async def test_an_answer_typed_when_time_runs_out_is_kept_not_scored(tmp_path, w
 async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -195,7 +200,7 @@ async def test_time_running_out_ends_the_mock(tmp_path, write_deck):
 
 async def test_setup_shows_the_plan_and_refuses_a_bad_length(tmp_path, write_deck):
     deck = write_deck(DECK + MORE)
-    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "ctrl+o")
@@ -238,7 +243,7 @@ async def test_a_concept_answer_typed_but_never_assessed_is_kept_not_scored_zero
         for i in range(4)
     )
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [write_deck(concepts)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, write_deck(concepts))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -280,7 +285,7 @@ async def test_a_burst_from_the_evidence_into_a_mock_diagnosis_loses_nothing(tmp
 
     diag = DECK[DECK.index("  - id: t-diag") :]
     deck = "cards:\n" + "".join(diag.replace("id: t-diag", f"id: t-diag{i}") for i in range(3))
-    app = make_app(AppOptions(tmp_path / "d", [write_deck(deck)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", write_deck(deck))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -298,7 +303,7 @@ def warnings_with(app, words):
 
 async def test_ctrl_q_mid_mock_asks_first_and_a_second_ctrl_q_quits(tmp_path, write_deck):
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [write_deck(DECK + MORE)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, write_deck(DECK + MORE))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app)
@@ -321,7 +326,7 @@ async def test_a_mock_quit_with_no_answer_is_abandoned_and_leaves_every_weakness
 
     deck = write_deck(DECK + MORE)
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, deck)
     before = {t.topic: t.weakness for t in read_weakness(app.session.cards, data, NOW.date())}
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -357,7 +362,7 @@ def test_the_end_key_means_nothing_anywhere_else():
 async def test_the_end_key_asks_before_it_ends_the_mock(tmp_path, write_deck):
     from drill.ui.mock_screen import END_KEY
 
-    app = make_app(AppOptions(tmp_path / "d", [write_deck(DECK + MORE)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", write_deck(DECK + MORE))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app)
@@ -377,7 +382,7 @@ async def test_a_half_typed_answer_not_submitted_is_kept_but_not_scored(tmp_path
     shapes = DECK[: DECK.index("  - id: t-ledger")]
     deck = shapes + shapes[len("cards:\n") :].replace("id: t-shape", "id: t-shape2")
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [write_deck(deck)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, write_deck(deck))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -400,7 +405,7 @@ async def test_a_concept_question_stays_in_view_while_its_points_are_ticked(tmp_
         f' answer: "{answer}", rubric: [one, two, three], sources: [s]}}\n'
         for i in range(4)
     )
-    app = make_app(AppOptions(tmp_path / "d", [write_deck(concepts)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", write_deck(concepts))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -453,7 +458,7 @@ async def tick_every_point(pilot, screen):
 
 async def test_the_one_word_answer_cost_ticks_no_point_and_scores_none(tmp_path, write_deck):
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, cost_deck(write_deck))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -479,7 +484,7 @@ async def test_the_one_word_answer_cost_ticks_no_point_and_scores_none(tmp_path,
 
 async def test_a_point_is_ticked_for_the_terms_it_names_or_by_an_override_with_a_reason(tmp_path, write_deck):
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, cost_deck(write_deck))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -509,7 +514,7 @@ async def test_a_point_is_ticked_for_the_terms_it_names_or_by_an_override_with_a
 
 
 async def test_practice_mode_shows_the_answer_after_the_ticks_and_then_they_are_final(tmp_path, write_deck):
-    app = make_app(AppOptions(tmp_path / "d", [cost_deck(write_deck)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", cost_deck(write_deck))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await type_keys(pilot, "ctrl+o")
@@ -560,7 +565,7 @@ cards:
 async def test_a_mock_diagnosis_is_read_in_words_first_and_the_listed_readings_cost(tmp_path, write_deck):
     body = DIAG_DECK[len("cards:\n") :]
     deck = write_deck("cards:\n" + body + body.replace("id: d0", "id: d1"))
-    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", deck)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -595,7 +600,7 @@ async def test_a_mock_diagnosis_is_read_in_words_first_and_the_listed_readings_c
 
 async def test_a_strong_answer_earns_a_deeper_follow_up_that_only_adds(tmp_path, write_deck):
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, cost_deck(write_deck, copies=2))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20", questions="1")
@@ -625,7 +630,7 @@ async def test_at_80_by_24_a_diagnosis_read_first_then_tabbed_into_shows_its_fie
 ):
     evidence = "".join(f"      metric_{i:02d}                                  {i}.0 %\n" for i in range(30))
     deck = write_deck(DIAG_DECK.replace("    evidence: |\n", "    evidence: |\n" + evidence))
-    app = make_app(AppOptions(tmp_path / "d", [deck], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", deck)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20")
@@ -642,7 +647,7 @@ async def test_at_80_by_24_a_diagnosis_read_first_then_tabbed_into_shows_its_fie
 
 
 async def test_declining_the_last_follow_up_asks_first_and_the_key_bar_says_decline(tmp_path, write_deck):
-    app = make_app(AppOptions(tmp_path / "d", [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(tmp_path / "d", cost_deck(write_deck, copies=2))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20", questions="1")
@@ -667,7 +672,7 @@ async def test_declining_the_last_follow_up_asks_first_and_the_key_bar_says_decl
 
 async def test_the_key_bar_says_the_report_is_being_built_before_the_report_comes(tmp_path, write_deck):
     data = tmp_path / "d"
-    app = make_app(AppOptions(data, [cost_deck(write_deck, copies=2)], clock=FixedClock(NOW), seed=4))
+    app = mock_app(data, cost_deck(write_deck, copies=2))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_mock(pilot, app, minutes="20", questions="1")
