@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from drill.study.day_cards import DayCards
 from drill.study.forecast import Readiness, TopicReadiness, TrackCard
 from drill.study.plan import PlanDay, PlanInputs, StudyPlan, TopicCut, plan_of, with_suggestions
-from drill.study.plan_runs import Forecast
+from drill.study.plan_runs import Forecast, plan_due_day
 from drill.study.uncertainty import Uncertainty
 
 # the planner's rules and the stored form: bump it when either changes what a kept plan would hold
@@ -84,8 +84,8 @@ def _card_line(card: TrackCard, today: dt.date) -> str:
     memory = card.memory
     if memory is None:
         return f"{card.card_id}\x1f{card.topic}\x1f{card.kind}\n"
-    # a due day before today is today to the plan, so an overdue card graded today (now due today) is the same card
-    due = "-" if card.due is None else str(max(0, (card.due - today).days))
+    # as the plan reads it: an overdue card graded today (now due today) is the same card
+    due = plan_due_day(card.due, today)
     return (
         f"{card.card_id}\x1f{card.topic}\x1f{card.kind}\x1f{memory.stability!r}\x1f{memory.difficulty!r}"
         f"\x1f{memory.state}\x1f{memory.last_review.isoformat()}\x1f{due}\n"

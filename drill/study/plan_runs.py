@@ -82,6 +82,12 @@ class Forecast:
         }
 
 
+def plan_due_day(due: dt.date | None, today: dt.date) -> int:
+    """The plan's day on which a seen card is first due: a due day before today (overdue), or none known, is
+    today (day 0). The kept plan's key reads due days the same way (drill.study.kept_plan)."""
+    return max(0, (due - today).days) if due is not None else 0
+
+
 def early_review_day(card_id: str, date: dt.date) -> dt.date:
     """The first day a card below target may come up early: one of the last EARLY_REVIEW_DAYS days, by its id.
 
@@ -178,7 +184,7 @@ class PlanWorld:
             difficulty[i] = card.memory.difficulty
             state[i] = card.memory.state
             last[i] = (card.memory.last_review - self.today).days
-            due[i] = max(0, (card.due - self.today).days) if card.due is not None else 0
+            due[i] = plan_due_day(card.due, self.today)
         return stability, difficulty, state, last, due
 
     def first_day(self, policy: Policy, budget: float) -> DayCards[str]:
