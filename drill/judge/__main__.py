@@ -19,15 +19,37 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO, cast
 
-from drill.judge import cudadrv, readahead
+from drill.judge import cudadrv, kit_choice, readahead
 
+
+def import_cupy_ahead() -> threading.Thread:
+    """Import CuPy in a thread while the rest of the judge imports and the first request is awaited: `drill kernel
+    run` sends it only once its decks have loaded, and CuPy's import (about 0.6 s on an H200 host, 1.25 s with its
+    files not yet cached) is most of a CUDA card's first verdict. A torch run that comes first imports torch beside
+    it; CuPy stays unused."""
+
+    def load() -> None:
+        try:
+            import cupy  # noqa: F401 - kept in sys.modules for the kit
+        except Exception:  # broken here: the runtime's own import reports it and judges with torch
+            pass
+
+    thread = threading.Thread(target=load, name="cupy-import", daemon=True)
+    thread.start()
+    return thread
+
+
+# CuPy's import, when begun on the judge's first lines (None: not begun there)
+EARLY_CUPY_IMPORT: threading.Thread | None = None
 if __name__ == "__main__" and not os.environ.get("DRILL_JUDGE_CPU"):  # started as the judge process, on a GPU:
     cudadrv.open_primary_context_early()  # the GPU's context first (see there)
     readahead.start_reading_ahead()  # and the files a CUDA card's first run loads, off disk together
+    if kit_choice.may_use_cupy():
+        EARLY_CUPY_IMPORT = import_cupy_ahead()  # beside the judge's own imports below
 
 from drill.judge.devices import cuda_device_count  # noqa: E402 - after the context's thread has started
 from drill.judge.judging import Fatal, Judge, describe_fault  # noqa: E402
-from drill.judge.runtime import KIT_CHOICE, Runtime, build_cupy_ops_ahead, cupy_installed  # noqa: E402
+from drill.judge.runtime import Runtime, build_cupy_ops_ahead  # noqa: E402
 from drill.kernel_shared import protocol  # noqa: E402
 from drill.kernel_shared.protocol import CalibratedEvent, Emit, JudgeEvent  # noqa: E402
 
@@ -109,22 +131,6 @@ def forget_start_folder() -> None:
         del sys.path[0]
 
 
-def import_cupy_ahead() -> threading.Thread:
-    """Import CuPy in a thread while the first request is awaited: `drill kernel run` sends it only once its decks
-    have loaded (a few tenths of a second on a first run), and CuPy's import (about 0.6 s on an H200 host) then no
-    longer follows that wait. A torch run that comes first imports torch beside it; CuPy stays unused."""
-
-    def load() -> None:
-        try:
-            import cupy  # noqa: F401 - kept in sys.modules for the kit
-        except Exception:  # broken here: the runtime's own import reports it and judges with torch
-            pass
-
-    thread = threading.Thread(target=load, name="cupy-import", daemon=True)
-    thread.start()
-    return thread
-
-
 def main(argv: list[str] | None = None) -> int:
     forget_start_folder()
     parser = argparse.ArgumentParser(prog="python -m drill.judge")
@@ -145,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     stdin: Iterable[str] = Requests(sys.stdin) if args.remote else sys.stdin
     requests = Inbox(stdin)  # read from now on: a first CUDA job compiles while torch (or CuPy) imports
     # a GPU and CuPy: whether torch is imported at start depends on the first request, if it comes soon
-    may_go_lean = cupy_installed() and os.environ.get(KIT_CHOICE) != "torch" and cuda_device_count() > 0
+    may_go_lean = kit_choice.may_use_cupy() and cuda_device_count() > 0
     cupy_import = None
     if may_go_lean:
-        cupy_import = import_cupy_ahead()
+        cupy_import = EARLY_CUPY_IMPORT or import_cupy_ahead()
         build_cupy_ops_ahead()
     first = requests.first_request() if may_go_lean else None
     # a CUDA card first: judged with CuPy's kit, which measures a GPU new to drill too; torch's own time for the

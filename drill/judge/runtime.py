@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from drill.judge.calibration import Calibrated, installed
 from drill.judge.devices import cuda_device_count
+from drill.judge.kit_choice import chosen_kit, cupy_installed
 from drill.kernel_shared import nvrtc
 from drill.kernel_shared.protocol import Emit
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 # torch, triton and numpy, as the README installs them: drill's `kernels` extra (pyproject.toml), from drill's folder
 KERNELS_INSTALL = "pip install -e '.[kernels]'"
-
-KIT_CHOICE = "DRILL_JUDGE_KIT"  # "torch" or "cupy": the kit CUDA cards are judged with (default: see Runtime.kit)
 
 
 def _quietly(fn: Callable[[], object]) -> None:
@@ -255,7 +254,7 @@ class Runtime(Calibrated):
     def kit(self, language: str = "triton") -> TorchKit | CupyKit:
         """The kit to judge a card in `language` with: CuPy's for a CUDA card while torch is not loaded (or as
         DRILL_JUDGE_KIT says), else torch's."""
-        choice = os.environ.get(KIT_CHOICE, "")
+        choice = chosen_kit()
         if language == "cuda" and self.gpu and choice != "torch" and (self.torch is None or choice == "cupy"):
             if choice == "cupy" or (cupy_installed() and not self.cupy_broken):
                 return self.cupy_kit()
@@ -302,9 +301,3 @@ def _freeze() -> None:
     Garbage first, so that nothing unreachable is kept for good."""
     gc.collect()
     gc.freeze()
-
-
-def cupy_installed() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("cupy") is not None
