@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PlannedDay:
-    """The day's queue as the plan decides it, its early reviews, and the seconds of the budget still left."""
+    """The day's queue as the plan decides it, its cards asked before they are due (early reviews and top-up), and
+    the seconds of the budget still left."""
 
     queue: list[str]
     early: tuple[str, ...]
@@ -40,9 +41,9 @@ def planned_day(
 ) -> PlannedDay:
     """Today's repeats, then the plan's list for today less what is done or set aside.
 
-    The plan's list (drill.study.plan.day_cards) holds the track's due reviews, the early ones, the new cards and
-    the other decks' due reviews, as many as fit in the minutes given; the minutes already spent today are taken
-    off the day's budget."""
+    The plan's list (drill.study.day_cards) holds the track's due reviews, the early ones, the new cards, the
+    other decks' due reviews and, in the last days, the top-up, as many as fit in the minutes given; the minutes
+    already spent today are taken off the day's budget."""
     assert figures.plan is not None
     repeats = [
         card_id
@@ -61,7 +62,7 @@ def planned_day(
             continue
         rest.append(card_id)
     budget = figures.interview.minutes_per_day * 60 - figures.spent_today_seconds
-    early = tuple(card_id for card_id in listed.early if card_id in rest)
+    early = tuple(card_id for card_id in listed.ahead if card_id in rest)
     return PlannedDay([*(r for r in repeats if r in cards), *rest], early, max(0.0, budget))
 
 

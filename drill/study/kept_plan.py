@@ -32,7 +32,7 @@ from drill.study.plan_runs import Forecast, plan_due_day
 from drill.study.uncertainty import Uncertainty
 
 # the planner's rules and the stored form: bump it when either changes what a kept plan would hold
-PLANNER_VERSION = 1
+PLANNER_VERSION = 2
 
 
 class PlanKeeper(Protocol):
@@ -113,7 +113,16 @@ def plan_json(plan: StudyPlan) -> dict[str, Any]:
         "target": plan.target,
         "new_per_day": plan.new_per_day,
         "days": [
-            [d.day.isoformat(), list(d.new_cards), d.reviews, d.early_reviews, d.minutes, d.mock, d.minutes_p90]
+            [
+                d.day.isoformat(),
+                list(d.new_cards),
+                d.reviews,
+                d.early_reviews,
+                d.minutes,
+                d.mock,
+                d.minutes_p90,
+                d.top_up,
+            ]
             for d in plan.days
         ],
         "fits": plan.fits,
@@ -164,7 +173,7 @@ def plan_from_json(data: Any) -> StudyPlan:
 
 
 def _day(row: Sequence[Any]) -> PlanDay:
-    day, new_cards, reviews, early, minutes, mock, minutes_p90 = row
+    day, new_cards, reviews, early, minutes, mock, minutes_p90, top_up = row
     return PlanDay(
         dt.date.fromisoformat(day),
         tuple(str(card_id) for card_id in new_cards),
@@ -173,6 +182,7 @@ def _day(row: Sequence[Any]) -> PlanDay:
         _number(minutes),
         bool(mock),
         minutes_p90=_number(minutes_p90),
+        top_up=_number(top_up),
     )
 
 
@@ -190,7 +200,7 @@ def _readiness(data: Any) -> Readiness:
     return Readiness(dt.date.fromisoformat(data["on"]), _number(data["overall"]), int(data["cards"]), topics)
 
 
-_DAY_GROUPS = ("due", "early", "new", "other_due", "left_over")
+_DAY_GROUPS = ("due", "early", "new", "other_due", "top_up", "left_over")
 
 
 def _day_cards_json(cards: DayCards[str]) -> dict[str, Any]:
@@ -200,8 +210,10 @@ def _day_cards_json(cards: DayCards[str]) -> dict[str, Any]:
 
 
 def _day_cards(data: Any) -> DayCards[str]:
-    due, early, new, other_due, left_over = (tuple(str(card_id) for card_id in data[group]) for group in _DAY_GROUPS)
-    return DayCards(due, early, new, other_due, left_over, _number(data["seconds"]))
+    due, early, new, other_due, top_up, left_over = (
+        tuple(str(card_id) for card_id in data[group]) for group in _DAY_GROUPS
+    )
+    return DayCards(due, early, new, other_due, top_up, left_over, _number(data["seconds"]))
 
 
 def _number(value: Any) -> float:

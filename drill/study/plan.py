@@ -63,6 +63,7 @@ class PlanDay:
     minutes: float  # expected minutes served, same-day repeats included
     mock: bool
     minutes_p90: float = 0.0  # the reviews the day asks, in minutes, on the 90th percentile of the runs
+    top_up: float = 0.0  # of the reviews, cards not due asked with the minutes left over in the last days
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +71,7 @@ class PlanDay:
             "new_cards": len(self.new_cards),
             "reviews": round(self.reviews, 1),
             "early_reviews": round(self.early_reviews, 1),
+            "top_up": round(self.top_up, 1),
             "minutes": round(self.minutes, 1),
             "mock": self.mock,
         }
@@ -103,7 +105,7 @@ class StudyPlan:
     now: Readiness  # if the learner stops now
     planned: Readiness  # if the plan is followed
     projected: Mapping[str, float] = field(default_factory=dict)  # each card's predicted recall on the date, planned
-    today_cards: DayCards[str] = field(default_factory=lambda: DayCards[str]((), (), (), (), (), 0.0))
+    today_cards: DayCards[str] = field(default_factory=lambda: DayCards[str]((), (), (), (), (), (), 0.0))
     forecast: Forecast = field(default_factory=lambda: Forecast(0.0, 0.0, 0.0, 0.0, 0.0))
     policy: str = ""
     # each candidate way of dealing new cards and its expected share of cards at the target, on the same runs
@@ -234,12 +236,25 @@ def plan_of(inputs: PlanInputs, *, suggest: bool = True) -> StudyPlan:
         if i == 0:
             reviews = float(first.reviews)
             early = float(len(first.early))
+            top_up = float(len(first.top_up))
             minutes = first.seconds / 60
         else:
             reviews = run.reviews[i]
             early = run.early[i]
+            top_up = run.top_up[i]
             minutes = run.minutes[i]
-        days.append(PlanDay(day, new_ids[i], reviews, early, minutes, day in mocks, minutes_p90=run.demand_p90[i] / 60))
+        days.append(
+            PlanDay(
+                day,
+                new_ids[i],
+                reviews,
+                early,
+                minutes,
+                day in mocks,
+                minutes_p90=run.demand_p90[i] / 60,
+                top_up=top_up,
+            )
+        )
     projected = dict(run.projected)
     planned = readiness(projected, {c.card_id: c.topic for c in cards}, date)
     plan = StudyPlan(

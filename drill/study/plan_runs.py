@@ -8,7 +8,10 @@ takes within the minutes given, in order, until the drawn seconds spend them (th
 Run k draws the same numbers whatever the way of dealing, so ways are compared on the same days.
 A card comes up early in the last days when its recall on the date, with the learner's own factor
 on its stability (the posterior's pessimistic end, Uncertainty.cautious_factor), is below the target
-plus EARLY_REVIEW_MARGIN.
+plus EARLY_REVIEW_MARGIN. In those days the minutes nothing else wants top up the track: the cards
+not due and not asked in the last TOP_UP_REST_DAYS days, the lowest recall on the date (with that
+factor) first. The model can be wrong about a learner in ways no factor shows; a card asked a day or
+two before the date is recalled on it whatever the model said, so the minutes given are not lost.
 FSRS's arithmetic is drill.study.memory_law's (the fsrs package's formulas without its objects).
 """
 
@@ -36,6 +39,7 @@ EARLY_REVIEW_DAYS = 5  # the days before the date in which a card below target c
 # Until its parameters are fitted to the learner, the model's recall can be a few points off
 # for one learner: a card comes up early when its predicted recall on the date is below the target plus this.
 EARLY_REVIEW_MARGIN = 0.03
+TOP_UP_REST_DAYS = 2  # a card asked this few days ago or fewer is not topped up (today and yesterday)
 FORGOTTEN_GRADE = 1  # a forgotten review's grade: "wrong, familiar", FSRS's Again
 BASELINE_NEW_PER_DAY = 10  # the fixed policy every plan is compared with
 NEW_CAPS = (5, 10, 20, 40)  # the caps on new cards a day the planner tries beside the even deal and "all that fit"
@@ -105,6 +109,7 @@ class Run:
     minutes: list[float]
     reviews: list[float]
     early: list[float]
+    top_up: list[float]
     new: list[float]
     demand_p90: list[float]  # seconds
     projected: dict[str, float]
@@ -201,6 +206,7 @@ class PlanWorld:
             named(picked.early),
             named(picked.new),
             named(picked.other_due),
+            named(picked.top_up),
             named(picked.left_over),
             picked.seconds,
         )
@@ -221,13 +227,18 @@ class PlanWorld:
             i for _, i in sorted((due[i], i) for i in range(self.track, len(self.cards)) if 0 <= due[i] <= day)
         ]
         early: list[tuple[float, int]] = []
+        top_up: list[tuple[float, int]] = []
         if policy.early and day >= self.span - EARLY_REVIEW_DAYS:
             for i in range(self.track):
-                if due[i] > day and day >= self.early_from[i]:
-                    recall = law.recall(stability[i] * self.learner_factor, self.span - last[i])
-                    if recall < self.early_below:
-                        early.append((recall, i))
+                if due[i] <= day:  # due (or unseen): not asked ahead
+                    continue
+                recall = law.recall(stability[i] * self.learner_factor, self.span - last[i])
+                if recall < self.early_below and day >= self.early_from[i]:
+                    early.append((recall, i))
+                elif day - last[i] >= TOP_UP_REST_DAYS:
+                    top_up.append((recall, i))
             early.sort()
+            top_up.sort()
 
         def cost(i: int) -> float:
             if due[i] < 0:
@@ -236,7 +247,7 @@ class PlanWorld:
             return self.seconds[i] * (1 + (1 - recall) + recall * self.recalled_repeat)
 
         new = unseen[: policy.new_on(day, self.span)]
-        return day_cards(due_track, [i for _, i in early], new, due_other, cost, budget)
+        return day_cards(due_track, [i for _, i in early], new, due_other, cost, budget, [i for _, i in top_up])
 
     def run(self, policy: Policy, budget: float, samples: int) -> Run:
         law = self.law
@@ -245,6 +256,7 @@ class PlanWorld:
         demand = [[0.0] * samples for _ in range(span)]
         reviews = [0.0] * span
         early_count = [0.0] * span
+        top_up_count = [0.0] * span
         new_count = [0.0] * span
         projected = [0.0] * self.track
         means: list[float] = []
@@ -266,6 +278,7 @@ class PlanWorld:
                     continue
                 spent = 0.0
                 early_set = set(picked.early)
+                top_up_set = set(picked.top_up)
                 served_new = 0
                 for i in picked.cards:
                     if spent >= budget:
@@ -284,6 +297,8 @@ class PlanWorld:
                         reviews[day] += 1 / samples
                         if i in early_set:
                             early_count[day] += 1 / samples
+                        elif i in top_up_set:
+                            top_up_count[day] += 1 / samples
                     if grade < sm2.SAME_DAY_REPEAT_BELOW:
                         view += rng.lognormvariate(self.log_mean[i], self.log_sd[i])
                     spent += view
@@ -316,6 +331,7 @@ class PlanWorld:
             minutes=[statistics.fmean(m) for m in minutes],
             reviews=reviews,
             early=early_count,
+            top_up=top_up_count,
             new=new_count,
             demand_p90=[_quantile(d, FITS_QUANTILE) for d in demand],
             projected={self.cards[i].card_id: projected[i] for i in range(self.track)},

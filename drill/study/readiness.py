@@ -77,10 +77,10 @@ class ReadinessFigures:
 
     @property
     def early_today(self) -> tuple[str, ...]:
-        """Cards to review today although not due, lowest predicted recall on the date first."""
+        """Cards to review today although not due: the early reviews, then the top-up, each lowest recall first."""
         if self.plan is None:
             return ()
-        return self.plan.today_cards.early
+        return self.plan.today_cards.ahead
 
     @property
     def days_left(self) -> int:
@@ -194,17 +194,17 @@ def readiness_of(
     new_order: str,
     suggest: bool = True,
 ) -> ReadinessFigures:
-    """`readiness_figures` over what was read (`read`) and the card states."""
-    return readiness_figures(
+    """`figures_of_replay` over what was read (`read`: the cached replay carries what the plan reads of the log)
+    and the card states."""
+    return figures_of_replay(
         read.cards,
-        (),  # the cached replay carries what the plan reads of the log
+        read.replayed,
         states,
         today,
         read.interview,
         titles=read.titles,
         model=read.model,
         new_order=new_order,
-        replayed=read.replayed,
         others=read.others,
         suggest=suggest,
         keeper=read.keeper,
@@ -226,28 +226,58 @@ def readiness_figures(
     suggest: bool = True,
     keeper: PlanKeeper | None = None,
 ) -> ReadinessFigures:
-    """Readiness and the plan over `cards` (the track's), from the log and the card states, on study day `today`.
+    """`figures_of_replay` from the log: `replayed` is the log replayed to the start of today and whole
+    (forecast.replay_day, or a cache of it); None: `log` is replayed here (given `replayed`, `log` is not read)."""
+    model = model or MemoryModel()
+    if replayed is None:
+        replayed = replay_day(log, today, model)
+    return figures_of_replay(
+        cards,
+        replayed,
+        states,
+        today,
+        interview,
+        titles=titles,
+        model=model,
+        new_order=new_order,
+        others=others,
+        suggest=suggest,
+        keeper=keeper,
+    )
 
+
+def figures_of_replay(
+    cards: Sequence[CardFacts],
+    replayed: DayReplay,
+    states: Mapping[str, CardState],
+    today: dt.date,
+    interview: Interview,
+    *,
+    titles: Mapping[str, str],
+    model: MemoryModel,
+    new_order: str = "lab",
+    others: Sequence[CardFacts] = (),
+    suggest: bool = True,
+    keeper: PlanKeeper | None = None,
+) -> ReadinessFigures:
+    """Readiness and the plan over `cards` (the track's), from the replayed log and the card states, on study day
+    `today`.
+
+    `replayed` is the log replayed to the start of today and whole, with the digest of its rows the plan reads.
     `others` are the cards outside the track: the queue serves them when due, so the day's minutes
     count them. `suggest` False leaves out what would fit when the plan does not (the day's queue needs
-    none of it). `replayed` is the log replayed to the start of today and whole (forecast.replay_day,
-    or a cache of it), with the digest of its rows the plan reads; None: `log` is replayed here (given
-    `replayed`, `log` is not read). `keeper`: where the day's plan is kept (drill.study.kept_plan.plan_kept);
+    none of it). `keeper`: where the day's plan is kept (drill.study.kept_plan.plan_kept);
     None: it is made here. Suspended cards are left out: the queue never asks
     them. The date must not be before today (ValueError).
     """
     if interview.date < today:
         raise ValueError(f"the interview date {interview.date.isoformat()} has passed")
-    model = model or MemoryModel()
     chosen = [card for card in cards if not _suspended(states, card.id)]
     topic_of = {card.id: card.topic for card in chosen}
     kind_of = {card.id: card.kind for card in chosen}
-    if replayed is None:
-        replayed = replay_day(log, today, model)
     current = replayed.now.cards
-    now = stop_now(
-        [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of], interview.date, model
-    )
+    cards_now = [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of]
+    now = stop_now(cards_now, interview.date, model)
     every_kind = {card.id: card.kind for card in (*cards, *others)}
     spent = sum(row.duration_ms for row in replayed.today if row.day == today and row.mode in TIMED_MODES) / 1000
     # what the log says of the learner's pace, grades and habits, as it stood at the start of the day

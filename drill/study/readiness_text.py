@@ -24,6 +24,7 @@ def render_plan(figures: ReadinessFigures, cards: int) -> str:
         return "\n".join(lines)
     lines += ["", *reach_lines(figures)]
     lines += ["", f"Today {_weekday_and_date(plan.days[0].day)}: {_day_figures(plan.days[0])}"]
+    lines += [f"  {line}" for line in _top_up_lines(plan.days[0])]
     rest = plan.days[1:]
     if rest:
         lines.append("Next days:")
@@ -74,6 +75,7 @@ def render_block(figures: ReadinessFigures) -> str:
         fits = "" if figures.plan.fits else " (the plan does not fit: drill plan says what would)"
         lines += [f"  {line}" for line in reach_lines(figures)]
         lines.append(f"  today: {_day_figures(today)}{fits}")
+        lines += [f"    {line}" for line in _top_up_lines(today)]
     lines.append(f"  {figures.week.line()}")
     return "\n".join(lines)
 
@@ -122,6 +124,17 @@ def _day_figures(day: PlanDay) -> str:
         f"{len(day.new_cards):>3} new, {round(day.reviews):>3} reviews{early}, "
         f"about {counted(round(day.minutes), 'minute')}{mock}"
     )
+
+
+def _top_up_lines(day: PlanDay) -> list[str]:
+    """The day's top-up in one line (none when there is none): the cards not due that the minutes left bring up."""
+    count = round(day.top_up)
+    if not count:
+        return []
+    return [
+        f"of those reviews, {counted(count, 'card')} not yet due top up the minutes left "
+        "(the lowest recall on the date first)"
+    ]
 
 
 def _weekday_and_date(day: dt.date) -> str:

@@ -235,8 +235,9 @@ class ReviewSession:
     scheduler: str | None = None
     max_interval: int = DEFAULT_MAX_INTERVAL  # days; the settings file's max_interval_days
     focus_new: int = DEFAULT_FOCUS_NEW  # what drill.study.focus.focused_queue was given, for the words when it is empty
-    # cards in the queue although not due: below target on the interview date in its last days; their
-    # first grade of the day is logged as EARLY (a review FSRS and retention count like any other)
+    # cards in the queue although not due: in the interview's last days, those below target on the date and
+    # those topping up the minutes left; their first grade of the day is logged as EARLY (a review FSRS and
+    # retention count like any other)
     early: frozenset[str] = frozenset()
     # FSRS's parameters fitted to the learner; None: the defaults (read from the store with the scheduler)
     fsrs_parameters: tuple[float, ...] | None = None

@@ -51,6 +51,21 @@ def test_a_card_longer_than_the_day_is_still_taken_first_and_alone():
     assert day.new == ("kernel",) and day.seconds == 900
 
 
+def test_the_top_up_takes_only_the_minutes_left_and_never_passes_them():
+    cost = {"d1": 60, "n1": 90, "o1": 30, "t1": 40, "t2": 40, "t3": 40}.__getitem__
+    tight = day_cards(["d1"], [], ["n1"], ["o1"], cost, budget_seconds=180, top_up=["t1", "t2"])
+    assert tight.cards == ("d1", "n1", "o1") and tight.top_up == ()  # 180 s: nothing is left for it
+    some = day_cards(["d1"], [], ["n1"], ["o1"], cost, budget_seconds=275, top_up=["t1", "t2", "t3"])
+    assert some.top_up == ("t1", "t2")  # after every other group, while it fits: 260 s of 275
+    assert some.seconds == 260 <= 275 and some.reviews == 4 and some.left_over == ()
+    assert some.ahead == ("t1", "t2")
+    short = day_cards(["d1", "d2"], [], [], [], {"d1": 60, "d2": 60, "t1": 10}.__getitem__, 100, top_up=["t1"])
+    assert short.cards == ("d1",) and short.left_over == ("d2",)  # a due review left over: no top-up that day
+    for budget in range(0, 400, 7):
+        day = day_cards(["d1"], [], ["n1"], ["o1"], cost, budget_seconds=budget, top_up=["t1", "t2", "t3"])
+        assert not day.top_up or day.seconds <= budget
+
+
 def test_expected_views_count_the_same_day_repeat():
     grades = GradeMix()
     assert expected_views(None, grades) == pytest.approx(1.5)  # half the first answers are below 4
@@ -213,6 +228,45 @@ def test_the_plan_counts_the_early_reviews_and_they_lift_recall_on_the_date():
     stop = MemoryModel().recall(weak.memory, DATE)
     assert plan.now.overall == pytest.approx(stop) and stop < 0.9
     assert plan.planned.overall > 0.9
+
+
+# The top-up of the last days -------------------------------------------------
+
+
+def strong_cards(n, last_review):
+    """Cards well above the target on the date for the model (stability 60 days), reviewed on `last_review`."""
+    return [seen(f"s{i:02d}", 60.0 + i, last_review, DATE + dt.timedelta(days=40), topic="serving") for i in range(n)]
+
+
+def test_the_minutes_left_in_the_last_days_top_up_cards_not_due_lowest_recall_first():
+    day = DATE - dt.timedelta(days=2)
+    cards = strong_cards(30, day - dt.timedelta(days=6))
+    plan = make_plan(cards, today=day, date=DATE, minutes_per_day=10)  # 60 s a card: about nine fit
+    top_up = plan.today_cards.top_up
+    assert 5 <= len(top_up) < 30 and plan.today_cards.early == ()  # none is below the target for the model
+    assert list(top_up) == [f"s{i:02d}" for i in range(len(top_up))]  # the lowest stability first
+    assert plan.today_cards.seconds <= 10 * 60
+    assert plan.days[0].top_up == len(top_up) and plan.days[0].reviews == len(top_up)
+
+
+def test_no_top_up_before_the_last_days_nor_for_a_card_asked_yesterday():
+    cards = strong_cards(30, TODAY - dt.timedelta(days=6))
+    early_on = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=10)
+    assert early_on.today_cards.top_up == ()
+    first_top_up_day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)
+    assert all(d.top_up == 0 for d in early_on.days if d.day < first_top_up_day)
+    assert sum(d.top_up for d in early_on.days if d.day >= first_top_up_day) > 0
+    day = DATE - dt.timedelta(days=1)
+    asked = [*strong_cards(3, day - dt.timedelta(days=1)), *strong_cards(30, day - dt.timedelta(days=6))[3:]]
+    plan = make_plan(asked, today=day, date=DATE, minutes_per_day=600)
+    assert set(plan.today_cards.top_up) == {f"s{i:02d}" for i in range(3, 30)}
+
+
+def test_with_no_minutes_to_spare_there_is_no_top_up():
+    day = DATE - dt.timedelta(days=2)
+    due = [seen(f"d{i}", 5.0, day - dt.timedelta(days=5), day, topic="moe") for i in range(20)]
+    plan = make_plan([*due, *strong_cards(10, day - dt.timedelta(days=6))], today=day, date=DATE, minutes_per_day=10)
+    assert plan.today_cards.left_over and plan.today_cards.top_up == ()
 
 
 # What the plan learns from the log -----------------------------------------

@@ -97,6 +97,30 @@ def test_early_reviews_come_up_in_the_last_days_and_are_logged_as_such(world):
             assert reviews == scheduled_count
 
 
+def test_the_queue_serves_the_plans_top_up_cards_and_logs_them_as_early(world):
+    """In the last days the minutes nothing else wants bring up cards not due: the queue serves the plan's."""
+    rng = random.Random(3)
+    topped = {}
+    for offset in range(3, 12):
+        day = START + dt.timedelta(days=offset)
+        space = workspace(world)
+        states = space.states()
+        figures = space.readiness(day, states=states)
+        top_up = figures.plan.today_cards.top_up
+        session = space.review_session(day, states=dict(states))
+        assert [cid for cid in session.queue if cid in top_up] == list(top_up)  # all of them, in the plan's order
+        assert set(top_up) <= session.early
+        for card_id in top_up:  # not due, and not asked today or yesterday
+            assert states[card_id].due > day and states[card_id].last_review_day < day - dt.timedelta(days=1)
+        space.close()
+        modes = study(world, day, rng)
+        assert all(modes[card_id] == "early" for card_id in top_up)
+        topped[day] = top_up
+    first_top_up_day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)
+    assert all(not cards for day, cards in topped.items() if day < first_top_up_day)
+    assert sum(len(cards) for day, cards in topped.items() if day >= first_top_up_day) >= 5
+
+
 def test_stats_json_counts_the_plans_new_cards(world, capsys):
     assert main(["stats", "--json", "--data-dir", str(world), "--today", TODAY.isoformat()]) == 0
     report = json.loads(capsys.readouterr().out)
