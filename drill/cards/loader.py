@@ -101,6 +101,35 @@ def deck_files(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
+def _id_pattern(card_id: str) -> re.Pattern[bytes]:
+    """`id: <card_id>` as a deck writes it: block or flow style, quoted or not, with a comment after it or not."""
+    quoted = rb"['\"]?"
+    return re.compile(
+        rb"(?<![\w-])id:[ \t]*" + quoted + re.escape(card_id.encode()) + quoted + rb"(?=[ \t]*(?:[,}#\r\n]|$))"
+    )
+
+
+def load_deck_of(card_id: str, roots: Iterable[Path] | None = None) -> DeckSet | None:
+    """The one deck file that defines `card_id`, loaded alone: a command about one card need not parse every deck.
+
+    None when no file, or more than one place, gives that id (load_decks then finds the card, or reports
+    the duplicate), or when a file cannot be read.
+    """
+    roots = [paths.cards_dir()] if roots is None else list(roots)
+    pattern = _id_pattern(card_id)
+    holders: list[tuple[Path, bytes]] = []
+    for path in deck_files(roots):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        holders.extend((path, data) for _ in pattern.finditer(data))
+    if len(holders) != 1:
+        return None
+    path, data = holders[0]
+    return load_decks([path], read={path: data})
+
+
 def load_decks(
     roots: Iterable[Path] | None = None, *, deep: bool = False, read: Mapping[Path, bytes] | None = None
 ) -> DeckSet:

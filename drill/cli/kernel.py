@@ -87,6 +87,20 @@ def kernel_cards(args: argparse.Namespace) -> dict[str, Any]:
     return {cid: c for cid, c in decks.cards.items() if c.kind == "kernel"}
 
 
+def named_kernel_card(args: argparse.Namespace) -> Any:
+    """The kernel card `args.card_id`, from the one deck file that defines it when only one does (the judge waits
+    for it, and parsing every deck took half a second on a first run), else from every deck; None if there is none."""
+    from drill.cards.loader import load_deck_of
+
+    deck = load_deck_of(args.card_id, options.deck_roots(args))
+    card = deck.cards.get(args.card_id) if deck is not None else None
+    if deck is None or card is None:
+        card = kernel_cards(args).get(args.card_id)
+    elif deck.problems:
+        print(f"drill kernel: {deck.left_out()}", file=sys.stderr)
+    return card if card is not None and card.kind == "kernel" else None
+
+
 def _list(args: argparse.Namespace) -> int:
     from drill.kernel.cards import CardFileError, kernel_files
     from drill.kernel.drafts import extension_for, has_draft
@@ -202,13 +216,12 @@ def _judge(args: argparse.Namespace, client: JudgeClient, data_dir: Path) -> int
     from drill.kernel.trust import locked_reason
     from drill.kernel_shared.trusted_source import NotTrusted
 
-    cards = kernel_cards(args)
+    card = named_kernel_card(args)
     # the attempt log's database layer takes a while to import: let it load while the judge starts and runs
     store_ready = threading.Thread(target=_import_store, daemon=True)
     store_ready.start()
-    card = cards.get(args.card_id)
     if card is None:
-        known = ", ".join(sorted(cards)) or "none"
+        known = ", ".join(sorted(kernel_cards(args))) or "none"
         print(f"drill kernel run: no kernel card {args.card_id!r} (kernel cards: {known})", file=sys.stderr)
         return EXIT_USAGE
     reason = locked_reason(card, data_dir)
