@@ -28,7 +28,7 @@ from drill.cards.loader import DeckSet
 from drill.cards.model import Card
 from drill.config.settings import Settings, rollover_hour
 from drill.config.study_day import study_day_of
-from drill.store import reader
+from drill.store import reader, start_read
 from drill.store.errors import StoreError
 from drill.store.rows import ImportCounts as ImportCounts
 from drill.store.rows import ReviewRecord
@@ -477,16 +477,15 @@ class Workspace:
         model = None if interview is None else self.memory_model(saved)
         if progress or interview is not None:
             ensure_schema(self.data_dir)
-        day = reader.read_day(self.data_dir, today, progress=progress)
-        if interview is None or model is None:
+        day = start_read.read_day(self.data_dir, today, progress=progress, model=model)
+        if interview is None or model is None or day.replayed is None:
             return StartReads(day.graded_today, day.progress)
-        from drill.store import replay_cache
         from drill.store.plan_cache import PlanFile
         from drill.study.readiness import ReadinessInputs
 
         cards, others = self._track_cards(interview)
-        replayed = replay_cache.replay_day(self.data_dir, model, today)
-        read = ReadinessInputs(interview, cards, others, topic_titles(), model, replayed, PlanFile(self.data_dir))
+        keeper = PlanFile(self.data_dir)
+        read = ReadinessInputs(interview, cards, others, topic_titles(), model, day.replayed, keeper)
         return StartReads(day.graded_today, day.progress, read)
 
     def planned_new(self, figures: ReadinessFigures, states: Mapping[str, CardState], today: dt.date) -> list[str]:

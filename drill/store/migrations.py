@@ -162,6 +162,14 @@ def schema_version(conn: sqlite3.Connection) -> int:
         raise sqlite3.DatabaseError(f"its schema version {row[0]!r} is not a number") from None
 
 
+def known_version(conn: sqlite3.Connection) -> int:
+    """The file's schema version; StoreError when a newer drill wrote it (this one neither reads nor migrates it)."""
+    version = schema_version(conn)
+    if version > LATEST:
+        raise errors.newer_schema(db_path(conn), version, LATEST)
+    return version
+
+
 def db_path(conn: sqlite3.Connection) -> Path:
     """The file behind the connection's main database."""
     for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
@@ -192,10 +200,7 @@ def migrate(conn: sqlite3.Connection, *, wait_s: float | None = None) -> tuple[i
 
 def _step(conn: sqlite3.Connection) -> int:
     """Inside the write lock: apply the next version step, or check writability; returns the version found."""
-    version = schema_version(conn)
-    if version > LATEST:
-        conn.execute("ROLLBACK")
-        raise errors.newer_schema(db_path(conn), version, LATEST)
+    version = known_version(conn)  # a newer file: the write lock's transaction is rolled back as the error passes
     if version == LATEST:
         conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
         conn.execute("ROLLBACK")

@@ -60,7 +60,7 @@ def read_states(data_dir: Path) -> dict[str, CardState]:
     than this drill, or stays locked past the busy timeout.
     """
 
-    return _read(database_path(data_dir), _states, {})
+    return _read(data_dir, _states, {})
 
 
 def _states(conn: sqlite3.Connection) -> dict[str, CardState]:
@@ -78,7 +78,7 @@ def read_settings_and_states(data_dir: Path) -> tuple[dict[str, str], dict[str, 
         return _settings(conn), _states(conn)
 
     none: tuple[dict[str, str], dict[str, CardState]] = ({}, {})
-    return _read(database_path(data_dir), query, none)
+    return _read(data_dir, query, none)
 
 
 def overdue_by(started_at: str, minutes: int, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> bool:
@@ -92,7 +92,7 @@ def has_abandoned_mock(data_dir: Path, now: dt.datetime) -> bool:
         rows = _rows_or_none(conn, "SELECT started_at, minutes FROM mock WHERE status = 'running'")
         return any(overdue_by(at, minutes, now) for at, minutes in rows or [])
 
-    return _read(database_path(data_dir), query, False)
+    return _read(data_dir, query, False)
 
 
 def read_settings(data_dir: Path) -> dict[str, str]:
@@ -101,7 +101,7 @@ def read_settings(data_dir: Path) -> dict[str, str]:
     Raises StoreError in the same cases as `read_states`.
     """
 
-    return _read(database_path(data_dir), _settings, {})
+    return _read(data_dir, _settings, {})
 
 
 def _settings(conn: sqlite3.Connection) -> dict[str, str]:
@@ -120,7 +120,7 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
     def query(conn: sqlite3.Connection) -> ProgressRows:
         return _progress(conn, today, recent_days, heat_days)
 
-    return _read(database_path(data_dir), query, ProgressRows())
+    return _read(data_dir, query, ProgressRows())
 
 
 def _progress(conn: sqlite3.Connection, today: dt.date, recent_days: int = 30, heat_days: int = 182) -> ProgressRows:
@@ -211,7 +211,7 @@ def has_progress_schema(data_dir: Path) -> bool:
     def query(conn: sqlite3.Connection) -> bool:
         return migrations.schema_version(conn) >= migrations.LATEST
 
-    return _read(database_path(data_dir), query, False)
+    return _read(data_dir, query, False)
 
 
 def mock_report_json(data_dir: Path, mock_id: int) -> Any:
@@ -221,7 +221,7 @@ def mock_report_json(data_dir: Path, mock_id: int) -> Any:
         rows = _rows_or_none(conn, f"SELECT report FROM mock WHERE id = {int(mock_id)}")
         return json.loads(rows[0][0]) if rows and rows[0][0] else None
 
-    return _read(database_path(data_dir), query, None)
+    return _read(data_dir, query, None)
 
 
 # -- the whole review log: readiness, calibration and fitting replay it -------------------
@@ -245,7 +245,7 @@ def read_log(data_dir: Path) -> list[LoggedReview]:
         rows = _rows_or_none(conn, _LOG)
         return [logged_review_from_row(dict(r)) for r in rows or []]
 
-    return _read(database_path(data_dir), query, [])
+    return _read(data_dir, query, [])
 
 
 @dataclass(frozen=True)
@@ -261,11 +261,37 @@ class LogMark:
 
 
 @dataclass(frozen=True)
-class LogFrom:
-    """The log's rows from a day on, in replay order, with the marks of the log read in the same snapshot."""
+class LogPlace:
+    """Where a kept replay of the log stopped: the first study day it did not replay, and the mark the rows before
+    that day bore when it was kept."""
 
-    rows: list[LoggedReview]
-    since: LogMark  # the rows before the first day read
+    day: dt.date
+    mark: LogMark
+
+
+# Handed the rows a LogAsk reads as they stream past: the place they start from (None: the log's first row), and
+# the rows, in replay order.
+TakeRows = Callable[[LogPlace | None, Iterator[LoggedReview]], None]
+
+
+@dataclass(frozen=True)
+class LogAsk:
+    """A replay's read of the log: the rows from `kept` on (every row without one, or when the rows before its day
+    no longer bear its mark: an undo, an import of older reviews), and the marks of the log before study day
+    `before` and whole. The rows go to `take` as they are read, and are never held: a whole log costs no more
+    memory than one row."""
+
+    kept: LogPlace | None
+    before: dt.date
+    take: TakeRows
+
+
+@dataclass(frozen=True)
+class LogRead:
+    """What a LogAsk read besides the rows, in the same snapshot: a grade saved meanwhile is in both the rows and
+    the marks, or in neither. `start`: where the rows started (None: at the log's first row)."""
+
+    start: LogPlace | None
     before: LogMark  # the rows before the day asked about
     whole: LogMark  # every row
 
@@ -276,47 +302,43 @@ def log_mark(data_dir: Path) -> LogMark:
     def query(conn: sqlite3.Connection) -> LogMark:
         return _mark(conn, _END_OF_TIME, _count(conn))
 
-    return _read(database_path(data_dir), query, _NO_ROWS)
+    return _read(data_dir, query, _NO_ROWS)
 
 
-def read_log_from(
-    data_dir: Path,
-    since: dt.date | None,
-    before: dt.date,
-    take: Callable[[Iterator[LoggedReview]], None] | None = None,
-) -> LogFrom:
-    """The rows of study day `since` and later (every row when None) in replay order (day, then id),
-    with the marks of the log before `since`, before `before` and whole, all read in one snapshot:
-    a grade saved meanwhile is in both the rows and the marks, or in neither. A day that is not a date
-    raises ValueError.
+def read_log_from(data_dir: Path, ask: LogAsk) -> LogRead:
+    """The rows `ask` asks for, handed to its `take` (exactly once, an empty log before the first run included),
+    with the marks, all read in one snapshot. A day that is not a date raises ValueError."""
 
-    Given `take`, the rows are handed to it one at a time as they are read, inside that snapshot, and
-    never held (the returned `rows` is then empty): a whole log costs no more memory than one row."""
-
-    def query(conn: sqlite3.Connection) -> LogFrom:
+    def query(conn: sqlite3.Connection) -> LogRead:
         conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
         try:
-            total = _count(conn)
-            if total is None:  # a new or version-1 file: no log yet
-                if take is not None:
-                    take(iter(()))
-                return LogFrom([], _NO_ROWS, _NO_ROWS, _NO_ROWS)
-            first = "" if since is None else since.isoformat()  # "" sorts before every day
-            conn.row_factory = sqlite3.Row
-            cursor = conn.execute(_LOG_FROM, (first,))
-            log: list[LoggedReview] = []
-            if take is None:
-                log = [logged_review_from_row(dict(r)) for r in cursor.fetchall()]
-            else:
-                take(logged_review_from_row(dict(r)) for r in cursor)
-            conn.row_factory = None
-            return LogFrom(
-                log, _mark(conn, first, total), _mark(conn, before.isoformat(), total), _mark(conn, _END_OF_TIME, total)
-            )
+            return _log_from(conn, ask)
         finally:
             conn.rollback()
 
-    return _read(database_path(data_dir), query, LogFrom([], _NO_ROWS, _NO_ROWS, _NO_ROWS))
+    return _read_else(data_dir, query, lambda: _no_log(ask))
+
+
+def _log_from(conn: sqlite3.Connection, ask: LogAsk) -> LogRead:
+    """`read_log_from` on an open connection, inside a read transaction."""
+    total = _count(conn)
+    if total is None:  # a new or version-1 file: no log yet
+        return _no_log(ask)
+    start = ask.kept
+    if start is not None and _mark(conn, start.day.isoformat(), total) != start.mark:
+        start = None  # a review undone or imported before the kept day: every row is read
+    first = "" if start is None else start.day.isoformat()  # "" sorts before every day
+    conn.row_factory = sqlite3.Row
+    try:
+        ask.take(start, (logged_review_from_row(dict(r)) for r in conn.execute(_LOG_FROM, (first,))))
+    finally:
+        conn.row_factory = None
+    return LogRead(start, _mark(conn, ask.before.isoformat(), total), _mark(conn, _END_OF_TIME, total))
+
+
+def _no_log(ask: LogAsk) -> LogRead:
+    ask.take(None, iter(()))
+    return LogRead(None, _NO_ROWS, _NO_ROWS)
 
 
 _NO_ROWS = LogMark(0, None)
@@ -348,7 +370,7 @@ def review_records(data_dir: Path) -> list[ReviewRecord]:
         rows = _rows_or_none(conn, f"SELECT {', '.join(REVIEW_RECORD_COLUMNS)} FROM review_log ORDER BY id")
         return [ReviewRecord(*row) for row in rows or []]
 
-    return _read(database_path(data_dir), query, [])
+    return _read(data_dir, query, [])
 
 
 # -- the browser's looks at the review log -------------------------------------------
@@ -364,7 +386,7 @@ def card_history(data_dir: Path, card_id: str) -> list[dict[str, Any]]:
         rows = _rows_or_none(conn, _HISTORY, (card_id,))
         return [dict(r) for r in rows or []]
 
-    return _read(database_path(data_dir), query, [])
+    return _read(data_dir, query, [])
 
 
 def studied_on(data_dir: Path, day: dt.date) -> set[str]:
@@ -376,7 +398,7 @@ def studied_on(data_dir: Path, day: dt.date) -> set[str]:
     def query(conn: sqlite3.Connection) -> set[str]:
         return {card_id for (card_id,) in _rows_or_none(conn, _STUDIED_ON, (day.isoformat(),)) or []}
 
-    return _read(database_path(data_dir), query, set())
+    return _read(data_dir, query, set())
 
 
 def reviews_on(data_dir: Path, day: dt.date) -> dict[str, int]:
@@ -388,7 +410,7 @@ def reviews_on(data_dir: Path, day: dt.date) -> dict[str, int]:
     def query(conn: sqlite3.Connection) -> dict[str, int]:
         return _graded_on(conn, day)
 
-    return _read(database_path(data_dir), query, {})
+    return _read(data_dir, query, {})
 
 
 def _graded_on(conn: sqlite3.Connection, day: dt.date) -> dict[str, int]:
@@ -399,20 +421,32 @@ def _graded_on(conn: sqlite3.Connection, day: dt.date) -> dict[str, int]:
 @dataclass(frozen=True)
 class DayRows:
     """What the app's start reads of study day `today` in one look: how many times each card was graded on it
-    (`reviews_on`) and, when asked for, the progress rows (`read_progress`)."""
+    (`reviews_on`), the progress rows when asked for (`read_progress`), and what a replay's read of the log found
+    when one was asked (`read_log_from`)."""
 
     graded_today: dict[str, int]
     progress: ProgressRows | None
+    log: LogRead | None = None
 
 
-def read_day(data_dir: Path, today: dt.date, *, progress: bool) -> DayRows:
-    """Today's grades and, when `progress`, the progress rows, read on one connection. The progress rows need the
-    current schema, as read_progress does; raises StoreError as card_history does."""
+def read_day(data_dir: Path, today: dt.date, *, progress: bool, log: LogAsk | None = None) -> DayRows:
+    """Today's grades, the progress rows when `progress`, and the rows `log` asks for (handed to its `take`), read
+    in one snapshot. The progress rows need the current schema, as read_progress does; raises StoreError as
+    card_history does, and ValueError as read_log_from does."""
 
     def query(conn: sqlite3.Connection) -> DayRows:
-        return DayRows(_graded_on(conn, today), _progress(conn, today) if progress else None)
+        conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
+        try:
+            graded = _graded_on(conn, today)
+            rows = _progress(conn, today) if progress else None
+            return DayRows(graded, rows, None if log is None else _log_from(conn, log))
+        finally:
+            conn.rollback()
 
-    return _read(database_path(data_dir), query, DayRows({}, ProgressRows() if progress else None))
+    def no_file() -> DayRows:
+        return DayRows({}, ProgressRows() if progress else None, None if log is None else _no_log(log))
+
+    return _read_else(data_dir, query, no_file)
 
 
 # -- reading --------------------------------------------------------------------------
@@ -426,36 +460,32 @@ def _rows_or_none(conn: sqlite3.Connection, sql: str, parameters: tuple[str, ...
         raise
 
 
-def _read(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
-    """Run `query` on a read-only connection to `path`; `empty` when there is no file yet. Whatever stops the read
-    is said here, once, as a StoreError (drill.store.errors)."""
+def _read(data_dir: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+    """Run `query` on a read-only connection to the database in `data_dir`; `empty` when there is no file yet.
+    Whatever stops the read is said here, once, as a StoreError (drill.store.errors)."""
+    return _read_else(data_dir, query, lambda: empty)
+
+
+def _read_else(data_dir: Path, query: Callable[[sqlite3.Connection], T], no_file: Callable[[], T]) -> T:
+    """`_read`, with what to give when there is no file yet made by `no_file`."""
+    path = database_path(data_dir)
     try:
-        return _read_file(path, query, empty)
-    except _NewerSchema as newer:
-        raise errors.newer_schema(path, newer.version, migrations.LATEST) from None
+        return _read_file(path, query, no_file)
     except OSError as exc:  # a folder on the way that may not even be looked into
         raise errors.unreachable(path, exc) from exc
     except sqlite3.Error as exc:
         raise errors.from_sqlite(path, exc, migrations.BUSY_WAIT_S) from exc
 
 
-class _NewerSchema(Exception):
-    """The file was written by a newer drill, at schema `version`."""
-
-    def __init__(self, version: int) -> None:
-        super().__init__(version)
-        self.version = version
-
-
-def _read_file(path: Path, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
-    """`_read` before its failures are said: `empty` when there is no file yet.
+def _read_file(path: Path, query: Callable[[sqlite3.Connection], T], no_file: Callable[[], T]) -> T:
+    """`_read` before its failures are said: `no_file()` when there is no file yet.
 
     A WAL file in a folder the learner may not write to cannot be opened the usual
     way (SQLite needs to create its shared-memory file beside it); nobody can be
     writing there either, so it is read as an immutable file instead (the first error stands if that fails too).
     """
     if not path.exists():
-        return empty
+        return no_file()
     try:
         return _query(path, query, immutable=False)
     except sqlite3.Error as exc:
@@ -471,9 +501,7 @@ def _query(path: Path, query: Callable[[sqlite3.Connection], T], *, immutable: b
     uri = path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
     conn = sqlite3.connect(uri, uri=True, timeout=migrations.BUSY_WAIT_S)
     try:
-        version = migrations.schema_version(conn)
-        if version > migrations.LATEST:
-            raise _NewerSchema(version)
+        migrations.known_version(conn)
         return query(conn)
     finally:
         conn.close()

@@ -140,16 +140,6 @@ class Sums:
         """The mean prediction and the pass rate (the group is not empty)."""
         return self.predicted / self.count, self.recalled / self.count
 
-    def as_json(self) -> list[Any]:
-        return [self.count, self.predicted, self.recalled]
-
-    @classmethod
-    def from_json(cls, data: Any) -> "Sums":
-        count, predicted, recalled = data
-        if not (_is_int(count) and _is_int(recalled) and _is_number(predicted)):
-            raise ValueError("sums of the wrong shape")
-        return cls(count, float(predicted), recalled)
-
 
 @dataclass
 class Tally:
@@ -216,31 +206,6 @@ class Tally:
             squared += group.count * (actual - predicted) ** 2
         return math.sqrt(squared / self.reviews)
 
-    def as_json(self) -> dict[str, Any]:
-        """Plain JSON that `from_json` reads back to the same numbers (JSON keeps a float's every digit)."""
-        return {
-            "reviews": self.reviews,
-            "bins": [b.as_json() for b in self.bins],
-            "loss": self.loss,
-            "groups": [[*key, *sums.as_json()] for key, sums in self.groups.items()],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> "Tally":
-        """The tally `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
-        reviews = data["reviews"]
-        loss = data["loss"]
-        bins = data["bins"]
-        if not (_is_int(reviews) and _is_number(loss) and type(bins) is list and len(bins) == BINS):
-            raise ValueError("a tally of the wrong shape")
-        groups: dict[tuple[float, float, float], Sums] = {}
-        for row in data["groups"]:
-            delta_t, number, lapses, *sums = row
-            if not all(_is_number(v) for v in (delta_t, number, lapses)):
-                raise ValueError("a benchmark bin of the wrong shape")
-            groups[(float(delta_t), float(number), float(lapses))] = Sums.from_json(sums)
-        return cls(reviews, [Sums.from_json(b) for b in bins], float(loss), groups)
-
 
 def benchmark_bin(outcome: Outcome) -> tuple[float, float, float]:
     """The srs-benchmark group of a review: (days since the last review, review number, lapses), each binned."""
@@ -257,14 +222,6 @@ def _probability(value: float) -> float:
     if not 0.0 <= value <= 1.0:  # NaN fails both comparisons too
         raise ValueError(f"a predicted recall must be between 0 and 1, got {value!r}")
     return value
-
-
-def _is_int(value: Any) -> bool:
-    return type(value) is int
-
-
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float)
 
 
 def _rounded(value: float) -> float:

@@ -180,65 +180,6 @@ class ReplayState:
             self.cards[row.card_id] = CardMemory(after.fsrs, known.reviews + 1, lapses)
             yield row, outcome
 
-    def as_json(self) -> dict[str, Any]:
-        """Plain JSON that `from_json` reads back to an equal state (days as ordinals, floats to the last digit).
-
-        A card is one row: [id, due, introduced_on, last_review_day, repeat_pending, memory, reviews, lapses],
-        the memory [stability, difficulty, state, last_review] or None. The replay moves no other field of a
-        card's state; one that holds more raises ValueError (such a state is not kept).
-        """
-        rows = []
-        for card_id, state in self.states.items():
-            left = replace(state, due=None, introduced_on=None, last_review_day=None, repeat_pending=False, fsrs=None)
-            if left != CardState(card_id):
-                raise ValueError(f"the replayed state of {card_id} holds more than a replay moves")
-            known = self.cards.get(card_id)
-            memory = None
-            reviews = 0
-            lapses = 0
-            if known is not None:
-                if known.memory != state.fsrs:
-                    raise ValueError(f"the memory of {card_id} is not its state's")
-                memory = [
-                    known.memory.stability,
-                    known.memory.difficulty,
-                    known.memory.state,
-                    known.memory.last_review.toordinal(),
-                ]
-                reviews = known.reviews
-                lapses = known.lapses
-            elif state.fsrs is not None:
-                raise ValueError(f"{card_id} has a memory without reviews")
-            days = [_ordinal(state.due), _ordinal(state.introduced_on), _ordinal(state.last_review_day)]
-            rows.append([card_id, *days, state.repeat_pending, memory, reviews, lapses])
-        last = None if self.last is None else [self.last[0].toordinal(), self.last[1]]
-        return {"cards": rows, "tally": self.tally.as_json(), "last": last, "digest": self.digest.as_json()}
-
-    @classmethod
-    def from_json(cls, data: Any) -> "ReplayState":
-        """The state `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
-        out = cls(tally=Tally.from_json(data["tally"]), digest=LogDigest.from_json(data["digest"]))
-        if data["last"] is not None:
-            day, last_id = data["last"]
-            out.last = (_date(day), _whole(last_id))
-        for card_id, due, introduced, last_review, pending, memory, reviews, lapses in data["cards"]:
-            if type(card_id) is not str or type(pending) is not bool:
-                raise ValueError("a card of the wrong shape")
-            fsrs_state = None
-            if memory is not None:
-                stability, difficulty, state, reviewed = memory
-                fsrs_state = FSRSState(_real(stability), _real(difficulty), _whole(state), _date(reviewed))
-                out.cards[card_id] = CardMemory(fsrs_state, _whole(reviews), _whole(lapses))
-            out.states[card_id] = CardState(
-                card_id,
-                due=_day(due),
-                introduced_on=_day(introduced),
-                last_review_day=_day(last_review),
-                repeat_pending=pending,
-                fsrs=fsrs_state,
-            )
-        return out
-
 
 @dataclass(frozen=True)
 class DayReplay:
@@ -279,34 +220,6 @@ def continue_day(start: ReplayState, rows: Iterable[LoggedReview], today: dt.dat
     now = start.copy()
     now.advance(later, model)
     return DayReplay(start, now, count, tuple(later))
-
-
-def _ordinal(day: dt.date | None) -> int | None:
-    if day is None:
-        return None
-    return day.toordinal()
-
-
-def _day(ordinal: Any) -> dt.date | None:
-    if ordinal is None:
-        return None
-    return _date(ordinal)
-
-
-def _date(ordinal: Any) -> dt.date:
-    return dt.date.fromordinal(_whole(ordinal))
-
-
-def _whole(value: Any) -> int:
-    if type(value) is not int:
-        raise ValueError(f"not a whole number: {value!r}")
-    return value
-
-
-def _real(value: Any) -> float:
-    if type(value) not in (int, float):
-        raise ValueError(f"not a number: {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)

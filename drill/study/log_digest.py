@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from drill.study.calibration import WEEK_DAYS, Outcome, Sums, WeekCheck, week_check_of
 from drill.study.grades import GradeCounts, GradeMix
@@ -63,45 +62,3 @@ class LogDigest:
             set(self.study_days),
             {day: Sums(s.count, s.predicted, s.recalled) for day, s in self.predicted_by_day.items()},
         )
-
-    def as_json(self) -> dict[str, Any]:
-        """Plain JSON that `from_json` reads back to the same numbers (days as ordinals)."""
-        return {
-            "views": [[card_id, v.count, v.total, v.squares] for card_id, v in self.views.items()],
-            "first": [[grade, n] for grade, n in self.grades.first.items()],
-            "recalled": [[grade, n] for grade, n in self.grades.recalled.items()],
-            "seen": sorted(self.grades.seen),
-            "days": sorted(day.toordinal() for day in self.study_days),
-            "predicted": [[day.toordinal(), *s.as_json()] for day, s in self.predicted_by_day.items()],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> "LogDigest":
-        """The digest `as_json` wrote; ValueError (or KeyError, TypeError) for anything else."""
-        out = cls()
-        for card_id, count, total, squares in data["views"]:
-            if type(card_id) is not str:
-                raise ValueError("a card of the wrong shape")
-            out.views[card_id] = ViewSums(_whole(count), _real(total), _real(squares))
-        out.grades.first = {_whole(grade): _whole(n) for grade, n in data["first"]}
-        out.grades.recalled = {_whole(grade): _whole(n) for grade, n in data["recalled"]}
-        seen = data["seen"]
-        if not all(type(card_id) is str for card_id in seen):
-            raise ValueError("a card of the wrong shape")
-        out.grades.seen = set(seen)
-        out.study_days = {dt.date.fromordinal(_whole(day)) for day in data["days"]}
-        for day, *sums in data["predicted"]:
-            out.predicted_by_day[dt.date.fromordinal(_whole(day))] = Sums.from_json(sums)
-        return out
-
-
-def _whole(value: Any) -> int:
-    if type(value) is not int:
-        raise ValueError(f"not a whole number: {value!r}")
-    return value
-
-
-def _real(value: Any) -> float:
-    if type(value) not in (int, float):
-        raise ValueError(f"not a number: {value!r}")
-    return float(value)
