@@ -209,3 +209,20 @@ def test_the_workspace_figures_are_those_of_a_whole_replay(tmp_path, history):
     expected_day = replay_day(reader.read_log(data), today)
     assert (cached.at_start, cached.now) == (expected_day.at_start, expected_day.now)
     assert cached.replayed < expected_day.replayed  # the day's own rows only
+
+
+@pytest.mark.parametrize("change", ["undo", "import"])
+def test_a_changed_log_before_the_cached_day_is_replayed_whole_in_the_same_read(tmp_path, history, monkeypatch, change):
+    data, middle, first, _ = cached_then(tmp_path, history)
+    if change == "undo":
+        delete(data, 40)
+    else:
+        insert(data, [("imported", START - dt.timedelta(days=3), 1, "review")], second=3)
+    expected = len(first) - 1 if change == "undo" else len(first) + 1
+    asked = []
+    real = reader.read_log_from
+    monkeypatch.setattr(reader, "read_log_from", lambda *a: asked.append(a[1]) or real(*a))
+    day = replay_cache.replay_day(data, MODEL, middle)
+    assert len(asked) == 1 and asked[0].kept is not None  # the cached day was asked for, once
+    assert day.replayed == expected  # and the reader read every row instead
+    assert_as_whole_replay(day, data, middle)

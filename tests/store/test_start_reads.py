@@ -1,10 +1,14 @@
 """The start's reads in one look: the saved settings with the card states, and today's grades with the progress
-rows, are what the separate reads give."""
+rows and the replayed log, are what the separate reads give."""
 
 import datetime as dt
+import sqlite3
+import subprocess
+import sys
 
-from drill.store import reader
+from drill.store import reader, start_read
 from drill.store.store import Store
+from drill.study.forecast import MemoryModel, replay_day
 from drill.study.records import CardState
 from drill.study.sm2 import SM2State
 
@@ -45,3 +49,58 @@ def test_before_the_first_run_the_reads_are_empty(tmp_path):
     day = reader.read_day(tmp_path / "none", DAY, progress=True)
     assert day.graded_today == {}
     assert day.progress == reader.read_progress(tmp_path / "none", DAY)
+
+
+def _counting_connections(monkeypatch):
+    """The database connections opened from here on (each read of the reader opens one)."""
+    opened = []
+    real = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        opened.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    return opened
+
+
+def _no_second_read(*args):
+    raise AssertionError("the start read the log apart from the day")
+
+
+def test_the_day_and_the_replay_are_read_on_one_connection_as_apart(tmp_path, monkeypatch):
+    _graded_store(tmp_path)
+    log = reader.read_log(tmp_path)
+    expected = replay_day(log, DAY, MemoryModel())
+    apart = reader.read_day(tmp_path, DAY, progress=True)
+    monkeypatch.setattr(reader, "read_log_from", _no_second_read)
+    opened = _counting_connections(monkeypatch)
+    day = start_read.read_day(tmp_path, DAY, progress=True, model=MemoryModel())
+    assert len(opened) == 1
+    assert (day.graded_today, day.progress) == (apart.graded_today, apart.progress)
+    assert day.replayed is not None
+    assert (day.replayed.at_start, day.replayed.now) == (expected.at_start, expected.now)
+    assert day.replayed.replayed == len(log) == 3
+    again = start_read.read_day(tmp_path, DAY, progress=False, model=MemoryModel())
+    assert again.replayed is not None and again.replayed.replayed == 2  # the day's own two rows: its start was kept
+    assert (again.replayed.at_start, again.replayed.now) == (expected.at_start, expected.now)
+    assert len(opened) == 2
+
+
+def test_before_the_first_run_the_replay_is_of_an_empty_log(tmp_path):
+    day = start_read.read_day(tmp_path / "none", DAY, progress=False, model=MemoryModel())
+    assert day.graded_today == {} and day.progress is None
+    assert day.replayed is not None and day.replayed.replayed == 0
+    assert day.replayed.now.cards == {} and day.replayed.now.tally.reviews == 0
+
+
+def test_a_start_without_a_memory_model_reads_no_replay(tmp_path):
+    _graded_store(tmp_path)
+    code = (
+        "import sys, datetime as dt; from drill.store import start_read; "
+        f"day = start_read.read_day(sys.argv[1], dt.date({DAY.year}, {DAY.month}, {DAY.day}), progress=False, model=None); "
+        "print(day.graded_today, day.replayed, 'drill.study.forecast' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["{'a':", "2}", "None", "False"]
+    assert not (tmp_path / "replay.json").exists()
