@@ -75,7 +75,9 @@ class _Cached:
     whole_mark: reader.LogMark
     whole_tally: Tally
     cards_line: bytes  # the replay's state at the start of `before`, as JSON: parsed only when it is taken on
-    start: ReplayState | None = None  # that state parsed, when it is to be taken on and reads back
+    # that state parsed, when it is to be taken on and reads back: the one replay that reads the file takes it on
+    # in place (forecast.continue_day), so it is parsed again for the next
+    start: ReplayState | None = None
 
 
 def calibration_tally(data_dir: Path, model: MemoryModel, today: dt.date) -> Tally:
