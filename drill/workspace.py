@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from drill.store.store import Store
     from drill.study.calibration import CalibrationFigures
     from drill.study.forecast import DayReplay, MemoryModel
-    from drill.study.progress import ProgressReport
+    from drill.study.progress import ProgressReport, StatsFigures
     from drill.study.readiness import Interview, ReadinessFigures, ReadinessInputs
     from drill.study.records import CardFacts
     from drill.study.standing import TopicFigures
@@ -288,6 +288,22 @@ class Workspace:
             cards = studied(self.summary.cards)
             figures = read.result()
         return _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
+
+    def stats(self, *, new_per_day: int | None = None, new_order: str | None = None) -> StatsFigures:
+        """What `drill stats` prints and the stats screen shows (settings left None as `report` takes them): the
+        report, readiness with the day's plan when a date is set (the card states read once, for both it and the
+        plan's new cards of today, which the report's `new_today` then counts), and the calibration."""
+        from drill.study.progress import StatsFigures
+
+        report = self.report(new_per_day=new_per_day, new_order=new_order)
+        readiness = None
+        if self.interview() is not None:  # the card states are read for readiness only: 10,000 take a while
+            today = report.today
+            states = self.states()
+            readiness = self.readiness(today, states=states, new_order=report.new_order)
+            if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
+                report = replace(report, new_today=len(self.planned_new(readiness, states, today)))
+        return StatsFigures(report, readiness, self.calibration())
 
     def progress_rows(self, today: dt.date) -> ProgressRows:
         """The progress figures' rows of study day `today` (the database migrated first)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from drill.study.records import CardFacts, ProgressRows
 from drill.study.scheduling import saved_scheduler
@@ -26,6 +27,11 @@ from drill.study.standing import (
     topic_figures,
     weakest,
 )
+
+# readiness and calibration are typed here only: a report without an interview date imports no planner
+if TYPE_CHECKING:
+    from drill.study.calibration import CalibrationFigures
+    from drill.study.readiness import ReadinessFigures
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,23 @@ class ProgressReport:
         """The report as `drill stats --json` prints it."""
         data = asdict(self)
         data["today"] = self.today.isoformat()
+        return data
+
+
+@dataclass(frozen=True)
+class StatsFigures:
+    """What `drill stats` prints and the stats screen shows, read in one pass: the progress report, readiness for
+    the interview date (None without a date, or once it has passed) and the calibration."""
+
+    report: ProgressReport
+    readiness: ReadinessFigures | None
+    calibration: CalibrationFigures
+
+    def as_json(self) -> dict[str, object]:
+        """What `drill stats --json` prints: the report, with "readiness" and "calibration" beside its figures."""
+        data = self.report.as_json()
+        data["readiness"] = self.readiness.as_json() if self.readiness is not None else None
+        data["calibration"] = self.calibration.as_json()
         return data
 
 

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from drill.mock.plan import MockPlan
     from drill.mock.report_record import MockReport
     from drill.mock.rounds import RoundPlan
-    from drill.study.calibration import Calibration
-    from drill.study.progress import ProgressReport
-    from drill.study.readiness import ReadinessFigures
     from drill.study.session import ReviewSession
     from drill.ui.messages import PracticeAsked, UnsuspendAsked
     from drill.ui.mock_setup import MockRequest
@@ -219,15 +216,9 @@ class ScreenRequests(App[int]):
     async def on_stats_asked(self, _message: object = None) -> None:
         from drill.ui.stats_screen import StatsScreen
 
-        today = self.today()
-
-        def read() -> tuple[ProgressReport, ReadinessFigures | None, Calibration]:
-            report = self.workspace.report()  # the database migrated first, if it must be
-            readiness = self.workspace.readiness(today, new_order=self.new_order)
-            return report, readiness, self.workspace.calibration().result
-
-        report, readiness, calibration = await asyncio.to_thread(read)
-        self.push_screen(StatsScreen(report, topic_titles(), readiness, calibration))
+        # what `drill stats` prints, read as it reads it (the database migrated first, if it must be)
+        figures = await asyncio.to_thread(self.workspace.stats, new_order=self.new_order)
+        self.push_screen(StatsScreen(figures.report, topic_titles(), figures.readiness, figures.calibration.result))
 
     async def on_browser_asked(self, _message: object = None) -> None:
         from drill.ui.browser import BrowserScreen
