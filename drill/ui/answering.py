@@ -277,8 +277,12 @@ class ConceptForm(AnswerForm):
 
     def freeze(self) -> None:
         """The answer once, whole, under the question: the one-line field (which cuts a long answer) gives way to
-        its wrapped text; with nothing typed (said out loud) the form steps aside for the answer."""
-        super().freeze()
+        its wrapped text; with nothing typed (said out loud) the form steps aside for the answer.
+
+        The field is hidden either way, so it is not disabled as other forms' fields are: enabled again for the
+        next card, it would be restyled once more beside the focus moving into it (a pass over its styles for
+        nothing seen, on the way to the next card)."""
+        self.submitted = True
         box = self.query_one("#typed", Input)
         typed = box.value.strip()
         if not typed:

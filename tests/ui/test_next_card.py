@@ -76,7 +76,7 @@ async def test_the_next_concept_card_reuses_the_form_with_an_empty_live_field(tm
         assert app.screen.focused is field
         await type_keys(pilot, *"warps", "enter")
         await settle(pilot)
-        assert app.screen.revealed and field.disabled and app.screen.query_one("#answer").display
+        assert app.screen.revealed and form.submitted and not field.display and app.screen.query_one("#answer").display
         await type_keys(pilot, "4")
         await settle(pilot)
         assert app.screen.form is form and form.card.id == "c01" and app.screen.query_one("#typed", Input) is field
