@@ -50,7 +50,7 @@ def load(path: Path, name: str) -> ModuleType:
 def probe(
     kit: Any, harness: ModuleType, answer: ModuleType, tiles: list[dict[str, int]], extra: dict[str, Any]
 ) -> None:
-    flops = getattr(harness, "flops", None) or harness.tensor_flops
+    flops = harness.flops
     for case in harness.timing_cases(kit):
         kit.begin_case()
         inputs = harness.make_inputs(case, kit)

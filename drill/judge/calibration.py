@@ -1,5 +1,6 @@
 """The judge's figures for this GPU, measured once and kept in a JSON file: the copy and read ceilings, the
-event pair's cost, the matmul ceiling, and torch's own time for each timed card shape.
+event pair's cost, the compute ceilings (torch.matmul's, and torch._scaled_mm's for FP8 cards), and torch's own time
+for each timed card shape.
 
 Imported only by the judge child; drill.judge.runtime.Runtime holds them (a mixin, for the runtime's kits).
 """
@@ -10,6 +11,7 @@ import datetime as dt
 import functools
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, cast
 
@@ -18,10 +20,40 @@ from drill.judge.timed import Calibration
 if TYPE_CHECKING:
     from drill.judge.timed import CeilingKit, MatmulKit
 
-COMPUTE = "tflops"  # the fastest torch.matmul measured, for compute-bound cards
+
+@dataclass(frozen=True)
+class ComputeCeiling:
+    """A compute ceiling a card with a FLOP count is scored against: the fastest of one torch operation measured."""
+
+    key: str  # its figure in the kept calibration and in `Calibrated.ceilings`, in TFLOPS
+    name: str  # as a verdict names it ("of the <name> ceiling")
+    by: str  # what is timed to find it
+
+
+MATMUL_CEILING = ComputeCeiling("tflops", "matmul", "torch.matmul")
+# an FP8 kernel passes the bf16 matmul's ceiling by design (twice the tensor-core rate): its own is FP8's
+FP8_CEILING = ComputeCeiling("fp8_tflops", "FP8 matmul", "torch._scaled_mm with row-wise scales")
+COMPUTE_CEILINGS = {c.key: c for c in (MATMUL_CEILING, FP8_CEILING)}
 CEILINGS = ("gbps", "read_gbps")  # GB/s: a device-to-device copy (read + write), and the fastest pure read
 EVENT_US = "event_us"  # what a CUDA event pair adds to a launch here, taken off event-timed figures
 BASELINES = "baselines"  # "card|shape|torch VERSION": [ms, host µs] of torch's own way
+
+
+def compute_ceiling(harness: object) -> ComputeCeiling | None:
+    """The compute ceiling a card is held to: None without a FLOP count (`flops`), else its harness's
+    `COMPUTE_CEILING` (a key of COMPUTE_CEILINGS), torch.matmul's when it names none."""
+    if not hasattr(harness, "flops"):
+        return None
+    key = getattr(harness, "COMPUTE_CEILING", MATMUL_CEILING.key)
+    if key not in COMPUTE_CEILINGS:
+        raise ValueError(f"COMPUTE_CEILING {key!r} is none of {', '.join(COMPUTE_CEILINGS)}")
+    return COMPUTE_CEILINGS[key]
+
+
+def _figure(entry: Calibration, ceiling: ComputeCeiling) -> float | None:
+    """`ceiling`'s figure in a calibration entry, when it holds one."""
+    found = cast(dict[str, object], entry).get(ceiling.key)
+    return float(found) if isinstance(found, (int, float)) else None
 
 
 def _complete(entry: object, keys: tuple[str, ...]) -> TypeGuard[Calibration]:
@@ -89,17 +121,17 @@ class Calibrated:
     def _saved(self) -> dict[str, object]:
         return read_saved(self.calibration)
 
-    def calibrated(self, compute: bool = False) -> bool:
+    def calibrated(self, compute: ComputeCeiling | None = None) -> bool:
         """Whether `ceilings` can answer without measuring (saved for this GPU, or measured in this judge)."""
         if self._ceilings is not None:
-            return not compute or COMPUTE in self._ceilings
+            return compute is None or compute.key in self._ceilings
         saved = self._saved()
         return bool(saved) and _complete(
-            saved.get(self.device_key()), (*CEILINGS, EVENT_US, *((COMPUTE,) if compute else ()))
+            saved.get(self.device_key()), (*CEILINGS, EVENT_US, *((compute.key,) if compute else ()))
         )
 
-    def ceilings(self, kit: CeilingKit, compute: bool = False) -> dict[str, float]:
-        """This GPU's copy and read ceilings in GB/s (and, for a compute-bound card, its matmul ceiling
+    def ceilings(self, kit: CeilingKit, compute: ComputeCeiling | None = None) -> dict[str, float]:
+        """This GPU's copy and read ceilings in GB/s (and, for a card with a FLOP count, its `compute` ceiling
         in TFLOPS): saved, else measured now with torch's kit (and saved). Gives `kit` the event pair's cost."""
         if self._ceilings is None:
             entry: Calibration | None = None
@@ -110,12 +142,15 @@ class Calibrated:
                 entry = self.calibrate(kit)  # with the kit at hand: a judge that started with CuPy needs no torch
             self._event_ms = float(entry["event_us"]) / 1e3
             self._ceilings = {"gbps": float(entry["gbps"]), "read_gbps": float(entry["read_gbps"])}
-            tflops = entry.get("tflops")
-            if isinstance(tflops, (int, float)):
-                self._ceilings[COMPUTE] = float(tflops)
+            for ceiling in COMPUTE_CEILINGS.values():
+                tflops = _figure(entry, ceiling)
+                if tflops is not None:
+                    self._ceilings[ceiling.key] = tflops
         kit.event_overhead_ms = self._event_ms
-        if compute and COMPUTE not in self._ceilings:
-            self._ceilings[COMPUTE] = float(self.calibrate_compute(self.torch_kit())["tflops"])
+        if compute is not None and compute.key not in self._ceilings:
+            figure = _figure(self.calibrate_compute(self.torch_kit(), compute), compute)
+            if figure is not None:  # none where the GPU cannot run the ceiling's operation
+                self._ceilings[compute.key] = figure
         return self._ceilings
 
     def saved_baseline(self, card: str, shape: str) -> tuple[float, float] | None:
@@ -133,16 +168,16 @@ class Calibrated:
             {"baselines": {**(kept if isinstance(kept, dict) else {}), _baseline_key(card, shape): list(times)}}
         )
 
-    def calibrate_compute(self, kit: MatmulKit) -> Calibration:
-        """Measure the matmul ceiling (only when a compute-bound card is timed: it costs a second or two)."""
-        result = self._measure_matmul(kit)
+    def calibrate_compute(self, kit: MatmulKit, ceiling: ComputeCeiling = MATMUL_CEILING) -> Calibration:
+        """Measure a compute ceiling (only when a card with a FLOP count is timed: it costs a second or two)."""
+        result = self._measure_compute(kit, ceiling)
         self._save_entry(result)
         return result
 
-    def _measure_matmul(self, kit: MatmulKit) -> Calibration:
-        from drill.judge.measure import measure_matmul_tflops
+    def _measure_compute(self, kit: MatmulKit, ceiling: ComputeCeiling) -> Calibration:
+        from drill.judge.measure import measure_fp8_tflops, measure_matmul_tflops
 
-        result = measure_matmul_tflops(kit)
+        result = measure_fp8_tflops(kit) if ceiling == FP8_CEILING else measure_matmul_tflops(kit)
         self.release_memory()
         return result
 
@@ -159,7 +194,8 @@ class Calibrated:
         os.replace(tmp, self.calibration)
 
     def calibrate(self, kit: CeilingKit, compute: bool = False) -> Calibration:
-        """Measure the copy and read ceilings (and the matmul ceiling with `compute`), and save them."""
+        """Measure the copy and read ceilings (and, with `compute`, every compute ceiling this GPU has), and save
+        them."""
         from drill.judge.measure import event_overhead, measure_copy_gbps, measure_read_gbps
 
         result = event_overhead(kit)  # first: the ceilings below are timed with events too
@@ -177,7 +213,11 @@ class Calibrated:
             " timings less the event pair's own cost (event_us), L2 flushed before each"
         )
         if compute:
-            result.update(self._measure_matmul(self.torch_kit()))
-            self._ceilings[COMPUTE] = float(result["tflops"])
+            for ceiling in COMPUTE_CEILINGS.values():
+                measured = self._measure_compute(self.torch_kit(), ceiling)
+                result.update(measured)
+                figure = _figure(measured, ceiling)
+                if figure is not None:  # FP8's only where the GPU has FP8 tensor cores
+                    self._ceilings[ceiling.key] = figure
         self._save_entry(result)
         return result

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from drill.judge.calibration import compute_ceiling
 from drill.judge.evidence import Allowance, Seen, learner_kernel_names, parse_allowed
 from drill.judge.evidence_gpu import GpuWatch, sort_calls
 from drill.judge.harness import Case, CollectiveHarness, Inputs, KernelHarness, KernelKit
@@ -442,7 +443,7 @@ class Judge:
         cases = list(harness.timing_cases(kit))
         if timing == "first":
             cases = cases[:1]
-        compute = hasattr(harness, "flops")
+        compute = compute_ceiling(harness)
         if not self.rt.calibrated(compute):  # a second or two, once per GPU: say so
             emit({"event": "case_started", "name": CALIBRATING})
         ceilings = self.rt.ceilings(kit, compute=compute)

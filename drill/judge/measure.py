@@ -429,3 +429,37 @@ def measure_matmul_tflops(kit: MatmulKit, sizes: tuple[int, ...] = (4096, 8192),
                 best_by = f"torch.matmul {n}x{n}x{n} {str(dtype).removeprefix('torch.')}"
             del a, b, c
     return {"tflops": best, "tflops_by": best_by}
+
+
+def measure_fp8_tflops(kit: MatmulKit, sizes: tuple[int, ...] = (4096, 8192), reps: int = 10) -> Calibration:
+    """This GPU's FP8 matmul ceiling: the fastest torch._scaled_mm seen, float8_e4m3fn operands with one float32
+    scale per row of each (row-wise scaling, cuBLAS's fastest scaled FP8 GEMM), bfloat16 out, square sizes.
+
+    The figure FP8 cards are scored against: a bf16 matmul's ceiling is half of what FP8 tensor cores
+    do. {} on a GPU (or a torch) without FP8 matmuls: nothing to score against there.
+    """
+    import torch
+
+    best = 0.0
+    best_by = ""
+    for n in sizes:
+        a = torch.randn(n, n, device=kit.device, generator=kit.generator).to(torch.float8_e4m3fn)
+        b = torch.randn(n, n, device=kit.device, generator=kit.generator).to(torch.float8_e4m3fn)
+        scale_a = torch.ones(n, 1, device=kit.device)
+        scale_b = torch.ones(1, n, device=kit.device)
+
+        def mm(
+            a: torch.Tensor = a, b: torch.Tensor = b, sa: torch.Tensor = scale_a, sb: torch.Tensor = scale_b
+        ) -> None:
+            torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+        try:
+            m = measure(kit, mm, poison=False, min_reps=reps, max_reps=reps)
+        except RuntimeError:  # no FP8 tensor cores here (before Ada and Hopper), or a torch without row-wise scales
+            return {}
+        tflops = 2 * n**3 / (m.ms * 1e-3) / 1e12
+        if tflops > best:
+            best = tflops
+            best_by = f"torch._scaled_mm {n}x{n}x{n} float8_e4m3fn, row-wise scales, bfloat16 out"
+        del a, b, scale_a, scale_b
+    return {"fp8_tflops": best, "fp8_tflops_by": best_by}

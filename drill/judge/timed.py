@@ -85,6 +85,8 @@ class Calibration(TypedDict, total=False):
     event_us_why: str
     tflops: float  # the fastest torch.matmul (with a compute-bound card only)
     tflops_by: str
+    fp8_tflops: float  # the fastest torch._scaled_mm with row-wise scales (with an FP8 card only, on FP8 hardware)
+    fp8_tflops_by: str
     device: str
     measured_at: str
     method: str

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from drill.judge.calibration import MATMUL_CEILING, compute_ceiling
 from drill.kernel_shared.protocol import TimingEvent
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ def timing_event(
     """The `timing` event: the figures, and the bytes that had to cross DRAM during the launch.
 
     A compute-bound card (`BOUND = "compute"` and `flops(case)` in its harness) is scored
-    in TFLOPS against the measured matmul ceiling; any other in GB/s against the copy ceiling.
+    in TFLOPS against its measured compute ceiling (torch.matmul's, or the one its harness names:
+    drill.judge.calibration.compute_ceiling); any other in GB/s against the copy ceiling.
 
     Outputs that fit in L2 can stay there past the end of the launch, so only
     the part of the writes beyond the L2 size must reach DRAM within it.
@@ -54,7 +56,8 @@ def timing_event(
     gbps = moved / (ms * 1e-3) / 1e9
     ceiling = ceilings["gbps"]
     tflops = flops / (ms * 1e-3) / 1e12 if flops else None
-    ceiling_tflops = ceilings.get("tflops")
+    held_to = compute_ceiling(harness) or MATMUL_CEILING
+    ceiling_tflops = ceilings.get(held_to.key)
     if compute and tflops is not None:
         pct = 100.0 * tflops / ceiling_tflops if ceiling_tflops else None
     else:
@@ -75,6 +78,8 @@ def timing_event(
         "flops": flops,
         "tflops": tflops,
         "ceiling_tflops": ceiling_tflops,
+        "compute_ceiling": held_to.name,
+        "compute_ceiling_by": held_to.by,
         "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops and torch_ms else None,
         "torch_ms": torch_ms,
         "torch_host_us": base[1] if base is not None else None,

@@ -75,12 +75,14 @@ class Timing:
     dram_bytes: int = 0  # the bytes that had to cross DRAM during the launch (writes that fit in L2 need not)
     read_ceiling_gbps: float | None = None  # the fastest pure read measured on this GPU
     impossible: str = ""  # why the figure cannot be a real measurement; empty when it can
-    bound: str = "memory"  # "compute": the card is scored in TFLOPS against the measured matmul ceiling
+    bound: str = "memory"  # "compute": the card is scored in TFLOPS against its measured compute ceiling
     flops: int = 0  # the floating-point operations one launch must do (0: not counted)
     kit: str = ""  # what the judge ran the card with: "torch", or "cupy" (a CUDA card, torch never imported)
     torch_later: bool = False  # torch's own time is still being taken (after the verdict: a `torch_time` event)
     tflops: float | None = None
-    ceiling_tflops: float | None = None  # the fastest torch.matmul measured on this GPU
+    ceiling_tflops: float | None = None  # the card's compute ceiling as measured on this GPU
+    compute_ceiling: str = "matmul"  # that ceiling's name: "matmul", or "FP8 matmul" for an FP8 card
+    compute_ceiling_by: str = "torch.matmul"  # what the judge timed to find it
     torch_tflops: float | None = None
     method: str = ""  # "records": the kernels' own time stamps; "events": a CUDA event pair around each launch
     method_note: str = ""  # why a short launch was timed with events
@@ -96,10 +98,11 @@ class Timing:
 
     @property
     def ceiling_name(self) -> str:
-        """Which ceiling the percentage is of: "matmul" for a compute-bound card, "NCCL" for a collective, else "copy"."""
+        """Which ceiling the percentage is of: the compute ceiling's name ("matmul", "FP8 matmul") for a
+        compute-bound card, "NCCL" for a collective, else "copy"."""
         if self.collective:
             return self.baseline
-        return "matmul" if self.bound == "compute" else "copy"
+        return self.compute_ceiling if self.bound == "compute" else "copy"
 
     @property
     def ceiling_figure(self) -> str:
@@ -117,7 +120,7 @@ def impossible_reason(t: Timing, slack: float = BOUND_SLACK) -> str:
     The bytes that had to cross DRAM during the launch, over its time, may not
     exceed the faster of the measured copy and read ceilings by more than
     `slack`; the FLOPs it had to do, over its time, may not exceed the measured
-    matmul ceiling by more than `slack`. A kernel that skips work, or a launch
+    compute ceiling by more than `slack`. A kernel that skips work, or a launch
     that did not really run, lands far above one or the other.
     """
     if t.collective:  # scored against NCCL measured in the same run: no ceiling of this GPU's applies
@@ -135,8 +138,9 @@ def _compute_reason(t: Timing, slack: float) -> str:
         return ""
     claimed = t.flops / (t.ms * 1e-3) / 1e12 if t.ms > 0 else float("inf")
     return (
-        f"{claimed / ceiling:.2f}× the matmul ceiling: the kernel cannot have done the arithmetic it claims "
-        f"({claimed:,.0f} TFLOPS claimed in {t.ms * 1000:.1f} µs; this GPU measured {ceiling:,.0f} TFLOPS for torch.matmul)"
+        f"{claimed / ceiling:.2f}× the {t.compute_ceiling} ceiling: the kernel cannot have done the arithmetic it "
+        f"claims ({claimed:,.0f} TFLOPS claimed in {t.ms * 1000:.1f} µs; this GPU measured {ceiling:,.0f} TFLOPS "
+        f"for {t.compute_ceiling_by})"
     )
 
 
@@ -349,6 +353,8 @@ class VerdictBuilder:
             flops=int(event.get("flops") or 0),
             tflops=number(event.get("tflops")),
             ceiling_tflops=number(event.get("ceiling_tflops")),
+            compute_ceiling=str(event.get("compute_ceiling") or "matmul"),
+            compute_ceiling_by=str(event.get("compute_ceiling_by") or "torch.matmul"),
             torch_tflops=number(event.get("torch_tflops")),
             kit=str(event.get("kit") or ""),
             torch_later=bool(event.get("torch_later")),

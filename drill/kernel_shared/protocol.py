@@ -169,6 +169,8 @@ class TimingEvent(Reply):
     flops: int
     tflops: float | None
     ceiling_tflops: float | None
+    compute_ceiling: NotRequired[str]  # the compute ceiling's name in a verdict: "matmul", or "FP8 matmul"
+    compute_ceiling_by: NotRequired[str]  # what was timed to find it: "torch.matmul", ...
     torch_tflops: float | None
     torch_ms: float | None
     torch_host_us: float | None
@@ -231,6 +233,8 @@ class CalibratedEvent(Reply, total=False):
     event_us_why: str
     tflops: float  # the fastest torch.matmul (with a compute-bound card only)
     tflops_by: str
+    fp8_tflops: float  # the fastest torch._scaled_mm (FP8 GPUs only)
+    fp8_tflops_by: str
     ms: float
     bytes: int
     reps: int

@@ -13,9 +13,9 @@ the scaling DeepSeek-V3 trains with. The scales differ from block to block by up
 interpreter), so a kernel that
 applies one scale to the whole of K, or a block's scale to its neighbour, is wrong.
 
-Scored in GB/s against the copy ceiling, not in TFLOPS: the judge's compute ceiling is its best bfloat16
-torch.matmul, which an FP8 kernel passes by design (2× the tensor-core rate), and a figure above that
-ceiling is treated as impossible. `tensor_flops` gives the FLOPs for the benchmark's TFLOPS figure.
+Scored in TFLOPS against this GPU's FP8 matmul ceiling (COMPUTE_CEILING: the fastest torch._scaled_mm the
+judge measures), not the bfloat16 torch.matmul's, which an FP8 kernel passes by design (2× the tensor-core
+rate) and above which a figure would be treated as impossible.
 """
 
 import math
@@ -24,6 +24,8 @@ LANGUAGE = "triton"
 ENTRY = ("fp8_block_matmul",)
 # besides the file's own Triton kernels, what a call may ask torch for (drill.judge.evidence.Allowance)
 ALLOWED = ("allocation", "views", "fill")
+BOUND = "compute"
+COMPUTE_CEILING = "fp8_tflops"  # drill.judge.calibration.FP8_CEILING
 BLOCK = 128  # the scale block: 1 × 128 of A, 128 × 128 of B
 GUARD = 256  # elements past each operand, NaN
 E4M3_MAX = 448.0  # the largest finite float8_e4m3fn
@@ -50,7 +52,7 @@ def timing_cases(kit):
     return [_case(4096, 4096, 4096), _case(8192, 7168, 2048), _case(128, 7168, 2048)]
 
 
-def tensor_flops(case):
+def flops(case):
     return 2 * case["m"] * case["n"] * case["k"]
 
 

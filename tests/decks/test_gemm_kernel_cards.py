@@ -12,6 +12,7 @@ from drill.calc import block_scales, gemm, grouped_gemm
 from drill.calc.expressions import FUNCTIONS
 from drill.cards.loader import load_decks
 from drill.cards.rendering import render
+from drill.judge.calibration import FP8_CEILING
 from drill.kernel.cards import harness_constants, kernel_files
 from drill.kernel.job import kernel_job
 from tests.conftest import stretched
@@ -58,10 +59,11 @@ def test_both_cards_pass_the_deep_check_and_allow_only_scratch_buffers(cards):
         assert files.starter.read_text() != files.solution.read_text()
 
 
-def test_the_fp8_card_is_scored_in_bytes_and_the_moe_card_against_the_matmul_ceiling(cards):
-    # the judge's compute ceiling is a bf16 matmul, which an FP8 kernel may pass: the FP8 harness offers no `flops`
+def test_the_fp8_card_is_scored_against_fp8s_ceiling_and_the_moe_card_against_the_matmul_ceiling(cards):
+    # a bf16 matmul's ceiling is one an FP8 kernel may pass: the FP8 harness names FP8's own
     fp8 = harness_constants(kernel_files(cards.cards[FP8]).harness)
-    assert "BOUND" not in fp8 and "flops" not in fp8["__functions__"] and "tensor_flops" in fp8["__functions__"]
+    assert fp8["BOUND"] == "compute" and "flops" in fp8["__functions__"]
+    assert fp8["COMPUTE_CEILING"] == FP8_CEILING.key
     moe = harness_constants(kernel_files(cards.cards[MOE]).harness)
     assert moe["BOUND"] == "compute" and "flops" in moe["__functions__"]
 

@@ -87,6 +87,21 @@ def test_the_answer_beats_its_starter_and_reaches_its_ratio_to_torch(judge, card
     assert answer["vs_torch"] >= FLOOR_VS_TORCH[card_id], answer["vs_torch"]
 
 
+def test_the_fp8_card_is_scored_against_the_gpus_fp8_matmul_ceiling(judge, cards):
+    target = cards[FP8].fields["target_pct"]
+    figures = {}
+    for which in ("solution", "starter"):
+        key = f"{FP8}:{which}"
+        figures[which] = RESULTS.get(key) or judged(judge, cards, FP8, text(cards, FP8, which), key).to_json()
+    for verdict in figures.values():
+        [timing] = verdict["timings"]
+        assert timing["bound"] == "compute" and timing["compute_ceiling"] == "FP8 matmul"
+        assert timing["compute_ceiling_by"].startswith("torch._scaled_mm")
+        # FP8's ceiling is past the bf16 matmul's, which the answer passes without being "impossible"
+        assert timing["ceiling_tflops"] > timing["tflops"] and not timing["impossible"]
+    assert figures["solution"]["pct_of_ceiling"] >= target > figures["starter"]["pct_of_ceiling"]
+
+
 @pytest.mark.parametrize("card_id", CARDS)
 def test_a_file_that_lets_torch_do_the_work_is_refused(judge, cards, card_id):
     source = (CHEATS / CHEAT_FILES[card_id]).read_text()

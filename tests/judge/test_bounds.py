@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from drill.judge.calibration import FP8_CEILING, MATMUL_CEILING, compute_ceiling
 from drill.judge.judging import Judge
 from drill.judge.timing_event import timing_event
 from drill.kernel.verdict import (
@@ -364,20 +365,49 @@ def test_a_memory_bound_card_without_flops_is_scored_as_before():
     assert e["pct_of_ceiling"] == pytest.approx(90.0)
 
 
-def test_only_a_card_that_counts_flops_asks_for_the_matmul_ceiling():
+def test_only_a_card_that_counts_flops_asks_for_a_compute_ceiling_and_an_fp8_card_for_fp8s():
     asked = []
 
-    def ceilings(kit, compute=False):
+    def ceilings(kit, compute=None):
         asked.append(compute)
-        return {"gbps": COPY, "read_gbps": READ, **({"tflops": MATMUL} if compute else {})}
+        return {"gbps": COPY, "read_gbps": READ, **({compute.key: MATMUL} if compute else {})}
 
-    runtime = SimpleNamespace(calibrated=lambda compute=False: True, ceilings=ceilings, release_memory=lambda: None)
+    runtime = SimpleNamespace(calibrated=lambda compute=None: True, ceilings=ceilings, release_memory=lambda: None)
     for harness in (
         fake_harness([], wrong=False),
         SimpleNamespace(**vars(fake_harness([], wrong=False)), flops=lambda c: 1),
+        SimpleNamespace(**vars(fake_harness([], wrong=False)), flops=lambda c: 1, COMPUTE_CEILING="fp8_tflops"),
     ):
         Judge(runtime)._time("card", harness, object(), FakeKit([]), lambda e: None, "first", False)
-    assert asked == [False, True]
+    assert asked == [None, MATMUL_CEILING, FP8_CEILING]
+
+
+def test_a_harness_naming_no_known_compute_ceiling_is_told_which_there_are():
+    with pytest.raises(ValueError, match="COMPUTE_CEILING 'int4' is none of tflops, fp8_tflops"):
+        compute_ceiling(SimpleNamespace(flops=lambda c: 1, COMPUTE_CEILING="int4"))
+
+
+FP8_MATMUL = 1_400.0  # TFLOPS, a torch._scaled_mm ceiling of the order an H200 measures
+
+
+def test_an_fp8_card_is_scored_against_the_fp8_matmul_ceiling_and_named_so():
+    from drill.ui.verdict_view import one_line
+
+    harness = SimpleNamespace(**vars(gemm_harness()), COMPUTE_CEILING="fp8_tflops")
+    case = {"m": 4096, "n": 4096, "k": 4096}
+    ceilings = {"gbps": COPY, "read_gbps": READ, "tflops": MATMUL, "fp8_tflops": FP8_MATMUL}
+    ms = GEMM_FLOPS / (700.0 * 1e12) * 1e3  # 700 TFLOPS: past the bf16 ceiling, half of FP8's
+    mine = SimpleNamespace(ms=ms, reps=20, host_us=6.0)
+    event = timing_event("4096x4096x4096", harness, case, mine, (ms * 0.56, 5.0), ceilings, 50 << 20)
+    assert event["ceiling_tflops"] == FP8_MATMUL and event["compute_ceiling"] == "FP8 matmul"
+    assert event["pct_of_ceiling"] == pytest.approx(50.0)
+    v = run_events(event)
+    assert v.timing.impossible == ""  # above the bf16 ceiling, yet a measurement
+    assert one_line(v) == "correct, 50 % of the FP8 matmul ceiling, 0.56× PyTorch"
+    fast = timing_event("4096x4096x4096", harness, case, SimpleNamespace(ms=ms / 2.4, reps=20, host_us=6.0), None,
+                        ceilings, 50 << 20)  # fmt: skip
+    assert run_events(fast).timing.impossible.startswith("1.20× the FP8 matmul ceiling")
+    assert "1,400 TFLOPS for torch._scaled_mm with row-wise scales" in run_events(fast).timing.impossible
 
 
 def test_the_kernel_screen_names_the_matmul_ceiling_for_a_compute_bound_card():
@@ -421,7 +451,7 @@ def test_a_saved_calibration_without_the_event_cost_is_measured_again_once(tmp_p
     kit = SimpleNamespace(event_overhead_ms=0.0)
     assert not first.calibrated()
     assert first.ceilings(kit)["gbps"] == 3040.0 and len(measured) == 1
-    assert first.calibrated() and not first.calibrated(compute=True)  # the matmul ceiling is still to measure
+    assert first.calibrated() and not first.calibrated(compute=MATMUL_CEILING)  # the matmul ceiling is still to measure
     assert kit.event_overhead_ms == pytest.approx(0.0029)
 
     again = judge_runtime(lambda kit, compute=False: pytest.fail("measured again"))
