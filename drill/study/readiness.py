@@ -272,11 +272,13 @@ def figures_of_replay(
     """
     if interview.date < today:
         raise ValueError(f"the interview date {interview.date.isoformat()} has passed")
-    chosen = [card for card in cards if not _suspended(states, card.id)]
+    # the loops below run over every card of the decks (10,000 a `drill stats`): each looks a card up once
+    suspended = {card_id for card_id, state in states.items() if state.suspended}
+    chosen = [card for card in cards if card.id not in suspended]
     topic_of = {card.id: card.topic for card in chosen}
     kind_of = {card.id: card.kind for card in chosen}
-    current = replayed.now.cards
-    cards_now = [TrackCard(cid, topic_of[cid], kind_of[cid], _memory(current, cid)) for cid in topic_of]
+    memory_now = _memories(replayed.now.cards)
+    cards_now = [TrackCard(cid, topic_of[cid], kind_of[cid], memory_now.get(cid)) for cid in topic_of]
     now = stop_now(cards_now, interview.date, model)
     every_kind = {card.id: card.kind for card in (*cards, *others)}
     spent = sum(row.duration_ms for row in replayed.today if row.day == today and row.mode in TIMED_MODES) / 1000
@@ -286,20 +288,20 @@ def figures_of_replay(
     if interview.date == today:
         return ReadinessFigures(interview, today, now, None, titles, week, spent)
 
-    at_start = replayed.at_start.cards
-    seen = [card for card in chosen if card.id in at_start]
-    unseen = [card for card in chosen if card.id not in at_start]
+    memory_at_start = _memories(replayed.at_start.cards)
+    seen = [card for card in chosen if card.id in memory_at_start]
+    unseen = [card for card in chosen if card.id not in memory_at_start]
     # the plan deals new cards in the order the queue would introduce them
     order = [*(card.id for card in seen), *new_card_order(unseen, new_order, today.toordinal())]
     track = [
-        TrackCard(cid, topic_of[cid], kind_of[cid], _memory(at_start, cid), _due_at_start(states.get(cid), today))
+        TrackCard(cid, topic_of[cid], kind_of[cid], memory_at_start.get(cid), _due_at_start(states.get(cid), today))
         for cid in order
     ]
-    in_track = set(topic_of)
+    in_track = topic_of.keys()
     outside = [
-        TrackCard(card.id, card.topic, card.kind, _memory(at_start, card.id), _due_at_start(states.get(card.id), today))
+        TrackCard(card.id, card.topic, card.kind, memory, _due_at_start(states.get(card.id), today))
         for card in others
-        if card.id not in in_track and card.id in at_start and not _suspended(states, card.id)
+        if card.id not in in_track and (memory := memory_at_start.get(card.id)) is not None and card.id not in suspended
     ]
     # the learner's pace, grades and habits as they stood at the start of the day, as the memories are: the plan
     # is the same all day, whatever is graded meanwhile
@@ -330,11 +332,6 @@ def figures_of_replay(
     return ReadinessFigures(interview, today, now, plan, titles, week, spent)
 
 
-def _suspended(states: Mapping[str, CardState], card_id: str) -> bool:
-    state = states.get(card_id)
-    return state is not None and state.suspended
-
-
 def _decay(model: MemoryModel) -> float:
     """FSRS's decay exponent (negative) of the model's parameters."""
     if model.parameters is not None:
@@ -349,9 +346,9 @@ def calibration(log: Iterable[LoggedReview], model: MemoryModel | None = None) -
     return CalibrationFigures(calibrate(replay(log, model).outcomes))
 
 
-def _memory(memories: Mapping[str, CardMemory], card_id: str) -> FSRSState | None:
-    known = memories.get(card_id)
-    return known.memory if known is not None else None
+def _memories(memories: Mapping[str, CardMemory]) -> dict[str, FSRSState]:
+    """Each replayed card's FSRS memory, by card id (a card the log never reached has none)."""
+    return {card_id: known.memory for card_id, known in memories.items()}
 
 
 def _due_at_start(state: CardState | None, today: dt.date) -> dt.date | None:
