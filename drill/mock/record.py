@@ -159,8 +159,7 @@ class MockRecorder:
         if self.hard:
             report = replace(report, hard=HARD_WORDS)
         if self.round_plan is not None:
-            plan = self.round_plan.as_json()
-            report = replace(report, round={**build_round_report(plan, slots, self.cards), "plan": plan})
+            report = replace(report, round=build_round_report(self.round_plan.as_json(), slots, self.cards))
         self.store.finish_mock(self.mock_id, ended, self.run.status, report.score, report.as_json())
         return report
 

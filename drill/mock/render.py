@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import TypedDict
 
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -15,8 +16,7 @@ from markupsafe import Markup
 
 from drill.cards.field_values import items, mappings
 from drill.mock.charts import as_number, clock, percent, time_chart, topic_chart
-from drill.mock.report_record import MockReport
-from drill.mock.round_report import round_context
+from drill.mock.report_record import MockReport, RoundReport
 from drill.mock.run import STATUS_WORDS
 from drill.quantities import SECONDS_PER_MINUTE
 from drill.study.scheduling import MOCK_PASS
@@ -218,6 +218,57 @@ def _follow_up(follow: object) -> dict[str, object] | None:
     }
 
 
+class DimensionRow(TypedDict):
+    dimension: str
+    verdict: str
+    graded: str
+    reason: str
+
+
+class RoundContext(TypedDict):
+    """A round's report as the report templates show it: every figure already in words."""
+
+    title: str
+    kind: str
+    verdict: str
+    reason: str
+    reached: str
+    dimensions: list[DimensionRow]
+    stages: list[str]
+    hints: list[str]
+    next_asked: str
+    timing: str
+
+
+def _graded(evidence: float | None) -> str:
+    return "-" if evidence is None else f"{evidence:.0%}"
+
+
+def round_context(report: RoundReport) -> RoundContext:
+    """A round's report in words for the templates."""
+    rows = [
+        DimensionRow(dimension=d.dimension, verdict=d.verdict.value, graded=_graded(d.evidence), reason=d.reason)
+        for d in report.dimensions
+    ]
+    stages = []
+    for s in report.stages:
+        graded = "" if s.evidence is None else f", graded {s.evidence:.0%}"
+        what = "twist" if s.twist else f"stage {s.number} · {s.type}"
+        stages.append(f"{what} ({s.dimension}): {s.status}{graded}")
+    return RoundContext(
+        title=report.title,
+        kind=report.kind,
+        verdict=report.verdict.value,
+        reason=report.reason,
+        reached=f"{report.reached} of {report.stages_total} stages answered",
+        dimensions=rows,
+        stages=stages,
+        hints=list(report.hints),
+        next_asked=report.next_asked,
+        timing=report.timing,
+    )
+
+
 # A finished mock that used less than this share of its minutes is said to be far under time, with how much of it
 # was answered with something (a mock of blank answers submitted in seconds is no finished mock).
 FAR_UNDER_SHARE = 0.25
@@ -286,7 +337,8 @@ def _context(report: MockReport) -> dict[str, object]:
         "study_next": [
             {"topic": s["topic"], "title": s["title"] or s["topic"], "why": s["why"]} for s in report.study_next
         ],
-        "round": round_context(report.round),  # a round's report per dimension; None for a quick mock
+        # a round's report per dimension; None for any other mock
+        "round": None if report.round is None else round_context(report.round),
         "topic_chart": topic_chart(report.topics),
         "time_chart": time_chart(report.questions),
     }

@@ -1,12 +1,14 @@
 """A finished mock's report as a record: what the report screen, `drill mock --report` and the HTML file show.
 
-The database keeps it as JSON (`MockReport.as_json`); `MockReport.from_json` reads a kept one back once, where
-the row is read, taking any field a report of an older version lacks as empty (a report is never lost to a
-missing field).
+The database keeps it as JSON (`MockReport.as_json`, a round's report within it by `RoundReport.as_json`);
+`MockReport.from_json` reads a kept one back once, where the row is read, taking any field a report of an older
+version lacks as empty (a report is never lost to a missing field). A kept round's report that cannot be read
+(no mapping, a verdict no version wrote) reads as none, the rest of the report intact.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -80,6 +82,112 @@ class StudyNext(TypedDict):
     why: str
 
 
+class Verdict(enum.StrEnum):
+    """A round's pass, lean or fail (drill.mock.round_report says how each is reached), or a dimension's."""
+
+    PASS = "pass"
+    LEAN = "lean"
+    FAIL = "fail"
+    NOT_ASSESSED = "not assessed"  # a dimension's only: no stage of it was answered
+
+
+@dataclass(frozen=True)
+class StageLine:
+    """One stage of a round as its report shows it; `evidence` is None for a stage not answered."""
+
+    number: int
+    type: str
+    dimension: str
+    twist: bool
+    status: str  # answered, skipped, unanswered; a twist: answered, declined or not reached
+    evidence: float | None
+    hints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DimensionLine:
+    """What a round showed of one dimension: its verdict, the graded evidence behind it (None when not
+    assessed) and why."""
+
+    dimension: str
+    verdict: Verdict
+    evidence: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    """A round's report as an interviewer would write it: per dimension, the stages reached, the hints used, what
+    would have been asked next, and a pass, lean or fail with the reason (drill.mock.round_report builds it)."""
+
+    kind: str
+    title: str
+    source_id: str
+    verdict: Verdict
+    reason: str
+    evidence: float | None  # None when no stage was answered
+    reached: int
+    stages_total: int
+    stages: tuple[StageLine, ...] = ()
+    dimensions: tuple[DimensionLine, ...] = ()
+    hints: tuple[str, ...] = ()
+    next_asked: str = ""
+    timing: str = ""  # what a kernel round could not time ('' when everything was measured)
+    # the round's plan as drill.mock.rounds.RoundPlan.as_json wrote it: kept in the file for the record, never drawn
+    plan: Mapping[str, object] | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The round's report as the database keeps it within its mock's (no "plan" when it has none)."""
+        data: dict[str, object] = {
+            "kind": self.kind,
+            "title": self.title,
+            "source_id": self.source_id,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+            "evidence": self.evidence,
+            "reached": self.reached,
+            "stages_total": self.stages_total,
+            "stages": [{**asdict(s), "hints": list(s.hints)} for s in self.stages],
+            "dimensions": [{**asdict(d), "verdict": d.verdict.value} for d in self.dimensions],
+            "hints": list(self.hints),
+            "next_asked": self.next_asked,
+            "timing": self.timing,
+        }
+        if self.plan is not None:
+            data["plan"] = dict(self.plan)
+        return data
+
+    @classmethod
+    def from_json(cls, value: object) -> RoundReport | None:
+        """A kept round's report read back; None when it is no mapping or holds a verdict no version wrote. A
+        field it lacks is empty, a stage or dimension line that is no mapping is left out."""
+        if not isinstance(value, dict):
+            return None
+        data = mapping(value)
+        try:
+            verdict = Verdict(_text(data.get("verdict")))
+            dimensions = tuple(_dimension_line(d) for d in mappings(data.get("dimensions")))
+        except ValueError:
+            return None
+        plan = data.get("plan")
+        return cls(
+            kind=_text(data.get("kind")),
+            title=_text(data.get("title")),
+            source_id=_text(data.get("source_id")),
+            verdict=verdict,
+            reason=_text(data.get("reason")),
+            evidence=_maybe_figure(data.get("evidence")),
+            reached=_whole(data.get("reached")),
+            stages_total=_whole(data.get("stages_total")),
+            stages=tuple(_stage_line(s) for s in mappings(data.get("stages"))),
+            dimensions=dimensions,
+            hints=tuple(_texts(data.get("hints"))),
+            next_asked=_text(data.get("next_asked")),
+            timing=_text(data.get("timing")),
+            plan=mapping(plan) if isinstance(plan, dict) else None,
+        )
+
+
 @dataclass(frozen=True)
 class MockReport:
     """A finished mock's report. `score` and `evidence` are None when no question was answered (not scored)."""
@@ -101,7 +209,7 @@ class MockReport:
     study_next: list[StudyNext] = field(default_factory=list)
     readiness: str | None = None  # the line on readiness for the interview date; None when no date is set
     hard: str | None = None  # how a hard-mode mock was asked; None for any other
-    round: Mapping[str, object] | None = None  # a round's report per dimension (drill.mock.round_report), as kept
+    round: RoundReport | None = None  # a round's report per dimension; None for any other mock
 
     def as_json(self) -> dict[str, object]:
         """The report as the database keeps it (a quick mock's has no "hard" or "round")."""
@@ -110,7 +218,7 @@ class MockReport:
             if data[optional] is None:
                 del data[optional]
         if self.round is not None:
-            data["round"] = dict(self.round)
+            data["round"] = self.round.as_json()
         return data
 
     @classmethod
@@ -120,7 +228,6 @@ class MockReport:
         evidence = data.get("evidence")
         readiness = data.get("readiness")
         hard = data.get("hard")
-        kept_round = data.get("round")
         kept_id = data.get("id")
         return cls(
             id=None if kept_id is None else _whole(kept_id),
@@ -140,7 +247,7 @@ class MockReport:
             study_next=[_study_next(s) for s in mappings(data.get("study_next"))],
             readiness=str(readiness) if readiness else None,
             hard=str(hard) if hard else None,
-            round=kept_round if isinstance(kept_round, dict) else None,
+            round=RoundReport.from_json(data.get("round")),
         )
 
 
@@ -157,6 +264,11 @@ def _figure(value: object) -> float:
     except ValueError:
         return 0.0
     return number if math.isfinite(number) else 0.0
+
+
+def _maybe_figure(value: object) -> float | None:
+    """A kept number that may be absent (None)."""
+    return None if value is None else _figure(value)
 
 
 def _whole(value: object) -> int:
@@ -227,4 +339,26 @@ def _follow_up(value: object) -> FollowUpLine | None:
         answer=_text(data.get("answer")),
         score=None if score is None else _figure(score),
         missed=_texts(data.get("missed")),
+    )
+
+
+def _stage_line(data: Mapping[str, object]) -> StageLine:
+    return StageLine(
+        number=_whole(data.get("number")),
+        type=_text(data.get("type")),
+        dimension=_text(data.get("dimension")),
+        twist=bool(data.get("twist")),
+        status=_text(data.get("status")),
+        evidence=_maybe_figure(data.get("evidence")),
+        hints=tuple(_texts(data.get("hints"))),
+    )
+
+
+def _dimension_line(data: Mapping[str, object]) -> DimensionLine:
+    """A kept dimension line; ValueError for a verdict no version wrote."""
+    return DimensionLine(
+        dimension=_text(data.get("dimension")),
+        verdict=Verdict(_text(data.get("verdict"))),
+        evidence=_maybe_figure(data.get("evidence")),
+        reason=_text(data.get("reason")),
     )

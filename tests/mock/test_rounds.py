@@ -1,7 +1,9 @@
 """Mock rounds: the plan of a round, follow-ups from its twists, 200 simulated rounds, and the report per dimension."""
 
 import datetime as dt
+import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -84,7 +86,7 @@ def test_a_kernel_round_without_a_gpu_is_judged_on_the_cpu_path_and_says_what_wa
     assert NOT_TIMED in plan.cards[kernel.id].prompt  # said before the kernel is written
     assert plan.cards[kernel.id].fields == kernel.fields  # the same starter, harness and target
     report = build_round_report(plan.as_json(), [], plan.cards)
-    assert NOT_TIMED in report["timing"] and NOT_TIMED in report["reason"]
+    assert NOT_TIMED in report.timing and NOT_TIMED in report.reason
     assert make_round(cards, RoundKind.KERNEL, seed=3, judge_available=True, gpus=1).timed
 
 
@@ -166,16 +168,16 @@ def test_the_round_report_rates_each_dimension_and_says_why(cards):
     plan = make_round(cards, RoundKind.DEBUG, seed=1)  # clarify, estimate, diagnose; a twist
     run, asked = sit(plan, [1.0, 0.9, 0.2], [0.8, 0.3])
     report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
-    dims = {d["dimension"]: d for d in report["dimensions"]}
-    assert dims["clarifying"]["verdict"] == "pass"
-    assert dims["debugging"]["verdict"] == "fail" and "stage 3 (diagnose) 20%" in dims["debugging"]["reason"]
-    assert dims["design"]["verdict"] == "not assessed" and dims["communication"]["verdict"] == "not assessed"
+    dims = {d.dimension: d for d in report.dimensions}
+    assert dims["clarifying"].verdict == "pass"
+    assert dims["debugging"].verdict == "fail" and "stage 3 (diagnose) 20%" in dims["debugging"].reason
+    assert dims["design"].verdict == "not assessed" and dims["communication"].verdict == "not assessed"
     # 70 % overall would pass, but a failed dimension holds the round to lean, and the reason says so
-    assert report["verdict"] == "lean" and "held to lean: debugging" in report["reason"]
-    assert report["reached"] == 3 == report["stages_total"]
+    assert report.verdict == "lean" and "held to lean: debugging" in report.reason
+    assert report.reached == 3 == report.stages_total
     # the weak diagnosis got a narrower question with a hint: the report lists it
-    assert any("stage 3 (diagnose): a narrower question with a hint" in h for h in report["hints"])
-    assert report["next_asked"] == "every stage and twist was put: the debrief, then the candidate's questions"
+    assert any("stage 3 (diagnose): a narrower question with a hint" in h for h in report.hints)
+    assert report.next_asked == "every stage and twist was put: the debrief, then the candidate's questions"
 
 
 def test_the_round_report_says_what_would_have_been_asked_next_and_fails_a_round_not_reached(cards):
@@ -186,8 +188,8 @@ def test_the_round_report_says_what_would_have_been_asked_next_and_fails_a_round
     run.submit(QuestionGrade(1.0, 1.0), {})
     run.quit()
     report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
-    assert report["verdict"] == "fail" and "2 stages not reached" in report["reason"]
-    assert report["next_asked"] == "stage 2 (estimate): What is the decode step's lower bound?"
+    assert report.verdict == "fail" and "2 stages not reached" in report.reason
+    assert report.next_asked == "stage 2 (estimate): What is the decode step's lower bound?"
 
 
 def test_a_verdict_rests_on_graded_evidence_not_on_overridden_points(cards):
@@ -199,7 +201,7 @@ def test_a_verdict_rests_on_graded_evidence_not_on_overridden_points(cards):
             continue
         run.submit(QuestionGrade(1.0, 0.4), {})  # the learner's overrides claim all; drill checked 40 %
     report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
-    assert report["verdict"] == "fail" and report["evidence"] == pytest.approx(0.4)
+    assert report.verdict == "fail" and report.evidence == pytest.approx(0.4)
     assert [verdict_for(x).value for x in (0.7, 0.69, 0.5, 0.49)] == ["pass", "lean", "lean", "fail"]
 
 
@@ -223,7 +225,7 @@ def test_a_rounds_report_renders_its_dimensions_in_markdown_and_html(cards):
         "topics": [],
         "questions": [],
         "study_next": [],
-        "round": build_round_report(plan.as_json(), slot_json(run), plan.cards),
+        "round": build_round_report(plan.as_json(), slot_json(run), plan.cards).as_json(),
     }
     text = render_markdown(MockReport.from_json(report))
     assert "## Round: decode" not in text  # the title is the scenario's id, as the decks spell it
@@ -234,21 +236,32 @@ def test_a_rounds_report_renders_its_dimensions_in_markdown_and_html(cards):
     assert "<td>debugging</td><td>fail</td><td>20%</td>" in html
 
 
+def test_a_rounds_report_reads_back_from_the_database_text_as_the_record_built(cards):
+    plan = make_round(cards, RoundKind.DEBUG, seed=1)
+    run, _ = sit(plan, [1.0, 0.9, 0.2], [0.8, 0.3])
+    built = build_round_report(plan.as_json(), slot_json(run), plan.cards)
+    assert built.plan == plan.as_json()  # kept with the report, as the round was planned
+    report = replace(MockReport.from_json({"id": 7}), round=built)
+    stored = json.loads(json.dumps(report.as_json()))
+    assert stored["round"]["verdict"] == "lean" and stored["round"]["plan"]["source_id"] == "sc-decode"
+    assert MockReport.from_json(stored) == report
+
+
 def test_a_declined_twist_is_reported_as_declined_and_one_not_reached_as_what_comes_next(cards):
     plan = make_round(cards, RoundKind.DEBUG, seed=1)
     run, _ = sit(plan, [1.0, 1.0, 1.0], [], answer_follow_ups=False)
     report = build_round_report(plan.as_json(), slot_json(run), plan.cards)
-    assert [s["status"] for s in report["stages"]] == ["answered", "answered", "answered", "declined"]
-    assert report["verdict"] == "pass"
+    assert [s.status for s in report.stages] == ["answered", "answered", "answered", "declined"]
+    assert report.verdict == "pass"
     serving = scenario_round(cards["scenario-serve-chat-70b"], RoundKind.SERVING, 45, random.Random(2))
     run = MockRun(serving.plan, serving.cards, Clock())
     run.begin()
     run.submit(QuestionGrade(1.0, 1.0), {})  # the clarifying stage: no twist follows it
     run.quit()
     report = build_round_report(serving.as_json(), slot_json(run), serving.cards)
-    assert {s["status"] for s in report["stages"] if s["twist"]} == {"not reached"}
-    assert report["next_asked"].startswith("stage 2 (estimate): The interviewer answers: weights and KV cache")
-    assert "{{" not in report["next_asked"] and " layers" in report["next_asked"]
+    assert {s.status for s in report.stages if s.twist} == {"not reached"}
+    assert report.next_asked.startswith("stage 2 (estimate): The interviewer answers: weights and KV cache")
+    assert "{{" not in report.next_asked and " layers" in report.next_asked
 
 
 def test_the_plan_and_the_progress_figures_count_no_scenario(cards):

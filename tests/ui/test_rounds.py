@@ -107,19 +107,19 @@ async def test_a_serving_design_round_from_the_setup_to_the_report(tmp_path, wri
     assert all("follow-up" in s[3] for s in follow_ups)
     assert [q["kind"] for q in report.questions][:2] == ["clarify stage", "estimate stage"]
     round_report = report.round
-    assert round_report["source_id"] == source and round_report["reached"] == round_report["stages_total"]
-    dims = {d["dimension"]: d for d in round_report["dimensions"]}
-    assert dims["estimation"]["verdict"] == "pass"  # the figures and the working were right
-    assert dims["clarifying"]["evidence"] is not None and dims["design"]["evidence"] is not None
-    assert round_report["verdict"] in ("pass", "lean", "fail") and round_report["reason"]
-    assert "twist" in {s["type"] for s in round_report["stages"]}
-    assert f"## Round: {round_report['title']} (serving)" in render_markdown(report)
+    assert round_report.source_id == source and round_report.reached == round_report.stages_total
+    dims = {d.dimension: d for d in round_report.dimensions}
+    assert dims["estimation"].verdict == "pass"  # the figures and the working were right
+    assert dims["clarifying"].evidence is not None and dims["design"].evidence is not None
+    assert round_report.verdict in ("pass", "lean", "fail") and round_report.reason
+    assert "twist" in {s.type for s in round_report.stages}
+    assert f"## Round: {round_report.title} (serving)" in render_markdown(report)
     # the answers are logged against the scenario (the deck card), each with its stage
     logged = rows(data, "SELECT card_id, answer FROM review_log")
     assert {card_id for card_id, _ in logged} == {source}
     assert {json.loads(a)["stage"] for _, a in logged} >= {f"{source}#1", f"{source}#2"}
     ((stored,),) = rows(data, "SELECT report FROM mock")
-    assert json.loads(stored)["round"]["verdict"] == round_report["verdict"]
+    assert json.loads(stored)["round"]["verdict"] == round_report.verdict
 
 
 async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_deck):
@@ -151,12 +151,12 @@ async def test_a_debugging_round_from_the_setup_to_the_report(tmp_path, write_de
             await settle(pilot)
         assert isinstance(app.screen, MockReportScreen)
         report = app.screen.report.round
-    dims = {d["dimension"]: d for d in report["dimensions"]}
-    assert dims["clarifying"]["evidence"] == 2 / 3
-    assert dims["estimation"]["verdict"] == "pass"
-    assert dims["debugging"]["verdict"] == "fail" and dims["debugging"]["evidence"] == 0.0
-    assert report["verdict"] == "lean" and "weakest: debugging 0%" in report["reason"]
-    assert report["next_asked"] == "every stage and twist was put: the debrief, then the candidate's questions"
+    dims = {d.dimension: d for d in report.dimensions}
+    assert dims["clarifying"].evidence == 2 / 3
+    assert dims["estimation"].verdict == "pass"
+    assert dims["debugging"].verdict == "fail" and dims["debugging"].evidence == 0.0
+    assert report.verdict == "lean" and "weakest: debugging 0%" in report.reason
+    assert report.next_asked == "every stage and twist was put: the debrief, then the candidate's questions"
 
 
 async def test_a_kernel_round_on_the_cpu_takes_the_kernel_without_showing_its_reference(tmp_path):
