@@ -82,7 +82,7 @@ class StudyNext(TypedDict):
     why: str
 
 
-class Verdict(enum.StrEnum):
+class RoundVerdict(enum.StrEnum):
     """A round's pass, lean or fail (drill.mock.round_report says how each is reached), or a dimension's."""
 
     PASS = "pass"
@@ -110,7 +110,7 @@ class DimensionLine:
     assessed) and why."""
 
     dimension: str
-    verdict: Verdict
+    verdict: RoundVerdict
     evidence: float | None
     reason: str
 
@@ -123,7 +123,7 @@ class RoundReport:
     kind: str
     title: str
     source_id: str
-    verdict: Verdict
+    verdict: RoundVerdict
     reason: str
     evidence: float | None  # None when no stage was answered
     reached: int
@@ -165,7 +165,7 @@ class RoundReport:
             return None
         data = mapping(value)
         try:
-            verdict = Verdict(_text(data.get("verdict")))
+            verdict = RoundVerdict(_text(data.get("verdict")))
             dimensions = tuple(_dimension_line(d) for d in mappings(data.get("dimensions")))
         except ValueError:
             return None
@@ -358,7 +358,7 @@ def _dimension_line(data: Mapping[str, object]) -> DimensionLine:
     """A kept dimension line; ValueError for a verdict no version wrote."""
     return DimensionLine(
         dimension=_text(data.get("dimension")),
-        verdict=Verdict(_text(data.get("verdict"))),
+        verdict=RoundVerdict(_text(data.get("verdict"))),
         evidence=_maybe_figure(data.get("evidence")),
         reason=_text(data.get("reason")),
     )

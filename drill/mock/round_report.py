@@ -15,7 +15,7 @@ from drill.cards.field_values import mapping, mappings, number
 from drill.cards.model import Card
 from drill.cards.scenario import Dimension
 from drill.mock.grading import grade_from_json
-from drill.mock.report_record import DimensionLine, RoundReport, StageLine, Verdict
+from drill.mock.report_record import DimensionLine, RoundReport, RoundVerdict, StageLine
 from drill.mock.rounds import NOT_TIMED
 from drill.mock.run import ANSWERED
 from drill.words import counted
@@ -28,12 +28,12 @@ PASS_AT = 0.7
 LEAN_AT = 0.5
 
 
-def verdict_for(evidence: float) -> Verdict:
+def verdict_for(evidence: float) -> RoundVerdict:
     if evidence >= PASS_AT:
-        return Verdict.PASS
+        return RoundVerdict.PASS
     if evidence >= LEAN_AT:
-        return Verdict.LEAN
-    return Verdict.FAIL
+        return RoundVerdict.LEAN
+    return RoundVerdict.FAIL
 
 
 def _first_line(card: Card | None) -> str:
@@ -151,7 +151,7 @@ def _dimension_line(dimension: Dimension, graded: list[tuple[str, float]]) -> Di
     if not graded:
         return DimensionLine(
             dimension=dimension.value,
-            verdict=Verdict.NOT_ASSESSED,
+            verdict=RoundVerdict.NOT_ASSESSED,
             evidence=None,
             reason="no stage of it was answered",
         )
@@ -162,16 +162,16 @@ def _dimension_line(dimension: Dimension, graded: list[tuple[str, float]]) -> Di
 
 def _round_verdict(
     evidence: float | None, reached: int, total: int, dimensions: Sequence[DimensionLine]
-) -> tuple[Verdict, str]:
+) -> tuple[RoundVerdict, str]:
     """The round's pass, lean or fail, and why: its evidence over every stage, a pass held to lean where a
     dimension failed, and the stages not reached named."""
     if evidence is None:
-        return Verdict.FAIL, f"no stage answered of {total}"
+        return RoundVerdict.FAIL, f"no stage answered of {total}"
     verdict = verdict_for(evidence)
     why = [f"graded {evidence:.0%} over {total} stages ({reached} answered)"]
-    failed = [d for d in dimensions if d.verdict is Verdict.FAIL]
-    if verdict is Verdict.PASS and failed:
-        verdict = Verdict.LEAN
+    failed = [d for d in dimensions if d.verdict is RoundVerdict.FAIL]
+    if verdict is RoundVerdict.PASS and failed:
+        verdict = RoundVerdict.LEAN
         why.append(f"held to lean: {', '.join(d.dimension for d in failed)} below {LEAN_AT:.0%}")
     elif failed:
         weakest = ", ".join(f"{d.dimension} {d.evidence or 0:.0%}" for d in failed)

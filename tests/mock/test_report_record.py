@@ -11,7 +11,7 @@ import pytest
 
 from drill.mock.render import render_markdown
 from drill.mock.report import build_report
-from drill.mock.report_record import DimensionLine, MockReport, RoundReport, StageLine, Verdict
+from drill.mock.report_record import DimensionLine, MockReport, RoundReport, RoundVerdict, StageLine
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mock_report.json"
 
@@ -120,15 +120,15 @@ def test_a_round_kept_before_it_was_a_record_reads_back_as_one_and_is_kept_the_s
     report = MockReport.from_json(json.loads(KEPT_ROUND_MOCK))
     kept_round = report.round
     assert kept_round is not None
-    assert kept_round.verdict is Verdict.LEAN and kept_round.source_id == "sc-decode"
+    assert kept_round.verdict is RoundVerdict.LEAN and kept_round.source_id == "sc-decode"
     assert (kept_round.reached, kept_round.stages_total, kept_round.timing) == (3, 3, "")
     assert [s.status for s in kept_round.stages] == ["answered"] * 4 and kept_round.stages[3].twist
     assert kept_round.stages[2].hints == (
         "a narrower question with a hint (gaps between kernels from CPU launch overhead, closed by CUDA graphs)",
     )
     dims = {d.dimension: d for d in kept_round.dimensions}
-    assert dims["debugging"] == DimensionLine("debugging", Verdict.FAIL, 0.2, "stage 3 (diagnose) 20%")
-    assert dims["design"].verdict is Verdict.NOT_ASSESSED and dims["design"].evidence is None
+    assert dims["debugging"] == DimensionLine("debugging", RoundVerdict.FAIL, 0.2, "stage 3 (diagnose) 20%")
+    assert dims["design"].verdict is RoundVerdict.NOT_ASSESSED and dims["design"].evidence is None
     assert kept_round.plan is not None and kept_round.plan["draw"] == {
         "model": "llama-3-8b",
         "gpu": "h100-sxm",
@@ -145,13 +145,13 @@ def test_a_round_record_survives_the_database_text():
         kind="serving",
         title="chat",
         source_id="sc-chat",
-        verdict=Verdict.PASS,
+        verdict=RoundVerdict.PASS,
         reason="graded 90%",
         evidence=0.9,
         reached=1,
         stages_total=1,
         stages=(line,),
-        dimensions=(DimensionLine("estimation", Verdict.PASS, 0.9, "stage 2 (estimate) 90%"),),
+        dimensions=(DimensionLine("estimation", RoundVerdict.PASS, 0.9, "stage 2 (estimate) 90%"),),
         hints=("stage 2 (estimate): a hint",),
         next_asked="the debrief",
     )
