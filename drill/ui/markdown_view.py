@@ -170,10 +170,12 @@ class MarkdownView(Widget):
     for each top-level code block, a blank line between them as Rich's Markdown leaves one.
     """
 
+    # The blank line before each block but the first is a class given as the blocks are made, not a `*:first-child`
+    # rule: a rule on every widget's place among its siblings has Textual style every widget again as each is
+    # mounted, the most of what the first card waited for beside a bare Textual app.
     DEFAULT_CSS = """
     MarkdownView { height: auto; layout: vertical; }
-    MarkdownView > * { margin-top: 1; }
-    MarkdownView > *:first-child { margin-top: 0; }
+    MarkdownView > .-after { margin-top: 1; }
     """
 
     def __init__(self, source: str = "", **kwargs: object) -> None:
@@ -181,7 +183,7 @@ class MarkdownView(Widget):
         self.source = screen_text(source)
 
     def compose(self) -> ComposeResult:
-        yield from (_widget(part) for part in _parts(self.source))
+        yield from _widgets(_parts(self.source))
 
     def show(self, source: str) -> None:
         self.source = screen_text(source)
@@ -194,7 +196,7 @@ class MarkdownView(Widget):
         )
         if not same_shape:  # another arrangement of blocks: new children (the next card of a kind keeps them)
             self.remove_children()
-            self.mount_all([_widget(part) for part in parts])
+            self.mount_all(_widgets(parts))
             return
         for widget, part in zip(shown, parts):
             if isinstance(widget, CodeStrip):
@@ -208,8 +210,12 @@ def _parts(source: str) -> list[Block]:
     return blocks(source) or [Block("")]
 
 
-def _widget(part: Block) -> Widget:
-    return Prose(part) if part.lexer is None else CodeStrip(part)
+def _widgets(parts: list[Block]) -> list[Widget]:
+    """A widget for each block, each after the first set a blank line below the one before (`-after`)."""
+    widgets: list[Widget] = [Prose(part) if part.lexer is None else CodeStrip(part) for part in parts]
+    for widget in widgets[1:]:
+        widget.add_class("-after", update=False)
+    return widgets
 
 
 def scroll_code_sideways(page: Widget, direction: int) -> bool:
