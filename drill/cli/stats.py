@@ -7,11 +7,8 @@ against the learner's record), in the shape drill.study.readiness gives them.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from drill.cli import options
@@ -48,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
         today=getattr(args, "today", None),
         day_starts_at=getattr(args, "day_starts_at", None),
     )
-    with no_cycle_collection():
-        figures = workspace.stats(new_per_day=chosen("new_per_day"), new_order=chosen("new_order"))
+    figures = workspace.stats(new_per_day=chosen("new_per_day"), new_order=chosen("new_order"))
     if workspace.summary.problems:
         print(f"drill stats: {workspace.summary.left_out()}", file=sys.stderr)
     if args.json:
@@ -62,17 +58,3 @@ def run(args: argparse.Namespace) -> int:
             print()
             print(render_block(figures.readiness))
     return 0
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector held off while the figures are read: the read builds a few hundred thousand
-    small records per 10,000 cards, none of them in a cycle, and the collector's passes over them (a tenth of the
-    command's time) would free nothing. What was allocated is freed as usual when it is let go."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
