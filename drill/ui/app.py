@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from drill.kernel.client import JudgeClient
 
 
+# Textual writes each frame to the terminal from a thread of its own, which needs the interpreter's lock to run:
+# while the event loop goes on after a paint (the callbacks after it, a grade's write starting in its thread), the
+# frame waited for the loop to give the lock up, up to the interpreter's switch interval (5 ms by default). The
+# next card after a grade reaches the terminal within this much of being drawn instead.
+FRAME_HANDOFF_S = 0.001
+
+
 class DrillApp(ScreenRequests):
     CSS_PATH = "drill.tcss"
     TITLE = "drill"
@@ -115,11 +122,14 @@ class DrillApp(ScreenRequests):
             self.call_after_refresh(self.open_mock_setup_and_exit)
 
     def after_first_paint(self) -> None:
-        """Keep the collector off what the start made (the decks, the screen), and turn it on if `drill` turned it off."""
+        """Keep the collector off what the start made (the decks, the screen), and turn it on if `drill` turned it off;
+        and hand each painted frame to the terminal sooner (FRAME_HANDOFF_S)."""
         import gc
+        import sys
 
         gc.freeze()
         gc.enable()
+        sys.setswitchinterval(FRAME_HANDOFF_S)
 
     async def open_mock_setup_and_exit(self) -> None:
         await self.open_mock_setup(then_exit=True)
