@@ -25,7 +25,8 @@ def platform_config(tmp_path, monkeypatch):
 
 def test_plan_date_for_a_folder_given_with_data_dir_stays_in_that_folder(tmp_path, platform_config, capsys):
     trial = tmp_path / "trial"
-    interview = dt.date.today() + dt.timedelta(days=40)
+    # a week ahead: where the date is saved is the point, and each day of the plan printed is a simulated day of study
+    interview = dt.date.today() + dt.timedelta(days=7)
     assert main(["plan", "--date", interview.isoformat(), "--data-dir", str(trial)]) == 0
     written = tomllib.loads((trial / "config.toml").read_text(encoding="utf-8"))
     assert str(written["interview_date"]) == interview.isoformat()
