@@ -209,24 +209,44 @@ class Store(MockRecords):
 
     def _count_day(self, day: str, grade: int, mode: str, topic: str | None, step: int) -> None:
         """Inside `_writing`: keep the per-day (and per-day-and-topic) review counts in step with the log."""
-        scheduled = step if mode != "cram" else 0
-        passed = scheduled if grade >= 3 else 0
-        values = {"day": day, "topic": topic, "n": step, "s": scheduled, "p": passed}
-        self._session.exec(  # type: ignore[call-overload]
-            text(
-                "INSERT INTO review_day (day, reviews, scheduled, passed) VALUES (:day, :n, :s, :p) "
-                "ON CONFLICT(day) DO UPDATE SET reviews = reviews + :n, scheduled = scheduled + :s, "
-                "passed = passed + :p"
-            ),
-            params=values,
-        )
-        if topic:
-            self._session.exec(  # type: ignore[call-overload]
+        self._count_days({(day, grade, mode, topic): step})
+
+    def _count_days(self, steps: Mapping[tuple[str, int, str, str | None], int]) -> None:
+        """Inside `_writing`: `_count_day` for many (day, grade, mode, topic) groups at once, summed per day and per
+        day and topic first, in one statement each (an import's batch has thousands of groups)."""
+        per_day: dict[str, list[int]] = {}
+        per_topic: dict[tuple[str, str], list[int]] = {}
+        for (day, grade, mode, topic), step in steps.items():
+            scheduled = step if mode != "cram" else 0
+            passed = scheduled if grade >= 3 else 0
+            sums = per_day.setdefault(day, [0, 0, 0])
+            sums[0] += step
+            sums[1] += scheduled
+            sums[2] += passed
+            if topic:
+                topic_sums = per_topic.setdefault((day, topic), [0, 0])
+                topic_sums[0] += scheduled
+                topic_sums[1] += passed
+        connection = self._session.connection()
+        if per_day:
+            connection.execute(
+                text(
+                    "INSERT INTO review_day (day, reviews, scheduled, passed) VALUES (:day, :n, :s, :p) "
+                    "ON CONFLICT(day) DO UPDATE SET reviews = reviews + :n, scheduled = scheduled + :s, "
+                    "passed = passed + :p"
+                ),
+                [{"day": day, "n": n, "s": sched, "p": passed} for day, (n, sched, passed) in per_day.items()],
+            )
+        if per_topic:
+            connection.execute(
                 text(
                     "INSERT INTO review_topic_day (day, topic, scheduled, passed) VALUES (:day, :topic, :s, :p) "
                     "ON CONFLICT(day, topic) DO UPDATE SET scheduled = scheduled + :s, passed = passed + :p"
                 ),
-                params=values,
+                [
+                    {"day": day, "topic": topic, "s": sched, "p": passed}
+                    for (day, topic), (sched, passed) in per_topic.items()
+                ],
             )
 
     def set_suspended(self, state: CardState, suspended: bool) -> None:
@@ -424,8 +444,7 @@ class Store(MockRecords):
         with self._writing(), self._session.no_autoflush:
             # one executemany: an ORM object per row would cost a hundred times more
             self._session.connection().execute(ReviewRow.__table__.insert(), rows)  # type: ignore[attr-defined]
-            for (day, grade, mode, topic), n in counts.items():
-                self._count_day(day, grade, mode, topic, n)
+            self._count_days(counts)
             for cid, card_rows in added.items():  # flushed once, at the commit
                 current = self._session.get(CardRow, cid, populate_existing=True)
                 state = state_from_row(current.model_dump()) if current else CardState(cid)
