@@ -18,6 +18,7 @@ import pytest
 from textual.widgets import Static
 
 from drill import paths
+from drill.kernel.client import JudgeClient
 from drill.start import AppOptions
 from drill.store.reader import DB_NAME
 from drill.ui.app import make_app
@@ -26,6 +27,9 @@ from drill.ui.markdown_view import MarkdownView
 from tests.conftest import FixedClock, settle, stretched, type_keys, until
 
 JUDGE_SECONDS = 600.0  # a cold judge imports torch and triton, then interprets every case: slow on a loaded machine
+
+# one worker runs the module, so one judge child (the `judge` fixture) imports torch and triton for all its cards
+pytestmark = pytest.mark.xdist_group("kernel-cards-app")
 CPU_NOTE = "CPU (no GPU): CUDA kernels are compiled only; Triton runs in its interpreter"
 TRITON_SPEED_NOTE = "not checked: speed: no GPU here; the Triton interpreter checked correctness on small shapes only"
 CUDA_NOT_RUN = "not checked: correctness and speed: no GPU here, so the CUDA kernel was only compiled"
@@ -59,6 +63,25 @@ NEW_CARDS = [
     NewCard("fp8-block-gemm", "fp8_block_gemm.py", "# my notes: scale each 128-wide step", "enter"),
     NewCard("moe-grouped-gemm-kernel", "moe_grouped_gemm.py", "# my notes: one flat list of tiles", "3"),
 ]
+
+
+class LentJudge(JudgeClient):
+    """The judge the app would start (this machine's, no options), lent to one app after another: an app closes
+    its judge when it exits, and this one stays warm for the next card's app. A learner's app keeps its judge warm
+    from one kernel card to the next the same way; what each test checks is the card, not the judge's start."""
+
+    def close(self) -> None:
+        pass
+
+    def close_for_good(self) -> None:
+        super().close()
+
+
+@pytest.fixture(scope="module")
+def judge():
+    client = LentJudge()
+    yield client
+    client.close_for_good()
 
 
 def widget_text(screen: KernelScreen, widget_id: str) -> str:
@@ -101,7 +124,7 @@ def check_verdict(card: NewCard, starter: str, verdict: str) -> None:
 
 
 @pytest.mark.parametrize("card", NEW_CARDS, ids=[c.card_id for c in NEW_CARDS])
-async def test_a_new_kernel_card_is_edited_run_revealed_and_graded_once(tmp_path, card):
+async def test_a_new_kernel_card_is_edited_run_revealed_and_graded_once(tmp_path, card, judge):
     data_dir = tmp_path / "data"
     starter = (paths.kernels_dir() / card.starter).read_text()
     # the judge's time limit as a learner on a busy machine would set it: the interpreter runs every case
@@ -112,7 +135,8 @@ async def test_a_new_kernel_card_is_edited_run_revealed_and_graded_once(tmp_path
             [paths.cards_dir() / "kernels.yaml"],
             clock=FixedClock(dt.datetime(2026, 5, 10, 12, 0)),
             card_id=card.card_id,
-        )
+        ),
+        judge_factory=lambda data_dir: judge,
     )
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
