@@ -173,17 +173,25 @@ def test_a_card_takes_the_state_of_its_newest_review_whichever_log_it_came_from(
     target.close()
 
 
-def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
-    tmp_path, concept_deck, capsys, monkeypatch
-):
+@pytest.fixture
+def two_bundled_files(tmp_path, monkeypatch):
+    """The bundled decks cut to two files (kernel cards and ledger tables among their 32 cards) and their data:
+    an Anki export renders every bundled card to HTML, seconds of CPU for all of them, where a test's point is the
+    package's notes, times or history (the CSV test below covers every card)."""
     from drill import paths
 
-    # two bundled deck files (kernel cards and ledger tables among them): the CSV test below covers every card
     some = tmp_path / "bundled"
     some.mkdir()
     for name in ("data", "kernels.yaml", "capacity-cost.yaml"):
         (some / name).symlink_to(paths.cards_dir() / name)
     monkeypatch.setattr(paths, "cards_dir", lambda: some)
+    return some
+
+
+def test_the_apkg_holds_a_note_per_card_but_kernel_cards_and_keeps_its_guids(
+    tmp_path, concept_deck, capsys, two_bundled_files
+):
+    some = two_bundled_files
     deck = concept_deck(3)
     cards = load_decks([some, deck]).cards
     expected = {cid for cid, c in cards.items() if c.kind != "kernel"} | {"c00", "c01", "c02"}
@@ -716,7 +724,7 @@ def _package_rows(package, sql, where):
         conn.close()
 
 
-def test_a_notes_time_changes_only_when_its_card_does(tmp_path, concept_deck):
+def test_a_notes_time_changes_only_when_its_card_does(tmp_path, concept_deck, two_bundled_files):
     deck = concept_deck(3)
     data = tmp_path / "data"
 
@@ -734,7 +742,7 @@ def test_a_notes_time_changes_only_when_its_card_does(tmp_path, concept_deck):
     assert edited["c01"] > first["c01"]
 
 
-def test_with_history_each_scheduled_card_carries_its_schedule_and_reviews(history, tmp_path):
+def test_with_history_each_scheduled_card_carries_its_schedule_and_reviews(history, tmp_path, two_bundled_files):
     source, decks = history
     out = tmp_path / "history.apkg"
     assert main(["export", "anki", str(out), "--decks", str(decks), "--with-history", "--data-dir", str(source)]) == 0
@@ -757,7 +765,9 @@ def test_with_history_each_scheduled_card_carries_its_schedule_and_reviews(histo
     assert sum(1 for kind, *_ in by_guid.values() if kind == 0) == len(by_guid) - len(states)
 
 
-def test_drills_own_history_in_an_anki_package_comes_back_as_already_there(history, tmp_path, capsys):
+def test_drills_own_history_in_an_anki_package_comes_back_as_already_there(
+    history, tmp_path, capsys, two_bundled_files
+):
     source, decks = history
     out = tmp_path / "history.apkg"
     assert main(["export", "anki", str(out), "--decks", str(decks), "--with-history", "--data-dir", str(source)]) == 0
@@ -818,7 +828,7 @@ def test_the_formula_column_shows_ledger_text_never_the_checkers_python():
 
 
 def test_anki_reviews_older_than_the_logged_ones_rebuild_the_cards_schedule_from_the_whole_log(
-    history, tmp_path, capsys
+    history, tmp_path, capsys, two_bundled_files
 ):
     from drill.study.scheduling import scheduler_named
 
