@@ -16,8 +16,6 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.reactive import Reactive
-from textual.widget import Widget
 
 from drill.study.sm2 import GRADE_MEANINGS, SAME_DAY_REPEAT_BELOW
 from drill.ui.answer_fields import Page
@@ -63,11 +61,6 @@ class ReviewContext:
 
 
 class ReviewScreen(PageScreen[None]):
-    # Textual repaints the whole screen whenever the focus moves; the widgets that gain or lose it repaint (and
-    # restyle) themselves. Here the focus moves on every card, into its answer field, and on every check, out of it:
-    # repainting only what changed halves the next card's drawing.
-    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
-
     # Commands are ctrl-keys, so no letter or digit typed into an answer can suspend,
     # bury, undo or quit; digits grade only once the answer is shown.
     BINDINGS = [
