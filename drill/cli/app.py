@@ -175,10 +175,14 @@ def run(args: argparse.Namespace, *, mock: MockAsked | None = None) -> int:
     """Open the review app (`args.settings` already read); `mock`: with the mock setup open (`drill mock`)."""
     import gc
 
-    chosen = app_options(args, mock=mock)  # the Namespace stops here: the app takes typed options
-    # A start makes many objects that live as long as the app, and little garbage: the collector
-    # waits until the first card is painted (DrillApp turns it back on), then skips those objects.
+    # A start makes many objects that live as long as the app (the modules, the decks, the screen), and little
+    # garbage: the collector waits until the first card is painted (DrillApp turns it back on), then skips those
+    # objects. It waits from here, before the start's modules are imported, and is on again whatever happens.
     gc.disable()
-    from drill.ui.app import run_app
+    try:
+        chosen = app_options(args, mock=mock)  # the Namespace stops here: the app takes typed options
+        from drill.ui.app import run_app
 
-    return run_app(chosen)
+        return run_app(chosen)
+    finally:
+        gc.enable()
