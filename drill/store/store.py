@@ -146,9 +146,13 @@ class Store(MockRecords):
                 self._session.add(row)
         return changed
 
-    def _put_state(self, state: CardState, content_hash: str | None = None, *, reviews: int = 0) -> None:
-        """Inside `_writing`: the card's row set to `state` (read afresh, so another drill's write is seen)."""
-        row = self._session.get(CardRow, state.card_id, populate_existing=True) or CardRow(card_id=state.card_id)
+    def _put_state(
+        self, state: CardState, content_hash: str | None = None, *, reviews: int = 0, row: CardRow | None = None
+    ) -> None:
+        """Inside `_writing`: the card's row set to `state` (read afresh, so another drill's write is seen, unless
+        `row` is given: the row as already read in this transaction)."""
+        if row is None:
+            row = self._session.get(CardRow, state.card_id, populate_existing=True) or CardRow(card_id=state.card_id)
         fill_card_row(row, state)
         row.reviews = max(0, (row.reviews or 0) + reviews)
         if content_hash is not None:
@@ -206,6 +210,16 @@ class Store(MockRecords):
             self._count_day(log.day, log.grade, log.mode, log.topic, -1)
         self._log_change(log.day)
         return before
+
+    def _card_rows(self, card_ids: list[str], chunk: int = 500) -> dict[str, CardRow]:
+        """Inside `_writing`: these cards' rows, read afresh in one statement per `chunk` ids (an import's batch
+        touches thousands of cards; SQLite takes at most 32,766 parameters a statement)."""
+        found: dict[str, CardRow] = {}
+        for at in range(0, len(card_ids), chunk):
+            query = select(CardRow).where(col(CardRow.card_id).in_(card_ids[at : at + chunk]))
+            for row in self._session.exec(query.execution_options(populate_existing=True)):
+                found[row.card_id] = row
+        return found
 
     def _count_day(self, day: str, grade: int, mode: str, topic: str | None, step: int) -> None:
         """Inside `_writing`: keep the per-day (and per-day-and-topic) review counts in step with the log."""
@@ -445,13 +459,14 @@ class Store(MockRecords):
             # one executemany: an ORM object per row would cost a hundred times more
             self._session.connection().execute(ReviewRow.__table__.insert(), rows)  # type: ignore[attr-defined]
             self._count_days(counts)
+            current_rows = self._card_rows(list(added))
             for cid, card_rows in added.items():  # flushed once, at the commit
-                current = self._session.get(CardRow, cid, populate_existing=True)
+                current = current_rows.get(cid)
                 state = state_from_row(current.model_dump()) if current else CardState(cid)
                 last = card_rows[-1]
                 if last["reviewed_at"] >= newest.get(cid, ""):
                     state = CardState.from_json(cid, json.loads(last["state_after"]), state)
-                self._put_state(state, reviews=len(card_rows))
+                self._put_state(state, reviews=len(card_rows), row=current or CardRow(card_id=cid))
         for cid, card_rows in added.items():
             newest[cid] = max(newest.get(cid, ""), card_rows[-1]["reviewed_at"])
         self._log_change(min(str(row["day"]) for row in rows))
