@@ -8,10 +8,12 @@ takes within the minutes given, in order, until the drawn seconds spend them (th
 Run k draws the same numbers whatever the way of dealing, so ways are compared on the same days.
 A card comes up early in the last days when its recall on the date, with the learner's own factor
 on its stability (the posterior's pessimistic end, Uncertainty.cautious_factor), is below the target
-plus EARLY_REVIEW_MARGIN. In those days the minutes nothing else wants top up the track: the cards
-not due and not asked in the last TOP_UP_REST_DAYS days, the lowest recall on the date (with that
-factor) first. The model can be wrong about a learner in ways no factor shows; a card asked a day or
-two before the date is recalled on it whatever the model said, so the minutes given are not lost.
+plus EARLY_REVIEW_MARGIN. In the last TOP_UP_DAYS days the minutes nothing else wants top up the track:
+the cards not due, not asked in the last TOP_UP_REST_DAYS days and below the target plus TOP_UP_MARGIN on
+the date (with that factor), the lowest first: the cards whose early day has not come yet, and those the
+model puts just above the cut. The model can be wrong about a learner in ways no one factor shows; a card
+asked a day or two before the date is recalled on it whatever the model said. A card far above the
+target is left alone: a review then risks a lapse with no days left to mend it, for little to gain.
 FSRS's arithmetic is drill.study.memory_law's (the fsrs package's formulas without its objects).
 """
 
@@ -39,6 +41,10 @@ EARLY_REVIEW_DAYS = 5  # the days before the date in which a card below target c
 # Until its parameters are fitted to the learner, the model's recall can be a few points off
 # for one learner: a card comes up early when its predicted recall on the date is below the target plus this.
 EARLY_REVIEW_MARGIN = 0.03
+TOP_UP_DAYS = 5  # the days before the date in which the minutes left over top up the track
+# a card is topped up while its recall on the date (with the cautious factor) is below the target plus this: a card
+# far above it is more likely lost than helped by a review a day or two before (a lapse then has no time to mend)
+TOP_UP_MARGIN = 0.06
 TOP_UP_REST_DAYS = 2  # a card asked this few days ago or fewer is not topped up (today and yesterday)
 FORGOTTEN_GRADE = 1  # a forgotten review's grade: "wrong, familiar", FSRS's Again
 BASELINE_NEW_PER_DAY = 10  # the fixed policy every plan is compared with
@@ -146,6 +152,7 @@ class PlanWorld:
         # early-review rule asks which cards will be below target for them, not for the model's average learner,
         # and while the log says little it does not assume them to be that learner
         self.learner_factor = uncertainty.cautious_factor
+        self.top_up_below = target + TOP_UP_MARGIN
         self.model = model
         self.grades = grades
         self.uncertainty = uncertainty
@@ -228,14 +235,15 @@ class PlanWorld:
         ]
         early: list[tuple[float, int]] = []
         top_up: list[tuple[float, int]] = []
-        if policy.early and day >= self.span - EARLY_REVIEW_DAYS:
+        early_days = day >= self.span - EARLY_REVIEW_DAYS
+        if policy.early and (early_days or day >= self.span - TOP_UP_DAYS):
             for i in range(self.track):
                 if due[i] <= day:  # due (or unseen): not asked ahead
                     continue
                 recall = law.recall(stability[i] * self.learner_factor, self.span - last[i])
-                if recall < self.early_below and day >= self.early_from[i]:
+                if early_days and recall < self.early_below and day >= self.early_from[i]:
                     early.append((recall, i))
-                elif day - last[i] >= TOP_UP_REST_DAYS:
+                elif day - last[i] >= TOP_UP_REST_DAYS and recall < self.top_up_below:
                     top_up.append((recall, i))
             early.sort()
             top_up.sort()

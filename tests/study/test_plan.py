@@ -232,40 +232,52 @@ def test_the_plan_counts_the_early_reviews_and_they_lift_recall_on_the_date():
 
 # The top-up of the last days -------------------------------------------------
 
+SURE = Uncertainty(0.0, 0.0, 0.0)  # a learner the log has shown to be the model's: recall on the date is the model's
 
-def strong_cards(n, last_review):
-    """Cards well above the target on the date for the model (stability 60 days), reviewed on `last_review`."""
-    return [seen(f"s{i:02d}", 60.0 + i, last_review, DATE + dt.timedelta(days=40), topic="serving") for i in range(n)]
+
+def weak_cards(n, last_review, stability=6.0):
+    """Cards below the target on the date for the model (about 0.82 to 0.85 twelve days after `last_review`), the
+    lowest first."""
+    return [
+        seen(f"w{i:02d}", stability + 0.1 * i, last_review, DATE + dt.timedelta(days=40), topic="serving")
+        for i in range(n)
+    ]
 
 
 def test_the_minutes_left_in_the_last_days_top_up_cards_not_due_lowest_recall_first():
-    day = DATE - dt.timedelta(days=2)
-    cards = strong_cards(30, day - dt.timedelta(days=6))
-    plan = make_plan(cards, today=day, date=DATE, minutes_per_day=10)  # 60 s a card: about nine fit
-    top_up = plan.today_cards.top_up
-    assert 5 <= len(top_up) < 30 and plan.today_cards.early == ()  # none is below the target for the model
-    assert list(top_up) == [f"s{i:02d}" for i in range(len(top_up))]  # the lowest stability first
-    assert plan.today_cards.seconds <= 10 * 60
-    assert plan.days[0].top_up == len(top_up) and plan.days[0].reviews == len(top_up)
+    day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)  # the first early day: a card's own comes later for most
+    strong = seen("strong", 200.0, day - dt.timedelta(days=7), DATE + dt.timedelta(days=90))  # 0.99 on the date
+    cards = [strong, *weak_cards(30, day - dt.timedelta(days=7))]
+    plan = make_plan(cards, today=day, date=DATE, minutes_per_day=15, uncertainty=SURE)  # about 14 cards fit
+    today = plan.today_cards
+    assert all(early_review_day(card_id, DATE) == day for card_id in today.early)
+    assert 3 <= len(today.top_up) and len(today.early) + len(today.top_up) < 30
+    assert all(early_review_day(card_id, DATE) > day for card_id in today.top_up)  # not yet their early day
+    assert list(today.top_up) == sorted(today.top_up)  # the lowest stability first
+    assert today.seconds <= 15 * 60
+    assert plan.days[0].top_up == len(today.top_up) and plan.days[0].reviews == len(today.cards)
+    roomy = make_plan(cards, today=day, date=DATE, minutes_per_day=600, uncertainty=SURE)
+    assert set(roomy.today_cards.ahead) == {card.card_id for card in cards[1:]}  # far above the target: left alone
 
 
 def test_no_top_up_before_the_last_days_nor_for_a_card_asked_yesterday():
-    cards = strong_cards(30, TODAY - dt.timedelta(days=6))
-    early_on = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=10)
+    cards = weak_cards(30, TODAY - dt.timedelta(days=1), stability=10.0)
+    early_on = make_plan(cards, today=TODAY, date=DATE, minutes_per_day=10, uncertainty=SURE)
     assert early_on.today_cards.top_up == ()
     first_top_up_day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)
     assert all(d.top_up == 0 for d in early_on.days if d.day < first_top_up_day)
     assert sum(d.top_up for d in early_on.days if d.day >= first_top_up_day) > 0
-    day = DATE - dt.timedelta(days=1)
-    asked = [*strong_cards(3, day - dt.timedelta(days=1)), *strong_cards(30, day - dt.timedelta(days=6))[3:]]
-    plan = make_plan(asked, today=day, date=DATE, minutes_per_day=600)
-    assert set(plan.today_cards.top_up) == {f"s{i:02d}" for i in range(3, 30)}
+    day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)
+    asked = [*weak_cards(3, day - dt.timedelta(days=1)), *weak_cards(30, day - dt.timedelta(days=7))[3:]]
+    plan = make_plan(asked, today=day, date=DATE, minutes_per_day=600, uncertainty=SURE)
+    assert plan.today_cards.top_up and not {"w00", "w01", "w02"} & set(plan.today_cards.top_up)
 
 
 def test_with_no_minutes_to_spare_there_is_no_top_up():
-    day = DATE - dt.timedelta(days=2)
+    day = DATE - dt.timedelta(days=EARLY_REVIEW_DAYS)
     due = [seen(f"d{i}", 5.0, day - dt.timedelta(days=5), day, topic="moe") for i in range(20)]
-    plan = make_plan([*due, *strong_cards(10, day - dt.timedelta(days=6))], today=day, date=DATE, minutes_per_day=10)
+    cards = [*due, *weak_cards(10, day - dt.timedelta(days=7))]
+    plan = make_plan(cards, today=day, date=DATE, minutes_per_day=10, uncertainty=SURE)
     assert plan.today_cards.left_over and plan.today_cards.top_up == ()
 
 

@@ -97,8 +97,9 @@ def test_early_reviews_come_up_in_the_last_days_and_are_logged_as_such(world):
             assert reviews == scheduled_count
 
 
-def test_the_queue_serves_the_plans_top_up_cards_and_logs_them_as_early(world):
-    """In the last days the minutes nothing else wants bring up cards not due: the queue serves the plan's."""
+def test_the_queue_serves_the_plans_top_up_cards_and_logs_them_as_early(world, capsys):
+    """In the last days the minutes nothing else wants bring up cards not due: the queue serves the plan's, and
+    `drill plan` says how many."""
     rng = random.Random(3)
     topped = {}
     for offset in range(3, 12):
@@ -107,6 +108,10 @@ def test_the_queue_serves_the_plans_top_up_cards_and_logs_them_as_early(world):
         states = space.states()
         figures = space.readiness(day, states=states)
         top_up = figures.plan.today_cards.top_up
+        if top_up and not any(topped.values()):  # the first day with a top-up: the plan's text says it
+            assert main(["plan", "--data-dir", str(world), "--today", day.isoformat()]) == 0
+            noun = "card" if len(top_up) == 1 else "cards"
+            assert f"{len(top_up)} {noun} not yet due top up the minutes left" in capsys.readouterr().out
         session = space.review_session(day, states=dict(states))
         assert [cid for cid in session.queue if cid in top_up] == list(top_up)  # all of them, in the plan's order
         assert set(top_up) <= session.early
