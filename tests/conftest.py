@@ -102,8 +102,9 @@ def bundled_cards():
 
 @pytest.fixture(scope="session")
 def cpu_judge(tmp_path_factory):
-    """A judge child as on a machine without a GPU (Triton cards run in the interpreter), one for the modules of
-    the `triton-judge` xdist group: each start imports torch and triton, seconds of CPU."""
+    """A judge child as on a machine without a GPU (Triton cards run in the interpreter, collectives on gloo), one
+    for the modules of the `triton-judge` xdist group and one for those of `collectives` (each group runs on one
+    worker): each start imports torch and triton, seconds of CPU."""
     from drill.kernel.client import JudgeClient
 
     # DRILL_JUDGE_CPU: the interpreter path, even on a machine that has a GPU

@@ -18,7 +18,6 @@ import pytest
 from drill import paths
 from drill.cards.loader import load_decks
 from drill.kernel.cards import kernel_files
-from drill.kernel.client import JudgeClient
 from drill.kernel.job import kernel_job
 from drill.kernel_shared import collective_sizes as sizes
 from tests.conftest import stretched
@@ -36,14 +35,16 @@ def cards():
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory):
+def judge(cpu_judge):
+    """The worker's CPU judge, shared with tests/judge/test_collectives.py (the same xdist group)."""
     pytest.importorskip("torch.distributed")
-    client = JudgeClient(data_dir=tmp_path_factory.mktemp("data"), env={"DRILL_JUDGE_CPU": "1"})
-    yield client
-    client.close()
-    for folder in (Path(tempfile.gettempdir()), Path("/dev/shm")):  # what the side channels left
-        for left in folder.glob(f"drill-cheat-*{client.pid}-*"):
-            left.unlink(missing_ok=True)
+    cpu_judge.start()
+    started = cpu_judge.pid
+    yield cpu_judge
+    for pid in {started, cpu_judge.pid}:  # the ranks' parent: the judge, or the one that replaced it
+        for folder in (Path(tempfile.gettempdir()), Path("/dev/shm")):  # what the side channels left
+            for left in folder.glob(f"drill-cheat-*{pid}-*"):
+                left.unlink(missing_ok=True)
 
 
 def run(judge, cards, source, card_id="ring-allreduce", world=2):

@@ -79,11 +79,10 @@ def cards():
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory):
+def judge(cpu_judge):
+    """The worker's CPU judge, shared with tests/judge/test_collective_cheats.py (the same xdist group)."""
     pytest.importorskip("torch.distributed")
-    client = JudgeClient(data_dir=tmp_path_factory.mktemp("data"), env={"DRILL_JUDGE_CPU": "1"})
-    yield client
-    client.close()
+    return cpu_judge
 
 
 def run(judge, cards, source, card_id="ring-allreduce", world=None, timeout=None):
