@@ -107,16 +107,13 @@ async def test_the_kernel_screen_shows_the_ratio_to_nccl(tmp_path, cards):
         judge.close()
 
 
-async def test_the_kernel_screen_judges_the_starter_with_gloo_and_says_timing_needs_gpus(tmp_path, cards):
+@pytest.mark.xdist_group("collectives")  # the worker of the collective judge tests, whose CPU judge it shares
+async def test_the_kernel_screen_judges_the_starter_with_gloo_and_says_timing_needs_gpus(tmp_path, cards, cpu_judge):
     pytest.importorskip("torch.distributed")
-    judge = JudgeClient(data_dir=tmp_path, env={"DRILL_JUDGE_CPU": "1"})
-    screen = KernelScreen(cards["ring-allreduce"], store=NoStore(), data_dir=tmp_path, judge=judge)
-    try:
-        async with Host(screen).run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
-            await type_keys(pilot, "f5")
-            await until(pilot, lambda: "timing needs two GPUs" in verdict_text(screen), "the gloo verdict", seconds=120)
-            text = verdict_text(screen)
-            assert "✓ 4 ranks: bfloat16 n=65,537" in text and "\ncorrect\n" in text
-    finally:
-        judge.close()
+    screen = KernelScreen(cards["ring-allreduce"], store=NoStore(), data_dir=tmp_path, judge=cpu_judge)
+    async with Host(screen).run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "f5")
+        await until(pilot, lambda: "timing needs two GPUs" in verdict_text(screen), "the gloo verdict", seconds=120)
+        text = verdict_text(screen)
+        assert "✓ 4 ranks: bfloat16 n=65,537" in text and "\ncorrect\n" in text
