@@ -4,8 +4,9 @@ Same-day repeats come first (the queue puts them there), then the track's due re
 first), the early reviews of the interview's last days (lowest recall on the date first), the new
 cards the plan deals that day (in the queue's order), the other decks' due reviews, and last the
 top-up of the interview's last days (cards not due, lowest recall on the date first: only the
-minutes nothing else wants go to them); each card is taken while its expected seconds (the learner's pace times the views it is expected to need: a
-review, and a same-day repeat when graded below 4) still fit in the minutes left.
+minutes nothing else wants go to them); each card is taken while its expected seconds (the
+learner's pace times the views it is expected to need: a review, and a same-day repeat when graded
+below 4) still fit in the minutes left.
 """
 
 from __future__ import annotations
