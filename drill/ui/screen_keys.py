@@ -77,8 +77,9 @@ class KeysFooter(Footer):
     card. The stock footer then rebuilds its keys whenever the screen's
     bindings may have changed, which is on every move of the focus: each card
     shown, each answer revealed. A rebuild costs more than showing the next
-    card, so here the keys are compared first, and a rebuild already on its
-    way is not asked for again.
+    card, so here the keys are compared first, once the screen is painted (the
+    screen's keys, worked out to compare them, cost about a tenth of the next
+    card's paint), and a check already on its way is not asked for again.
     """
 
     def __init__(self, *, compact: bool = False) -> None:
@@ -112,12 +113,15 @@ class KeysFooter(Footer):
     def bindings_changed(self, screen: Screen[Any]) -> None:
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        if self._rebuilding or self.shown_keys() == self._shown:
+        if self._rebuilding:  # a check is on its way: it will see these bindings too
             return
         self._rebuilding = True
         self.call_after_refresh(self._rebuild)
 
     async def _rebuild(self) -> None:
+        """Draw the keys, unless those drawn are still the ones to show."""
         self._rebuilding = False
+        if self._shown is not None and self.shown_keys() == self._shown:
+            return
         self.set_reactive(Footer._bindings_ready, True)
         await self.recompose()
