@@ -2,6 +2,7 @@
 
 import datetime as dt
 import json
+import shutil
 import sys
 
 import pytest
@@ -32,9 +33,17 @@ def simulate(data, reviews):
     store.close()
 
 
-def test_fit_lowers_held_out_log_loss_saves_the_parameters_and_predictions_use_them(tmp_path, capsys):
-    data = tmp_path / "home"
+@pytest.fixture(scope="module")
+def simulated_home(tmp_path_factory):
+    """The data folder of HISTORY simulated reviews, written once for the module (each review its own transaction,
+    seconds of CPU); a test copies it before changing it."""
+    data = tmp_path_factory.mktemp("simulated") / "home"
     simulate(data, HISTORY)
+    return data
+
+
+def test_fit_lowers_held_out_log_loss_saves_the_parameters_and_predictions_use_them(tmp_path, capsys, simulated_home):
+    data = shutil.copytree(simulated_home, tmp_path / "home")
     assert main(["fsrs", "fit", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
     assert "Fitted on the first 991 of 1239 reviews" in out  # the history goes to the end of its last day
@@ -60,9 +69,8 @@ def test_fit_lowers_held_out_log_loss_saves_the_parameters_and_predictions_use_t
     workspace.close()
 
 
-def test_with_fsrs_scheduling_a_fit_reschedules_every_card_with_the_fitted_parameters(tmp_path, capsys):
-    data = tmp_path / "home"
-    simulate(data, HISTORY)
+def test_with_fsrs_scheduling_a_fit_reschedules_every_card_with_the_fitted_parameters(tmp_path, capsys, simulated_home):
+    data = shutil.copytree(simulated_home, tmp_path / "home")
     assert main(["config", "set", "scheduler", "fsrs", "--data-dir", str(data)]) == 0
     capsys.readouterr()
     before = Workspace(data).states()
