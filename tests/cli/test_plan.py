@@ -3,6 +3,7 @@
 import datetime as dt
 import json
 import random
+import shutil
 
 import pytest
 
@@ -18,13 +19,24 @@ DATE = TODAY + dt.timedelta(days=10)
 CARDS = len(TOPICS) * CARDS_PER_TOPIC
 
 
+@pytest.fixture(scope="module")
+def studied_home(tmp_path_factory):
+    """The data folder of a learner who studied four days (10 new cards a day) before TODAY, studied once for the
+    module (each day a workspace, a session and a transaction a grade); `world` copies it."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        data = make_world(tmp_path_factory.mktemp("studied"), monkeypatch)
+        rng = random.Random(7)
+        for offset in range(4):
+            study(data, START + dt.timedelta(days=offset), rng)
+    return data
+
+
 @pytest.fixture
-def world(tmp_path, monkeypatch):
-    """A learner who studied four days (10 new cards a day) before TODAY."""
+def world(tmp_path, monkeypatch, studied_home):
+    """A learner who studied four days (10 new cards a day) before TODAY: the same decks, their own copy of the
+    studied data folder."""
     data = make_world(tmp_path, monkeypatch)
-    rng = random.Random(7)
-    for offset in range(4):
-        study(data, START + dt.timedelta(days=offset), rng)
+    shutil.copytree(studied_home, data)
     return data
 
 
