@@ -189,6 +189,57 @@ async def test_the_collector_runs_again_once_the_first_card_is_painted(tmp_path,
         gc.enable()
 
 
+async def test_a_refused_start_leaves_the_collector_on(tmp_path, concept_deck, capsys):
+    from drill.cli import app as cli_app
+
+    args = cli_app.no_arguments()
+    args.data_dir = str(tmp_path / "data")
+    args.decks = [str(concept_deck(1))]
+    args.card = "no-such-card"
+    assert cli_app.run(args) == 2
+    assert gc.isenabled()
+    assert "no-such-card" in capsys.readouterr().err
+
+
+async def test_no_widget_of_the_review_screen_is_styled_by_its_place_among_its_siblings(tmp_path, concept_deck):
+    # Textual styles such a widget again each time a sibling is mounted: a rule on `*:first-child` once had every
+    # widget of the first card styled two or three times before it was painted
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(2)], clock=FixedClock(NOW)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await type_keys(pilot, "enter")  # the answer shown, in a view of its own
+        await settle(pilot)
+        placed = [node for node in app.screen.walk_children(with_self=True) if node._has_order_style]
+        assert placed == []
+
+
+async def test_a_markdown_views_blocks_are_a_blank_line_apart(tmp_path):
+    from textual.app import App
+
+    source = "Prose first.\n\n```\nline 1\nline 2\n```\n\nProse between.\n\n    indented code\n\nProse last."
+
+    class OneView(App[None]):
+        def compose(self):
+            yield MarkdownView(source, id="view")
+
+    def tops_and_gaps(view):
+        regions = [child.region for child in view.children]
+        return regions[0].y - view.region.y, [b.y - (a.y + a.height) for a, b in zip(regions, regions[1:])]
+
+    app = OneView()
+    async with app.run_test(size=(60, 30)) as pilot:
+        await pilot.pause()
+        view = app.query_one("#view", MarkdownView)
+        assert len(view.children) == 5 and tops_and_gaps(view) == (0, [1, 1, 1, 1])
+        view.show("One paragraph.")  # another arrangement of blocks: new children
+        await pilot.pause()
+        assert len(view.children) == 1 and tops_and_gaps(view) == (0, [])
+        view.show(source)
+        await pilot.pause()
+        await pilot.pause()
+        assert len(view.children) == 5 and tops_and_gaps(view) == (0, [1, 1, 1, 1])
+
+
 def rendered(renderable, width):
     from rich.console import Console
 
