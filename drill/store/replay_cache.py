@@ -47,7 +47,7 @@ from drill.study.calibration import Tally
 from drill.study.forecast import DayReplay, MemoryModel, ReplayState, continue_day
 from drill.study.records import LoggedReview
 
-CACHE_VERSION = 2  # the file's layout; bump it when what it holds changes
+CACHE_VERSION = 3  # the file's layout; bump it when what it holds changes
 CACHE_FILE = "replay.json"
 UNKNOWN = "unknown"
 # The modules whose rules a replay follows: an edit to one of them (an editable install keeps its

@@ -159,7 +159,7 @@ def test_other_fitted_parameters_are_another_replay(tmp_path, history):
         lambda text: b"",
         lambda text: text[: len(text) // 2],
         lambda text: text.replace(b'"before"', b'"b4"'),
-        lambda text: text.replace(b'"cards":[[', b'"cards":[[7,'),
+        lambda text: text.replace(b'"cards":{"id":[', b'"cards":{"id":[7,'),
         lambda text: text.replace(b"[[", b"[[1e400,", 1),
         lambda text: text.rsplit(b"\n", 2)[0] + b"\n" + b"\xff\xfe\n" + text.rsplit(b"\n", 2)[2],
         lambda text: text.replace(b'"whole_mark":[', b'"whole_mark":["x",'),
