@@ -98,21 +98,37 @@ def read_weakness(
     return topic_figures(cards, reader.read_progress(data_dir, today), today, titles)
 
 
+@dataclass(frozen=True)
+class ReportRead:
+    """What the progress report reads: saved settings, the study day, the progress rows, and every card's state
+    when they were asked for with them (read from the same read of the card table; None when not asked)."""
+
+    saved: dict[str, str]
+    today: dt.date
+    rows: ProgressRows
+    states: dict[str, CardState] | None = None
+
+
 def read_for_report(
     data_dir: Path,
     rollover_hour: int | None = None,
     now: dt.datetime | None = None,
     chosen_day: dt.date | None = None,
-) -> tuple[dict[str, str], dt.date, ProgressRows]:
+    *,
+    states: bool = False,
+) -> ReportRead:
     """What the progress report reads: saved settings, the study day (`chosen_day`, --today, when given), and
-    the progress rows."""
+    the progress rows, with every card's state when `states` (the card table read once for both)."""
     from drill.study.progress import saved_rollover_hour
 
     saved = reader.read_settings(data_dir)
     if rollover_hour is None:
         rollover_hour = saved_rollover_hour(saved)
     today = study_day_of(now or dt.datetime.now(), rollover_hour, chosen_day)
-    return saved, today, reader.read_progress(data_dir, today)
+    if not states:
+        return ReportRead(saved, today, reader.read_progress(data_dir, today))
+    read = reader.read_progress_and_states(data_dir, today)
+    return ReportRead(saved, today, read.progress, read.states)
 
 
 def collect(
@@ -135,7 +151,7 @@ def collect(
 
 def _report(
     cards: Mapping[str, CardFacts],
-    read: tuple[dict[str, str], dt.date, ProgressRows],
+    read: ReportRead,
     *,
     rollover_hour: int | None,
     new_per_day: int | None,
@@ -144,12 +160,11 @@ def _report(
     """The progress report built from what `read_for_report` read (drill.study.progress builds it)."""
     from drill.study.progress import build_report
 
-    saved, today, rows = read
     return build_report(
         cards,
-        saved,
-        today,
-        rows,
+        read.saved,
+        read.today,
+        read.rows,
         topic_titles(),
         rollover_hour=rollover_hour,
         new_per_day=new_per_day,
@@ -295,28 +310,43 @@ class Workspace:
 
         The database is read in a thread while the deck summary loads (SQLite lets go of the GIL as it reads).
         """
+        report, _ = self._report_and_states(
+            states=False, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order
+        )
+        return report
+
+    def _report_and_states(
+        self, *, states: bool, rollover_hour: int | None, new_per_day: int | None, new_order: str | None
+    ) -> tuple[ProgressReport, dict[str, CardState] | None]:
+        """`report`, with every card's state when `states` (made from the same read of the card table)."""
         ensure_schema(self.data_dir)  # an older file: the Store migrates it once
         self.settle_writes()
         if rollover_hour is None:
             rollover_hour = self.rollover_hour()
         with ThreadPoolExecutor(max_workers=1) as pool:
-            read = pool.submit(read_for_report, self.data_dir, rollover_hour, self.clock(), self.chosen_day)
+            read = pool.submit(
+                read_for_report, self.data_dir, rollover_hour, self.clock(), self.chosen_day, states=states
+            )
             cards = studied(self.summary.cards)
             figures = read.result()
-        return _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
+        report = _report(cards, figures, rollover_hour=rollover_hour, new_per_day=new_per_day, new_order=new_order)
+        return report, figures.states
 
     def stats(self, *, new_per_day: int | None = None, new_order: str | None = None) -> StatsFigures:
         """What `drill stats` prints and the stats screen shows (settings left None as `report` takes them): the
-        report, readiness with the day's plan when a date is set (the card states read once, for both it and the
-        plan's new cards of today, which the report's `new_today` then counts), and the calibration."""
+        report, readiness with the day's plan when a date is set (the card states read with the report's rows, in
+        one read of the card table, for both readiness and the plan's new cards of today, which the report's
+        `new_today` then counts), and the calibration."""
         from drill.study.progress import StatsFigures
 
         with no_cycle_collection():
-            report = self.report(new_per_day=new_per_day, new_order=new_order)
+            dated = self.interview() is not None  # the card states are read for readiness only
+            report, states = self._report_and_states(
+                states=dated, rollover_hour=None, new_per_day=new_per_day, new_order=new_order
+            )
             readiness = None
-            if self.interview() is not None:  # the card states are read for readiness only: 10,000 take a while
+            if states is not None:
                 today = report.today
-                states = self.states()
                 readiness = self.readiness(today, states=states, new_order=report.new_order)
                 if readiness is not None and readiness.plan is not None:  # the queue takes the plan's new cards
                     report = replace(report, new_today=len(self.planned_new(readiness, states, today)))

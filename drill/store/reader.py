@@ -24,8 +24,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from drill.store import errors, migrations
-from drill.store.rows import REVIEW_RECORD_COLUMNS, ReviewRecord, logged_review_from_row, state_from_row
-from drill.study.records import CardFigures, CardState, LoggedReview, ProgressRows
+from drill.store.rows import (
+    REVIEW_RECORD_COLUMNS,
+    CardTuple,
+    ReviewRecord,
+    card_state_select,
+    figures_from_tuples,
+    logged_review_from_row,
+    states_from_tuples,
+)
+from drill.study.records import CardState, LoggedReview, ProgressRows
 
 DB_NAME = "drill.sqlite3"
 T = TypeVar("T")
@@ -64,10 +72,16 @@ def read_states(data_dir: Path) -> dict[str, CardState]:
 
 
 def _states(conn: sqlite3.Connection) -> dict[str, CardState]:
-    conn.row_factory = sqlite3.Row
-    rows = _rows_or_none(conn, "SELECT * FROM card_state")
-    conn.row_factory = None
-    return {r["card_id"]: state_from_row(dict(r)) for r in rows or []}
+    return states_from_tuples(_card_tuples(conn))
+
+
+def _card_tuples(conn: sqlite3.Connection) -> list[CardTuple]:
+    """Every card's card_state row as plain tuples, in one SELECT (drill.store.rows.card_state_select); [] before
+    the table is there. The states and the progress figures are both made from these."""
+    present = {str(row[1]) for row in conn.execute("PRAGMA table_info(card_state)")}
+    if not present:
+        return []
+    return conn.execute(card_state_select(present)).fetchall()
 
 
 def read_settings_and_states(data_dir: Path) -> tuple[dict[str, str], dict[str, CardState]]:
@@ -123,22 +137,44 @@ def read_progress(data_dir: Path, today: dt.date, *, recent_days: int = 30, heat
     return _read(data_dir, query, ProgressRows())
 
 
-def _progress(conn: sqlite3.Connection, today: dt.date, recent_days: int = 30, heat_days: int = 182) -> ProgressRows:
-    """The progress rows of study day `today` (read_progress), on an open connection."""
+@dataclass(frozen=True)
+class ProgressAndStates:
+    """The progress rows and every card's state, both made from one read of the card table."""
+
+    progress: ProgressRows
+    states: dict[str, CardState]
+
+
+def read_progress_and_states(data_dir: Path, today: dt.date) -> ProgressAndStates:
+    """`read_progress` and `read_states` in one snapshot, the card table read once for both (what `drill stats`
+    with an interview date reads)."""
+
+    def query(conn: sqlite3.Connection) -> ProgressAndStates:
+        conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
+        try:
+            cards = _card_tuples(conn)
+            return ProgressAndStates(_progress(conn, today, cards=cards), states_from_tuples(cards))
+        finally:
+            conn.rollback()
+
+    return _read_else(data_dir, query, lambda: ProgressAndStates(ProgressRows(), {}))
+
+
+def _progress(
+    conn: sqlite3.Connection,
+    today: dt.date,
+    recent_days: int = 30,
+    heat_days: int = 182,
+    *,
+    cards: list[CardTuple] | None = None,
+) -> ProgressRows:
+    """The progress rows of study day `today` (read_progress), on an open connection; `cards` are the card table's
+    rows when they were read already (`_card_tuples`)."""
     recent_since = (today - dt.timedelta(days=recent_days - 1)).isoformat()
     heat_since = (today - dt.timedelta(days=heat_days - 1)).isoformat()
     out = ProgressRows()
-    rows = _rows_or_none(
-        conn,
-        "SELECT card_id, reviews, lapses, ef, repetitions, due, suspended, leech, buried_until, introduced_on,"
-        " repeat_pending, last_review_day FROM card_state",
-    )
-    for cid, reviews, lapses, ef, reps, due, susp, leech, buried, intro, pending, last in rows or []:
-        figures = CardFigures(
-            reviews, lapses, ef, reps, due, bool(susp), bool(leech), buried, intro, bool(pending), last
-        )
-        out.cards[cid] = figures
-        out.total_reviews += reviews
+    out.cards = figures_from_tuples(_card_tuples(conn) if cards is None else cards)
+    out.total_reviews = sum(figures.reviews for figures in out.cards.values())
     by_topic = conn.execute(
         "SELECT topic, SUM(scheduled), SUM(passed) FROM review_topic_day WHERE day >= ? GROUP BY topic",
         (recent_since,),

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping
 
-from drill.study.records import CardState, FSRSState, LoggedReview
+from drill.study.records import CardFigures, CardState, FSRSState, LoggedReview
 from drill.study.sm2 import SM2State
 
 if TYPE_CHECKING:  # the reader converts rows too, and never imports SQLModel
@@ -105,6 +105,143 @@ def _fsrs_from_row(row: Mapping[str, Any]) -> FSRSState | None:
     if stability is None or difficulty is None or state is None or last_review is None:
         return None
     return FSRSState(float(stability), float(difficulty), int(state), dt.date.fromisoformat(last_review))
+
+
+# card_state's columns as `card_state_select` reads them, each with what an older file without it reads as (None: a
+# column of the first schema, always there)
+CARD_STATE_COLUMNS: tuple[tuple[str, str | None], ...] = (
+    ("card_id", None),
+    ("repetitions", None),
+    ("ef", None),
+    ("interval", None),
+    ("due", None),
+    ("lapses", None),
+    ("suspended", None),
+    ("buried_until", None),
+    ("leech", "0"),
+    ("changed", None),
+    ("content_hash", None),
+    ("last_review_day", "NULL"),
+    ("repeat_pending", "0"),
+    ("introduced_on", None),
+    ("fsrs_stability", "NULL"),
+    ("fsrs_difficulty", "NULL"),
+    ("fsrs_state", "NULL"),
+    ("fsrs_last_review", "NULL"),
+    ("reviews", "0"),
+)
+CardTuple = tuple[Any, ...]  # one card_state row as `card_state_select` reads it, column for column
+
+
+def card_state_select(present: Collection[str]) -> str:
+    """The one SELECT of every card's row, its columns in CARD_STATE_COLUMNS' order: those the file has not (an
+    older file, `present` its columns) read as their defaults."""
+    columns = [
+        name if name in present or default is None else f"{default} AS {name}" for name, default in CARD_STATE_COLUMNS
+    ]
+    return f"SELECT {', '.join(columns)} FROM card_state"
+
+
+class _Days(dict[str | None, dt.date | None]):
+    """ISO days to dates, each parsed once however many cards share it; no day (None, "") is None."""
+
+    def __init__(self) -> None:
+        super().__init__({None: None, "": None})
+
+    def __missing__(self, text: str | None) -> dt.date:
+        day = dt.date.fromisoformat(str(text))
+        self[text] = day
+        return day
+
+    def day(self, text: str) -> dt.date:
+        """The date of `text`, which must be one."""
+        day = self[text]
+        if day is None:
+            raise ValueError(f"{text!r} is not a date")
+        return day
+
+
+def states_from_tuples(rows: Iterable[CardTuple]) -> dict[str, CardState]:
+    """Every card's state from its card_state row as `card_state_select` reads it."""
+    days = _Days()
+    out: dict[str, CardState] = {}
+    for (
+        card_id,
+        repetitions,
+        ef,
+        interval,
+        due,
+        lapses,
+        suspended,
+        buried_until,
+        leech,
+        changed,
+        content_hash,
+        last_review_day,
+        repeat_pending,
+        introduced_on,
+        stability,
+        difficulty,
+        state,
+        last_review,
+        _reviews,
+    ) in rows:
+        fsrs = None
+        if not (stability is None or difficulty is None or state is None or last_review is None):
+            fsrs = FSRSState(float(stability), float(difficulty), int(state), days.day(last_review))
+        out[card_id] = CardState(
+            card_id=card_id,
+            sm2=SM2State(repetitions, ef, interval),
+            due=days[due],
+            lapses=lapses,
+            suspended=bool(suspended),
+            buried_until=days[buried_until],
+            leech=bool(leech),
+            changed=bool(changed),
+            content_hash=content_hash,
+            last_review_day=days[last_review_day],
+            repeat_pending=bool(repeat_pending),
+            introduced_on=days[introduced_on],
+            fsrs=fsrs,
+        )
+    return out
+
+
+def figures_from_tuples(rows: Iterable[CardTuple]) -> dict[str, CardFigures]:
+    """Every card's row as progress figures read it (days as text), from the rows `card_state_select` reads."""
+    out: dict[str, CardFigures] = {}
+    for (
+        card_id,
+        repetitions,
+        ef,
+        _interval,
+        due,
+        lapses,
+        suspended,
+        buried_until,
+        leech,
+        _changed,
+        _content_hash,
+        last_review_day,
+        repeat_pending,
+        introduced_on,
+        *_fsrs,
+        reviews,
+    ) in rows:
+        out[card_id] = CardFigures(
+            reviews,
+            lapses,
+            ef,
+            repetitions,
+            due,
+            bool(suspended),
+            bool(leech),
+            buried_until,
+            introduced_on,
+            bool(repeat_pending),
+            last_review_day,
+        )
+    return out
 
 
 def fill_card_row(row: CardRow, state: CardState) -> None:
