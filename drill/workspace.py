@@ -32,8 +32,8 @@ from drill.config.settings import Settings, rollover_hour
 from drill.config.study_day import study_day_of
 from drill.store import reader, start_read
 from drill.store.errors import StoreError
+from drill.store.rows import CardTuple, ReviewRecord, states_from_tuples
 from drill.store.rows import ImportCounts as ImportCounts
-from drill.store.rows import ReviewRecord
 from drill.store.writes import OpenedWrites as OpenedWrites
 from drill.store.writes import Writes as Writes
 from drill.study.day_session import SessionAsked, day_session, follows_plan, plan_for_queue, planned_day
@@ -240,6 +240,8 @@ class Workspace:
         self._store: Store | None = None
         self._writes: Writes | None = None
         self._opening: Future[OpenedWrites] | None = None
+        # the card table's rows the start read with the settings, kept for its progress rows (`start_reads`)
+        self._start_cards: list[CardTuple] | None = None
         # held while the Store is opened, prepared or closed: a close at exit waits for a preparation under way
         self._store_lock = threading.RLock()
 
@@ -271,8 +273,12 @@ class Workspace:
         return reader.read_settings(self.data_dir)
 
     def saved_settings_and_states(self) -> tuple[dict[str, str], dict[str, CardState]]:
-        """What the app's start reads of the database, together: the saved settings and every card's state."""
-        return reader.read_settings_and_states(self.data_dir)
+        """The saved settings and every card's state, read at once (the app's first read). The card table's rows
+        are kept for the start's progress rows (`start_reads`), so it is read once; on a file an older drill
+        wrote, migrated before those, they are read again."""
+        first = reader.read_settings_and_cards(self.data_dir)
+        self._start_cards = first.cards if first.current else None
+        return first.settings, states_from_tuples(first.cards)
 
     def rollover_hour(self) -> int:
         """The hour the study day starts: --day-starts-at, the settings file, the saved setting or the default."""
@@ -540,7 +546,9 @@ class Workspace:
         model = None if interview is None else self.memory_model(saved)
         if progress or interview is not None:
             ensure_schema(self.data_dir)
-        day = start_read.read_day(self.data_dir, today, progress=progress, model=model)
+        start_cards = self._start_cards  # the rows read with the settings: the progress rows' cards are made of them
+        self._start_cards = None
+        day = start_read.read_day(self.data_dir, today, progress=progress, model=model, cards=start_cards)
         if interview is None or model is None or day.replayed is None:
             return StartReads(day.graded_today, day.progress)
         from drill.store.plan_cache import PlanFile

@@ -84,15 +84,33 @@ def _card_tuples(conn: sqlite3.Connection) -> list[CardTuple]:
     return conn.execute(card_state_select(present)).fetchall()
 
 
+@dataclass(frozen=True)
+class FirstRead:
+    """The app's first read, on one connection: the saved settings and the card table's rows as plain tuples
+    (drill.store.rows.states_from_tuples makes the states of them). `current`: the file was at the current schema,
+    so the rows may stand for the progress rows' cards too (an older file is migrated before those are read)."""
+
+    settings: dict[str, str]
+    cards: list[CardTuple]
+    current: bool
+
+
+def read_settings_and_cards(data_dir: Path) -> FirstRead:
+    """The saved settings and every card's row, read on one connection (the app's first read); empty before the
+    first run. Raises StoreError in the same cases as `read_states`."""
+
+    def query(conn: sqlite3.Connection) -> FirstRead:
+        current = migrations.schema_version(conn) >= migrations.LATEST
+        return FirstRead(_settings(conn), _card_tuples(conn), current)
+
+    return _read(data_dir, query, FirstRead({}, [], False))
+
+
 def read_settings_and_states(data_dir: Path) -> tuple[dict[str, str], dict[str, CardState]]:
-    """The saved settings and every card's state, read on one connection (the app's first read); ({}, {}) before
-    the first run. Raises StoreError in the same cases as `read_states`."""
-
-    def query(conn: sqlite3.Connection) -> tuple[dict[str, str], dict[str, CardState]]:
-        return _settings(conn), _states(conn)
-
-    none: tuple[dict[str, str], dict[str, CardState]] = ({}, {})
-    return _read(data_dir, query, none)
+    """The saved settings and every card's state, read on one connection; ({}, {}) before the first run. Raises
+    StoreError in the same cases as `read_states`."""
+    first = read_settings_and_cards(data_dir)
+    return first.settings, states_from_tuples(first.cards)
 
 
 def overdue_by(started_at: str, minutes: int, now: dt.datetime, grace: dt.timedelta = ABANDON_GRACE) -> bool:
@@ -465,16 +483,24 @@ class DayRows:
     log: LogRead | None = None
 
 
-def read_day(data_dir: Path, today: dt.date, *, progress: bool, log: LogAsk | None = None) -> DayRows:
+def read_day(
+    data_dir: Path,
+    today: dt.date,
+    *,
+    progress: bool,
+    log: LogAsk | None = None,
+    cards: list[CardTuple] | None = None,
+) -> DayRows:
     """Today's grades, the progress rows when `progress`, and the rows `log` asks for (handed to its `take`), read
-    in one snapshot. The progress rows need the current schema, as read_progress does; raises StoreError as
-    card_history does, and ValueError as read_log_from does."""
+    in one snapshot; the progress rows' cards made from `cards`, the card table's rows, when the start read them
+    already (`read_settings_and_cards`). The progress rows need the current schema, as read_progress does; raises
+    StoreError as card_history does, and ValueError as read_log_from does."""
 
     def query(conn: sqlite3.Connection) -> DayRows:
         conn.execute("BEGIN")  # one read transaction: the queries below see the same rows
         try:
             graded = _graded_on(conn, today)
-            rows = _progress(conn, today) if progress else None
+            rows = _progress(conn, today, cards=cards) if progress else None
             return DayRows(graded, rows, None if log is None else _log_from(conn, log))
         finally:
             conn.rollback()

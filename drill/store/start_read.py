@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drill.store import reader
+from drill.store.rows import CardTuple
 from drill.study.records import ProgressRows
 
 if TYPE_CHECKING:
@@ -29,14 +30,22 @@ class DayRead:
     replayed: DayReplay | None
 
 
-def read_day(data_dir: Path, today: dt.date, *, progress: bool, model: MemoryModel | None) -> DayRead:
+def read_day(
+    data_dir: Path,
+    today: dt.date,
+    *,
+    progress: bool,
+    model: MemoryModel | None,
+    cards: list[CardTuple] | None = None,
+) -> DayRead:
     """Today's grades, the progress rows when `progress`, and with `model` the log replayed to `today` (the cache
-    taken on and kept), all read in one snapshot."""
+    taken on and kept), all read in one snapshot; the progress rows' cards made from `cards`, the card table's rows
+    the start read with the settings, when given (the table is not read twice)."""
     replay = None
     if model is not None:
         from drill.store.replay_cache import open_replay
 
         replay = open_replay(data_dir, model, today)
-    day = reader.read_day(data_dir, today, progress=progress, log=None if replay is None else replay.ask)
+    day = reader.read_day(data_dir, today, progress=progress, log=None if replay is None else replay.ask, cards=cards)
     replayed = None if replay is None or day.log is None else replay.keep_file(day.log)
     return DayRead(day.graded_today, day.progress, replayed)

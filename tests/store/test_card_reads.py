@@ -9,6 +9,8 @@ from drill.store import reader
 from drill.store.store import Store
 from drill.study.records import CardFigures, CardState, FSRSState
 from drill.study.sm2 import SM2State
+from drill.workspace import Workspace
+from tests.store.test_store import make_v1
 
 DAY = dt.date(2026, 3, 1)
 NOW = dt.datetime(2026, 3, 1, 9, 30)
@@ -62,3 +64,31 @@ def test_one_read_gives_the_stores_states_and_the_progress_rows(tmp_path):
 def test_one_read_before_the_first_run_is_empty(tmp_path):
     read = reader.read_progress_and_states(tmp_path, DAY)
     assert read.states == {} and read.progress == reader.read_progress(tmp_path, DAY)
+
+
+def test_the_start_reads_the_card_table_once_for_the_states_and_the_progress_rows(tmp_path, monkeypatch):
+    states = kept_states(tmp_path)
+    expected = reader.read_progress(tmp_path, DAY)
+    reads = []
+    card_tuples = reader._card_tuples
+
+    def counted(conn):
+        reads.append(1)
+        return card_tuples(conn)
+
+    monkeypatch.setattr(reader, "_card_tuples", counted)
+    workspace = Workspace(tmp_path, [])
+    saved, read_states = workspace.saved_settings_and_states()
+    start = workspace.start_reads(DAY, saved, progress=True, readiness=False)
+    assert read_states == states and start.progress == expected
+    assert len(reads) == 1
+
+
+def test_a_start_on_an_older_file_reads_the_progress_rows_after_the_migration(tmp_path):
+    make_v1(tmp_path / reader.DB_NAME)
+    workspace = Workspace(tmp_path, [])
+    saved, states = workspace.saved_settings_and_states()
+    assert states["old"].sm2.interval == 15
+    start = workspace.start_reads(DAY, saved, progress=True, readiness=False)
+    assert start.progress is not None and start.progress.cards["old"].reviews == 1  # counted by the migration
+    assert start.progress == reader.read_progress(tmp_path, DAY)
