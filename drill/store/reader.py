@@ -281,7 +281,8 @@ def mock_report_json(data_dir: Path, mock_id: int) -> Any:
 # -- the whole review log: readiness, calibration and fitting replay it -------------------
 # a mock answer's score decides what it does to the schedule (scheduling.after_grade); no other mode reads its answer
 _LOG_COLUMNS = "id, card_id, day, grade, mode, duration_ms, CASE WHEN mode = 'mock' THEN answer END AS answer"
-_LOG = f"SELECT {_LOG_COLUMNS} FROM review_log ORDER BY id"
+# the whole log as a fit reads it: with each review's time, so that same-day reviews keep their gaps
+_LOG = f"SELECT {_LOG_COLUMNS}, reviewed_at FROM review_log ORDER BY id"
 _LOG_FROM = f"SELECT {_LOG_COLUMNS} FROM review_log WHERE day >= ? ORDER BY day, id"
 # The newest row (highest id) before a day: walked back from the newest, never through the day index
 _NEWEST_BEFORE = (
