@@ -68,6 +68,7 @@ class DrillApp(ScreenRequests):
         self._judge: JudgeClient | None = None
         self._quit_guard = PressAgain("ctrl+q", "quit")  # with work at stake, ctrl+q warns once first
         self._quit_notice: Notification | None = None  # its warning, while it stands
+        self._switch_interval_before: float | None = None  # the interpreter's, until the first paint sets ours
         # The decks and states live as long as the app: keep the collector from walking them on every
         # full collection (with 10,000 cards that walk took longer than a grade).
         import gc
@@ -129,6 +130,7 @@ class DrillApp(ScreenRequests):
 
         gc.freeze()
         gc.enable()
+        self._switch_interval_before = sys.getswitchinterval()
         sys.setswitchinterval(FRAME_HANDOFF_S)
 
     async def open_mock_setup_and_exit(self) -> None:
@@ -197,9 +199,13 @@ class DrillApp(ScreenRequests):
         return ""
 
     def on_unmount(self) -> None:
+        import sys
+
         if self._judge is not None:
             self._judge.close()
         self.workspace.close()
+        if self._switch_interval_before is not None:  # as it was, for a process that goes on without the app
+            sys.setswitchinterval(self._switch_interval_before)
 
 
 def make_app(options: AppOptions, *, judge_factory: "Callable[[Path], JudgeClient] | None" = None) -> DrillApp:

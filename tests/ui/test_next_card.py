@@ -189,6 +189,19 @@ async def test_the_collector_runs_again_once_the_first_card_is_painted(tmp_path,
         gc.enable()
 
 
+async def test_the_frame_handoff_interval_lasts_as_long_as_the_app(tmp_path, concept_deck):
+    import sys
+
+    from drill.ui.app import FRAME_HANDOFF_S
+
+    before = sys.getswitchinterval()
+    app = make_app(AppOptions(tmp_path / "data", [concept_deck(1)], clock=FixedClock(NOW)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert sys.getswitchinterval() == pytest.approx(FRAME_HANDOFF_S)
+    assert sys.getswitchinterval() == pytest.approx(before)  # a process that goes on without the app keeps its own
+
+
 async def test_a_refused_start_leaves_the_collector_on(tmp_path, concept_deck, capsys):
     from drill.cli import app as cli_app
 
