@@ -224,8 +224,6 @@ class MockReport:
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> MockReport:
         """A kept report read back; a field it lacks is empty (0, "" or None)."""
-        score = data.get("score")
-        evidence = data.get("evidence")
         readiness = data.get("readiness")
         hard = data.get("hard")
         kept_id = data.get("id")
@@ -235,8 +233,8 @@ class MockReport:
             ended_at=_text(data.get("ended_at")) or None,
             minutes=_whole(data.get("minutes")),
             status=_text(data.get("status")),
-            score=None if score is None else _figure(score),
-            evidence=None if evidence is None else _figure(evidence),
+            score=_maybe_figure(data.get("score")),
+            evidence=_maybe_figure(data.get("evidence")),
             answered=_whole(data.get("answered")),
             said=_whole(data.get("said", data.get("answered"))),
             skipped=_whole(data.get("skipped")),
@@ -327,7 +325,6 @@ def _follow_up(value: object) -> FollowUpLine | None:
     if not isinstance(value, dict):
         return None
     data = mapping(value)
-    score = data.get("score")
     return FollowUpLine(
         kind=_text(data.get("kind")),
         card_id=_text(data.get("card_id")),
@@ -337,7 +334,7 @@ def _follow_up(value: object) -> FollowUpLine | None:
         spent_s=_figure(data.get("spent_s")),
         budget_s=_figure(data.get("budget_s")),
         answer=_text(data.get("answer")),
-        score=None if score is None else _figure(score),
+        score=_maybe_figure(data.get("score")),
         missed=_texts(data.get("missed")),
     )
 

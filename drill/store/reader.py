@@ -507,7 +507,9 @@ def read_day(
             conn.rollback()
 
     def no_file() -> DayRows:
-        return DayRows({}, ProgressRows() if progress else None, None if log is None else _no_log(log))
+        rows = ProgressRows() if progress else None
+        replayed = None if log is None else _no_log(log)
+        return DayRows({}, rows, replayed)
 
     return _read_else(data_dir, query, no_file)
 
