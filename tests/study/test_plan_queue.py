@@ -63,14 +63,20 @@ def test_without_a_date_the_queue_is_as_before(world, capsys):
     space.close()
 
 
-def test_early_reviews_come_up_in_the_last_days_and_are_logged_as_such(world):
-    rng = random.Random(2)
-    early_days = {}
+def days_to_the_date(world):
+    """Each day from the third of the world's study to the one before the date: the day, a workspace open on the
+    world (the test closes it), its card states and its readiness figures."""
     for offset in range(3, 12):
         day = START + dt.timedelta(days=offset)
         space = workspace(world)
         states = space.states()
-        figures = space.readiness(day, states=states)
+        yield day, space, states, space.readiness(day, states=states)
+
+
+def test_early_reviews_come_up_in_the_last_days_and_are_logged_as_such(world):
+    rng = random.Random(2)
+    early_days = {}
+    for day, space, states, figures in days_to_the_date(world):
         session = space.review_session(day, states=dict(states))
         assert session.early == set(figures.early_today)
         for card_id in session.early:  # brought up although not due
@@ -102,11 +108,7 @@ def test_the_queue_serves_the_plans_top_up_cards_and_logs_them_as_early(world, c
     `drill plan` says how many."""
     rng = random.Random(3)
     topped = {}
-    for offset in range(3, 12):
-        day = START + dt.timedelta(days=offset)
-        space = workspace(world)
-        states = space.states()
-        figures = space.readiness(day, states=states)
+    for day, space, states, figures in days_to_the_date(world):
         top_up = figures.plan.today_cards.top_up
         if top_up and not any(topped.values()):  # the first day with a top-up: the plan's text says it
             assert main(["plan", "--data-dir", str(world), "--today", day.isoformat()]) == 0
